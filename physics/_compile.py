@@ -1,0 +1,264 @@
+"""Compile a ModelBuilder into a Model: orderings, addresses, derived quantities, checks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import model as M
+from .errors import ModelError
+
+_MINVAL = 1e-15
+
+
+def compile_model(b, *, total_mass=None) -> M.Model:
+    nbody = len(b._bodies)
+    for i, body in enumerate(b._bodies[1:], start=1):
+        if body.parent >= i:
+            raise ModelError("a body's parent must be added before it", element=f"body '{body.name}'")
+
+    # Joints and geoms are stored by body, in the order added (MuJoCo's compiled order).
+    joints = sorted(b._joints, key=lambda j: j.body)
+    geoms = sorted(b._geoms, key=lambda g: g.body)
+    jnt_names = [j.name for j in joints]
+
+    body_mass, body_ipos, body_iquat, body_inertia = [], [], [], []
+    for i in range(nbody):
+        mass, com, iquat, moments = b._body_mass_properties(i) if i else (0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3))
+        body_mass.append(mass)
+        body_ipos.append(com)
+        body_iquat.append(iquat)
+        body_inertia.append(moments)
+    body_mass = np.array(body_mass, dtype=float)
+    body_inertia = np.array(body_inertia, dtype=float)
+    if total_mass is not None:
+        scale = total_mass / max(body_mass.sum(), _MINVAL)
+        body_mass *= scale
+        body_inertia *= scale
+
+    parent = np.array([bd.parent for bd in b._bodies], dtype=np.int32)
+    parent[0] = 0
+    _check_inertia(b, body_mass, body_inertia)
+
+    # joints, dofs and coordinates
+    njnt = len(joints)
+    jnt_type = np.array([j.type for j in joints], dtype=np.int32)
+    jnt_bodyid = np.array([j.body for j in joints], dtype=np.int32)
+    nq_j = np.array([M.JNT_NQ[t] for t in jnt_type], dtype=np.int32)
+    nv_j = np.array([M.JNT_NV[t] for t in jnt_type], dtype=np.int32)
+    jnt_qposadr = (np.cumsum(nq_j) - nq_j).astype(np.int32)
+    jnt_dofadr = (np.cumsum(nv_j) - nv_j).astype(np.int32)
+    nq, nv = int(nq_j.sum()), int(nv_j.sum())
+
+    body_jntnum = np.bincount(jnt_bodyid, minlength=nbody).astype(np.int32) if njnt else np.zeros(nbody, np.int32)
+    body_jntadr = np.full(nbody, -1, np.int32)
+    body_dofnum = np.zeros(nbody, np.int32)
+    body_dofadr = np.full(nbody, -1, np.int32)
+    for j in range(njnt - 1, -1, -1):
+        body_jntadr[jnt_bodyid[j]] = j
+        body_dofadr[jnt_bodyid[j]] = jnt_dofadr[j]
+        body_dofnum[jnt_bodyid[j]] += nv_j[j]
+
+    dof_bodyid = np.repeat(jnt_bodyid, nv_j).astype(np.int32)
+    dof_jntid = np.repeat(np.arange(njnt), nv_j).astype(np.int32)
+    dof_parentid = _dof_parents(parent, body_dofadr, body_dofnum, nv)
+
+    for j, jt in enumerate(joints):
+        if jt.type == M.JNT_FREE and parent[jt.body] != 0:
+            raise ModelError("a free joint is allowed only on a child of the world", element=f"joint '{jt.name}'")
+
+    qpos0 = np.zeros(nq)
+    qpos_spring = np.zeros(nq)
+    for j, jt in enumerate(joints):
+        a = jnt_qposadr[j]
+        if jt.type == M.JNT_FREE:
+            body = b._bodies[jt.body]
+            qpos0[a : a + 3] = body.pos
+            qpos0[a + 3 : a + 7] = body.quat
+            qpos_spring[a : a + 7] = qpos0[a : a + 7]
+        elif jt.type == M.JNT_BALL:
+            qpos0[a : a + 4] = (1.0, 0.0, 0.0, 0.0)
+            qpos_spring[a : a + 4] = qpos0[a : a + 4]
+        else:
+            qpos0[a] = jt.ref
+            qpos_spring[a] = jt.springref
+
+    def per_dof(attr):
+        return np.repeat([getattr(j, attr) for j in joints], nv_j).astype(float) if njnt else np.zeros(0)
+
+    # root and weld ids
+    rootid = np.zeros(nbody, np.int32)
+    weldid = np.zeros(nbody, np.int32)
+    for i in range(1, nbody):
+        rootid[i] = i if parent[i] == 0 else rootid[parent[i]]
+        weldid[i] = i if body_jntnum[i] else weldid[parent[i]]
+    subtreemass = body_mass.copy()
+    for i in range(nbody - 1, 0, -1):
+        subtreemass[parent[i]] += subtreemass[i]
+
+    # tendons
+    ten_adr, ten_num, wrap_obj, wrap_prm = [], [], [], []
+    for t in b._tendons:
+        ten_adr.append(len(wrap_obj))
+        ten_num.append(len(t.terms))
+        for target, coef in t.terms:
+            jid = _resolve(target, jnt_names, f"tendon '{t.name}'", "joint")
+            if jnt_type[jid] not in (M.JNT_HINGE, M.JNT_SLIDE):
+                raise ModelError("fixed tendons couple hinge and slide joints only", element=f"tendon '{t.name}'", attribute="joint")
+            wrap_obj.append(jid)
+            wrap_prm.append(coef)
+    wrap_obj = np.array(wrap_obj, dtype=np.int32)
+    wrap_prm = np.array(wrap_prm, dtype=float)
+    length0 = np.array([sum(qpos0[jnt_qposadr[wrap_obj[k]]] * wrap_prm[k] for k in range(a, a + n))
+                        for a, n in zip(ten_adr, ten_num)], dtype=float)
+    lengthspring = np.array([t.lengthspring if t.lengthspring is not None else (length0[i], length0[i])
+                             for i, t in enumerate(b._tendons)], dtype=float).reshape(-1, 2)
+    ten_names = [t.name for t in b._tendons]
+
+    # actuators
+    act_trnid = []
+    for a in b._actuators:
+        where = f"actuator '{a.name}'"
+        if a.trntype == M.TRN_JOINT:
+            jid = _resolve(a.target, jnt_names, where, "joint")
+            if jnt_type[jid] not in (M.JNT_HINGE, M.JNT_SLIDE):
+                raise ModelError("joint actuators drive hinge and slide joints only", element=where, attribute="joint")
+            act_trnid.append(jid)
+        else:
+            act_trnid.append(_resolve(a.target, ten_names, where, "tendon"))
+
+    nu = len(b._actuators)
+    keys = []
+    for name, kq, kv, kc in b._keys:
+        keys.append((name, _key_array(kq, qpos0, nq, name, "qpos"), _key_array(kv, np.zeros(nv), nv, name, "qvel"),
+                     _key_array(kc, np.zeros(nu), nu, name, "ctrl")))
+
+    model = M.Model(
+        name=b.name,
+        opt=b.opt,
+        nq=nq, nv=nv, nbody=nbody, njnt=njnt, ngeom=len(geoms), nsite=len(b._sites), nu=nu,
+        ntendon=len(b._tendons), nwrap=len(wrap_obj), nkey=len(keys),
+        body_parentid=parent, body_rootid=rootid, body_weldid=weldid,
+        body_jntnum=body_jntnum, body_jntadr=body_jntadr, body_dofnum=body_dofnum, body_dofadr=body_dofadr,
+        body_pos=np.array([bd.pos for bd in b._bodies]), body_quat=np.array([bd.quat for bd in b._bodies]),
+        body_ipos=np.array(body_ipos, dtype=float), body_iquat=np.array(body_iquat, dtype=float),
+        body_mass=body_mass, body_subtreemass=subtreemass, body_inertia=body_inertia,
+        body_name=[bd.name for bd in b._bodies],
+        jnt_type=jnt_type, jnt_bodyid=jnt_bodyid, jnt_qposadr=jnt_qposadr, jnt_dofadr=jnt_dofadr,
+        jnt_pos=np.array([j.pos for j in joints]).reshape(-1, 3),
+        jnt_axis=np.array([j.axis for j in joints]).reshape(-1, 3),
+        jnt_stiffness=np.array([j.stiffness for j in joints], dtype=float),
+        jnt_limited=np.array([j.limited for j in joints], dtype=np.int32),
+        jnt_range=np.array([j.range for j in joints]).reshape(-1, 2),
+        jnt_margin=np.array([j.margin for j in joints], dtype=float),
+        jnt_solref=np.array([j.solref for j in joints]).reshape(-1, 2),
+        jnt_solimp=np.array([j.solimp for j in joints]).reshape(-1, 5),
+        jnt_name=jnt_names,
+        dof_bodyid=dof_bodyid, dof_jntid=dof_jntid, dof_parentid=dof_parentid,
+        dof_armature=per_dof("armature"), dof_damping=per_dof("damping"), dof_frictionloss=per_dof("frictionloss"),
+        qpos0=qpos0, qpos_spring=qpos_spring,
+        geom_type=np.array([g.type for g in geoms], dtype=np.int32),
+        geom_bodyid=np.array([g.body for g in geoms], dtype=np.int32),
+        geom_contype=np.array([g.contype for g in geoms], dtype=np.int32),
+        geom_conaffinity=np.array([g.conaffinity for g in geoms], dtype=np.int32),
+        geom_condim=np.array([g.condim for g in geoms], dtype=np.int32),
+        geom_size=np.array([g.size for g in geoms]).reshape(-1, 3),
+        geom_pos=np.array([g.pos for g in geoms]).reshape(-1, 3),
+        geom_quat=np.array([g.quat for g in geoms]).reshape(-1, 4),
+        geom_friction=np.array([g.friction for g in geoms]).reshape(-1, 3),
+        geom_margin=np.array([g.margin for g in geoms], dtype=float),
+        geom_gap=np.array([g.gap for g in geoms], dtype=float),
+        geom_solref=np.array([g.solref for g in geoms]).reshape(-1, 2),
+        geom_solimp=np.array([g.solimp for g in geoms]).reshape(-1, 5),
+        geom_rgba=np.array([g.rgba for g in geoms]).reshape(-1, 4),
+        geom_name=[g.name for g in geoms],
+        site_bodyid=np.array([s[0] for s in b._sites], dtype=np.int32),
+        site_pos=np.array([s[1] for s in b._sites]).reshape(-1, 3),
+        site_quat=np.array([s[2] for s in b._sites]).reshape(-1, 4),
+        site_size=np.array([s[3] for s in b._sites]).reshape(-1, 3),
+        site_name=[s[4] for s in b._sites],
+        tendon_adr=np.array(ten_adr, dtype=np.int32), tendon_num=np.array(ten_num, dtype=np.int32),
+        tendon_limited=np.array([t.limited for t in b._tendons], dtype=np.int32),
+        tendon_range=np.array([t.range for t in b._tendons]).reshape(-1, 2),
+        tendon_stiffness=np.array([t.stiffness for t in b._tendons], dtype=float),
+        tendon_damping=np.array([t.damping for t in b._tendons], dtype=float),
+        tendon_frictionloss=np.array([t.frictionloss for t in b._tendons], dtype=float),
+        tendon_lengthspring=lengthspring, tendon_length0=length0, tendon_name=ten_names,
+        wrap_objid=wrap_obj, wrap_prm=wrap_prm,
+        actuator_trntype=np.array([a.trntype for a in b._actuators], dtype=np.int32),
+        actuator_trnid=np.array(act_trnid, dtype=np.int32),
+        actuator_gaintype=np.array([a.gaintype for a in b._actuators], dtype=np.int32),
+        actuator_biastype=np.array([a.biastype for a in b._actuators], dtype=np.int32),
+        actuator_gainprm=np.array([a.gainprm for a in b._actuators]).reshape(-1, 10),
+        actuator_biasprm=np.array([a.biasprm for a in b._actuators]).reshape(-1, 10),
+        actuator_gear=np.array([a.gear for a in b._actuators]).reshape(-1, 6),
+        actuator_ctrllimited=np.array([a.ctrllimited for a in b._actuators], dtype=np.int32),
+        actuator_ctrlrange=np.array([a.ctrlrange for a in b._actuators]).reshape(-1, 2),
+        actuator_forcelimited=np.array([a.forcelimited for a in b._actuators], dtype=np.int32),
+        actuator_forcerange=np.array([a.forcerange for a in b._actuators]).reshape(-1, 2),
+        actuator_name=[a.name for a in b._actuators],
+        key_qpos=np.array([k[1] for k in keys]).reshape(len(keys), nq),
+        key_qvel=np.array([k[2] for k in keys]).reshape(len(keys), nv),
+        key_ctrl=np.array([k[3] for k in keys]).reshape(len(keys), nu),
+        key_name=[k[0] for k in keys],
+        visual=dict(b.visual),
+    )
+    return model.freeze()
+
+
+def _dof_parents(parent, body_dofadr, body_dofnum, nv) -> np.ndarray:
+    """Parent dof of each dof: the previous dof of its body, else the last dof of the
+    nearest ancestor body that has dofs, else -1."""
+    out = np.full(nv, -1, np.int32)
+    last = np.full(len(parent), -1, np.int32)  # last dof on the path from the world to body
+    for i in range(1, len(parent)):
+        prev = last[parent[i]]
+        for k in range(body_dofnum[i]):
+            d = body_dofadr[i] + k
+            out[d] = prev
+            prev = d
+        last[i] = prev
+    return out
+
+
+def _resolve(target, names, where, kind) -> int:
+    if isinstance(target, (int, np.integer)):
+        if not 0 <= int(target) < len(names):
+            raise ModelError(f"{kind} {target} does not exist", element=where, attribute=kind)
+        return int(target)
+    if target not in names:
+        raise ModelError(f"references missing {kind} {target!r}", element=where, attribute=kind)
+    return names.index(target)
+
+
+def _key_array(value, default, n, name, what) -> np.ndarray:
+    if value is None:
+        return np.array(default, dtype=float)
+    arr = np.asarray(value, dtype=float).reshape(-1)
+    if arr.size != n:
+        raise ModelError(f"{what} has {arr.size} values, the model needs {n}", element=f"key '{name}'", attribute=what)
+    return arr
+
+
+def _check_inertia(b, mass, inertia) -> None:
+    for i in range(1, len(mass)):
+        where = f"body '{b._bodies[i].name or i}'"
+        moments = inertia[i]
+        if np.any(moments < -1e-12 * max(1.0, np.abs(moments).max())):
+            raise ModelError(f"inertia moments must be >= 0, got {moments.tolist()}", element=where, attribute="inertia")
+        a, c, d = moments
+        tol = 1e-9 * max(abs(a) + abs(c) + abs(d), _MINVAL)
+        if a + c < d - tol or a + d < c - tol or c + d < a - tol:
+            raise ModelError(f"inertia {moments.tolist()} violates the triangle inequality", element=where, attribute="inertia")
+    # a body that moves (has joints) must carry mass somewhere in its welded subtree
+    nbody = len(mass)
+    parent = [bd.parent for bd in b._bodies]
+    has_joint = {j.body for j in b._joints}
+    weld_mass = mass.copy()
+    weld_inertia = inertia.sum(axis=1)
+    for i in range(nbody - 1, 0, -1):
+        if i not in has_joint and parent[i] > 0:
+            weld_mass[parent[i]] += weld_mass[i]
+            weld_inertia[parent[i]] += weld_inertia[i]
+    for i in has_joint:
+        if weld_mass[i] < _MINVAL or weld_inertia[i] < _MINVAL:
+            raise ModelError("mass and inertia of moving bodies must be positive", element=f"body '{b._bodies[i].name or i}'", attribute="mass")

@@ -1,0 +1,276 @@
+"""The static model: a host-side description of a multibody system in numpy arrays.
+
+Names, orderings and meanings follow MuJoCo's compiled ``mjModel`` so that every
+field can be compared with the ``mujoco`` package by name. Arrays are float64 on the
+host; a :class:`physics.World` casts them to its precision when it uploads them.
+
+A ``Model`` is built only by :meth:`physics.ModelBuilder.finalize` (which the MJCF and
+URDF importers call) and is immutable afterwards: its arrays are made read-only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Joint types, numbered as mjtJoint.
+JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE = 0, 1, 2, 3
+JNT_NQ = {JNT_FREE: 7, JNT_BALL: 4, JNT_SLIDE: 1, JNT_HINGE: 1}
+JNT_NV = {JNT_FREE: 6, JNT_BALL: 3, JNT_SLIDE: 1, JNT_HINGE: 1}
+
+# Geom types, numbered as mjtGeom.
+GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID = 0, 1, 2, 3, 4
+GEOM_CYLINDER, GEOM_BOX = 5, 6
+
+# Integrators. EULER and RK4 are numbered as mjtIntegrator; the implicit spring-damper
+# integrator treats joint stiffness and damping implicitly (no MuJoCo counterpart).
+INT_EULER, INT_RK4, INT_IMPLICIT_SPRING_DAMPER = 0, 1, 2
+INTEGRATORS = {"Euler": INT_EULER, "RK4": INT_RK4, "implicitspringdamper": INT_IMPLICIT_SPRING_DAMPER}
+
+# Actuator transmission, gain and bias types, numbered as in MuJoCo.
+TRN_JOINT, TRN_TENDON = 0, 3
+GAIN_FIXED, GAIN_AFFINE = 0, 1
+BIAS_NONE, BIAS_AFFINE = 0, 1
+
+# Disable flags (bits as mjtDisableBit) that the smooth pipeline honours.
+DSBL_CONSTRAINT, DSBL_PASSIVE, DSBL_GRAVITY, DSBL_CLAMPCTRL = 1, 32, 64, 256
+DSBL_EULERDAMP = 1 << 15
+
+
+def _f(*shape):
+    return field(default_factory=lambda: np.zeros(shape, dtype=np.float64))
+
+
+def _i(*shape):
+    return field(default_factory=lambda: np.zeros(shape, dtype=np.int32))
+
+
+@dataclass
+class Option:
+    """Simulation options (MuJoCo's ``mjOption``)."""
+
+    timestep: float = 0.002  # [s]
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))  # [m/s^2]
+    wind: np.ndarray = field(default_factory=lambda: np.zeros(3))  # [m/s]
+    density: float = 0.0  # fluid density [kg/m^3]
+    viscosity: float = 0.0  # fluid viscosity [Pa s]
+    integrator: int = INT_EULER
+    disableflags: int = 0
+    iterations: int = 100  # constraint solver iterations
+    tolerance: float = 1e-8
+
+
+@dataclass
+class Model:
+    """A compiled multibody model. Shapes are given per field; body 0 is the world."""
+
+    name: str = "model"
+    opt: Option = field(default_factory=Option)
+
+    # sizes
+    nq: int = 0  # generalized coordinates
+    nv: int = 0  # degrees of freedom
+    nbody: int = 1
+    njnt: int = 0
+    ngeom: int = 0
+    nsite: int = 0
+    nu: int = 0  # actuators
+    ntendon: int = 0
+    nwrap: int = 0
+    nkey: int = 0
+
+    # bodies (nbody,)
+    body_parentid: np.ndarray = _i(1)
+    body_rootid: np.ndarray = _i(1)  # top ancestor below the world
+    body_weldid: np.ndarray = _i(1)  # top ancestor welded to this body
+    body_jntnum: np.ndarray = _i(1)
+    body_jntadr: np.ndarray = _i(1)  # -1 if no joints
+    body_dofnum: np.ndarray = _i(1)
+    body_dofadr: np.ndarray = _i(1)  # -1 if no dofs
+    body_pos: np.ndarray = _f(1, 3)  # frame offset from parent frame [m]
+    body_quat: np.ndarray = _f(1, 4)  # frame orientation relative to parent (w, x, y, z)
+    body_ipos: np.ndarray = _f(1, 3)  # centre of mass in body frame [m]
+    body_iquat: np.ndarray = _f(1, 4)  # principal inertia frame in body frame
+    body_mass: np.ndarray = _f(1)  # [kg]
+    body_subtreemass: np.ndarray = _f(1)  # [kg]
+    body_inertia: np.ndarray = _f(1, 3)  # principal moments about the com [kg m^2]
+    body_name: list = field(default_factory=lambda: ["world"])
+
+    # joints (njnt,)
+    jnt_type: np.ndarray = _i(0)
+    jnt_bodyid: np.ndarray = _i(0)
+    jnt_qposadr: np.ndarray = _i(0)
+    jnt_dofadr: np.ndarray = _i(0)
+    jnt_pos: np.ndarray = _f(0, 3)  # anchor in body frame [m]
+    jnt_axis: np.ndarray = _f(0, 3)  # unit axis in body frame; (0, 0, 1) for ball/free
+    jnt_stiffness: np.ndarray = _f(0)  # [N m/rad] or [N/m]
+    jnt_limited: np.ndarray = _i(0)
+    jnt_range: np.ndarray = _f(0, 2)  # [rad] or [m]; (0, max swing) for ball
+    jnt_margin: np.ndarray = _f(0)
+    jnt_solref: np.ndarray = _f(0, 2)
+    jnt_solimp: np.ndarray = _f(0, 5)
+    jnt_name: list = field(default_factory=list)
+
+    # dofs (nv,)
+    dof_bodyid: np.ndarray = _i(0)
+    dof_jntid: np.ndarray = _i(0)
+    dof_parentid: np.ndarray = _i(0)  # parent dof in the tree, -1 at a root
+    dof_armature: np.ndarray = _f(0)  # [kg m^2] or [kg]
+    dof_damping: np.ndarray = _f(0)  # [N m s/rad] or [N s/m]
+    dof_frictionloss: np.ndarray = _f(0)  # [N m] or [N]
+
+    # generalized coordinates (nq,)
+    qpos0: np.ndarray = _f(0)  # reference configuration (joint ref)
+    qpos_spring: np.ndarray = _f(0)  # spring rest configuration (joint springref)
+
+    # geoms (ngeom,)
+    geom_type: np.ndarray = _i(0)
+    geom_bodyid: np.ndarray = _i(0)
+    geom_contype: np.ndarray = _i(0)
+    geom_conaffinity: np.ndarray = _i(0)
+    geom_condim: np.ndarray = _i(0)
+    geom_size: np.ndarray = _f(0, 3)  # type-dependent sizes [m]
+    geom_pos: np.ndarray = _f(0, 3)  # in body frame [m]
+    geom_quat: np.ndarray = _f(0, 4)  # in body frame
+    geom_friction: np.ndarray = _f(0, 3)  # sliding, torsional, rolling
+    geom_margin: np.ndarray = _f(0)  # [m]
+    geom_gap: np.ndarray = _f(0)  # [m]
+    geom_solref: np.ndarray = _f(0, 2)
+    geom_solimp: np.ndarray = _f(0, 5)
+    geom_rgba: np.ndarray = _f(0, 4)
+    geom_name: list = field(default_factory=list)
+
+    # sites (nsite,)
+    site_bodyid: np.ndarray = _i(0)
+    site_pos: np.ndarray = _f(0, 3)
+    site_quat: np.ndarray = _f(0, 4)
+    site_size: np.ndarray = _f(0, 3)
+    site_name: list = field(default_factory=list)
+
+    # fixed tendons (ntendon,) and their wraps (nwrap,)
+    tendon_adr: np.ndarray = _i(0)
+    tendon_num: np.ndarray = _i(0)
+    tendon_limited: np.ndarray = _i(0)
+    tendon_range: np.ndarray = _f(0, 2)  # [m]
+    tendon_stiffness: np.ndarray = _f(0)
+    tendon_damping: np.ndarray = _f(0)
+    tendon_frictionloss: np.ndarray = _f(0)
+    tendon_lengthspring: np.ndarray = _f(0, 2)  # spring dead band (low, high) [m]
+    tendon_length0: np.ndarray = _f(0)  # length at qpos0 [m]
+    tendon_name: list = field(default_factory=list)
+    wrap_objid: np.ndarray = _i(0)  # joint id of each term
+    wrap_prm: np.ndarray = _f(0)  # coefficient of each term
+
+    # actuators (nu,)
+    actuator_trntype: np.ndarray = _i(0)
+    actuator_trnid: np.ndarray = _i(0)  # joint or tendon id
+    actuator_gaintype: np.ndarray = _i(0)
+    actuator_biastype: np.ndarray = _i(0)
+    actuator_gainprm: np.ndarray = _f(0, 10)
+    actuator_biasprm: np.ndarray = _f(0, 10)
+    actuator_gear: np.ndarray = _f(0, 6)
+    actuator_ctrllimited: np.ndarray = _i(0)
+    actuator_ctrlrange: np.ndarray = _f(0, 2)
+    actuator_forcelimited: np.ndarray = _i(0)
+    actuator_forcerange: np.ndarray = _f(0, 2)
+    actuator_name: list = field(default_factory=list)
+
+    # keyframes (nkey,)
+    key_qpos: np.ndarray = _f(0, 0)
+    key_qvel: np.ndarray = _f(0, 0)
+    key_ctrl: np.ndarray = _f(0, 0)
+    key_name: list = field(default_factory=list)
+
+    # Rendering-only elements, kept as parsed: lists of dicts (material, texture,
+    # camera, light); they do not affect dynamics.
+    visual: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"Model is immutable; cannot set {name!r}")
+        object.__setattr__(self, name, value)
+
+    def freeze(self) -> "Model":
+        object.__setattr__(self, "_frozen", True)
+        return self
+
+    # --- name lookups -------------------------------------------------------------
+    def body(self, name: str) -> int:
+        return _lookup(self.body_name, name, "body")
+
+    def joint(self, name: str) -> int:
+        return _lookup(self.jnt_name, name, "joint")
+
+    def actuator(self, name: str) -> int:
+        return _lookup(self.actuator_name, name, "actuator")
+
+    def geom(self, name: str) -> int:
+        return _lookup(self.geom_name, name, "geom")
+
+    def site(self, name: str) -> int:
+        return _lookup(self.site_name, name, "site")
+
+    # --- the articulation (Newton) view ----------------------------------------------
+    @property
+    def joint_q_start(self) -> np.ndarray:
+        """(njnt + 1,) start of each joint's coordinates in ``joint_q``."""
+        return np.append(self.jnt_qposadr, self.nq).astype(np.int32)
+
+    @property
+    def joint_qd_start(self) -> np.ndarray:
+        """(njnt + 1,) start of each joint's dofs in ``joint_qd``."""
+        return np.append(self.jnt_dofadr, self.nv).astype(np.int32)
+
+    @property
+    def joint_dof_dim(self) -> np.ndarray:
+        """(njnt, 2) number of linear and angular dofs of each joint."""
+        lin = {JNT_FREE: 3, JNT_BALL: 0, JNT_SLIDE: 1, JNT_HINGE: 0}
+        ang = {JNT_FREE: 3, JNT_BALL: 3, JNT_SLIDE: 0, JNT_HINGE: 1}
+        return np.array([[lin[t], ang[t]] for t in self.jnt_type], dtype=np.int32).reshape(-1, 2)
+
+    @property
+    def joint_axis(self) -> np.ndarray:
+        """(nv, 3) per-dof axis in the child body frame (world axes for free translation)."""
+        axes = np.zeros((self.nv, 3))
+        for j, t in enumerate(self.jnt_type):
+            a = self.jnt_dofadr[j]
+            if t in (JNT_HINGE, JNT_SLIDE):
+                axes[a] = self.jnt_axis[j]
+            else:
+                k = 3 if t == JNT_FREE else 0
+                if t == JNT_FREE:
+                    axes[a : a + 3] = np.eye(3)
+                axes[a + k : a + k + 3] = np.eye(3)
+        return axes
+
+    @property
+    def joint_limit_lower(self) -> np.ndarray:
+        """(nv,) lower limit per dof; -inf where unlimited."""
+        return self._limit(0)
+
+    @property
+    def joint_limit_upper(self) -> np.ndarray:
+        """(nv,) upper limit per dof; +inf where unlimited."""
+        return self._limit(1)
+
+    def _limit(self, side: int) -> np.ndarray:
+        out = np.full(self.nv, -np.inf if side == 0 else np.inf)
+        for j, t in enumerate(self.jnt_type):
+            if self.jnt_limited[j] and t in (JNT_HINGE, JNT_SLIDE):
+                out[self.jnt_dofadr[j]] = self.jnt_range[j, side]
+        return out
+
+
+def _lookup(names: list, name: str, kind: str) -> int:
+    try:
+        return names.index(name)
+    except ValueError:
+        raise KeyError(f"no {kind} named {name!r}; known: {[n for n in names if n]}") from None
