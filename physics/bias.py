@@ -1,0 +1,59 @@
+"""Bias forces by recursive Newton-Euler: gravity, Coriolis, centrifugal and gyroscopic
+terms, C(q, qdot) = M(q) * 0 + c (MuJoCo's mj_rne with zero acceleration)."""
+
+
+import functools
+import types
+
+import taichi as ti
+
+from . import layout as L
+from ._math import make_math
+from .model import DSBL_GRAVITY
+
+CINERT, CVEL = L.BODY_D["cinert"][0], L.BODY_D["cvel"][0]
+CACC, CFRC = L.BODY_D["cacc"][0], L.BODY_D["cfrc"][0]
+CDOF, CDOF_DOT, QFRC_BIAS = L.DOF_D["cdof"][0], L.DOF_D["cdof_dot"][0], L.DOF_D["qfrc_bias"][0]
+GRAVITY = L.OPT_F["gravity"][0]
+
+
+@functools.lru_cache(maxsize=None)
+def make_bias(fp):
+    m = make_math(fp)
+
+    @ti.func
+    def rne(
+        w,
+        # Model:
+        sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), opt_f: ti.template(),
+        # Data in:
+        qvel: ti.template(),
+        # Data out: cacc, cfrc (scratch), qfrc_bias
+        body_d: ti.template(), dof_d: ti.template(),
+    ):
+        mo = w % opt_f.shape[0]
+        # the world accelerates upwards at -gravity, which applies gravity to every body
+        g = m.vec3(0)
+        if (sizes[L.SIZE_DISABLE] & DSBL_GRAVITY) == 0:
+            g = -m.ld3(opt_f, mo, 0, GRAVITY)
+        m.st(body_d, w, 0, CACC, m.spatial(m.vec3(0), g))
+        nbody = sizes[L.SIZE_NBODY]
+        for b in range(1, nbody):
+            cacc = m.ld6(body_d, w, body_i[b, L.BODY_PARENT], CACC)
+            da = body_i[b, L.BODY_DOFADR]
+            for d in range(da, da + body_i[b, L.BODY_DOFNUM]):
+                cacc += m.ld6(dof_d, w, d, CDOF_DOT) * qvel[w, d]
+            m.st(body_d, w, b, CACC, cacc)
+            cinert = m.ld10(body_d, w, b, CINERT)
+            cvel = m.ld6(body_d, w, b, CVEL)
+            m.st(body_d, w, b, CFRC, m.mul_inert(cinert, cacc) + m.cross_force(cvel, m.mul_inert(cinert, cvel)))
+        m.st(body_d, w, 0, CFRC, m.vec6(0))
+        for i in range(nbody - 1):
+            b = nbody - 1 - i
+            p = body_i[b, L.BODY_PARENT]
+            if p > 0:
+                m.st(body_d, w, p, CFRC, m.ld6(body_d, w, p, CFRC) + m.ld6(body_d, w, b, CFRC))
+        for d in range(sizes[L.SIZE_NV]):
+            dof_d[w, d, QFRC_BIAS] = m.ld6(dof_d, w, d, CDOF).dot(m.ld6(body_d, w, dof_i[d, L.DOF_BODY], CFRC))
+
+    return types.SimpleNamespace(rne=rne)

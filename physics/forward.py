@@ -1,0 +1,56 @@
+"""forward(): every derived quantity of one world's state, ending with qacc
+(MuJoCo's mj_forward without constraints): positions, velocities, actuation, bias and
+passive forces, the mass matrix and its factorization, and M qacc = qfrc_smooth."""
+
+
+import functools
+
+import taichi as ti
+
+from . import layout as L
+from .actuation import make_actuation
+from .bias import make_bias
+from .inertia import make_inertia
+from .kinematics import make_kinematics
+from .passive import make_passive
+
+QFRC_SMOOTH, SCRATCH = L.DOF_D["qfrc_smooth"][0], L.DOF_D["scratch"][0]
+QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR = (L.DOF_D[k][0] for k in ("qfrc_bias", "qfrc_passive", "qfrc_actuator"))
+
+
+@functools.lru_cache(maxsize=None)
+def make_forward(fp):
+    kin = make_kinematics(fp)
+    inertia = make_inertia(fp)
+    bias = make_bias(fp)
+    passive = make_passive(fp)
+    act = make_actuation(fp)
+
+    @ti.func
+    def forward(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), act_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(),
+                body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), act_f: ti.template(), ten_f: ti.template(), wrap_f: ti.template(), opt_f: ti.template(),
+                qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template()):
+        # position
+        kin.normalize_quats(w, sizes, jnt_i, qpos)
+        kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
+        kin.com_pos(w, sizes, body_i, body_f, jnt_i, body_d, jnt_d, dof_d)
+        kin.tendons(w, sizes, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)
+        inertia.crb(w, sizes, body_i, dof_i, dof_f, body_d, dof_d, qM)
+        inertia.copy_sparse(w, sizes, dof_i, qM, qLD)
+        inertia.factor(w, sizes, dof_i, qLD)
+        # velocity
+        kin.com_vel(w, sizes, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
+        passive.passive(w, sizes, body_i, jnt_i, dof_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, ten_f, wrap_f,
+                        opt_f, qpos, qvel, body_d, ten_d, dof_d)
+        # actuation and acceleration
+        act.actuation(w, sizes, jnt_i, act_i, act_f, ten_i, wrap_i, wrap_f, qpos, qvel, ctrl, ten_d, act_d, dof_d)
+        bias.rne(w, sizes, body_i, dof_i, opt_f, qvel, body_d, dof_d)
+        for d in range(sizes[L.SIZE_NV]):
+            f = dof_d[w, d, QFRC_PASSIVE] + dof_d[w, d, QFRC_ACTUATOR] + qfrc_applied[w, d] - dof_d[w, d, QFRC_BIAS]
+            dof_d[w, d, QFRC_SMOOTH] = f
+            dof_d[w, d, SCRATCH] = f
+        inertia.solve(w, sizes, dof_i, qLD, dof_d, SCRATCH)
+        for d in range(sizes[L.SIZE_NV]):
+            qacc[w, d] = dof_d[w, d, SCRATCH]
+
+    return forward

@@ -1,0 +1,143 @@
+"""Time integration of one world: semi-implicit Euler (with MuJoCo's implicit joint
+damping), the implicit spring-damper integrator, and 4th-order Runge-Kutta.
+
+The implicit variants solve (M + h D + h^2 K) qacc = qfrc_smooth - h K qvel, with D the
+joint damping and, for the spring-damper integrator, K the hinge/slide stiffness: the
+spring and damper forces already in qfrc_smooth are then integrated implicitly, which
+keeps stiff joints stable at large time steps.
+"""
+
+
+import functools
+
+import taichi as ti
+
+from . import layout as L
+from ._math import make_math
+from .forward import make_forward
+from .inertia import make_inertia
+from .model import DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4, JNT_FREE, JNT_HINGE, JNT_SLIDE
+
+QFRC_SMOOTH, SCRATCH, DX_VEL = L.DOF_D["qfrc_smooth"][0], L.DOF_D["scratch"][0], L.DOF_D["dx_vel"][0]
+QACC_RK, QVEL_RK, QVEL_START = L.DOF_D["qacc_rk"][0], L.DOF_D["qvel_rk"][0], L.DOF_D["qvel_start"][0]
+TIMESTEP = L.OPT_F["timestep"][0]
+DAMPING = L.DOF_F["damping"][0]
+J_STIFFNESS = L.JNT_F["stiffness"][0]
+
+
+@functools.lru_cache(maxsize=None)
+def make_integrate(fp):
+    m = make_math(fp)
+    inertia = make_inertia(fp)
+    forward = make_forward(fp)
+
+    @ti.func
+    def integrate_pos(w, sizes: ti.template(), jnt_i: ti.template(), qpos: ti.template(), dof_d: ti.template(), vcol: ti.template(), h):
+        """qpos <- qpos (+) vel * h, vel read from dof_d[w, :, vcol]; quaternions move on
+        the sphere by the body-frame angular velocity."""
+        for j in range(sizes[L.SIZE_NJNT]):
+            jtype = jnt_i[j, L.JNT_TYPE]
+            pa = jnt_i[j, L.JNT_QPOSADR]
+            da = jnt_i[j, L.JNT_DOFADR]
+            if jtype == JNT_HINGE or jtype == JNT_SLIDE:
+                qpos[w, pa] += h * dof_d[w, da, vcol]
+            else:
+                if jtype == JNT_FREE:
+                    for t in ti.static(range(3)):
+                        qpos[w, pa + t] += h * dof_d[w, da + t, vcol]
+                    pa += 3
+                    da += 3
+                q = m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3])
+                omega = m.vec3(dof_d[w, da, vcol], dof_d[w, da + 1, vcol], dof_d[w, da + 2, vcol])
+                q = m.quat_integrate(q, omega, h)
+                for t in ti.static(range(4)):
+                    qpos[w, pa + t] = q[t]
+
+    @ti.func
+    def implicit_acc(w, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), qvel: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), h, with_stiffness):
+        """dof_d[:, SCRATCH] <- (M + h D + h^2 K)^-1 (qfrc_smooth - h K qvel); refactors qLD."""
+        md = w % dof_f.shape[0]
+        mj = w % jnt_f.shape[0]
+        inertia.copy_sparse(w, sizes, dof_i, qM, qLD)
+        for d in range(sizes[L.SIZE_NV]):
+            qLD[w, d, d] += h * dof_f[md, d, DAMPING]
+            dof_d[w, d, SCRATCH] = dof_d[w, d, QFRC_SMOOTH]
+        if with_stiffness:
+            for j in range(sizes[L.SIZE_NJNT]):
+                jtype = jnt_i[j, L.JNT_TYPE]
+                if jtype == JNT_HINGE or jtype == JNT_SLIDE:
+                    d = jnt_i[j, L.JNT_DOFADR]
+                    k = jnt_f[mj, j, J_STIFFNESS]
+                    qLD[w, d, d] += h * h * k
+                    dof_d[w, d, SCRATCH] -= h * k * qvel[w, d]
+        inertia.factor(w, sizes, dof_i, qLD)
+        inertia.solve(w, sizes, dof_i, qLD, dof_d, SCRATCH)
+
+    @ti.func
+    def has_damping(w, sizes: ti.template(), dof_f: ti.template()):
+        md = w % dof_f.shape[0]
+        found = 0
+        for d in range(sizes[L.SIZE_NV]):
+            if dof_f[md, d, DAMPING] > 0:
+                found = 1
+        return found
+
+    @ti.func
+    def step(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), act_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(),
+             body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), act_f: ti.template(), ten_f: ti.template(), wrap_f: ti.template(), opt_f: ti.template(),
+             qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), qpos_start: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template()):
+        """One time step of world w: forward() at the current state, then integration."""
+        h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
+        nv = sizes[L.SIZE_NV]
+        integrator = sizes[L.SIZE_INTEGRATOR]
+        forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
+                wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d)
+        if integrator == INT_RK4:
+            for i in range(sizes[L.SIZE_NQ]):
+                qpos_start[w, i] = qpos[w, i]
+            for d in range(nv):
+                dof_d[w, d, QVEL_START] = qvel[w, d]
+                dof_d[w, d, QVEL_RK] = qvel[w, d]
+                dof_d[w, d, QACC_RK] = qacc[w, d]
+            for stage in ti.static(range(1, 4)):
+                # Butcher tableau of classic RK4: stage i uses only stage i-1, with weight a
+                a = 0.5 if stage < 3 else 1.0
+                for d in range(nv):
+                    dof_d[w, d, DX_VEL] = a * dof_d[w, d, QVEL_RK + stage - 1]
+                    qvel[w, d] = dof_d[w, d, QVEL_START] + h * a * dof_d[w, d, QACC_RK + stage - 1]
+                    dof_d[w, d, QVEL_RK + stage] = qvel[w, d]
+                for i in range(sizes[L.SIZE_NQ]):
+                    qpos[w, i] = qpos_start[w, i]
+                integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
+                forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f,
+                        ten_f, wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD,
+                        act_d, ten_d)
+                for d in range(nv):
+                    dof_d[w, d, QACC_RK + stage] = qacc[w, d]
+            for d in range(nv):
+                vel = fp(0.0)
+                acc = fp(0.0)
+                for stage in ti.static(range(4)):
+                    weight = fp(1.0 / 6.0) if stage == 0 or stage == 3 else fp(1.0 / 3.0)
+                    vel += weight * dof_d[w, d, QVEL_RK + stage]
+                    acc += weight * dof_d[w, d, QACC_RK + stage]
+                dof_d[w, d, DX_VEL] = vel
+                qvel[w, d] = dof_d[w, d, QVEL_START] + h * acc
+            for i in range(sizes[L.SIZE_NQ]):
+                qpos[w, i] = qpos_start[w, i]
+            integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
+        else:
+            implicit = integrator == INT_IMPLICIT_SPRING_DAMPER
+            eulerdamp = integrator == INT_EULER and (sizes[L.SIZE_DISABLE] & DSBL_EULERDAMP) == 0
+            if implicit or (eulerdamp and has_damping(w, sizes, dof_f)):
+                implicit_acc(w, sizes, jnt_i, dof_i, jnt_f, dof_f, qvel, dof_d, qM, qLD, h, implicit)
+            else:
+                for d in range(nv):
+                    dof_d[w, d, SCRATCH] = qacc[w, d]
+            for d in range(nv):
+                qvel[w, d] += h * dof_d[w, d, SCRATCH]
+                dof_d[w, d, DX_VEL] = qvel[w, d]
+            integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
+
+    return step
+

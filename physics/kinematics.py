@@ -1,0 +1,219 @@
+"""Position and velocity kinematics: body frames, com-based inertias and dofs, velocities,
+fixed-tendon lengths (MuJoCo's mj_kinematics, mj_comPos, mj_comVel, mj_tendon).
+
+Each function handles one world ``w``; the pipeline calls them inside its env loop.
+"""
+
+
+import functools
+import types
+
+import taichi as ti
+
+from . import layout as L
+from ._math import make_math
+from .model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
+
+XPOS, XQUAT, XMAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0], L.BODY_D["xmat"][0]
+XIPOS, XIMAT = L.BODY_D["xipos"][0], L.BODY_D["ximat"][0]
+SUBTREE_COM, SUBTREE_MASS = L.BODY_D["subtree_com"][0], L.BODY_D["subtree_mass"][0]
+CINERT, CVEL = L.BODY_D["cinert"][0], L.BODY_D["cvel"][0]
+XANCHOR, XAXIS = L.JNT_D["xanchor"][0], L.JNT_D["xaxis"][0]
+CDOF, CDOF_DOT = L.DOF_D["cdof"][0], L.DOF_D["cdof_dot"][0]
+B_POS, B_QUAT, B_IPOS = L.BODY_F["pos"][0], L.BODY_F["quat"][0], L.BODY_F["ipos"][0]
+B_IQUAT, B_MASS, B_INERTIA = L.BODY_F["iquat"][0], L.BODY_F["mass"][0], L.BODY_F["inertia"][0]
+J_POS, J_AXIS = L.JNT_F["pos"][0], L.JNT_F["axis"][0]
+QPOS0 = L.Q_F["qpos0"][0]
+T_LEN, T_VEL = L.TEN_D["length"][0], L.TEN_D["velocity"][0]
+
+
+@functools.lru_cache(maxsize=None)
+def make_kinematics(fp):
+    m = make_math(fp)
+
+    @ti.func
+    def normalize_quats(w, sizes: ti.template(), jnt_i: ti.template(), qpos: ti.template()):
+        """Normalize ball and free quaternions in qpos in place, as MuJoCo does."""
+        for j in range(sizes[L.SIZE_NJNT]):
+            jtype = jnt_i[j, L.JNT_TYPE]
+            if jtype == JNT_FREE or jtype == JNT_BALL:
+                a = jnt_i[j, L.JNT_QPOSADR] + (3 if jtype == JNT_FREE else 0)
+                q = m.quat_normalize(m.vec4(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2], qpos[w, a + 3]))
+                for k in ti.static(range(4)):
+                    qpos[w, a + k] = q[k]
+
+    @ti.func
+    def body_frames(
+        w,
+        # Model:
+        sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), q_f: ti.template(),
+        # Data in:
+        qpos: ti.template(),
+        # Data out:
+        body_d: ti.template(), jnt_d: ti.template(),
+    ):
+        """xpos, xquat, xmat of every body, xipos/ximat of its inertia frame, and the
+        world anchor and axis of every joint."""
+        mb = w % body_f.shape[0]
+        mj = w % jnt_f.shape[0]
+        mq = w % q_f.shape[0]
+        m.st(body_d, w, 0, XPOS, m.vec3(0))
+        m.st(body_d, w, 0, XQUAT, m.vec4(1, 0, 0, 0))
+        m.st_mat3(body_d, w, 0, XMAT, ti.Matrix.identity(fp, 3))
+        m.st(body_d, w, 0, XIPOS, m.vec3(0))
+        m.st_mat3(body_d, w, 0, XIMAT, ti.Matrix.identity(fp, 3))
+        for b in range(1, sizes[L.SIZE_NBODY]):
+            jadr = body_i[b, L.BODY_JNTADR]
+            jnum = body_i[b, L.BODY_JNTNUM]
+            pos = m.vec3(0)
+            quat = m.vec4(1, 0, 0, 0)
+            if jnum == 1 and jnt_i[jadr, L.JNT_TYPE] == JNT_FREE:
+                a = jnt_i[jadr, L.JNT_QPOSADR]
+                pos = m.vec3(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2])
+                quat = m.vec4(qpos[w, a + 3], qpos[w, a + 4], qpos[w, a + 5], qpos[w, a + 6])
+                m.st(jnt_d, w, jadr, XANCHOR, pos)
+                m.st(jnt_d, w, jadr, XAXIS, m.vec3(0, 0, 1))
+            else:
+                p = body_i[b, L.BODY_PARENT]
+                pos = m.ld3(body_d, w, p, XPOS) + m.ld_mat3(body_d, w, p, XMAT) @ m.ld3(body_f, mb, b, B_POS)
+                quat = m.quat_mul(m.ld4(body_d, w, p, XQUAT), m.ld4(body_f, mb, b, B_QUAT))
+                for j in range(jadr, jadr + jnum):
+                    jtype = jnt_i[j, L.JNT_TYPE]
+                    a = jnt_i[j, L.JNT_QPOSADR]
+                    axis = m.ld3(jnt_f, mj, j, J_AXIS)
+                    jpos = m.ld3(jnt_f, mj, j, J_POS)
+                    xaxis = m.quat_rotate(quat, axis)
+                    xanchor = m.quat_rotate(quat, jpos) + pos
+                    if jtype == JNT_SLIDE:
+                        pos += xaxis * (qpos[w, a] - q_f[mq, a, QPOS0])
+                    else:
+                        qloc = m.vec4(1, 0, 0, 0)
+                        if jtype == JNT_BALL:
+                            qloc = m.vec4(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2], qpos[w, a + 3])
+                        else:
+                            qloc = m.axis_angle_quat(axis, qpos[w, a] - q_f[mq, a, QPOS0])
+                        quat = m.quat_mul(quat, qloc)
+                        pos = xanchor - m.quat_rotate(quat, jpos)
+                    m.st(jnt_d, w, j, XANCHOR, xanchor)
+                    m.st(jnt_d, w, j, XAXIS, xaxis)
+            quat = m.quat_normalize(quat)
+            xmat = m.quat_to_mat(quat)
+            m.st(body_d, w, b, XPOS, pos)
+            m.st(body_d, w, b, XQUAT, quat)
+            m.st_mat3(body_d, w, b, XMAT, xmat)
+            m.st(body_d, w, b, XIPOS, pos + xmat @ m.ld3(body_f, mb, b, B_IPOS))
+            iquat = m.quat_mul(quat, m.ld4(body_f, mb, b, B_IQUAT))
+            m.st_mat3(body_d, w, b, XIMAT, m.quat_to_mat(m.quat_normalize(iquat)))
+
+    @ti.func
+    def com_pos(
+        w,
+        # Model:
+        sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
+        # Data in: body frames
+        # Data out:
+        body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(),
+    ):
+        """Subtree centres of mass, com-based inertias (cinert) and motion dofs (cdof)."""
+        mb = w % body_f.shape[0]
+        nbody = sizes[L.SIZE_NBODY]
+        for b in range(nbody):
+            mass = body_f[mb, b, B_MASS]
+            m.st(body_d, w, b, SUBTREE_COM, mass * m.ld3(body_d, w, b, XIPOS))
+            body_d[w, b, SUBTREE_MASS] = mass
+        for i in range(nbody - 1):
+            b = nbody - 1 - i
+            mass = body_d[w, b, SUBTREE_MASS]
+            com = m.ld3(body_d, w, b, SUBTREE_COM)
+            p = body_i[b, L.BODY_PARENT]
+            m.st(body_d, w, p, SUBTREE_COM, m.ld3(body_d, w, p, SUBTREE_COM) + com)
+            body_d[w, p, SUBTREE_MASS] += mass
+            if mass < fp(1e-15):
+                m.st(body_d, w, b, SUBTREE_COM, m.ld3(body_d, w, b, XIPOS))
+            else:
+                m.st(body_d, w, b, SUBTREE_COM, com / mass)
+        if body_d[w, 0, SUBTREE_MASS] >= fp(1e-15):
+            m.st(body_d, w, 0, SUBTREE_COM, m.ld3(body_d, w, 0, SUBTREE_COM) / body_d[w, 0, SUBTREE_MASS])
+        m.st(body_d, w, 0, CINERT, m.vec10(0))
+        for b in range(1, nbody):
+            root = body_i[b, L.BODY_ROOT]
+            dif = m.ld3(body_d, w, b, XIPOS) - m.ld3(body_d, w, root, SUBTREE_COM)
+            cinert = m.inert_com(m.ld3(body_f, mb, b, B_INERTIA), m.ld_mat3(body_d, w, b, XIMAT), dif,
+                                 body_f[mb, b, B_MASS])
+            m.st(body_d, w, b, CINERT, cinert)
+        for j in range(sizes[L.SIZE_NJNT]):
+            b = jnt_i[j, L.JNT_BODY]
+            da = jnt_i[j, L.JNT_DOFADR]
+            jtype = jnt_i[j, L.JNT_TYPE]
+            offset = m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM) - m.ld3(jnt_d, w, j, XANCHOR)
+            if jtype == JNT_HINGE or jtype == JNT_SLIDE:
+                m.st(dof_d, w, da, CDOF, m.dof_com(m.ld3(jnt_d, w, j, XAXIS), offset, jtype == JNT_HINGE))
+            else:
+                rot = 0
+                if jtype == JNT_FREE:
+                    rot = 3
+                    for k in ti.static(range(3)):
+                        e = m.vec3(0)
+                        e[k] = 1
+                        m.st(dof_d, w, da + k, CDOF, m.spatial(m.vec3(0), e))
+                xmat = m.ld_mat3(body_d, w, b, XMAT)
+                for k in ti.static(range(3)):
+                    axis = m.vec3(xmat[0, k], xmat[1, k], xmat[2, k])
+                    m.st(dof_d, w, da + rot + k, CDOF, m.dof_com(axis, offset, True))
+
+    @ti.func
+    def com_vel(
+        w,
+        # Model:
+        sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
+        # Data in:
+        qvel: ti.template(),
+        # Data out:
+        body_d: ti.template(), dof_d: ti.template(),
+    ):
+        """Body spatial velocities (cvel) and the time derivatives of cdof (cdof_dot)."""
+        m.st(body_d, w, 0, CVEL, m.vec6(0))
+        for b in range(1, sizes[L.SIZE_NBODY]):
+            cvel = m.ld6(body_d, w, body_i[b, L.BODY_PARENT], CVEL)
+            da = body_i[b, L.BODY_DOFADR]
+            k = 0
+            while k < body_i[b, L.BODY_DOFNUM]:
+                d = da + k
+                jtype = jnt_i[dof_i[d, L.DOF_JNT], L.JNT_TYPE]
+                if jtype == JNT_HINGE or jtype == JNT_SLIDE:
+                    m.st(dof_d, w, d, CDOF_DOT, m.cross_motion(cvel, m.ld6(dof_d, w, d, CDOF)))
+                    cvel += m.ld6(dof_d, w, d, CDOF) * qvel[w, d]
+                    k += 1
+                else:
+                    if jtype == JNT_FREE:
+                        # world-fixed translation axes: their derivative is zero
+                        for t in ti.static(range(3)):
+                            m.st(dof_d, w, d + t, CDOF_DOT, m.vec6(0))
+                            cvel += m.ld6(dof_d, w, d + t, CDOF) * qvel[w, d + t]
+                        d += 3
+                        k += 3
+                    # the three rotations use the velocity before any of them is added
+                    for t in ti.static(range(3)):
+                        m.st(dof_d, w, d + t, CDOF_DOT, m.cross_motion(cvel, m.ld6(dof_d, w, d + t, CDOF)))
+                    for t in ti.static(range(3)):
+                        cvel += m.ld6(dof_d, w, d + t, CDOF) * qvel[w, d + t]
+                    k += 3
+            m.st(body_d, w, b, CVEL, cvel)
+
+    @ti.func
+    def tendons(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), qpos: ti.template(), qvel: ti.template(), ten_d: ti.template()):
+        """Fixed tendon lengths and velocities: sums of coef * joint coordinate."""
+        mw = w % wrap_f.shape[0]
+        for t in range(sizes[L.SIZE_NTENDON]):
+            length = fp(0.0)
+            vel = fp(0.0)
+            for k in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
+                j = wrap_i[k, L.WRAP_OBJID]
+                coef = wrap_f[mw, k, 0]
+                length += coef * qpos[w, jnt_i[j, L.JNT_QPOSADR]]
+                vel += coef * qvel[w, jnt_i[j, L.JNT_DOFADR]]
+            ten_d[w, t, T_LEN] = length
+            ten_d[w, t, T_VEL] = vel
+
+    return types.SimpleNamespace(normalize_quats=normalize_quats, body_frames=body_frames, com_pos=com_pos,
+                                 com_vel=com_vel, tendons=tendons)

@@ -1,0 +1,187 @@
+"""How Model and World arrays are packed for the kernels.
+
+Taichi caps a kernel at 64 argument slots and each ndarray argument costs ~10 us per
+launch on CPU, so the kernels take a few packed arrays instead of one per quantity:
+per entity kind, one int32 table and one float table whose columns are named below.
+Float model tables have a leading axis of 1 (shared) or num_envs (randomized per env);
+kernels read row ``w % table.shape[0]``. Zero-sized tables are padded to one row and
+the true sizes travel in ``SIZES``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .model import Model
+
+
+def _columns(*spec):
+    """Name -> (start, width) for consecutive columns; returns (dict, total width)."""
+    out, at = {}, 0
+    for name, width in spec:
+        out[name] = (at, width)
+        at += width
+    return out, at
+
+
+# --- model tables -----------------------------------------------------------------
+SIZE_NBODY, SIZE_NJNT, SIZE_NQ, SIZE_NV, SIZE_NU, SIZE_NTENDON, SIZE_INTEGRATOR, SIZE_DISABLE = range(8)
+NSIZES = 8
+
+BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = range(6)
+NBODY_I = 6
+BODY_F, NBODY_F = _columns(("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), ("mass", 1), ("inertia", 3))
+
+JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR = range(4)
+NJNT_I = 4
+JNT_F, NJNT_F = _columns(("pos", 3), ("axis", 3), ("stiffness", 1))
+
+DOF_BODY, DOF_JNT, DOF_PARENT = range(3)
+NDOF_I = 3
+DOF_F, NDOF_F = _columns(("armature", 1), ("damping", 1), ("frictionloss", 1))
+
+Q_F, NQ_F = _columns(("qpos0", 1), ("qpos_spring", 1))
+
+ACT_TRNTYPE, ACT_TRNID, ACT_GAINTYPE, ACT_BIASTYPE, ACT_CTRLLIMITED, ACT_FORCELIMITED = range(6)
+NACT_I = 6
+ACT_F, NACT_F = _columns(("gainprm", 3), ("biasprm", 3), ("gear", 1), ("ctrlrange", 2), ("forcerange", 2))
+
+TEN_ADR, TEN_NUM = range(2)
+NTEN_I = 2
+TEN_F, NTEN_F = _columns(("stiffness", 1), ("damping", 1), ("frictionloss", 1), ("lengthspring", 2))
+
+WRAP_OBJID = 0  # the int table holds the joint id of each term, the float table its coefficient
+
+OPT_F, NOPT_F = _columns(("timestep", 1), ("gravity", 3), ("wind", 3), ("density", 1), ("viscosity", 1),
+                         ("friction_smoothing", 1))
+
+# --- per-world data tables ------------------------------------------------------------
+BODY_D, NBODY_D = _columns(
+    ("xpos", 3), ("xquat", 4), ("xmat", 9), ("xipos", 3), ("ximat", 9), ("subtree_com", 3), ("subtree_mass", 1),
+    ("cinert", 10), ("crb", 10), ("cvel", 6), ("cacc", 6), ("cfrc", 6),
+)
+JNT_D, NJNT_D = _columns(("xanchor", 3), ("xaxis", 3))
+DOF_D, NDOF_D = _columns(
+    ("cdof", 6), ("cdof_dot", 6), ("qfrc_bias", 1), ("qfrc_passive", 1), ("qfrc_actuator", 1),
+    ("qfrc_smooth", 1), ("qacc_rk", 4), ("qvel_rk", 4), ("qvel_start", 1), ("dx_vel", 1), ("scratch", 1),
+)
+ACT_D, NACT_D = _columns(("force", 1), ("length", 1), ("velocity", 1))
+TEN_D, NTEN_D = _columns(("length", 1), ("velocity", 1))
+
+# The quantities World.get() can return: name -> (table, start, width); width 0 = scalar per row.
+DATA_VIEWS = {
+    **{k: ("body_d", a, w) for k, (a, w) in BODY_D.items() if k not in ("cacc", "cfrc")},
+    **{k: ("jnt_d", a, w) for k, (a, w) in JNT_D.items()},
+    **{k: ("dof_d", a, w) for k, (a, w) in DOF_D.items() if not k.endswith("_rk") and k not in ("qvel_start", "dx_vel", "scratch")},
+    "actuator_force": ("act_d", 0, 1),
+    "actuator_length": ("act_d", 1, 1),
+    "actuator_velocity": ("act_d", 2, 1),
+    "ten_length": ("ten_d", 0, 1),
+    "ten_velocity": ("ten_d", 1, 1),
+}
+
+
+def _put(table, row, cols, name, value):
+    a, w = cols[name]
+    table[row, a : a + w] = np.asarray(value, dtype=float).reshape(-1)[:w]
+
+
+def _pad(n):
+    return max(int(n), 1)
+
+
+def pack_model(m: Model, dtype) -> dict:
+    """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
+    integrator = m.opt.integrator
+    sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags], np.int32)
+
+    body_i = np.zeros((m.nbody, NBODY_I), np.int32)
+    body_i[:, BODY_PARENT] = m.body_parentid
+    body_i[:, BODY_ROOT] = m.body_rootid
+    body_i[:, BODY_JNTNUM] = m.body_jntnum
+    body_i[:, BODY_JNTADR] = m.body_jntadr
+    body_i[:, BODY_DOFNUM] = m.body_dofnum
+    body_i[:, BODY_DOFADR] = m.body_dofadr
+    body_f = np.zeros((m.nbody, NBODY_F))
+    for b in range(m.nbody):
+        _put(body_f, b, BODY_F, "pos", m.body_pos[b])
+        _put(body_f, b, BODY_F, "quat", m.body_quat[b])
+        _put(body_f, b, BODY_F, "ipos", m.body_ipos[b])
+        _put(body_f, b, BODY_F, "iquat", m.body_iquat[b])
+        _put(body_f, b, BODY_F, "mass", m.body_mass[b])
+        _put(body_f, b, BODY_F, "inertia", m.body_inertia[b])
+
+    jnt_i = np.zeros((_pad(m.njnt), NJNT_I), np.int32)
+    jnt_f = np.zeros((_pad(m.njnt), NJNT_F))
+    for j in range(m.njnt):
+        jnt_i[j] = (m.jnt_type[j], m.jnt_bodyid[j], m.jnt_qposadr[j], m.jnt_dofadr[j])
+        _put(jnt_f, j, JNT_F, "pos", m.jnt_pos[j])
+        _put(jnt_f, j, JNT_F, "axis", m.jnt_axis[j])
+        _put(jnt_f, j, JNT_F, "stiffness", m.jnt_stiffness[j])
+
+    dof_i = np.zeros((_pad(m.nv), NDOF_I), np.int32)
+    dof_f = np.zeros((_pad(m.nv), NDOF_F))
+    for d in range(m.nv):
+        dof_i[d] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d])
+        dof_f[d] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d])
+
+    q_f = np.zeros((_pad(m.nq), NQ_F))
+    q_f[: m.nq, 0] = m.qpos0
+    q_f[: m.nq, 1] = m.qpos_spring
+
+    act_i = np.zeros((_pad(m.nu), NACT_I), np.int32)
+    act_f = np.zeros((_pad(m.nu), NACT_F))
+    for u in range(m.nu):
+        act_i[u] = (m.actuator_trntype[u], m.actuator_trnid[u], m.actuator_gaintype[u], m.actuator_biastype[u],
+                    m.actuator_ctrllimited[u], m.actuator_forcelimited[u])
+        _put(act_f, u, ACT_F, "gainprm", m.actuator_gainprm[u, :3])
+        _put(act_f, u, ACT_F, "biasprm", m.actuator_biasprm[u, :3])
+        _put(act_f, u, ACT_F, "gear", m.actuator_gear[u, 0])
+        _put(act_f, u, ACT_F, "ctrlrange", m.actuator_ctrlrange[u])
+        _put(act_f, u, ACT_F, "forcerange", m.actuator_forcerange[u])
+
+    ten_i = np.zeros((_pad(m.ntendon), NTEN_I), np.int32)
+    ten_f = np.zeros((_pad(m.ntendon), NTEN_F))
+    for t in range(m.ntendon):
+        ten_i[t] = (m.tendon_adr[t], m.tendon_num[t])
+        _put(ten_f, t, TEN_F, "stiffness", m.tendon_stiffness[t])
+        _put(ten_f, t, TEN_F, "damping", m.tendon_damping[t])
+        _put(ten_f, t, TEN_F, "frictionloss", m.tendon_frictionloss[t])
+        _put(ten_f, t, TEN_F, "lengthspring", m.tendon_lengthspring[t])
+    wrap_i = np.zeros((_pad(m.nwrap), 1), np.int32)
+    wrap_i[: m.nwrap, WRAP_OBJID] = m.wrap_objid
+    wrap_f = np.zeros((_pad(m.nwrap), 1))
+    wrap_f[: m.nwrap, 0] = m.wrap_prm
+
+    opt_f = np.zeros((1, NOPT_F))
+    _put(opt_f, 0, OPT_F, "timestep", m.opt.timestep)
+    _put(opt_f, 0, OPT_F, "gravity", m.opt.gravity)
+    _put(opt_f, 0, OPT_F, "wind", m.opt.wind)
+    _put(opt_f, 0, OPT_F, "density", m.opt.density)
+    _put(opt_f, 0, OPT_F, "viscosity", m.opt.viscosity)
+    _put(opt_f, 0, OPT_F, "friction_smoothing", 1000.0)
+
+    floats = dict(body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f)
+    out = {k: v[None].astype(dtype) for k, v in floats.items()}  # leading axis: shared row
+    out.update(sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i)
+    return out
+
+
+def data_shapes(m: Model, num_envs: int) -> dict:
+    """Shapes of the per-world data tables."""
+    nv = _pad(m.nv)
+    return dict(
+        qpos=(num_envs, _pad(m.nq)),
+        qvel=(num_envs, nv),
+        qacc=(num_envs, nv),
+        ctrl=(num_envs, _pad(m.nu)),
+        qfrc_applied=(num_envs, nv),
+        qpos_start=(num_envs, _pad(m.nq)),
+        body_d=(num_envs, m.nbody, NBODY_D),
+        jnt_d=(num_envs, _pad(m.njnt), NJNT_D),
+        dof_d=(num_envs, nv, NDOF_D),
+        qM=(num_envs, nv, nv),
+        qLD=(num_envs, nv, nv),
+        act_d=(num_envs, _pad(m.nu), NACT_D),
+        ten_d=(num_envs, _pad(m.ntendon), NTEN_D),
+    )
