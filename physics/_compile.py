@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from . import model as M
@@ -17,7 +19,11 @@ def compile_model(b, *, total_mass=None) -> M.Model:
             raise ModelError("a body's parent must be added before it", element=f"body '{body.name}'")
 
     # Joints and geoms are stored by body, in the order added (MuJoCo's compiled order).
-    joints = sorted(b._joints, key=lambda j: j.body)
+    # Actuators and tendons may name joints by the id add_joint returned, which is the
+    # order of addition; map those ids to the compiled (sorted) order.
+    jnt_order = sorted(range(len(b._joints)), key=lambda i: b._joints[i].body)
+    jnt_compiled_id = {old: new for new, old in enumerate(jnt_order)}
+    joints = [b._joints[i] for i in jnt_order]
     geoms = sorted(b._geoms, key=lambda g: g.body)
     jnt_names = [j.name for j in joints]
 
@@ -64,7 +70,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
 
     for j, jt in enumerate(joints):
         if jt.type == M.JNT_FREE and parent[jt.body] != 0:
-            raise ModelError("a free joint is allowed only on a child of the world", element=f"joint '{jt.name}'")
+            raise ModelError("a free joint is allowed only on a child of the world", element=f"joint '{jt.name}'",
+                             attribute="type")
 
     qpos0 = np.zeros(nq)
     qpos_spring = np.zeros(nq)
@@ -101,7 +108,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         ten_adr.append(len(wrap_obj))
         ten_num.append(len(t.terms))
         for target, coef in t.terms:
-            jid = _resolve(target, jnt_names, f"tendon '{t.name}'", "joint")
+            jid = _resolve(target, jnt_names, f"tendon '{t.name}'", "joint", jnt_compiled_id)
             if jnt_type[jid] not in (M.JNT_HINGE, M.JNT_SLIDE):
                 raise ModelError("fixed tendons couple hinge and slide joints only", element=f"tendon '{t.name}'", attribute="joint")
             wrap_obj.append(jid)
@@ -119,7 +126,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     for a in b._actuators:
         where = f"actuator '{a.name}'"
         if a.trntype == M.TRN_JOINT:
-            jid = _resolve(a.target, jnt_names, where, "joint")
+            jid = _resolve(a.target, jnt_names, where, "joint", jnt_compiled_id)
             if jnt_type[jid] not in (M.JNT_HINGE, M.JNT_SLIDE):
                 raise ModelError("joint actuators drive hinge and slide joints only", element=where, attribute="joint")
             act_trnid.append(jid)
@@ -134,7 +141,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
 
     model = M.Model(
         name=b.name,
-        opt=b.opt,
+        opt=_frozen_option(b.opt),
         nq=nq, nv=nv, nbody=nbody, njnt=njnt, ngeom=len(geoms), nsite=len(b._sites), nu=nu,
         ntendon=len(b._tendons), nwrap=len(wrap_obj), nkey=len(keys),
         body_parentid=parent, body_rootid=rootid, body_weldid=weldid,
@@ -205,6 +212,16 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     return model.freeze()
 
 
+def _frozen_option(opt: M.Option) -> M.Option:
+    """A read-only copy of the builder's options, so that neither later changes to the
+    builder nor writes through ``model.opt`` alter a built Model."""
+    out = copy.deepcopy(opt)
+    for value in vars(out).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    return out.freeze()
+
+
 def _dof_parents(parent, body_dofadr, body_dofnum, nv) -> np.ndarray:
     """Parent dof of each dof: the previous dof of its body, else the last dof of the
     nearest ancestor body that has dofs, else -1."""
@@ -220,11 +237,11 @@ def _dof_parents(parent, body_dofadr, body_dofnum, nv) -> np.ndarray:
     return out
 
 
-def _resolve(target, names, where, kind) -> int:
+def _resolve(target, names, where, kind, id_map=None) -> int:
     if isinstance(target, (int, np.integer)):
         if not 0 <= int(target) < len(names):
             raise ModelError(f"{kind} {target} does not exist", element=where, attribute=kind)
-        return int(target)
+        return id_map[int(target)] if id_map is not None else int(target)
     if target not in names:
         raise ModelError(f"references missing {kind} {target!r}", element=where, attribute=kind)
     return names.index(target)

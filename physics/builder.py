@@ -266,8 +266,10 @@ class ModelBuilder:
             axis = np.array([0.0, 0.0, 1.0])
         elif abs(np.linalg.norm(axis) - 1.0) > 1e-6:
             raise ModelError(f"axis must be a unit vector, got {axis.tolist()} (norm {np.linalg.norm(axis):.6g})", element=where, attribute="axis")
-        if jtype == M.JNT_FREE and any(j.body == b for j in self._joints):
-            raise ModelError("a free joint must be the only joint of its body", element=where)
+        if (jtype == M.JNT_FREE and any(j.body == b for j in self._joints)) or any(
+            j.body == b and j.type == M.JNT_FREE for j in self._joints
+        ):
+            raise ModelError("a free joint must be the only joint of its body", element=where, attribute="type")
         rng = np.zeros(2) if range is None else _vec(range, 2, where)
         limited = (range is not None) if limited is None else bool(limited)
         if limited and jtype == M.JNT_FREE:
@@ -306,7 +308,8 @@ class ModelBuilder:
         """Free joint: qpos = world position (3) and orientation (4)."""
         b = self.body_id(body)
         if self._bodies[b].parent != 0:
-            raise ModelError("a free joint is allowed only on a child of the world", element=f"joint '{name}'")
+            raise ModelError("a free joint is allowed only on a child of the world", element=f"joint '{name}'",
+                             attribute="type")
         return self.add_joint(b, "free", name=name, **kwargs)
 
     def add_joint_fixed(self, body, *, name="") -> None:

@@ -90,30 +90,32 @@ def make_integrate(fp):
         h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
         nv = sizes[L.SIZE_NV]
         integrator = sizes[L.SIZE_INTEGRATOR]
-        forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
-                wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d)
-        if integrator == INT_RK4:
-            for i in range(sizes[L.SIZE_NQ]):
-                qpos_start[w, i] = qpos[w, i]
-            for d in range(nv):
-                dof_d[w, d, QVEL_START] = qvel[w, d]
-                dof_d[w, d, QVEL_RK] = qvel[w, d]
-                dof_d[w, d, QACC_RK] = qacc[w, d]
-            for stage in ti.static(range(1, 4)):
-                # Butcher tableau of classic RK4: stage i uses only stage i-1, with weight a
-                a = 0.5 if stage < 3 else 1.0
+        # Stage 0 is the current state; RK4 re-evaluates forward() at three more points.
+        # One dynamic stage loop keeps forward() inlined once: compile time is user-facing.
+        nstage = 4 if integrator == INT_RK4 else 1
+        for stage in range(nstage):
+            if stage == 0:
+                if nstage == 4:
+                    for i in range(sizes[L.SIZE_NQ]):
+                        qpos_start[w, i] = qpos[w, i]
+                    for d in range(nv):
+                        dof_d[w, d, QVEL_START] = qvel[w, d]
+            else:
+                # classic RK4 tableau: stage i advances from the start by a_i * stage i-1
+                a = fp(1.0) if stage == 3 else fp(0.5)
                 for d in range(nv):
                     dof_d[w, d, DX_VEL] = a * dof_d[w, d, QVEL_RK + stage - 1]
                     qvel[w, d] = dof_d[w, d, QVEL_START] + h * a * dof_d[w, d, QACC_RK + stage - 1]
-                    dof_d[w, d, QVEL_RK + stage] = qvel[w, d]
                 for i in range(sizes[L.SIZE_NQ]):
                     qpos[w, i] = qpos_start[w, i]
                 integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
-                forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f,
-                        ten_f, wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD,
-                        act_d, ten_d)
+            forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
+                    wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d)
+            if nstage == 4:
                 for d in range(nv):
+                    dof_d[w, d, QVEL_RK + stage] = qvel[w, d]
                     dof_d[w, d, QACC_RK + stage] = qacc[w, d]
+        if integrator == INT_RK4:
             for d in range(nv):
                 vel = fp(0.0)
                 acc = fp(0.0)

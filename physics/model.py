@@ -61,6 +61,17 @@ class Option:
     iterations: int = 100  # constraint solver iterations
     tolerance: float = 1e-8
 
+    def __setattr__(self, name, value):
+        # A Model's options are part of the Model, so they are frozen with it; the
+        # builder's own Option stays writable (dataclasses.replace makes edited copies).
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"Model options are immutable; cannot set {name!r}")
+        object.__setattr__(self, name, value)
+
+    def freeze(self) -> "Option":
+        object.__setattr__(self, "_frozen", True)
+        return self
+
 
 @dataclass
 class Model:
