@@ -33,10 +33,14 @@ def load_model(path, *, strict: bool = True) -> Model:
 
 def __getattr__(name):
     # The Taichi side is imported on first use so that building models stays cheap.
-    if name in ("World", "eval_fk", "eval_ik"):
-        from . import world
+    if name == "World":
+        from .world import World
 
-        return getattr(world, name)
+        return World
+    if name in ("eval_fk", "eval_ik"):
+        from . import articulation
+
+        return getattr(articulation, name)
     raise AttributeError(f"module 'physics' has no attribute {name!r}")
 
 

@@ -1,0 +1,60 @@
+"""The World contract: shapes, names, bad input, one device per process."""
+
+import numpy as np
+import pytest
+
+import physics
+from physics.errors import WorldError
+
+
+def _model():
+    b = physics.ModelBuilder()
+    link = b.add_body(0, mass=1.0, com=(0, 0, -0.5), inertia=(0.1, 0.1, 0.01))
+    b.add_joint_revolute(link, axis=(0, 1, 0), name="hinge")
+    b.add_actuator("hinge", kind="motor", ctrlrange=(-1, 1))
+    return b.finalize()
+
+
+def test_shapes_and_names(device):
+    world = physics.World(_model(), num_envs=5, device=device, precision="float64")
+    world.forward()
+    assert world.get("qpos").shape == (5, 1)
+    assert world.get("qM").shape == (5, 1, 1)
+    assert world.get("xpos").shape == (5, 2, 3)
+    assert world.get("xmat").shape == (5, 2, 3, 3)
+    assert world.get("body_q").shape == (5, 2, 7)
+    assert world.get("joint_q").shape == (5, 1)
+    with pytest.raises(WorldError, match="unknown quantity 'qposs'"):
+        world.get("qposs")
+
+
+def test_bad_input_is_refused(device):
+    world = physics.World(_model(), num_envs=3, device=device, precision="float32")
+    with pytest.raises(WorldError, match=r"ctrl must have shape \(3, 1\)"):
+        world.set_ctrl(np.zeros((2, 1)))
+    with pytest.raises(WorldError, match="ctrl has non-finite values in rows \\[1\\]"):
+        world.set_ctrl(np.array([[0.0], [np.nan], [0.0]]))
+    with pytest.raises(WorldError, match="qpos must have shape"):
+        world.set_state(qpos=np.zeros((3, 4)))
+    with pytest.raises(WorldError, match="precision"):
+        physics.World(_model(), precision="float16")
+    with pytest.raises(WorldError, match="num_envs"):
+        physics.World(_model(), num_envs=0)
+
+
+def test_second_device_is_an_error(device):
+    physics.World(_model(), device=device)
+    other = "cuda" if device == "cpu" else "cpu"
+    with pytest.raises(WorldError, match="one backend per process|no NVIDIA GPU"):
+        physics.World(_model(), device=other)
+
+
+def test_ctrl_clamped_and_state_per_env(device):
+    world = physics.World(_model(), num_envs=2, device=device, precision="float64")
+    world.set_ctrl(np.array([[5.0], [-0.5]]))
+    world.set_state(qpos=np.array([0.3]), env_ids=[1])
+    world.forward()
+    assert np.allclose(world.get("actuator_force")[:, 0], [1.0, -0.5])  # ctrlrange clamps the first
+    assert np.allclose(world.get("qpos")[:, 0], [0.0, 0.3])
+    world.step(3)
+    assert np.allclose(world.get("time"), 3 * world.model.opt.timestep)
