@@ -112,7 +112,8 @@ class _Reader:
     def __init__(self, file: str, strict: bool):
         self.file = file
         self.strict = strict
-        self.ignored: list[str] = []
+        self.ignored: list[tuple[int, str]] = []
+        self.robot = "robot"
         self.materials: dict[str, Optional[np.ndarray]] = {}
         self.links: dict[str, _Link] = {}
         self.joints: dict[str, _Joint] = {}
@@ -127,7 +128,7 @@ class _Reader:
         if self.strict:
             raise self.error(f"{what} is not supported; pass strict=False to ignore it", node, element, attribute)
         where = f" in {element}" if element else ""
-        self.ignored.append(f"line {node.line}: {what}{where}")
+        self.ignored.append((node.line, f"line {node.line}: {what}{where}"))
 
     def check(self, node: _Node, element: str, attrs=(), children=()) -> None:
         """Flag attributes and child elements this importer does not know."""
@@ -143,7 +144,8 @@ class _Reader:
     def one(self, node: _Node, tag: str, element: str, required=False) -> Optional[_Node]:
         found = node.all(tag)
         if len(found) > 1:
-            raise self.error(f"<{node.tag}> has {len(found)} <{tag}> elements; expected at most one", found[1], element, tag)
+            raise self.error(f"<{node.tag}> has {len(found)} <{tag}> elements; expected at most one",
+                             found[1], element, tag)
         if not found and required:
             raise self.error(f"<{node.tag}> needs a <{tag}> element", node, element, tag)
         return found[0] if found else None
@@ -190,7 +192,8 @@ class _Reader:
         if root.tag != "robot":
             raise self.error(f"the top element must be <robot>, got <{root.tag}>", root, root.tag)
         robot_name = root.attrib.get("name", "") or "robot"
-        self.check(root, f"robot '{robot_name}'", ("name", "version"),
+        self.robot = f"robot '{root.attrib['name']}'" if root.attrib.get("name") else "robot"
+        self.check(root, self.robot, ("name", "version"),
                    ("link", "joint", "material", "transmission", "gazebo"))
 
         for m in root.all("material"):
@@ -201,10 +204,11 @@ class _Reader:
         for node in root.all("link"):
             name = self.name(node, "link")
             if name in links:
-                raise self.error(f"duplicate link name (first on line {links[name].node.line})", node, f"link '{name}'", "name")
+                raise self.error(f"duplicate link name (first on line {links[name].node.line})", node,
+                                 f"link '{name}'", "name")
             links[name] = _Link(name, node)
         if not links:
-            raise self.error("the robot has no links", root, f"robot '{robot_name}'")
+            raise self.error("the robot has no links", root, self.robot)
 
         joints: list[_Joint] = []
         for node in root.all("joint"):
@@ -216,7 +220,7 @@ class _Reader:
         for tag in ("transmission", "gazebo"):
             for node in root.all(tag):
                 label = f"<{tag}>" + (f" '{node.attrib['name']}'" if node.attrib.get("name") else "")
-                self.unsupported(label, node, f"robot '{robot_name}'")
+                self.unsupported(label, node, self.robot)
 
         self.links, self.joints = links, {j.name: j for j in joints}
         parent_joint = self.tree(links, joints)
@@ -232,7 +236,8 @@ class _Reader:
                                  f"(line {first.node.line}); a link has one parent", None, f"joint '{j.name}'",
                                  "child", j.child_line)
             if j.child == j.parent:
-                raise self.error(f"link '{j.child}' is its own parent", None, f"joint '{j.name}'", "child", j.child_line)
+                raise self.error(f"link '{j.child}' is its own parent", None, f"joint '{j.name}'", "child",
+                                 j.child_line)
             parent_joint[j.child] = j
         roots = [name for name in links if name not in parent_joint]
         if len(roots) > 1:
@@ -342,8 +347,12 @@ class _Reader:
         if moments.min() < -tol:
             # Name the off-diagonal term that is largest relative to its diagonal pair.
             pairs = {"ixy": (0, 1), "ixz": (0, 2), "iyz": (1, 2)}
-            worst = max(pairs, key=lambda n: abs(tensor[pairs[n]]) / max(np.sqrt(tensor[pairs[n][0], pairs[n][0]]
-                                                                            * tensor[pairs[n][1], pairs[n][1]]), 1e-300))
+
+            def coupling(n):
+                r, c = pairs[n]
+                return abs(tensor[r, c]) / max(np.sqrt(tensor[r, r] * tensor[c, c]), 1e-300)
+
+            worst = max(pairs, key=coupling)
             raise self.error(f"<inertia> is not positive definite (principal moments {moments.tolist()})",
                              t, where, worst)
         a, b, c = moments
@@ -461,7 +470,8 @@ class _Reader:
         for j in joints:
             if j.type == "floating" and not (root_is_world and j.parent == root):
                 raise self.error(f"a floating joint must connect the root link '{_WORLD}' to a child "
-                                 "(or pass floating=True to make the root link free)", j.node, f"joint '{j.name}'", "type")
+                                 "(or pass floating=True to make the root link free)", j.node, f"joint '{j.name}'",
+                                 "type")
 
         body_of: dict[str, int] = {}
         # Depth-first preorder, children in document order: the body order MuJoCo gives
@@ -526,7 +536,8 @@ def _load(text, file: str, strict: bool, floating: Optional[bool]) -> Model:
     root = _parse_xml(text, file)
     model = reader.finalize(reader.read(root, floating))
     if reader.ignored:
-        warnings.warn(f"{file}: ignored {len(reader.ignored)} unsupported URDF item(s): " + "; ".join(reader.ignored),
+        items = [text for _, text in sorted(reader.ignored, key=lambda item: item[0])]
+        warnings.warn(f"{file}: ignored {len(items)} unsupported URDF item(s): " + "; ".join(items),
                       UserWarning, stacklevel=3)
     return model
 
