@@ -67,6 +67,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     dof_bodyid = np.repeat(jnt_bodyid, nv_j).astype(np.int32)
     dof_jntid = np.repeat(np.arange(njnt), nv_j).astype(np.int32)
     dof_parentid = _dof_parents(parent, body_dofadr, body_dofnum, nv)
+    dof_Madr, nM = _mass_matrix_layout(dof_parentid)
 
     for j, jt in enumerate(joints):
         if jt.type == M.JNT_FREE and parent[jt.body] != 0:
@@ -160,7 +161,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         jnt_solref=np.array([j.solref for j in joints]).reshape(-1, 2),
         jnt_solimp=np.array([j.solimp for j in joints]).reshape(-1, 5),
         jnt_name=jnt_names,
-        dof_bodyid=dof_bodyid, dof_jntid=dof_jntid, dof_parentid=dof_parentid,
+        dof_bodyid=dof_bodyid, dof_jntid=dof_jntid, dof_parentid=dof_parentid, dof_Madr=dof_Madr, nM=nM,
         dof_armature=per_dof("armature"), dof_damping=per_dof("damping"), dof_frictionloss=per_dof("frictionloss"),
         qpos0=qpos0, qpos_spring=qpos_spring,
         geom_type=np.array([g.type for g in geoms], dtype=np.int32),
@@ -235,6 +236,16 @@ def _dof_parents(parent, body_dofadr, body_dofnum, nv) -> np.ndarray:
             prev = d
         last[i] = prev
     return out
+
+
+def _mass_matrix_layout(dof_parentid):
+    """MuJoCo's sparse row layout: row i holds i and its ancestors, rows stored back to back."""
+    rowlen = np.ones(len(dof_parentid), np.int32)
+    for i, p in enumerate(dof_parentid):
+        if p >= 0:
+            rowlen[i] = rowlen[p] + 1
+    madr = (np.cumsum(rowlen) - rowlen).astype(np.int32)
+    return madr, int(rowlen.sum())
 
 
 def _resolve(target, names, where, kind, id_map=None) -> int:

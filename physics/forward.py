@@ -36,7 +36,7 @@ def make_forward(fp):
         kin.com_pos(w, sizes, body_i, body_f, jnt_i, body_d, jnt_d, dof_d)
         kin.tendons(w, sizes, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)
         inertia.crb(w, sizes, body_i, dof_i, dof_f, body_d, dof_d, qM)
-        inertia.copy_sparse(w, sizes, dof_i, qM, qLD)
+        inertia.copy_sparse(w, sizes, qM, qLD)
         inertia.factor(w, sizes, dof_i, qLD)
         # velocity
         kin.com_vel(w, sizes, body_i, jnt_i, dof_i, qvel, body_d, dof_d)

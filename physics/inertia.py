@@ -1,11 +1,12 @@
 """Joint-space inertia: the composite rigid body algorithm (CRBA) with armature, its
 tree-sparse L^T D L factorization and solves (MuJoCo's mj_crb, mj_factorM, mj_solveM).
 
-qM and qLD are stored dense (nv x nv); only entries (i, j) with j an ancestor dof of i
-are ever written, so the sparse algorithms touch O(sum depth^2) entries. qLD holds D on
-its diagonal and L (unit lower triangular, row i over i's ancestors) below it.
+qM and qLD use MuJoCo's sparse row layout: row i, at dof_Madr[i], holds the entries
+(i, i), (i, parent(i)), (i, parent(parent(i))), ... back to back. A row of an ancestor is
+the tail of the row of its descendant, so the factorization's updates are contiguous
+vector operations instead of pointer chasing. qLD holds D at each row's first entry and
+the unit lower triangular L in the rest.
 """
-
 
 import functools
 import types
@@ -45,63 +46,70 @@ def make_inertia(fp):
                 m.st(body_d, w, p, CRB, m.ld10(body_d, w, p, CRB) + m.ld10(body_d, w, b, CRB))
         for i in range(sizes[L.SIZE_NV]):
             buf = m.mul_inert(m.ld10(body_d, w, dof_i[i, L.DOF_BODY], CRB), m.ld6(dof_d, w, i, CDOF))
-            qM[w, i, i] = dof_f[md, i, ARMATURE] + buf.dot(m.ld6(dof_d, w, i, CDOF))
+            adr = dof_i[i, L.DOF_MADR]
+            qM[w, adr] = dof_f[md, i, ARMATURE] + buf.dot(m.ld6(dof_d, w, i, CDOF))
             j = dof_i[i, L.DOF_PARENT]
             while j >= 0:
-                v = buf.dot(m.ld6(dof_d, w, j, CDOF))
-                qM[w, i, j] = v
-                qM[w, j, i] = v
+                adr += 1
+                qM[w, adr] = buf.dot(m.ld6(dof_d, w, j, CDOF))
                 j = dof_i[j, L.DOF_PARENT]
 
     @ti.func
-    def copy_sparse(w, sizes: ti.template(), dof_i: ti.template(), M: ti.template(), qLD: ti.template()):
-        """qLD <- the tree-sparse lower part of M."""
-        for i in range(sizes[L.SIZE_NV]):
-            qLD[w, i, i] = M[w, i, i]
-            j = dof_i[i, L.DOF_PARENT]
-            while j >= 0:
-                qLD[w, i, j] = M[w, i, j]
-                j = dof_i[j, L.DOF_PARENT]
+    def copy_sparse(w, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
+        for a in range(qLD.shape[1]):
+            qLD[w, a] = M[w, a]
 
     @ti.func
     def factor(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template()):
-        """In place: qLD (a tree-sparse SPD matrix, lower part) <- its L^T D L factors."""
+        """In place: qLD (a tree-sparse SPD matrix) <- its L^T D L factors."""
         nv = sizes[L.SIZE_NV]
         for r in range(nv):
             k = nv - 1 - r
-            if qLD[w, k, k] < fp(1e-15):
-                qLD[w, k, k] = fp(1e-15)
-            dk = qLD[w, k, k]
+            kk = dof_i[k, L.DOF_MADR]
+            if qLD[w, kk] < fp(1e-15):
+                qLD[w, kk] = fp(1e-15)
+            dk = qLD[w, kk]
+            ki = kk + 1
             i = dof_i[k, L.DOF_PARENT]
             while i >= 0:
-                tmp = qLD[w, k, i] / dk
-                # row i over i and its ancestors: L(i, j) -= L(k, j) * tmp
-                j = i
-                while j >= 0:
-                    qLD[w, i, j] -= qLD[w, k, j] * tmp
-                    j = dof_i[j, L.DOF_PARENT]
-                qLD[w, k, i] = tmp
+                tmp = qLD[w, ki] / dk
+                # row i (i and its ancestors) -= tmp * the matching tail of row k
+                ii = dof_i[i, L.DOF_MADR]
+                for t in range(dof_i[i, L.DOF_MROWLEN]):
+                    qLD[w, ii + t] -= qLD[w, ki + t] * tmp
+                qLD[w, ki] = tmp
+                ki += 1
                 i = dof_i[i, L.DOF_PARENT]
 
     @ti.func
-    def solve(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), x: ti.template(), col: ti.template()):
+    def solve(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), x: ti.template(),
+              col: ti.template()):
         """x[w, :, col] <- (L^T D L)^-1 x[w, :, col], in place (x is a (nworld, nv, k) table)."""
         nv = sizes[L.SIZE_NV]
         for r in range(nv):
             i = nv - 1 - r
             xi = x[w, i, col]
-            j = dof_i[i, L.DOF_PARENT]
-            while j >= 0:
-                x[w, j, col] -= qLD[w, i, j] * xi
-                j = dof_i[j, L.DOF_PARENT]
+            if xi != 0:
+                a = dof_i[i, L.DOF_MADR] + 1
+                j = dof_i[i, L.DOF_PARENT]
+                while j >= 0:
+                    x[w, j, col] -= qLD[w, a] * xi
+                    a += 1
+                    j = dof_i[j, L.DOF_PARENT]
         for i in range(nv):
-            x[w, i, col] /= qLD[w, i, i]
+            x[w, i, col] /= qLD[w, dof_i[i, L.DOF_MADR]]
         for i in range(nv):
+            a = dof_i[i, L.DOF_MADR] + 1
             j = dof_i[i, L.DOF_PARENT]
             s = x[w, i, col]
             while j >= 0:
-                s -= qLD[w, i, j] * x[w, j, col]
+                s -= qLD[w, a] * x[w, j, col]
+                a += 1
                 j = dof_i[j, L.DOF_PARENT]
             x[w, i, col] = s
 
-    return types.SimpleNamespace(crb=crb, copy_sparse=copy_sparse, factor=factor, solve=solve)
+    @ti.func
+    def add_diag(w, qLD: ti.template(), dof_i: ti.template(), d, value):
+        qLD[w, dof_i[d, L.DOF_MADR]] += value
+
+    return types.SimpleNamespace(crb=crb, copy_sparse=copy_sparse, factor=factor, solve=solve, add_diag=add_diag)

@@ -58,9 +58,9 @@ def make_integrate(fp):
         """dof_d[:, SCRATCH] <- (M + h D + h^2 K)^-1 (qfrc_smooth - h K qvel); refactors qLD."""
         md = w % dof_f.shape[0]
         mj = w % jnt_f.shape[0]
-        inertia.copy_sparse(w, sizes, dof_i, qM, qLD)
+        inertia.copy_sparse(w, sizes, qM, qLD)
         for d in range(sizes[L.SIZE_NV]):
-            qLD[w, d, d] += h * dof_f[md, d, DAMPING]
+            inertia.add_diag(w, qLD, dof_i, d, h * dof_f[md, d, DAMPING])
             dof_d[w, d, SCRATCH] = dof_d[w, d, QFRC_SMOOTH]
         if with_stiffness:
             for j in range(sizes[L.SIZE_NJNT]):
@@ -68,7 +68,7 @@ def make_integrate(fp):
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                     d = jnt_i[j, L.JNT_DOFADR]
                     k = jnt_f[mj, j, J_STIFFNESS]
-                    qLD[w, d, d] += h * h * k
+                    inertia.add_diag(w, qLD, dof_i, d, h * h * k)
                     dof_d[w, d, SCRATCH] -= h * k * qvel[w, d]
         inertia.factor(w, sizes, dof_i, qLD)
         inertia.solve(w, sizes, dof_i, qLD, dof_d, SCRATCH)

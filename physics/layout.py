@@ -36,8 +36,8 @@ JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR = range(4)
 NJNT_I = 4
 JNT_F, NJNT_F = _columns(("pos", 3), ("axis", 3), ("stiffness", 1))
 
-DOF_BODY, DOF_JNT, DOF_PARENT = range(3)
-NDOF_I = 3
+DOF_BODY, DOF_JNT, DOF_PARENT, DOF_MADR, DOF_MROWLEN = range(5)
+NDOF_I = 5
 DOF_F, NDOF_F = _columns(("armature", 1), ("damping", 1), ("frictionloss", 1))
 
 Q_F, NQ_F = _columns(("qpos0", 1), ("qpos_spring", 1))
@@ -122,7 +122,8 @@ def pack_model(m: Model, dtype) -> dict:
     dof_i = np.zeros((_pad(m.nv), NDOF_I), np.int32)
     dof_f = np.zeros((_pad(m.nv), NDOF_F))
     for d in range(m.nv):
-        dof_i[d] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d])
+        rowlen = (m.dof_Madr[d + 1] if d + 1 < m.nv else m.nM) - m.dof_Madr[d]
+        dof_i[d] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d], m.dof_Madr[d], rowlen)
         dof_f[d] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d])
 
     q_f = np.zeros((_pad(m.nq), NQ_F))
@@ -180,8 +181,8 @@ def data_shapes(m: Model, num_envs: int) -> dict:
         body_d=(num_envs, m.nbody, NBODY_D),
         jnt_d=(num_envs, _pad(m.njnt), NJNT_D),
         dof_d=(num_envs, nv, NDOF_D),
-        qM=(num_envs, nv, nv),
-        qLD=(num_envs, nv, nv),
+        qM=(num_envs, _pad(m.nM)),
+        qLD=(num_envs, _pad(m.nM)),
         act_d=(num_envs, _pad(m.nu), NACT_D),
         ten_d=(num_envs, _pad(m.ntendon), NTEN_D),
     )

@@ -91,6 +91,7 @@ class Model:
     ntendon: int = 0
     nwrap: int = 0
     nkey: int = 0
+    nM: int = 0  # nonzeros of the tree-sparse mass matrix's lower triangle
 
     # bodies (nbody,)
     body_parentid: np.ndarray = _i(1)
@@ -128,6 +129,7 @@ class Model:
     dof_bodyid: np.ndarray = _i(0)
     dof_jntid: np.ndarray = _i(0)
     dof_parentid: np.ndarray = _i(0)  # parent dof in the tree, -1 at a root
+    dof_Madr: np.ndarray = _i(0)  # start of row i of sparse qM: (i, parent(i), parent(parent(i)), ...)
     dof_armature: np.ndarray = _f(0)  # [kg m^2] or [kg]
     dof_damping: np.ndarray = _f(0)  # [N m s/rad] or [N s/m]
     dof_frictionloss: np.ndarray = _f(0)  # [N m] or [N]

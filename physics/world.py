@@ -137,7 +137,7 @@ class World:
             key = {"joint_q": "qpos", "joint_qd": "qvel"}.get(name, name)
             return self._d[key].to_numpy()[:, : n[name]].copy()
         if name == "qM":
-            return self._d["qM"].to_numpy()[:, : m.nv, : m.nv].copy()
+            return self._dense_mass_matrix()
         if name == "body_q":
             return np.concatenate([self.get("xpos"), self.get("xquat")], axis=-1)
         if name not in L.DATA_VIEWS:
@@ -153,6 +153,21 @@ class World:
         return out.copy()
 
     # --- helpers ------------------------------------------------------------------------
+    def _dense_mass_matrix(self) -> np.ndarray:
+        m = self.model
+        rows, cols = [], []
+        for i in range(m.nv):
+            j = i
+            while j >= 0:
+                rows.append(i)
+                cols.append(j)
+                j = m.dof_parentid[j]
+        sparse = self._d["qM"].to_numpy()[:, : m.nM]
+        dense = np.zeros((self.num_envs, m.nv, m.nv), dtype=sparse.dtype)
+        dense[:, rows, cols] = sparse
+        dense[:, cols, rows] = sparse
+        return dense
+
     def _rows(self, value, n, what, env_ids):
         arr = _to_numpy(value, what)
         count = self.num_envs if env_ids is None else len(np.atleast_1d(env_ids))

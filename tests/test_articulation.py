@@ -60,8 +60,8 @@ def test_newton_views():
     slider = b.add_body(link, mass=1.0, inertia=(0.1, 0.1, 0.1))
     b.add_joint_prismatic(slider, axis=(1, 0, 0))
     m = b.finalize()
-    assert m.joint_q_start.tolist() == [0, 7, 11, 12]
-    assert m.joint_qd_start.tolist() == [0, 6, 9, 10]
+    assert m.joint_q_start.tolist() == [0, 7, 11, 12, 13]
+    assert m.joint_qd_start.tolist() == [0, 6, 9, 10, 11]
     assert m.joint_dof_dim.tolist() == [[3, 3], [0, 3], [0, 1], [1, 0]]
     assert np.allclose(m.joint_axis[9], [0, 1, 0]) and np.allclose(m.joint_axis[10], [1, 0, 0])
     assert m.joint_limit_lower[9] == -1 and m.joint_limit_upper[9] == 2 and np.isinf(m.joint_limit_upper[10])
