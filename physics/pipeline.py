@@ -13,23 +13,27 @@ import taichi as ti
 from .forward import make_forward
 from .integrate import make_integrate
 
-nd = ti.types.ndarray()
-
 
 @functools.lru_cache(maxsize=None)
 def make_kernels(fp):
     forward = make_forward(fp)
     step = make_integrate(fp)
+    # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
+    # than through untyped ndarray arguments.
+    i1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
+    i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
+    f2 = ti.types.ndarray(dtype=fp, ndim=2)
+    f3 = ti.types.ndarray(dtype=fp, ndim=3)
 
     @ti.kernel
     def forward_kernel(
         # Model:
-        sizes: nd, body_i: nd, jnt_i: nd, dof_i: nd, act_i: nd, ten_i: nd, wrap_i: nd,
-        body_f: nd, jnt_f: nd, dof_f: nd, q_f: nd, act_f: nd, ten_f: nd, wrap_f: nd, opt_f: nd,
+        sizes: i1, body_i: i2, jnt_i: i2, dof_i: i2, act_i: i2, ten_i: i2, wrap_i: i2,
+        body_f: f3, jnt_f: f3, dof_f: f3, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
         # Data in:
-        qpos: nd, qvel: nd, ctrl: nd, qfrc_applied: nd,
+        qpos: f2, qvel: f2, ctrl: f2, qfrc_applied: f2,
         # Data out:
-        qacc: nd, body_d: nd, jnt_d: nd, dof_d: nd, qM: nd, qLD: nd, act_d: nd, ten_d: nd,
+        qacc: f2, body_d: f3, jnt_d: f3, dof_d: f3, qM: f2, qLD: f2, act_d: f3, ten_d: f3,
     ):
         for w in range(qpos.shape[0]):
             forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
@@ -38,14 +42,14 @@ def make_kernels(fp):
     @ti.kernel
     def step_kernel(
         # Model:
-        sizes: nd, body_i: nd, jnt_i: nd, dof_i: nd, act_i: nd, ten_i: nd, wrap_i: nd,
-        body_f: nd, jnt_f: nd, dof_f: nd, q_f: nd, act_f: nd, ten_f: nd, wrap_f: nd, opt_f: nd,
+        sizes: i1, body_i: i2, jnt_i: i2, dof_i: i2, act_i: i2, ten_i: i2, wrap_i: i2,
+        body_f: f3, jnt_f: f3, dof_f: f3, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
         # Data in:
-        ctrl: nd, qfrc_applied: nd,
+        ctrl: f2, qfrc_applied: f2,
         # Data in/out:
-        qpos: nd, qvel: nd,
+        qpos: f2, qvel: f2,
         # Data out:
-        qacc: nd, qpos_start: nd, body_d: nd, jnt_d: nd, dof_d: nd, qM: nd, qLD: nd, act_d: nd, ten_d: nd,
+        qacc: f2, qpos_start: f2, body_d: f3, jnt_d: f3, dof_d: f3, qM: f2, qLD: f2, act_d: f3, ten_d: f3,
         nstep: ti.i32,
     ):
         for w in range(qpos.shape[0]):
