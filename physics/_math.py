@@ -87,7 +87,9 @@ def make_math(fp):
 
     @ti.func
     def quat_rotate(q, v):
-        return quat_to_mat(q) @ v
+        """Rotate v by unit q: v + 2 u x (u x v + w v), u = q's vector part."""
+        u = vec3(q[1], q[2], q[3])
+        return v + 2 * u.cross(u.cross(v) + q[0] * v)
 
     @ti.func
     def quat_normalize(q):

@@ -75,8 +75,9 @@ def make_kinematics(fp):
                 m.st(jnt_d, w, jadr, XAXIS, m.vec3(0, 0, 1))
             else:
                 p = body_i[b, L.BODY_PARENT]
-                pos = m.ld3(body_d, w, p, XPOS) + m.ld_mat3(body_d, w, p, XMAT) @ m.ld3(body_f, mb, b, B_POS)
-                quat = m.quat_mul(m.ld4(body_d, w, p, XQUAT), m.ld4(body_f, mb, b, B_QUAT))
+                pquat = m.ld4(body_d, w, p, XQUAT)
+                pos = m.ld3(body_d, w, p, XPOS) + m.quat_rotate(pquat, m.ld3(body_f, mb, b, B_POS))
+                quat = m.quat_mul(pquat, m.ld4(body_f, mb, b, B_QUAT))
                 for j in range(jadr, jadr + jnum):
                     jtype = jnt_i[j, L.JNT_TYPE]
                     a = jnt_i[j, L.JNT_QPOSADR]
