@@ -15,7 +15,7 @@ import taichi as ti
 
 from . import layout as L
 from ._math import make_math
-from .model import BIAS_AFFINE, DSBL_CLAMPCTRL, GAIN_AFFINE, TRN_JOINT
+from .model import BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, GAIN_AFFINE, TRN_JOINT
 
 GAINPRM, BIASPRM, GEAR = L.ACT_F["gainprm"][0], L.ACT_F["biasprm"][0], L.ACT_F["gear"][0]
 CTRLRANGE, FORCERANGE = L.ACT_F["ctrlrange"][0], L.ACT_F["forcerange"][0]
@@ -64,6 +64,8 @@ def make_actuation(fp):
                 force += act_f[ma, u, BIASPRM] + act_f[ma, u, BIASPRM + 1] * length + act_f[ma, u, BIASPRM + 2] * velocity
             if act_i[u, L.ACT_FORCELIMITED] != 0:
                 force = ti.min(ti.max(force, act_f[ma, u, FORCERANGE]), act_f[ma, u, FORCERANGE + 1])
+            if (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) != 0:
+                force = fp(0.0)
             act_d[w, u, A_FORCE] = force
             act_d[w, u, A_LENGTH] = length
             act_d[w, u, A_VELOCITY] = velocity

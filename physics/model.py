@@ -34,9 +34,12 @@ TRN_JOINT, TRN_TENDON = 0, 3
 GAIN_FIXED, GAIN_AFFINE = 0, 1
 BIAS_NONE, BIAS_AFFINE = 0, 1
 
-# Disable flags (bits as mjtDisableBit) that the smooth pipeline honours.
-DSBL_CONSTRAINT, DSBL_PASSIVE, DSBL_GRAVITY, DSBL_CLAMPCTRL = 1, 32, 64, 256
-DSBL_EULERDAMP = 1 << 15
+# Disable flags (bits as mjtDisableBit) that the pipeline honours. Springs and dampers
+# (MuJoCo's two passive-force flags) are switched off together.
+DSBL_CONSTRAINT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, DSBL_CONTACT = 1, 2, 4, 8, 16
+DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY, DSBL_CLAMPCTRL = 32, 64, 128, 256
+DSBL_ACTUATION, DSBL_EULERDAMP = 2048, 1 << 15
+DSBL_PASSIVE = DSBL_SPRING | DSBL_DAMPER
 
 
 def _f(*shape):
@@ -58,8 +61,18 @@ class Option:
     viscosity: float = 0.0  # fluid viscosity [Pa s]
     integrator: int = INT_EULER
     disableflags: int = 0
-    iterations: int = 100  # constraint solver iterations
+    enableflags: int = 0
+    # Constraint-solver settings, named as mjOption.
+    solver: str = "Newton"  # PGS, CG or Newton
+    cone: str = "pyramidal"  # pyramidal or elliptic friction cones
+    jacobian: str = "auto"  # dense, sparse or auto
+    iterations: int = 100
     tolerance: float = 1e-8
+    ls_iterations: int = 50
+    ls_tolerance: float = 0.01
+    noslip_iterations: int = 0
+    noslip_tolerance: float = 1e-6
+    impratio: float = 1.0
 
     def __setattr__(self, name, value):
         # A Model's options are part of the Model, so they are frozen with it; the

@@ -150,7 +150,7 @@ def make_passive(fp):
     ):
         for d in range(sizes[L.SIZE_NV]):
             dof_d[w, d, QFRC_PASSIVE] = 0
-        if (sizes[L.SIZE_DISABLE] & DSBL_PASSIVE) == 0:
+        if (sizes[L.SIZE_DISABLE] & DSBL_PASSIVE) != DSBL_PASSIVE:
             joint_springs_dampers(w, sizes, jnt_i, jnt_f, dof_f, q_f, qpos, qvel, dof_d)
             joint_friction_smooth(w, sizes, dof_f, opt_f, qvel, dof_d)
             tendon_springs_dampers(w, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, opt_f, ten_d, dof_d)

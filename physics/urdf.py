@@ -26,14 +26,14 @@ errors in both modes, since dropping them would change the robot's motion.
 from __future__ import annotations
 
 import re
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
-from xml.parsers import expat
 
 import numpy as np
 
+from ._xml import Node as _Node
+from ._xml import XmlReader, parse_xml
 from .builder import ModelBuilder
 from .errors import ModelError
 from .model import Model
@@ -47,41 +47,6 @@ _ROOT_JOINT = "root_joint"
 # controller); accepted and dropped without a warning.
 _NO_EFFECT = {"calibration": {"rising", "falling", "reference_position"},
               "safety_controller": {"soft_lower_limit", "soft_upper_limit", "k_position", "k_velocity"}}
-
-
-@dataclass
-class _Node:
-    tag: str
-    attrib: dict
-    line: int
-    children: list = field(default_factory=list)
-
-    def all(self, tag: str) -> list:
-        return [c for c in self.children if c.tag == tag]
-
-
-def _parse_xml(text, file: str) -> _Node:
-    """Parse with expat so that every element keeps the line it starts on."""
-    parser = expat.ParserCreate()
-    stack: list[_Node] = []
-    top: list[_Node] = []
-
-    def start(tag, attrs):
-        node = _Node(tag, dict(attrs), parser.CurrentLineNumber)
-        (stack[-1].children if stack else top).append(node)
-        stack.append(node)
-
-    def end(tag):
-        stack.pop()
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    try:
-        parser.Parse(text, True)
-    except expat.ExpatError as e:
-        raise ModelError(f"malformed XML: {expat.ErrorString(e.code)} (column {e.offset + 1})",
-                         file=file, line=e.lineno) from None
-    return top[0]
 
 
 @dataclass
@@ -108,27 +73,15 @@ class _Joint:
     friction: float = 0.0
 
 
-class _Reader:
+class _Reader(XmlReader):
+    format = "URDF"
+
     def __init__(self, file: str, strict: bool):
-        self.file = file
-        self.strict = strict
-        self.ignored: list[tuple[int, str]] = []
+        super().__init__(file, strict)
         self.robot = "robot"
         self.materials: dict[str, Optional[np.ndarray]] = {}
         self.links: dict[str, _Link] = {}
         self.joints: dict[str, _Joint] = {}
-
-    # --- reporting ----------------------------------------------------------------
-    def error(self, message, node: Optional[_Node] = None, element=None, attribute=None, line=None):
-        return ModelError(message, file=self.file, element=element, attribute=attribute,
-                          line=line if line is not None else (node.line if node is not None else None))
-
-    def unsupported(self, what: str, node: _Node, element=None, attribute=None):
-        """Unsupported content: an error when strict, otherwise recorded for the warning."""
-        if self.strict:
-            raise self.error(f"{what} is not supported; pass strict=False to ignore it", node, element, attribute)
-        where = f" in {element}" if element else ""
-        self.ignored.append((node.line, f"line {node.line}: {what}{where}"))
 
     def check(self, node: _Node, element: str, attrs=(), children=()) -> None:
         """Flag attributes and child elements this importer does not know."""
@@ -157,13 +110,7 @@ class _Reader:
             if default is None:
                 raise self.error(f"<{node.tag}> needs attribute '{attr}'", node, element, attr)
             return np.array(default, dtype=float)
-        try:
-            values = np.array([float(t) for t in raw.split()], dtype=float)
-        except ValueError:
-            raise self.error(f"expected {n} number(s), got {raw!r}", node, element, attr) from None
-        if values.size != n or not np.all(np.isfinite(values)):
-            raise self.error(f"expected {n} finite number(s), got {raw!r}", node, element, attr)
-        return values
+        return self.parse_floats(raw, node, attr, element, (n,))
 
     def number(self, node: _Node, attr: str, element: str, default=None, minimum=None) -> float:
         value = float(self.floats(node, attr, 1, element, None if default is None else [default])[0])
@@ -533,12 +480,9 @@ class _Reader:
 
 def _load(text, file: str, strict: bool, floating: Optional[bool]) -> Model:
     reader = _Reader(file, strict)
-    root = _parse_xml(text, file)
+    root = parse_xml(text, file)
     model = reader.finalize(reader.read(root, floating))
-    if reader.ignored:
-        items = [text for _, text in sorted(reader.ignored, key=lambda item: item[0])]
-        warnings.warn(f"{file}: ignored {len(items)} unsupported URDF item(s): " + "; ".join(items),
-                      UserWarning, stacklevel=3)
+    reader.warn_ignored()
     return model
 
 
