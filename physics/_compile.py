@@ -7,6 +7,7 @@ import copy
 import numpy as np
 
 from . import model as M
+from ._invweight import invweight0
 from .errors import ModelError
 
 _MINVAL = 1e-15
@@ -210,6 +211,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         key_name=[k[0] for k in keys],
         visual=dict(b.visual),
     )
+    model.body_invweight0, model.dof_invweight0, model.tendon_invweight0 = invweight0(model)
     return model.freeze()
 
 

@@ -1,5 +1,5 @@
 """forward(): every derived quantity of one world's state, ending with qacc
-(MuJoCo's mj_forward without constraints): positions, velocities, actuation, bias and
+(MuJoCo's mj_forward): positions, velocities, actuation, bias and
 passive forces, the mass matrix and its factorization, and M qacc = qfrc_smooth."""
 
 
@@ -10,6 +10,7 @@ import taichi as ti
 from . import layout as L
 from .actuation import make_actuation
 from .bias import make_bias
+from .constraint import make_constraint
 from .inertia import make_inertia
 from .kinematics import make_kinematics
 from .passive import make_passive
@@ -25,11 +26,13 @@ def make_forward(fp):
     bias = make_bias(fp)
     passive = make_passive(fp)
     act = make_actuation(fp)
+    cons = make_constraint(fp)
 
     @ti.func
     def forward(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), act_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(),
                 body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), act_f: ti.template(), ten_f: ti.template(), wrap_f: ti.template(), opt_f: ti.template(),
-                qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template()):
+                qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template(),
+                efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         # position
         kin.normalize_quats(w, sizes, jnt_i, qpos)
         kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
@@ -52,5 +55,8 @@ def make_forward(fp):
         inertia.solve(w, sizes, dof_i, qLD, dof_d, SCRATCH)
         for d in range(sizes[L.SIZE_NV]):
             qacc[w, d] = dof_d[w, d, SCRATCH]
+        # constraints
+        cons.constraint(w, sizes, jnt_i, dof_i, jnt_f, dof_f, opt_f, qpos, qvel, qacc, dof_d, qLD, efc_J, efc_Y, efc_f,
+                        efc_n)
 
     return forward

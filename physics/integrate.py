@@ -19,6 +19,7 @@ from .inertia import make_inertia
 from .model import DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4, JNT_FREE, JNT_HINGE, JNT_SLIDE
 
 QFRC_SMOOTH, SCRATCH, DX_VEL = L.DOF_D["qfrc_smooth"][0], L.DOF_D["scratch"][0], L.DOF_D["dx_vel"][0]
+QFRC_CONSTRAINT = L.DOF_D["qfrc_constraint"][0]
 QACC_RK, QVEL_RK, QVEL_START = L.DOF_D["qacc_rk"][0], L.DOF_D["qvel_rk"][0], L.DOF_D["qvel_start"][0]
 TIMESTEP = L.OPT_F["timestep"][0]
 DAMPING = L.DOF_F["damping"][0]
@@ -61,7 +62,7 @@ def make_integrate(fp):
         inertia.copy_sparse(w, sizes, qM, qLD)
         for d in range(sizes[L.SIZE_NV]):
             inertia.add_diag(w, qLD, dof_i, d, h * dof_f[md, d, DAMPING])
-            dof_d[w, d, SCRATCH] = dof_d[w, d, QFRC_SMOOTH]
+            dof_d[w, d, SCRATCH] = dof_d[w, d, QFRC_SMOOTH] + dof_d[w, d, QFRC_CONSTRAINT]
         if with_stiffness:
             for j in range(sizes[L.SIZE_NJNT]):
                 jtype = jnt_i[j, L.JNT_TYPE]
@@ -85,7 +86,8 @@ def make_integrate(fp):
     @ti.func
     def step(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), act_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(),
              body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), act_f: ti.template(), ten_f: ti.template(), wrap_f: ti.template(), opt_f: ti.template(),
-             qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), qpos_start: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template()):
+             qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), qpos_start: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template(),
+             efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """One time step of world w: forward() at the current state, then integration."""
         h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
         nv = sizes[L.SIZE_NV]
@@ -110,7 +112,8 @@ def make_integrate(fp):
                     qpos[w, i] = qpos_start[w, i]
                 integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
             forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
-                    wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d)
+                    wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d,
+                    efc_J, efc_Y, efc_f, efc_n)
             if nstage == 4:
                 for d in range(nv):
                     dof_d[w, d, QVEL_RK + stage] = qvel[w, d]

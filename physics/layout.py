@@ -26,19 +26,21 @@ def _columns(*spec):
 
 # --- model tables -----------------------------------------------------------------
 SIZE_NBODY, SIZE_NJNT, SIZE_NQ, SIZE_NV, SIZE_NU, SIZE_NTENDON, SIZE_INTEGRATOR, SIZE_DISABLE = range(8)
-NSIZES = 8
+SIZE_NEFC, SIZE_ITERATIONS = 8, 9  # constraint-row capacity per env; solver iterations
+NSIZES = 10
 
 BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = range(6)
 NBODY_I = 6
 BODY_F, NBODY_F = _columns(("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), ("mass", 1), ("inertia", 3))
 
-JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR = range(4)
-NJNT_I = 4
-JNT_F, NJNT_F = _columns(("pos", 3), ("axis", 3), ("stiffness", 1))
+JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR, JNT_LIMITED = range(5)
+NJNT_I = 5
+JNT_F, NJNT_F = _columns(("pos", 3), ("axis", 3), ("stiffness", 1), ("range", 2), ("margin", 1), ("solref", 2),
+                         ("solimp", 5))
 
 DOF_BODY, DOF_JNT, DOF_PARENT, DOF_MADR, DOF_MROWLEN = range(5)
 NDOF_I = 5
-DOF_F, NDOF_F = _columns(("armature", 1), ("damping", 1), ("frictionloss", 1))
+DOF_F, NDOF_F = _columns(("armature", 1), ("damping", 1), ("frictionloss", 1), ("invweight0", 1))
 
 Q_F, NQ_F = _columns(("qpos0", 1), ("qpos_spring", 1))
 
@@ -53,7 +55,7 @@ TEN_F, NTEN_F = _columns(("stiffness", 1), ("damping", 1), ("frictionloss", 1), 
 WRAP_OBJID = 0  # the int table holds the joint id of each term, the float table its coefficient
 
 OPT_F, NOPT_F = _columns(("timestep", 1), ("gravity", 3), ("wind", 3), ("density", 1), ("viscosity", 1),
-                         ("friction_smoothing", 1))
+                         ("friction_smoothing", 1), ("tolerance", 1), ("impratio", 1))
 
 # --- per-world data tables ------------------------------------------------------------
 BODY_D, NBODY_D = _columns(
@@ -64,7 +66,14 @@ JNT_D, NJNT_D = _columns(("xanchor", 3), ("xaxis", 3))
 DOF_D, NDOF_D = _columns(
     ("cdof", 6), ("cdof_dot", 6), ("qfrc_bias", 1), ("qfrc_passive", 1), ("qfrc_actuator", 1),
     ("qfrc_smooth", 1), ("qacc_rk", 4), ("qvel_rk", 4), ("qvel_start", 1), ("dx_vel", 1), ("scratch", 1),
+    ("qacc_smooth", 1), ("qfrc_constraint", 1), ("qacc_warmstart", 1), ("constraint_vel", 1),
 )
+# Constraint rows of one env (MuJoCo's efc_* arrays), up to the SIZE_NEFC capacity.
+EFC_F, NEFC_F = _columns(
+    ("type", 1), ("id", 1), ("pos", 1), ("margin", 1), ("diagA", 1), ("R", 1), ("K", 1), ("B", 1), ("imp", 1),
+    ("aref", 1), ("vel", 1), ("force", 1), ("AR", 1), ("lower", 1), ("upper", 1), ("solref", 2), ("solimp", 5),
+)
+EFC_N, EFC_OVERFLOW = 0, 1  # columns of efc_n: active rows, rows that did not fit
 ACT_D, NACT_D = _columns(("force", 1), ("length", 1), ("velocity", 1))
 TEN_D, NTEN_D = _columns(("length", 1), ("velocity", 1))
 
@@ -72,7 +81,8 @@ TEN_D, NTEN_D = _columns(("length", 1), ("velocity", 1))
 DATA_VIEWS = {
     **{k: ("body_d", a, w) for k, (a, w) in BODY_D.items() if k not in ("cacc", "cfrc")},
     **{k: ("jnt_d", a, w) for k, (a, w) in JNT_D.items()},
-    **{k: ("dof_d", a, w) for k, (a, w) in DOF_D.items() if not k.endswith("_rk") and k not in ("qvel_start", "dx_vel", "scratch")},
+    **{k: ("dof_d", a, w) for k, (a, w) in DOF_D.items()
+       if not k.endswith("_rk") and k not in ("qvel_start", "dx_vel", "scratch", "constraint_vel")},
     "actuator_force": ("act_d", 0, 1),
     "actuator_length": ("act_d", 1, 1),
     "actuator_velocity": ("act_d", 2, 1),
@@ -90,10 +100,19 @@ def _pad(n):
     return max(int(n), 1)
 
 
-def pack_model(m: Model, dtype) -> dict:
+def limit_rows(m: Model) -> int:
+    """Most joint-limit rows an env can have: two per limited hinge or slide (both sides
+    can be within the margin), one per limited ball joint."""
+    limited = np.asarray(m.jnt_limited, bool)
+    ball = np.asarray(m.jnt_type) == 1
+    return int(2 * np.count_nonzero(limited & ~ball) + np.count_nonzero(limited & ball))
+
+
+def pack_model(m: Model, dtype, nefc_capacity: int = 0) -> dict:
     """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
     integrator = m.opt.integrator
-    sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags], np.int32)
+    sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
+                      nefc_capacity, m.opt.iterations], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -114,7 +133,11 @@ def pack_model(m: Model, dtype) -> dict:
     jnt_i = np.zeros((_pad(m.njnt), NJNT_I), np.int32)
     jnt_f = np.zeros((_pad(m.njnt), NJNT_F))
     for j in range(m.njnt):
-        jnt_i[j] = (m.jnt_type[j], m.jnt_bodyid[j], m.jnt_qposadr[j], m.jnt_dofadr[j])
+        jnt_i[j] = (m.jnt_type[j], m.jnt_bodyid[j], m.jnt_qposadr[j], m.jnt_dofadr[j], m.jnt_limited[j])
+        _put(jnt_f, j, JNT_F, "range", m.jnt_range[j])
+        _put(jnt_f, j, JNT_F, "margin", m.jnt_margin[j])
+        _put(jnt_f, j, JNT_F, "solref", m.jnt_solref[j])
+        _put(jnt_f, j, JNT_F, "solimp", m.jnt_solimp[j])
         _put(jnt_f, j, JNT_F, "pos", m.jnt_pos[j])
         _put(jnt_f, j, JNT_F, "axis", m.jnt_axis[j])
         _put(jnt_f, j, JNT_F, "stiffness", m.jnt_stiffness[j])
@@ -124,7 +147,7 @@ def pack_model(m: Model, dtype) -> dict:
     for d in range(m.nv):
         rowlen = (m.dof_Madr[d + 1] if d + 1 < m.nv else m.nM) - m.dof_Madr[d]
         dof_i[d] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d], m.dof_Madr[d], rowlen)
-        dof_f[d] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d])
+        dof_f[d] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d], m.dof_invweight0[d])
 
     q_f = np.zeros((_pad(m.nq), NQ_F))
     q_f[: m.nq, 0] = m.qpos0
@@ -161,6 +184,8 @@ def pack_model(m: Model, dtype) -> dict:
     _put(opt_f, 0, OPT_F, "density", m.opt.density)
     _put(opt_f, 0, OPT_F, "viscosity", m.opt.viscosity)
     _put(opt_f, 0, OPT_F, "friction_smoothing", 1000.0)
+    _put(opt_f, 0, OPT_F, "tolerance", m.opt.tolerance)
+    _put(opt_f, 0, OPT_F, "impratio", m.opt.impratio)
 
     floats = dict(body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f)
     out = {k: v[None].astype(dtype) for k, v in floats.items()}  # leading axis: shared row
@@ -168,9 +193,10 @@ def pack_model(m: Model, dtype) -> dict:
     return out
 
 
-def data_shapes(m: Model, num_envs: int) -> dict:
+def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:
     """Shapes of the per-world data tables."""
     nv = _pad(m.nv)
+    nefc = _pad(nefc_capacity)
     return dict(
         qpos=(num_envs, _pad(m.nq)),
         qvel=(num_envs, nv),
@@ -185,4 +211,7 @@ def data_shapes(m: Model, num_envs: int) -> dict:
         qLD=(num_envs, _pad(m.nM)),
         act_d=(num_envs, _pad(m.nu), NACT_D),
         ten_d=(num_envs, _pad(m.ntendon), NTEN_D),
+        efc_J=(num_envs, nefc, nv),
+        efc_Y=(num_envs, nefc, nv),
+        efc_f=(num_envs, nefc, NEFC_F),
     )

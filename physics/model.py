@@ -10,6 +10,7 @@ URDF importers call) and is immutable afterwards: its arrays are made read-only.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -38,7 +39,7 @@ BIAS_NONE, BIAS_AFFINE = 0, 1
 # (MuJoCo's two passive-force flags) are switched off together.
 DSBL_CONSTRAINT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, DSBL_CONTACT = 1, 2, 4, 8, 16
 DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY, DSBL_CLAMPCTRL = 32, 64, 128, 256
-DSBL_ACTUATION, DSBL_EULERDAMP = 2048, 1 << 15
+DSBL_WARMSTART, DSBL_ACTUATION, DSBL_REFSAFE, DSBL_EULERDAMP = 512, 2048, 4096, 1 << 15
 DSBL_PASSIVE = DSBL_SPRING | DSBL_DAMPER
 
 
@@ -122,6 +123,8 @@ class Model:
     body_subtreemass: np.ndarray = _f(1)  # [kg]
     body_inertia: np.ndarray = _f(1, 3)  # principal moments about the com [kg m^2]
     body_name: list = field(default_factory=lambda: ["world"])
+    # inverse weights at qpos0 (translation, rotation), scaling soft constraints
+    body_invweight0: np.ndarray = _f(1, 2)
 
     # joints (njnt,)
     jnt_type: np.ndarray = _i(0)
@@ -146,6 +149,7 @@ class Model:
     dof_armature: np.ndarray = _f(0)  # [kg m^2] or [kg]
     dof_damping: np.ndarray = _f(0)  # [N m s/rad] or [N s/m]
     dof_frictionloss: np.ndarray = _f(0)  # [N m] or [N]
+    dof_invweight0: np.ndarray = _f(0)  # inverse inertia of the dof at qpos0
 
     # generalized coordinates (nq,)
     qpos0: np.ndarray = _f(0)  # reference configuration (joint ref)
@@ -186,6 +190,7 @@ class Model:
     tendon_lengthspring: np.ndarray = _f(0, 2)  # spring dead band (low, high) [m]
     tendon_length0: np.ndarray = _f(0)  # length at qpos0 [m]
     tendon_name: list = field(default_factory=list)
+    tendon_invweight0: np.ndarray = _f(0)
     wrap_objid: np.ndarray = _i(0)  # joint id of each term
     wrap_prm: np.ndarray = _f(0)  # coefficient of each term
 
@@ -227,6 +232,20 @@ class Model:
     def freeze(self) -> "Model":
         object.__setattr__(self, "_frozen", True)
         return self
+
+    def with_options(self, **changes) -> "Model":
+        """A copy of this model whose options differ by ``changes`` (the arrays are
+        shared: they are read-only). Example: ``model.with_options(timestep=0.001)``."""
+        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(Option)})
+        if unknown:
+            raise AttributeError(f"unknown option(s) {unknown}; options are {[f.name for f in dataclasses.fields(Option)]}")
+        opt = copy.deepcopy(self.opt)
+        object.__setattr__(opt, "_frozen", False)
+        for key, value in changes.items():
+            setattr(opt, key, np.asarray(value, dtype=float) if isinstance(getattr(opt, key), np.ndarray) else value)
+        out = copy.copy(self)
+        object.__setattr__(out, "opt", opt.freeze())
+        return out
 
     # --- name lookups -------------------------------------------------------------
     def body(self, name: str) -> int:

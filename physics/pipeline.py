@@ -34,10 +34,12 @@ def make_kernels(fp):
         qpos: f2, qvel: f2, ctrl: f2, qfrc_applied: f2,
         # Data out:
         qacc: f2, body_d: f3, jnt_d: f3, dof_d: f3, qM: f2, qLD: f2, act_d: f3, ten_d: f3,
+        efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
     ):
         for w in range(qpos.shape[0]):
             forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
-                    wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d)
+                    wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d,
+                    efc_J, efc_Y, efc_f, efc_n)
 
     @ti.kernel
     def step_kernel(
@@ -50,12 +52,13 @@ def make_kernels(fp):
         qpos: f2, qvel: f2,
         # Data out:
         qacc: f2, qpos_start: f2, body_d: f3, jnt_d: f3, dof_d: f3, qM: f2, qLD: f2, act_d: f3, ten_d: f3,
+        efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
         nstep: ti.i32,
     ):
         for w in range(qpos.shape[0]):
             for _ in range(nstep):
                 step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
                      wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d, jnt_d, dof_d, qM, qLD,
-                     act_d, ten_d)
+                     act_d, ten_d, efc_J, efc_Y, efc_f, efc_n)
 
     return types.SimpleNamespace(forward=forward_kernel, step=step_kernel)

@@ -47,13 +47,16 @@ class World:
         self._fp, self.dtype = _PRECISIONS[precision]
         self._kernels = make_kernels(self._fp)
 
-        packed = L.pack_model(model, self.dtype)
+        self.nefc_capacity = L.limit_rows(model)
+        packed = L.pack_model(model, self.dtype, self.nefc_capacity)
         self._m = {}
         for name in _MODEL_INT:
             self._m[name] = _upload(packed[name], ti.i32)
         for name in _MODEL_FLOAT:
             self._m[name] = _upload(packed[name], self._fp)
-        self._d = {name: ti.ndarray(self._fp, shape) for name, shape in L.data_shapes(model, self.num_envs).items()}
+        shapes = L.data_shapes(model, self.num_envs, self.nefc_capacity)
+        self._d = {name: ti.ndarray(self._fp, shape) for name, shape in shapes.items()}
+        self._efc_n = ti.ndarray(ti.i32, (self.num_envs, 2))
         self.time = np.zeros(self.num_envs)
         self.reset()
 
@@ -68,11 +71,16 @@ class World:
             self.set_ctrl(np.zeros((self.num_envs, m.nu)))
             self._write("qfrc_applied", zeros_v)
             self.time[:] = 0
+            ids = np.arange(self.num_envs)
         else:
             ids = np.asarray(env_ids)
             self.set_state(qpos=qpos[ids], qvel=zeros_v[ids], env_ids=ids)
             self.set_ctrl(np.zeros((len(ids), m.nu)), env_ids=ids)
             self.time[ids] = 0
+        # a reset world starts its constraint solver cold, as MuJoCo's mj_resetData
+        dof_d = self._d["dof_d"].to_numpy()
+        dof_d[ids, :, L.DOF_D["qacc_warmstart"][0]] = 0
+        self._d["dof_d"].from_numpy(dof_d)
 
     def set_state(self, qpos=None, qvel=None, *, env_ids=None) -> None:
         """Set generalized positions (num_envs, nq) and/or velocities (num_envs, nv).
@@ -102,6 +110,7 @@ class World:
             *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
             d["qpos"], d["qvel"], d["ctrl"], d["qfrc_applied"],
             d["qacc"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"], d["ten_d"],
+            d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n,
         )
 
     def step(self, n: int = 1) -> None:
@@ -114,7 +123,7 @@ class World:
             *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
             d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
             d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
-            d["ten_d"], n,
+            d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, n,
         )
         self.time += n * self.model.opt.timestep
 
@@ -125,8 +134,11 @@ class World:
         Names follow mjData: qpos, qvel, qacc, ctrl, qfrc_applied, qM, xpos, xquat, xmat,
         xipos, ximat, subtree_com, cinert, crb, cvel, cdof, cdof_dot, xanchor, xaxis,
         qfrc_bias, qfrc_passive, qfrc_actuator, qfrc_smooth, actuator_force,
-        actuator_length, actuator_velocity, ten_length, ten_velocity, time; and the
-        articulation view joint_q, joint_qd, body_q (position and quaternion per body).
+        actuator_length, actuator_velocity, ten_length, ten_velocity, time; the
+        constraint quantities qacc_smooth, qfrc_constraint, nefc (active rows per env),
+        efc_overflow (rows that did not fit), efc_force, efc_pos, efc_type, efc_id...
+        (num_envs, capacity; rows past nefc are zero); and the articulation view
+        joint_q, joint_qd, body_q (position and quaternion per body).
         """
         m = self.model
         n = {"qpos": m.nq, "joint_q": m.nq, "qvel": m.nv, "joint_qd": m.nv, "qacc": m.nv, "ctrl": m.nu,
@@ -140,8 +152,16 @@ class World:
             return self._dense_mass_matrix()
         if name == "body_q":
             return np.concatenate([self.get("xpos"), self.get("xquat")], axis=-1)
+        if name in ("nefc", "efc_overflow"):
+            return self._efc_n.to_numpy()[:, 0 if name == "nefc" else 1].copy()
+        if name.startswith("efc_") and name[4:] in L.EFC_F:
+            # rows past each env's nefc are stale; they are zeroed here
+            out = self._d["efc_f"].to_numpy()[:, : self.nefc_capacity, L.EFC_F[name[4:]][0]].copy()
+            out[np.arange(self.nefc_capacity)[None, :] >= self._efc_n.to_numpy()[:, :1]] = 0
+            return out
         if name not in L.DATA_VIEWS:
-            known = sorted([*n, "qM", "time", "body_q", *L.DATA_VIEWS])
+            known = sorted([*n, "qM", "time", "body_q", "nefc", "efc_overflow", *L.DATA_VIEWS,
+                            *(f"efc_{k}" for k in L.EFC_F)])
             raise WorldError(f"unknown quantity {name!r}; known: {known}")
         table, start, width = L.DATA_VIEWS[name]
         rows = {"body_d": m.nbody, "jnt_d": m.njnt, "dof_d": m.nv, "act_d": m.nu, "ten_d": m.ntendon}[table]

@@ -63,6 +63,14 @@ def model_from_mujoco(mjm) -> physics.Model:
     return b.finalize()
 
 
+def smooth(model: physics.Model) -> physics.Model:
+    """The model with constraints disabled: its smooth dynamics, for comparison with
+    mujoco run under ``mjDSBL_CONSTRAINT``."""
+    from physics.model import DSBL_CONSTRAINT
+
+    return model.with_options(disableflags=model.opt.disableflags | DSBL_CONSTRAINT)
+
+
 def random_state(mjm, rng, scale=1.0):
     """A random (qpos, qvel) of a compiled MjModel: joint angles within +-scale rad,
     random unit quaternions, random velocities."""

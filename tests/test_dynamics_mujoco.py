@@ -11,7 +11,7 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import GYM_MODELS, gym_asset
-from oracle import random_state, rel_err, rk4_step
+from oracle import random_state, rel_err, rk4_step, smooth
 
 import physics
 
@@ -33,7 +33,7 @@ def test_smooth_quantities_match_mujoco(name, device):
     path = gym_asset(name)
     mjm = mujoco.MjModel.from_xml_path(path)
     mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT  # smooth dynamics only
-    model = physics.load_model(path)
+    model = smooth(physics.load_model(path))
     world = physics.World(model, num_envs=NENV, device=device, precision="float64")
     rng = np.random.default_rng(7)
     states = [random_state(mjm, rng) for _ in range(NENV)]
@@ -59,7 +59,7 @@ def _trajectory(name, device, nstep=200):
     path = gym_asset(name)
     mjm = mujoco.MjModel.from_xml_path(path)
     mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
-    world = physics.World(physics.load_model(path), num_envs=2, device=device, precision="float64")
+    world = physics.World(smooth(physics.load_model(path)), num_envs=2, device=device, precision="float64")
     rng = np.random.default_rng(3)
     states = [random_state(mjm, rng, scale=0.3) for _ in range(2)]
     ctrl = rng.uniform(-1, 1, size=(2, mjm.nu))

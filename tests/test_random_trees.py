@@ -9,7 +9,7 @@ after 200 steps of Euler and of RK4 <= 1e-5 (roundoff grows along the trajectory
 import mujoco
 import numpy as np
 import pytest
-from oracle import random_state, rel_err
+from oracle import random_state, rel_err, smooth
 
 import physics
 
@@ -60,7 +60,7 @@ def _load_both(tmp_path, xml):
     path.write_text(xml)
     mjm = mujoco.MjModel.from_xml_path(str(path))
     mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
-    return mjm, physics.load_model(str(path))
+    return mjm, smooth(physics.load_model(str(path)))
 
 
 @pytest.mark.parametrize("seed", range(NTREES))

@@ -1,0 +1,304 @@
+"""Constraints of one world: rows, MuJoCo's soft-constraint model, and the PGS solver.
+
+After the smooth dynamics have produced qacc_smooth = M^-1 qfrc_smooth, every active
+constraint becomes a row i with Jacobian J_i, a position residual r_i and MuJoCo's
+solref/solimp parameters. The soft-constraint model (Todorov 2014) gives each row
+
+    impedance  d_i = solimp sigmoid of |r_i - margin_i|
+    regularizer R_i = (1 - d_i) / d_i * A_ii,  A_ii ~ J_i M^-1 J_i^T  (from *_invweight0)
+    reference  aref_i = -B_i J_i qvel - K_i d_i (r_i - margin_i)
+
+and the constraint forces f minimise the dual  1/2 f^T (A + R) f + f^T (J qacc_smooth - aref)
+under each row's bounds (unilateral rows f >= 0). Projected Gauss-Seidel solves it row by
+row; A is never formed: the solver keeps v = M^-1 J^T f, so (A f)_i = J_i . v, which costs
+O(nv) per row update instead of O(nefc) and needs no nefc x nefc buffer per env. The warm
+start maps the previous step's acceleration back to forces, as MuJoCo does.
+
+Rows today: joint limits (hinge, slide, ball). Rows are numbered by MuJoCo's mjtConstraint.
+"""
+
+import functools
+import types
+
+import taichi as ti
+
+from . import layout as L
+from ._math import make_math
+from .inertia import make_inertia
+from .model import DSBL_CONSTRAINT, DSBL_LIMIT, DSBL_REFSAFE, DSBL_WARMSTART, JNT_BALL, JNT_HINGE, JNT_SLIDE
+
+CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON = 0, 1, 2, 3, 4
+CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL, CNSTR_CONTACT_ELLIPTIC = 5, 6, 7
+_MINVAL, _MINIMP, _MAXIMP = 1e-15, 1e-4, 0.9999
+
+E = {k: v[0] for k, v in L.EFC_F.items()}
+QACC_SMOOTH, QFRC_CONSTRAINT = L.DOF_D["qacc_smooth"][0], L.DOF_D["qfrc_constraint"][0]
+QACC_WARMSTART, CVEL = L.DOF_D["qacc_warmstart"][0], L.DOF_D["constraint_vel"][0]
+J_RANGE, J_MARGIN = L.JNT_F["range"][0], L.JNT_F["margin"][0]
+J_SOLREF, J_SOLIMP = L.JNT_F["solref"][0], L.JNT_F["solimp"][0]
+INVWEIGHT = L.DOF_F["invweight0"][0]
+TIMESTEP, TOLERANCE = L.OPT_F["timestep"][0], L.OPT_F["tolerance"][0]
+_INF = 1e30
+
+
+@functools.lru_cache(maxsize=None)
+def make_constraint(fp):
+    m = make_math(fp)
+    inertia = make_inertia(fp)
+
+    # --- rows -----------------------------------------------------------------------
+    @ti.func
+    def new_row(w, nefc, sizes: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+        """Index of a fresh zeroed row, or -1 (and the overflow count bumped) when full."""
+        row = -1
+        if nefc < sizes[L.SIZE_NEFC]:
+            row = nefc
+            for d in range(sizes[L.SIZE_NV]):
+                efc_J[w, row, d] = 0
+        else:
+            efc_n[w, L.EFC_OVERFLOW] += 1
+        return row
+
+    @ti.func
+    def set_row(w, row, efc_f: ti.template(), kind, obj, pos, margin, diag_a, lower, upper):
+        efc_f[w, row, E["type"]] = kind
+        efc_f[w, row, E["id"]] = obj
+        efc_f[w, row, E["pos"]] = pos
+        efc_f[w, row, E["margin"]] = margin
+        efc_f[w, row, E["diagA"]] = diag_a
+        efc_f[w, row, E["lower"]] = lower
+        efc_f[w, row, E["upper"]] = upper
+
+    @ti.func
+    def joint_limits(w, nefc, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(),
+                     dof_f: ti.template(), qpos: ti.template(), efc_J: ti.template(), efc_f: ti.template(),
+                     efc_n: ti.template()):
+        """Rows for joints within their margin of a limit (MuJoCo's mj_instantiateLimit)."""
+        n = nefc
+        mj = w % jnt_f.shape[0]
+        md = w % dof_f.shape[0]
+        for j in range(sizes[L.SIZE_NJNT]):
+            jtype = jnt_i[j, L.JNT_TYPE]
+            if jnt_i[j, L.JNT_LIMITED] != 0 and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
+                value = qpos[w, jnt_i[j, L.JNT_QPOSADR]]
+                margin = jnt_f[mj, j, J_MARGIN]
+                da = jnt_i[j, L.JNT_DOFADR]
+                for s in ti.static(range(2)):
+                    side = fp(-1.0) if s == 0 else fp(1.0)
+                    dist = side * (jnt_f[mj, j, J_RANGE + s] - value)
+                    if dist < margin:
+                        row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
+                        if row >= 0:
+                            efc_J[w, row, da] = -side
+                            set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin, dof_f[md, da, INVWEIGHT],
+                                    fp(0.0), fp(_INF))
+                            copy_sol(w, row, efc_f, jnt_f, mj, j)
+                            n += 1
+            elif jnt_i[j, L.JNT_LIMITED] != 0 and jtype == JNT_BALL:
+                pa = jnt_i[j, L.JNT_QPOSADR]
+                q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
+                axis_angle = quat_axis_angle(q)
+                axis = m.vec3(axis_angle[0], axis_angle[1], axis_angle[2])
+                angle = axis_angle[3]
+                margin = jnt_f[mj, j, J_MARGIN]
+                dist = ti.max(jnt_f[mj, j, J_RANGE], jnt_f[mj, j, J_RANGE + 1]) - angle
+                if dist < margin:
+                    row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
+                    if row >= 0:
+                        da = jnt_i[j, L.JNT_DOFADR]
+                        for k in ti.static(range(3)):
+                            efc_J[w, row, da + k] = -axis[k]
+                        set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin, dof_f[md, da, INVWEIGHT],
+                                fp(0.0), fp(_INF))
+                        copy_sol(w, row, efc_f, jnt_f, mj, j)
+                        n += 1
+        return n
+
+    @ti.func
+    def quat_axis_angle(q):
+        """(unit rotation axis, angle in [0, pi]) of a unit quaternion as one 4-vector
+        (MuJoCo's mju_quat2Vel with dt = 1, split into direction and magnitude)."""
+        v = m.vec3(q[1], q[2], q[3])
+        s = v.norm()
+        axis = m.vec3(fp(1.0), fp(0.0), fp(0.0))
+        angle = fp(0.0)
+        if s > fp(_MINVAL):
+            angle = 2 * ti.atan2(s, q[0])
+            if angle > fp(3.141592653589793):
+                angle -= 2 * fp(3.141592653589793)
+            axis = v / s
+            if angle < 0:
+                angle = -angle
+                axis = -axis
+        return m.vec4(axis[0], axis[1], axis[2], angle)
+
+    @ti.func
+    def copy_sol(w, row, efc_f: ti.template(), src: ti.template(), ms, obj):
+        for k in ti.static(range(2)):
+            efc_f[w, row, E["solref"] + k] = src[ms, obj, J_SOLREF + k]
+        for k in ti.static(range(5)):
+            efc_f[w, row, E["solimp"] + k] = src[ms, obj, J_SOLIMP + k]
+
+    # --- soft-constraint model --------------------------------------------------------
+    @ti.func
+    def impedance(solimp0, solimp1, width, mid, power, x_raw):
+        """MuJoCo's solimp sigmoid: from dmin at 0 to dmax at |x| >= width."""
+        imp = fp(0.0)
+        if solimp0 == solimp1 or width <= fp(_MINVAL):
+            imp = fp(0.5) * (solimp0 + solimp1)
+        else:
+            x = ti.abs(x_raw) / width
+            if x >= 1:
+                imp = solimp1
+            elif x <= 0:
+                imp = solimp0
+            else:
+                y = fp(0.0)
+                if power == 1:
+                    y = x
+                elif x <= mid:
+                    y = ti.pow(x, power) / ti.pow(mid, power - 1)
+                else:
+                    y = 1 - ti.pow(1 - x, power) / ti.pow(1 - mid, power - 1)
+                imp = solimp0 + y * (solimp1 - solimp0)
+        return imp
+
+    @ti.func
+    def soft_parameters(w, nefc, sizes: ti.template(), opt_f: ti.template(), efc_f: ti.template()):
+        """R, K, B and impedance of each row (MuJoCo's getsolparam and mj_makeImpedance)."""
+        h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
+        for i in range(nefc):
+            ref0 = efc_f[w, i, E["solref"]]
+            ref1 = efc_f[w, i, E["solref"] + 1]
+            if (ref0 > 0) != (ref1 > 0):  # mixed formats: MuJoCo falls back to the default
+                ref0 = fp(0.02)
+                ref1 = fp(1.0)
+            if (sizes[L.SIZE_DISABLE] & DSBL_REFSAFE) == 0 and ref0 > 0:
+                ref0 = ti.max(ref0, 2 * h)
+            dmin = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), efc_f[w, i, E["solimp"]]))
+            dmax = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), efc_f[w, i, E["solimp"] + 1]))
+            width = ti.max(fp(0.0), efc_f[w, i, E["solimp"] + 2])
+            mid = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), efc_f[w, i, E["solimp"] + 3]))
+            power = ti.max(fp(1.0), efc_f[w, i, E["solimp"] + 4])
+            imp = impedance(dmin, dmax, width, mid, power, efc_f[w, i, E["pos"]] - efc_f[w, i, E["margin"]])
+            efc_f[w, i, E["imp"]] = imp
+            efc_f[w, i, E["R"]] = ti.max(fp(_MINVAL), (1 - imp) * efc_f[w, i, E["diagA"]] / imp)
+            if ref0 > 0:
+                efc_f[w, i, E["K"]] = 1 / ti.max(fp(_MINVAL), dmax * dmax * ref0 * ref0 * ref1 * ref1)
+                efc_f[w, i, E["B"]] = 2 / ti.max(fp(_MINVAL), dmax * ref0)
+            else:
+                efc_f[w, i, E["K"]] = -ref0 / ti.max(fp(_MINVAL), dmax * dmax)
+                efc_f[w, i, E["B"]] = -ref1 / ti.max(fp(_MINVAL), dmax)
+
+    @ti.func
+    def row_dot(w, i, rows: ti.template(), nv, vec: ti.template(), col):
+        s = fp(0.0)
+        for d in range(nv):
+            s += rows[w, i, d] * vec[w, d, col]
+        return s
+
+    @ti.func
+    def reference(w, nefc, nv, qvel: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
+                  efc_f: ti.template()):
+        """aref = -B J qvel - K imp (pos - margin)."""
+        for d in range(nv):
+            dof_d[w, d, CVEL] = qvel[w, d]
+        for i in range(nefc):
+            vel = row_dot(w, i, efc_J, nv, dof_d, CVEL)
+            efc_f[w, i, E["vel"]] = vel
+            efc_f[w, i, E["aref"]] = (-efc_f[w, i, E["B"]] * vel - efc_f[w, i, E["K"]] * efc_f[w, i, E["imp"]]
+                                      * (efc_f[w, i, E["pos"]] - efc_f[w, i, E["margin"]]))
+
+    # --- solver -------------------------------------------------------------------------
+    @ti.func
+    def inverse_inertia_rows(w, nefc, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(),
+                             dof_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template()):
+        """Y_i = M^-1 J_i^T for every row, and AR_ii = J_i . Y_i + R_i."""
+        nv = sizes[L.SIZE_NV]
+        for i in range(nefc):
+            for d in range(nv):
+                dof_d[w, d, CVEL] = efc_J[w, i, d]
+            inertia.solve(w, sizes, dof_i, qLD, dof_d, CVEL)
+            a_ii = fp(0.0)
+            for d in range(nv):
+                efc_Y[w, i, d] = dof_d[w, d, CVEL]
+                a_ii += efc_J[w, i, d] * dof_d[w, d, CVEL]
+            efc_f[w, i, E["AR"]] = a_ii + efc_f[w, i, E["R"]]
+
+    @ti.func
+    def warm_start(w, nefc, nv, sizes: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
+                   efc_f: ti.template()):
+        """Initial forces: the previous acceleration mapped through each row's force law
+        (f = -D (J qacc - aref), projected), as MuJoCo starts its dual solvers."""
+        for i in range(nefc):
+            f = fp(0.0)
+            if (sizes[L.SIZE_DISABLE] & DSBL_WARMSTART) == 0:
+                jar = row_dot(w, i, efc_J, nv, dof_d, QACC_WARMSTART) - efc_f[w, i, E["aref"]]
+                f = -jar / efc_f[w, i, E["R"]]
+                f = ti.min(ti.max(f, efc_f[w, i, E["lower"]]), efc_f[w, i, E["upper"]])
+            efc_f[w, i, E["force"]] = f
+
+    @ti.func
+    def pgs(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
+            efc_Y: ti.template(), efc_f: ti.template()):
+        """Projected Gauss-Seidel on the dual; leaves qacc - qacc_smooth = M^-1 J^T f in CVEL."""
+        for d in range(nv):
+            dof_d[w, d, CVEL] = 0
+        for i in range(nefc):
+            f = efc_f[w, i, E["force"]]
+            for d in range(nv):
+                dof_d[w, d, CVEL] += f * efc_Y[w, i, d]
+        tolerance = opt_f[w % opt_f.shape[0], 0, TOLERANCE]
+        converged = 0
+        it = 0
+        while it < sizes[L.SIZE_ITERATIONS] and converged == 0:
+            change = fp(0.0)
+            for i in range(nefc):
+                # gradient of the dual: J_i (qacc_smooth + v) - aref_i + R_i f_i
+                grad = (row_dot(w, i, efc_J, nv, dof_d, QACC_SMOOTH) + row_dot(w, i, efc_J, nv, dof_d, CVEL)
+                        - efc_f[w, i, E["aref"]] + efc_f[w, i, E["R"]] * efc_f[w, i, E["force"]])
+                old = efc_f[w, i, E["force"]]
+                new = old - grad / efc_f[w, i, E["AR"]]
+                new = ti.min(ti.max(new, efc_f[w, i, E["lower"]]), efc_f[w, i, E["upper"]])
+                delta = new - old
+                if delta != 0:
+                    efc_f[w, i, E["force"]] = new
+                    for d in range(nv):
+                        dof_d[w, d, CVEL] += delta * efc_Y[w, i, d]
+                    change = ti.max(change, ti.abs(delta) * efc_f[w, i, E["AR"]])
+            it += 1
+            if change < tolerance:
+                converged = 1
+
+    @ti.func
+    def constraint(w, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), jnt_f: ti.template(),
+                   dof_f: ti.template(), opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(),
+                   qacc: ti.template(), dof_d: ti.template(), qLD: ti.template(), efc_J: ti.template(),
+                   efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+        """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f."""
+        nv = sizes[L.SIZE_NV]
+        nefc = 0
+        efc_n[w, L.EFC_OVERFLOW] = 0
+        disabled = sizes[L.SIZE_DISABLE]
+        if (disabled & DSBL_CONSTRAINT) == 0 and (disabled & DSBL_LIMIT) == 0:
+            nefc = joint_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, qpos, efc_J, efc_f, efc_n)
+        efc_n[w, L.EFC_N] = nefc
+        for d in range(nv):
+            dof_d[w, d, QACC_SMOOTH] = qacc[w, d]
+            dof_d[w, d, QFRC_CONSTRAINT] = 0
+        if nefc > 0:
+            soft_parameters(w, nefc, sizes, opt_f, efc_f)
+            reference(w, nefc, nv, qvel, dof_d, efc_J, efc_f)
+            inverse_inertia_rows(w, nefc, sizes, dof_i, qLD, dof_d, efc_J, efc_Y, efc_f)
+            warm_start(w, nefc, nv, sizes, dof_d, efc_J, efc_f)
+            pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f)
+            for d in range(nv):
+                qacc[w, d] += dof_d[w, d, CVEL]
+            for i in range(nefc):
+                f = efc_f[w, i, E["force"]]
+                for d in range(nv):
+                    dof_d[w, d, QFRC_CONSTRAINT] += f * efc_J[w, i, d]
+        for d in range(nv):
+            dof_d[w, d, QACC_WARMSTART] = qacc[w, d]
+
+    return types.SimpleNamespace(constraint=constraint)
