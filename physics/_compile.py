@@ -211,7 +211,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         key_name=[k[0] for k in keys],
         visual=dict(b.visual),
     )
-    model.body_invweight0, model.dof_invweight0, model.tendon_invweight0 = invweight0(model)
+    model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
     return model.freeze()
 
 

@@ -100,12 +100,13 @@ def sliding_bodies(m: M.Model) -> np.ndarray:
 
 
 def invweight0(m: M.Model):
-    """(body_invweight0 (nbody, 2), dof_invweight0 (nv,), tendon_invweight0 (ntendon,))."""
+    """(body_invweight0 (nbody, 2), dof_invweight0 (nv,), tendon_invweight0 (ntendon,),
+    meaninertia: the mean diagonal of M at qpos0, MuJoCo's scale for solver tolerances)."""
     body_w = np.zeros((m.nbody, 2))
     dof_w = np.zeros(m.nv)
     ten_w = np.zeros(m.ntendon)
     if m.nv == 0:
-        return body_w, dof_w, ten_w
+        return body_w, dof_w, ten_w, 1.0
     xpos, xquat = _reference_frames(m)
     axes, anchors, rotational = _motion_axes(m, xpos, xquat)
     mass_matrix = np.diag(np.asarray(m.dof_armature, dtype=float)).copy()
@@ -143,4 +144,4 @@ def invweight0(m: M.Model):
         for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
             jac[m.jnt_dofadr[m.wrap_objid[k]]] += m.wrap_prm[k]
         ten_w[t] = jac @ minv @ jac
-    return body_w, dof_w, ten_w
+    return body_w, dof_w, ten_w, max(float(np.trace(mass_matrix)) / m.nv, _MINVAL)

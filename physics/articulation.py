@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE, Model
+from .model import DSBL_CONSTRAINT, JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE, Model
 from .transforms import axis_angle_to_quat, quat_conj, quat_mul, quat_normalize, quat_to_mat
 
 
@@ -19,7 +19,9 @@ def eval_fk(model: Model, joint_q, *, device: str = "cpu") -> np.ndarray:
     from .world import World
 
     joint_q = np.atleast_2d(np.asarray(joint_q, dtype=float))
-    world = World(model, num_envs=joint_q.shape[0], device=device, precision="float64")
+    # kinematics only: constraints (and their collision pairs) play no part in body poses
+    kinematic = model.with_options(disableflags=model.opt.disableflags | DSBL_CONSTRAINT)
+    world = World(kinematic, num_envs=joint_q.shape[0], device=device, precision="float64")
     world.set_state(qpos=joint_q)
     world.forward()
     return world.get("body_q")

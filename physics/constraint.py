@@ -14,7 +14,8 @@ row; A is never formed: the solver keeps v = M^-1 J^T f, so (A f)_i = J_i . v, w
 O(nv) per row update instead of O(nefc) and needs no nefc x nefc buffer per env. The warm
 start maps the previous step's acceleration back to forces, as MuJoCo does.
 
-Rows today: joint limits (hinge, slide, ball). Rows are numbered by MuJoCo's mjtConstraint.
+Rows today: joint limits (hinge, slide, ball) and contacts with pyramidal friction cones
+(condim 1, 3, 4, 6). Rows are numbered by MuJoCo's mjtConstraint.
 """
 
 import functools
@@ -25,7 +26,9 @@ import taichi as ti
 from . import layout as L
 from ._math import make_math
 from .inertia import make_inertia
-from .model import DSBL_CONSTRAINT, DSBL_LIMIT, DSBL_REFSAFE, DSBL_WARMSTART, JNT_BALL, JNT_HINGE, JNT_SLIDE
+from .model import (DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_LIMIT, DSBL_REFSAFE, DSBL_WARMSTART, JNT_BALL, JNT_HINGE,
+                    JNT_SLIDE)
+from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON
 
 CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON = 0, 1, 2, 3, 4
 CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL, CNSTR_CONTACT_ELLIPTIC = 5, 6, 7
@@ -37,7 +40,13 @@ QACC_WARMSTART, CVEL = L.DOF_D["qacc_warmstart"][0], L.DOF_D["constraint_vel"][0
 J_RANGE, J_MARGIN = L.JNT_F["range"][0], L.JNT_F["margin"][0]
 J_SOLREF, J_SOLIMP = L.JNT_F["solref"][0], L.JNT_F["solimp"][0]
 INVWEIGHT = L.DOF_F["invweight0"][0]
-TIMESTEP, TOLERANCE = L.OPT_F["timestep"][0], L.OPT_F["tolerance"][0]
+B_INVWEIGHT = L.BODY_F["invweight0"][0]
+TIMESTEP, TOLERANCE, IMPRATIO = L.OPT_F["timestep"][0], L.OPT_F["tolerance"][0], L.OPT_F["impratio"][0]
+MEANINERTIA = L.OPT_F["meaninertia"][0]
+CDOF = L.DOF_D["cdof"][0]
+SUBTREE_COM = L.BODY_D["subtree_com"][0]
+C = {k: a for k, (a, _) in CONTACT_F.items()}
+GEOM_BODY = 1  # column of the collision stage's geom_i table
 _INF = 1e30
 
 
@@ -112,6 +121,82 @@ def make_constraint(fp):
                                 fp(0.0), fp(_INF))
                         copy_sol(w, row, efc_f, jnt_f, mj, j)
                         n += 1
+        return n
+
+    @ti.func
+    def point_jacobian_add(w, row, b, point, direction, sign, rotational, body_i: ti.template(),
+                           body_d: ti.template(), dof_d: ti.template(), efc_J: ti.template()):
+        """efc_J[row] += sign * direction . (d point / d qvel) of body b, or of its angular
+        velocity when ``rotational`` (MuJoCo's mj_jac from the com-based cdof)."""
+        offset = point - m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
+        while b > 0:
+            adr = body_i[b, L.BODY_DOFADR]
+            for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):
+                cdof = m.ld6(dof_d, w, d, CDOF)
+                ang = m.vec3(cdof[0], cdof[1], cdof[2])
+                lin = m.vec3(cdof[3], cdof[4], cdof[5]) + ang.cross(offset)
+                if rotational:
+                    lin = ang
+                efc_J[w, row, d] += sign * direction.dot(lin)
+            b = body_i[b, L.BODY_PARENT]
+
+    @ti.func
+    def contact_axis(w, c, con_f: ti.template(), k):
+        """Row k of the contact frame: the normal, then the two tangents."""
+        a = C["frame"] + 3 * k
+        return m.vec3(con_f[w, c, a], con_f[w, c, a + 1], con_f[w, c, a + 2])
+
+    @ti.func
+    def contacts(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), body_d: ti.template(),
+                 dof_d: ti.template(), geom_i: ti.template(), con_f: ti.template(), con_i: ti.template(),
+                 con_n: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+        """Rows of each contact: one frictionless row, or the 2 (condim - 1) edges of the
+        friction pyramid J_n +- mu_k J_k (MuJoCo's mj_instantiateContact)."""
+        n = nefc
+        mb = w % body_f.shape[0]
+        for c in range(con_n[w, NCON]):
+            if con_i[w, c, CON_EXCLUDE] == 0:
+                dim = con_i[w, c, CON_DIM]
+                nrow = 1 if dim == 1 else 2 * (dim - 1)
+                if n + nrow > sizes[L.SIZE_NEFC]:
+                    efc_n[w, L.EFC_OVERFLOW] += nrow
+                else:
+                    b1 = geom_i[con_i[w, c, CON_GEOM1], GEOM_BODY]
+                    b2 = geom_i[con_i[w, c, CON_GEOM2], GEOM_BODY]
+                    point = m.vec3(con_f[w, c, C["pos"]], con_f[w, c, C["pos"] + 1], con_f[w, c, C["pos"] + 2])
+                    tran = body_f[mb, b1, B_INVWEIGHT] + body_f[mb, b2, B_INVWEIGHT]
+                    rot = body_f[mb, b1, B_INVWEIGHT + 1] + body_f[mb, b2, B_INVWEIGHT + 1]
+                    for r in range(nrow):
+                        for d in range(sizes[L.SIZE_NV]):
+                            efc_J[w, n + r, d] = 0
+                    # normal direction on every row; geom2 moves relative to geom1
+                    normal = contact_axis(w, c, con_f, 0)
+                    for r in range(nrow):
+                        point_jacobian_add(w, n + r, b2, point, normal, fp(1.0), False, body_i, body_d, dof_d, efc_J)
+                        point_jacobian_add(w, n + r, b1, point, normal, fp(-1.0), False, body_i, body_d, dof_d, efc_J)
+                    for k in range(1, dim):
+                        mu = con_f[w, c, C["friction"] + k - 1]
+                        # dims 1, 2 slide along the tangents; 3 spins about the normal; 4, 5 roll
+                        rotational = k >= 3
+                        axis = contact_axis(w, c, con_f, k % 3)
+                        for s in ti.static(range(2)):
+                            sign = mu if s == 0 else -mu
+                            row = n + 2 * (k - 1) + s
+                            point_jacobian_add(w, row, b2, point, axis, sign, rotational, body_i, body_d, dof_d, efc_J)
+                            point_jacobian_add(w, row, b1, point, axis, -sign, rotational, body_i, body_d, dof_d,
+                                               efc_J)
+                            diag = tran + mu * mu * (rot if rotational else tran)
+                            set_row(w, row, efc_f, CNSTR_CONTACT_PYRAMIDAL, c, con_f[w, c, C["dist"]],
+                                    con_f[w, c, C["includemargin"]], diag, fp(0.0), fp(_INF))
+                    if dim == 1:
+                        set_row(w, n, efc_f, CNSTR_CONTACT_FRICTIONLESS, c, con_f[w, c, C["dist"]],
+                                con_f[w, c, C["includemargin"]], tran, fp(0.0), fp(_INF))
+                    for r in range(nrow):
+                        for k in ti.static(range(2)):
+                            efc_f[w, n + r, E["solref"] + k] = con_f[w, c, C["solref"] + k]
+                        for k in ti.static(range(5)):
+                            efc_f[w, n + r, E["solimp"] + k] = con_f[w, c, C["solimp"] + k]
+                    n += nrow
         return n
 
     @ti.func
@@ -191,6 +276,24 @@ def make_constraint(fp):
                 efc_f[w, i, E["B"]] = -ref1 / ti.max(fp(_MINVAL), dmax)
 
     @ti.func
+    def pyramid_regularizer(w, nefc, opt_f: ti.template(), con_f: ti.template(), con_i: ti.template(),
+                            efc_f: ti.template()):
+        """All edges of a friction pyramid share R = 2 mu^2 R_0 / impratio, with R_0 the
+        first edge's, so the pyramid matches the elliptic cone's friction impedance."""
+        impratio = ti.max(fp(_MINVAL), opt_f[w % opt_f.shape[0], 0, IMPRATIO])
+        i = 0
+        while i < nefc:
+            step = 1
+            if efc_f[w, i, E["type"]] == CNSTR_CONTACT_PYRAMIDAL:
+                c = ti.cast(efc_f[w, i, E["id"]], ti.i32)
+                step = 2 * (con_i[w, c, CON_DIM] - 1)
+                mu0 = con_f[w, c, C["friction"]]
+                r_py = 2 * mu0 * mu0 * efc_f[w, i, E["R"]] / impratio
+                for j in range(step):
+                    efc_f[w, i + j, E["R"]] = r_py
+            i += step
+
+    @ti.func
     def row_dot(w, i, rows: ti.template(), nv, vec: ti.template(), col):
         s = fp(0.0)
         for d in range(nv):
@@ -248,11 +351,15 @@ def make_constraint(fp):
             f = efc_f[w, i, E["force"]]
             for d in range(nv):
                 dof_d[w, d, CVEL] += f * efc_Y[w, i, d]
-        tolerance = opt_f[w % opt_f.shape[0], 0, TOLERANCE]
+        mo = w % opt_f.shape[0]
+        tolerance = opt_f[mo, 0, TOLERANCE]
+        # MuJoCo's stopping rule: the sweep's decrease of the dual cost, in units of the
+        # model's mean inertia, falls below the tolerance
+        scale = 1 / (opt_f[mo, 0, MEANINERTIA] * ti.max(1, nv))
         converged = 0
         it = 0
         while it < sizes[L.SIZE_ITERATIONS] and converged == 0:
-            change = fp(0.0)
+            improvement = fp(0.0)
             for i in range(nefc):
                 # gradient of the dual: J_i (qacc_smooth + v) - aref_i + R_i f_i
                 grad = (row_dot(w, i, efc_J, nv, dof_d, QACC_SMOOTH) + row_dot(w, i, efc_J, nv, dof_d, CVEL)
@@ -265,29 +372,36 @@ def make_constraint(fp):
                     efc_f[w, i, E["force"]] = new
                     for d in range(nv):
                         dof_d[w, d, CVEL] += delta * efc_Y[w, i, d]
-                    change = ti.max(change, ti.abs(delta) * efc_f[w, i, E["AR"]])
+                    improvement -= delta * (grad + fp(0.5) * efc_f[w, i, E["AR"]] * delta)
             it += 1
-            if change < tolerance:
+            if improvement * scale < tolerance:
                 converged = 1
 
     @ti.func
-    def constraint(w, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), jnt_f: ti.template(),
-                   dof_f: ti.template(), opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(),
-                   qacc: ti.template(), dof_d: ti.template(), qLD: ti.template(), efc_J: ti.template(),
-                   efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+    def constraint(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
+                   body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), opt_f: ti.template(),
+                   qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), body_d: ti.template(),
+                   dof_d: ti.template(), qLD: ti.template(), geom_i: ti.template(), con_f: ti.template(),
+                   con_i: ti.template(), con_n: ti.template(), efc_J: ti.template(), efc_Y: ti.template(),
+                   efc_f: ti.template(), efc_n: ti.template()):
         """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f."""
         nv = sizes[L.SIZE_NV]
         nefc = 0
         efc_n[w, L.EFC_OVERFLOW] = 0
         disabled = sizes[L.SIZE_DISABLE]
-        if (disabled & DSBL_CONSTRAINT) == 0 and (disabled & DSBL_LIMIT) == 0:
-            nefc = joint_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, qpos, efc_J, efc_f, efc_n)
+        if (disabled & DSBL_CONSTRAINT) == 0:
+            if (disabled & DSBL_LIMIT) == 0:
+                nefc = joint_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, qpos, efc_J, efc_f, efc_n)
+            if (disabled & DSBL_CONTACT) == 0:
+                nefc = contacts(w, nefc, sizes, body_i, body_f, body_d, dof_d, geom_i, con_f, con_i, con_n, efc_J,
+                                efc_f, efc_n)
         efc_n[w, L.EFC_N] = nefc
         for d in range(nv):
             dof_d[w, d, QACC_SMOOTH] = qacc[w, d]
             dof_d[w, d, QFRC_CONSTRAINT] = 0
         if nefc > 0:
             soft_parameters(w, nefc, sizes, opt_f, efc_f)
+            pyramid_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
             reference(w, nefc, nv, qvel, dof_d, efc_J, efc_f)
             inverse_inertia_rows(w, nefc, sizes, dof_i, qLD, dof_d, efc_J, efc_Y, efc_f)
             warm_start(w, nefc, nv, sizes, dof_d, efc_J, efc_f)

@@ -10,12 +10,14 @@ import taichi as ti
 from . import layout as L
 from .actuation import make_actuation
 from .bias import make_bias
+from .collision import make_collision
 from .constraint import make_constraint
 from .inertia import make_inertia
 from .kinematics import make_kinematics
 from .passive import make_passive
 
 QFRC_SMOOTH, SCRATCH = L.DOF_D["qfrc_smooth"][0], L.DOF_D["scratch"][0]
+XPOS, XQUAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0]
 QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR = (L.DOF_D[k][0] for k in ("qfrc_bias", "qfrc_passive", "qfrc_actuator"))
 
 
@@ -27,17 +29,22 @@ def make_forward(fp):
     passive = make_passive(fp)
     act = make_actuation(fp)
     cons = make_constraint(fp)
+    col = make_collision(fp)
 
     @ti.func
     def forward(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), act_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(),
                 body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), act_f: ti.template(), ten_f: ti.template(), wrap_f: ti.template(), opt_f: ti.template(),
                 qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template(),
-                efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+                efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template(),
+                pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
+                geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template()):
         # position
         kin.normalize_quats(w, sizes, jnt_i, qpos)
         kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
         kin.com_pos(w, sizes, body_i, body_f, jnt_i, body_d, jnt_d, dof_d)
         kin.tendons(w, sizes, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)
+        col.collide(w, sizes[L.SIZE_NPAIR], sizes[L.SIZE_NGEOM], pair_i, pair_f, geom_i, geom_f, body_d, XPOS, XQUAT,
+                    geom_x, con_f, con_i, con_n)
         inertia.crb(w, sizes, body_i, dof_i, dof_f, body_d, dof_d, qM)
         inertia.copy_sparse(w, sizes, qM, qLD)
         inertia.factor(w, sizes, dof_i, qLD)
@@ -56,7 +63,7 @@ def make_forward(fp):
         for d in range(sizes[L.SIZE_NV]):
             qacc[w, d] = dof_d[w, d, SCRATCH]
         # constraints
-        cons.constraint(w, sizes, jnt_i, dof_i, jnt_f, dof_f, opt_f, qpos, qvel, qacc, dof_d, qLD, efc_J, efc_Y, efc_f,
-                        efc_n)
+        cons.constraint(w, sizes, body_i, jnt_i, dof_i, body_f, jnt_f, dof_f, opt_f, qpos, qvel, qacc, body_d, dof_d, qLD,
+                        geom_i, con_f, con_i, con_n, efc_J, efc_Y, efc_f, efc_n)
 
     return forward

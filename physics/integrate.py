@@ -87,14 +87,17 @@ def make_integrate(fp):
     def step(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), act_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(),
              body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), act_f: ti.template(), ten_f: ti.template(), wrap_f: ti.template(), opt_f: ti.template(),
              qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), qpos_start: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template(),
-             efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
-        """One time step of world w: forward() at the current state, then integration."""
+             efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template(),
+             pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
+             geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template(), advance):
+        """One time step of world w: forward() at the current state, then integration;
+        with ``advance`` 0, forward() alone (so one compiled kernel serves both)."""
         h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
         nv = sizes[L.SIZE_NV]
         integrator = sizes[L.SIZE_INTEGRATOR]
         # Stage 0 is the current state; RK4 re-evaluates forward() at three more points.
         # One dynamic stage loop keeps forward() inlined once: compile time is user-facing.
-        nstage = 4 if integrator == INT_RK4 else 1
+        nstage = 4 if integrator == INT_RK4 and advance != 0 else 1
         for stage in range(nstage):
             if stage == 0:
                 if nstage == 4:
@@ -113,12 +116,14 @@ def make_integrate(fp):
                 integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
             forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
                     wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d,
-                    efc_J, efc_Y, efc_f, efc_n)
+                    efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
             if nstage == 4:
                 for d in range(nv):
                     dof_d[w, d, QVEL_RK + stage] = qvel[w, d]
                     dof_d[w, d, QACC_RK + stage] = qacc[w, d]
-        if integrator == INT_RK4:
+        if advance == 0:
+            pass
+        elif integrator == INT_RK4:
             for d in range(nv):
                 vel = fp(0.0)
                 acc = fp(0.0)

@@ -27,11 +27,13 @@ def _columns(*spec):
 # --- model tables -----------------------------------------------------------------
 SIZE_NBODY, SIZE_NJNT, SIZE_NQ, SIZE_NV, SIZE_NU, SIZE_NTENDON, SIZE_INTEGRATOR, SIZE_DISABLE = range(8)
 SIZE_NEFC, SIZE_ITERATIONS = 8, 9  # constraint-row capacity per env; solver iterations
-NSIZES = 10
+SIZE_NGEOM, SIZE_NPAIR = 10, 11  # geoms; candidate collision pairs (0 when contacts are off)
+NSIZES = 12
 
 BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = range(6)
 NBODY_I = 6
-BODY_F, NBODY_F = _columns(("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), ("mass", 1), ("inertia", 3))
+BODY_F, NBODY_F = _columns(("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), ("mass", 1), ("inertia", 3),
+                           ("invweight0", 2))
 
 JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR, JNT_LIMITED = range(5)
 NJNT_I = 5
@@ -55,7 +57,7 @@ TEN_F, NTEN_F = _columns(("stiffness", 1), ("damping", 1), ("frictionloss", 1), 
 WRAP_OBJID = 0  # the int table holds the joint id of each term, the float table its coefficient
 
 OPT_F, NOPT_F = _columns(("timestep", 1), ("gravity", 3), ("wind", 3), ("density", 1), ("viscosity", 1),
-                         ("friction_smoothing", 1), ("tolerance", 1), ("impratio", 1))
+                         ("friction_smoothing", 1), ("tolerance", 1), ("impratio", 1), ("meaninertia", 1))
 
 # --- per-world data tables ------------------------------------------------------------
 BODY_D, NBODY_D = _columns(
@@ -108,11 +110,11 @@ def limit_rows(m: Model) -> int:
     return int(2 * np.count_nonzero(limited & ~ball) + np.count_nonzero(limited & ball))
 
 
-def pack_model(m: Model, dtype, nefc_capacity: int = 0) -> dict:
+def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
     integrator = m.opt.integrator
     sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
-                      nefc_capacity, m.opt.iterations], np.int32)
+                      nefc_capacity, m.opt.iterations, m.ngeom, npair], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -129,6 +131,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0) -> dict:
         _put(body_f, b, BODY_F, "iquat", m.body_iquat[b])
         _put(body_f, b, BODY_F, "mass", m.body_mass[b])
         _put(body_f, b, BODY_F, "inertia", m.body_inertia[b])
+        _put(body_f, b, BODY_F, "invweight0", m.body_invweight0[b])
 
     jnt_i = np.zeros((_pad(m.njnt), NJNT_I), np.int32)
     jnt_f = np.zeros((_pad(m.njnt), NJNT_F))
@@ -186,6 +189,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0) -> dict:
     _put(opt_f, 0, OPT_F, "friction_smoothing", 1000.0)
     _put(opt_f, 0, OPT_F, "tolerance", m.opt.tolerance)
     _put(opt_f, 0, OPT_F, "impratio", m.opt.impratio)
+    _put(opt_f, 0, OPT_F, "meaninertia", m.stat_meaninertia)
 
     floats = dict(body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f)
     out = {k: v[None].astype(dtype) for k, v in floats.items()}  # leading axis: shared row

@@ -125,6 +125,7 @@ class Model:
     body_name: list = field(default_factory=lambda: ["world"])
     # inverse weights at qpos0 (translation, rotation), scaling soft constraints
     body_invweight0: np.ndarray = _f(1, 2)
+    stat_meaninertia: float = 1.0  # mean diagonal of M at qpos0
 
     # joints (njnt,)
     jnt_type: np.ndarray = _i(0)

