@@ -1,0 +1,79 @@
+"""Gymnasium and PettingZoo faces of taigym's tasks.
+
+Importing this package registers ``TaiGym/<Task>-v0`` for every single-agent task config in
+``configs/tasks``, each with a single env (``gym.make``) and the native vector env
+(``gym.make_vec``, all envs in one World):
+
+    import gymnasium as gym, envs
+    env = gym.make("TaiGym/Reacher-v0")
+    vec = gym.make_vec("TaiGym/Reacher-v0", num_envs=1024, autoreset_mode="SameStep")
+
+Multi-agent tasks are PettingZoo envs: ``envs.make_parallel(name)``, ``envs.make_aec(name)``,
+``envs.list_parallel()``. ``envs.sb3.TaiGymVecEnv`` drives stable-baselines3 on one World.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from tasks.compose import read_config_file
+from tasks.loader import task_files
+
+_PARALLEL: dict[str, str] = {}  # multi-agent id -> config path
+
+
+def _register_all():
+    for path in task_files():
+        data = read_config_file(path)
+        task_id = data.get("id")
+        if not isinstance(task_id, str):
+            continue  # refused with a full message when someone makes it
+        if data.get("agents"):
+            _PARALLEL[task_id] = str(path)
+            continue
+        if task_id in gym.registry:
+            continue
+        gym.register(
+            id=task_id,
+            entry_point="envs.single:TaiGymEnv",
+            vector_entry_point="envs.vector:TaiGymVectorEnv",
+            max_episode_steps=data.get("episode_length"),
+            kwargs={"config": str(path)},
+        )
+
+
+def list_parallel() -> list[str]:
+    """Ids of the multi-agent tasks."""
+    return sorted(_PARALLEL)
+
+
+def make_parallel(name: str, **overrides):
+    """A PettingZoo ParallelEnv of a multi-agent task (id or its short name, e.g. "Swimmer2x1").
+
+    Keyword overrides are config keys with ``__`` for dots: ``simulation__frame_skip=2``.
+    """
+    from .multiagent import TaiGymParallelEnv
+
+    return TaiGymParallelEnv(_parallel_config(name), overrides={k.replace("__", "."): v for k, v in overrides.items()})
+
+
+def make_aec(name: str, **overrides):
+    """The AEC (turn-based) view of :func:`make_parallel`, through PettingZoo's converter."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    return parallel_to_aec(make_parallel(name, **overrides))
+
+
+def _parallel_config(name: str) -> str:
+    for task_id, path in _PARALLEL.items():
+        if name in (task_id, task_id.split("/")[-1].rsplit("-v", 1)[0]):
+            return path
+    from tasks.errors import did_you_mean
+
+    hint = did_you_mean(name, list(_PARALLEL))
+    raise KeyError(f"no multi-agent task {name!r}; known: {list_parallel()}" + (f"; did you mean {hint!r}?" if hint else ""))
+
+
+_register_all()
+
+__all__ = ["list_parallel", "make_aec", "make_parallel"]

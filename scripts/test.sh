@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --upgrade pip
-python3 -m pip install --quiet -e ".[dev]"
+# the CPU build of torch first: a plain resolve would pull several GB of CUDA packages
+python3 -m pip install --quiet "torch==2.13.0"
+python3 -m pip install --quiet -e ".[dev,train]"
 python3 -m pytest -q "$@"

@@ -1,0 +1,25 @@
+"""What a task is: the YAML schema, strict loading, and the terms a task is made of.
+
+    from tasks import load_task_config, Task
+    cfg = load_task_config("TaiGym/Reacher-v0", ["simulation.precision=float32"])
+    task = Task(cfg)          # the robot Model with terms bound to it
+
+Terms are registered by name in :mod:`tasks.terms` (see :mod:`tasks.registry`).
+"""
+
+from .errors import ConfigError
+from .loader import load_task_config, task_files
+from .registry import Term, TermError, register
+from .schema import TaskConfig
+
+
+def __getattr__(name):
+    # Task pulls in the physics package; configs can be validated without it.
+    if name == "Task":
+        from .task import Task
+
+        return Task
+    raise AttributeError(f"module 'tasks' has no attribute {name!r}")
+
+
+__all__ = ["ConfigError", "Task", "TaskConfig", "Term", "TermError", "load_task_config", "register", "task_files"]

@@ -1,0 +1,96 @@
+"""PettingZoo ParallelEnv for multi-agent task configs (``agents:`` in the YAML).
+
+One robot's actuators are split among agents, as in Multi-Agent MuJoCo: each agent acts
+on its own actuators and sees only its own observation terms (its joints and its
+neighbours'); all agents share the task's reward, termination and truncation.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from pettingzoo import ParallelEnv
+
+from tasks.loader import error_at
+
+from .vector import TaiGymVectorEnv
+
+
+class TaiGymParallelEnv(ParallelEnv):
+    """Args: ``config`` (a multi-agent task's YAML path or id), ``overrides`` (config overrides)."""
+
+    metadata: ClassVar[dict] = {"render_modes": [], "name": "taigym_parallel", "is_parallelizable": True}
+
+    def __init__(self, config, *, overrides=None, render_mode=None):
+        self._batch = TaiGymVectorEnv(config, 1, overrides=overrides, autoreset_mode=AutoresetMode.DISABLED,
+                                      render_mode=render_mode)
+        self.task = self._batch.task
+        if not self.task.config.multi_agent:
+            raise error_at(self.task.config, ("agents",), "this task defines no agents", expected="a list of agents")
+        self.render_mode = None
+        self.possible_agents = list(self.task.agents)
+        self.agents = []
+        self._slots = self._action_slots()
+        dtype = self._batch.single_observation_space.dtype
+        self._obs_spaces = {
+            a: spaces.Box(-np.inf, np.inf, (sum(o.term.size for o in spec["observations"]),), dtype)
+            for a, spec in self.task.agents.items()}
+        low, high = self._batch.single_action_space.low, self._batch.single_action_space.high
+        self._act_spaces = {a: spaces.Box(low[s], high[s], dtype=np.float32) for a, s in self._slots.items()}
+
+    def observation_space(self, agent):
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent):
+        return self._act_spaces[agent]
+
+    def reset(self, seed=None, options=None):
+        self._batch.reset(seed=seed)
+        self.agents = list(self.possible_agents)
+        return self._observe(), {a: {} for a in self.agents}
+
+    def step(self, actions):
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"no action for agents {missing}")
+        full = np.zeros((1, self.task.action_size))
+        for agent in self.agents:
+            full[0, self._slots[agent]] = np.asarray(actions[agent], dtype=np.float64).reshape(-1)
+        _, reward, terminated, truncated, info = self._batch.step(full)
+        obs = self._observe()
+        live = self.agents
+        rewards = {a: float(reward[0]) for a in live}
+        terms = {a: bool(terminated[0]) for a in live}
+        truncs = {a: bool(truncated[0]) for a in live}
+        infos = {a: {"physics_diverged": bool(info["physics_diverged"][0])} for a in live}
+        if terminated[0] or truncated[0]:
+            self.agents = []
+        return obs, rewards, terms, truncs, infos
+
+    def close(self):
+        self._batch.close()
+
+    def _observe(self):
+        ctx, noise = self._batch.last_context, self._batch._noise_rngs
+        dtype = self._batch.single_observation_space.dtype
+        return {a: self.task.observe(ctx, noise, self.task.agents[a]["observations"])[0].astype(dtype)
+                for a in self.possible_agents}
+
+    def _action_slots(self):
+        # each agent's actuators as positions in the task's action vector; no actuator twice
+        owner = {}
+        slots = {}
+        for i, (name, spec) in enumerate(self.task.agents.items()):
+            slots[name] = []
+            for u in spec["actuators"]:
+                if u not in self.task.actuators:
+                    raise error_at(self.task.config, ("agents", i, "actuators"), f"actuator {u} is not in actions.actuators")
+                if u in owner:
+                    raise error_at(self.task.config, ("agents", i, "actuators"),
+                                   f"actuator {u} already belongs to agent {owner[u]!r}")
+                owner[u] = name
+                slots[name].append(self.task.actuators.index(u))
+        return {a: np.array(s) for a, s in slots.items()}

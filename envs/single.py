@@ -1,0 +1,66 @@
+"""The single env: a one-env batch of the native vector env behind ``gymnasium.Env``.
+
+It shares every line of task logic with the vector env, so env 0 of a batch seeded ``s``
+and a single env seeded ``s`` follow the same trajectory. Truncation is left to the
+TimeLimit wrapper that ``gymnasium.make`` adds from the registered episode length.
+Rewards are Python floats and flags Python bools, as Gymnasium's checker expects.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from .vector import TaiGymVectorEnv
+
+
+class TaiGymEnv(gym.Env):
+    """One environment of a task.
+
+    Args:
+        config: a YAML path, a registered id, or a :class:`tasks.Task`.
+        overrides: config overrides, ``["key.sub=value"]`` or ``{"key.sub": value}``.
+    """
+
+    metadata: ClassVar[dict] = {"render_modes": []}
+
+    def __init__(self, config, *, overrides=None, render_mode=None):
+        self._batch = TaiGymVectorEnv(config, 1, overrides=overrides, autoreset_mode=AutoresetMode.DISABLED,
+                                      time_limit=False, render_mode=render_mode)
+        self.task = self._batch.task
+        self.render_mode = None
+        self.observation_space = self._batch.single_observation_space
+        self.action_space = self._batch.single_action_space
+        self.metadata = {**type(self).metadata, "render_fps": round(1.0 / self.task.dt)}
+
+    @property
+    def world(self):
+        return self._batch.world
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        obs, _ = self._batch.reset(seed=seed)
+        # the env's own generator is the one its resets draw from
+        self._np_random = self._batch._rngs[0]
+        return obs[0], {}
+
+    def step(self, action):
+        action = np.asarray(action, dtype=np.float64)
+        if action.shape != self.action_space.shape:
+            raise ValueError(f"action must have shape {self.action_space.shape}, got {action.shape}")
+        obs, reward, terminated, truncated, info = self._batch.step(action[None])
+        return obs[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), _unbatch(info)
+
+    def close(self):
+        self._batch.close()
+
+
+def _unbatch(info: dict) -> dict:
+    out = {}
+    for key, value in info.items():
+        item = np.asarray(value)[0]
+        out[key] = item.item() if isinstance(item, np.generic) else item
+    return out

@@ -1,0 +1,210 @@
+"""The native vector env: every env of a task in one batched World.
+
+Autoreset modes follow Gymnasium 1.x (``metadata["autoreset_mode"]``):
+
+- NEXT_STEP (default): the step after an episode ends returns the reset observation,
+  with reward 0 and both flags False; the action given for it is ignored.
+- SAME_STEP: an ended env is reset in the step that ended it; the observation returned is
+  the reset one and the last one of the episode is in ``info["final_obs"]``.
+- DISABLED: ended envs wait for ``reset(options={"reset_mask": mask})``.
+
+Each env has its own generator: ``reset(seed=s)`` seeds env i with ``s + i``, so env i of a
+batch replays a single env seeded ``s + i``. An env whose physics turns non-finite is put
+back to the model's reference state at once and reported as truncated with
+``info["physics_diverged"]``; its last finite observation is returned. The World steps every
+env independently, so the others are unaffected.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+import physics
+from tasks.context import StepContext, snapshot
+from tasks.task import Task
+
+from ._randomization import ParameterWriter
+
+_MODES = {m.value: m for m in AutoresetMode}
+
+
+class TaiGymVectorEnv(VectorEnv):
+    """A batch of ``num_envs`` copies of a task, simulated in one World.
+
+    Args:
+        config: a YAML path, a registered id, or a :class:`tasks.Task`.
+        num_envs: batch size.
+        overrides: config overrides, ``["key.sub=value"]`` or ``{"key.sub": value}``.
+        autoreset_mode: an ``AutoresetMode`` or its name ("NextStep", "SameStep", "Disabled").
+        time_limit: truncate at the config's ``episode_length`` (the single env leaves this to
+            Gymnasium's TimeLimit wrapper).
+        max_episode_steps: replaces ``episode_length`` (``gym.make_vec`` passes the registered one).
+    """
+
+    metadata: ClassVar[dict] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, config, num_envs: int = 1, *, overrides=None, autoreset_mode=AutoresetMode.NEXT_STEP,
+                 time_limit: bool = True, max_episode_steps=None, render_mode=None):
+        if render_mode is not None:
+            raise ValueError(f"render_mode {render_mode!r} is not available: the engine has no renderer yet")
+        self.task = config if isinstance(config, Task) else Task.from_source(config, overrides)
+        cfg = self.task.config
+        self.num_envs = int(num_envs)
+        self.autoreset_mode = _MODES.get(autoreset_mode, autoreset_mode)
+        if not isinstance(self.autoreset_mode, AutoresetMode):
+            raise TypeError(f"autoreset_mode must be one of {list(_MODES)}, got {autoreset_mode!r}")
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        self.render_mode = None
+        self.world = physics.World(self.task.model, num_envs=self.num_envs, device=cfg.simulation.device,
+                                   precision=cfg.simulation.precision)
+        self._params = ParameterWriter(self.task, self.world) if self.task.randomization else None
+        self._time_limit = time_limit
+        self.episode_length = int(max_episode_steps or self.task.episode_length)
+        self._frame_skip = cfg.simulation.frame_skip
+        self._obs_dtype = np.float64 if cfg.simulation.precision == "float64" else np.float32
+        self.single_observation_space = spaces.Box(-np.inf, np.inf, (self.task.obs_size,), self._obs_dtype)
+        self.single_action_space = spaces.Box(self.task.action_low.astype(np.float32),
+                                              self.task.action_high.astype(np.float32), dtype=np.float32)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (self.num_envs, self.task.obs_size), self._obs_dtype)
+        low = np.tile(self.single_action_space.low, (self.num_envs, 1))
+        self.action_space = spaces.Box(low, np.tile(self.single_action_space.high, (self.num_envs, 1)), dtype=np.float32)
+        self._rngs = self._noise_rngs = None
+        self._steps = np.zeros(self.num_envs, dtype=np.int64)
+        self._needs_reset = np.ones(self.num_envs, dtype=bool)
+        self._obs = np.zeros((self.num_envs, self.task.obs_size))
+        self._qpos = np.tile(self.task.model.qpos0, (self.num_envs, 1))
+        self.last_context = None  # the terms' inputs of the last step or full reset
+
+    # --- Gymnasium API ----------------------------------------------------------------------
+    def reset(self, *, seed=None, options=None):
+        mask = (options or {}).get("reset_mask")
+        ids = np.arange(self.num_envs) if mask is None else np.flatnonzero(self._mask(mask))
+        self._seed(ids, seed)
+        self._reset_envs(ids)
+        return self._obs.astype(self._obs_dtype), {}
+
+    def step(self, actions):
+        if self._rngs is None:
+            raise RuntimeError("call reset() before step()")
+        actions, bad_action = self._checked_actions(actions)
+        resetting = self._needs_reset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
+        prev_qpos = self._qpos
+        self.world.set_ctrl(self.task.action_to_ctrl(actions))
+        self.world.step(self._frame_skip)
+        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs), dt=self.task.dt,
+                          action=actions, prev_qpos=prev_qpos)
+        with np.errstate(all="ignore"):  # diverged rows are replaced below
+            terminated = self.task.terminated(ctx)
+            ctx.terminated = terminated
+            reward, parts = self.task.reward(ctx)
+            obs = self.task.observe(ctx, self._noise_rngs)
+        self._steps += 1
+        truncated = self._steps >= self.episode_length if self._time_limit else np.zeros(self.num_envs, bool)
+        self._qpos = ctx.get("qpos").copy()
+        self.last_context = ctx
+        diverged = ~(np.isfinite(ctx.get("qpos")).all(1) & np.isfinite(ctx.get("qvel")).all(1)) & ~resetting
+        info = {}
+        if diverged.any():
+            self._contain_divergence(np.flatnonzero(diverged), obs, reward, terminated, truncated)
+        self._obs = obs
+        if resetting.any():
+            ids = np.flatnonzero(resetting)
+            self._reset_envs(ids)
+            reward[ids], terminated[ids], truncated[ids] = 0.0, False, False
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            info.update(self._reset_ended(terminated | truncated))
+        self._needs_reset = terminated | truncated
+        info["physics_diverged"] = diverged
+        if bad_action is not None:
+            info["action_nonfinite"] = bad_action
+        for name, value in parts.items():
+            info[f"reward_{name}"] = np.where(resetting | diverged, 0.0, value)
+        return self._obs.astype(self._obs_dtype), reward, terminated, truncated, info
+
+    def close_extras(self, **kwargs):
+        self.world = None
+
+    # --- internals ------------------------------------------------------------------------
+    def _seed(self, ids, seed):
+        if seed is None:
+            if self._rngs is None:
+                self._rngs = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
+                self._noise_rngs = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
+            return
+        if np.ndim(seed):
+            seeds = np.asarray(seed, dtype=np.int64)
+            if seeds.shape != (self.num_envs,):
+                raise ValueError(f"a list of seeds needs one per env ({self.num_envs}), got {seeds.shape}")
+        else:
+            seeds = int(seed) + np.arange(self.num_envs)
+        if self._rngs is None:
+            self._rngs, self._noise_rngs = [None] * self.num_envs, [None] * self.num_envs
+        for i in ids:
+            self._rngs[i] = seeding.np_random(int(seeds[i]))[0]
+            # observation noise has its own stream, so it never shifts the reset draws
+            self._noise_rngs[i] = np.random.default_rng([int(seeds[i]), 1])
+
+    def _reset_envs(self, ids):
+        """Fresh initial states (and parameters) for envs ``ids``; their observations."""
+        if len(ids) == 0:
+            return
+        states = [self.task.initial_state(self._rngs[i]) for i in ids]
+        qpos, qvel = np.stack([s[0] for s in states]), np.stack([s[1] for s in states])
+        if self._params is not None:
+            self._params.write(ids, [self.task.draw_parameters(self._rngs[i]) for i in ids])
+        self.world.reset(env_ids=ids)
+        self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
+        self.world.forward()
+        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, ids), dt=self.task.dt)
+        self._obs[ids] = self.task.observe(ctx, [self._noise_rngs[i] for i in ids])
+        if len(ids) == self.num_envs:
+            self.last_context = ctx
+        self._qpos[ids] = qpos
+        self._steps[ids] = 0
+        self._needs_reset[ids] = False
+
+    def _reset_ended(self, ended):
+        if not ended.any():
+            return {}
+        ids = np.flatnonzero(ended)
+        final_obs = np.empty(self.num_envs, dtype=object)
+        for i in ids:
+            final_obs[i] = self._obs[i].astype(self._obs_dtype)
+        self._reset_envs(ids)
+        return {"final_obs": final_obs, "_final_obs": ended.copy()}
+
+    def _contain_divergence(self, ids, obs, reward, terminated, truncated):
+        # back to the reference state now, so no non-finite value stays in the World;
+        # the episode ends as truncated (nothing the policy did is being judged)
+        self.world.reset(env_ids=ids)
+        self._qpos[ids] = self.task.model.qpos0
+        obs[ids] = self._obs[ids]
+        reward[ids], terminated[ids], truncated[ids] = 0.0, False, True
+
+    def _mask(self, mask):
+        mask = np.asarray(mask)
+        if mask.dtype != bool or mask.shape != (self.num_envs,):
+            raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), got {mask.dtype} {mask.shape}")
+        if self._rngs is None and not mask.all():
+            raise RuntimeError("the first reset() must reset every env")
+        return mask
+
+    def _checked_actions(self, actions):
+        arr = np.asarray(actions, dtype=np.float64)
+        shape = (self.num_envs, self.task.action_size)
+        if arr.shape != shape:
+            raise ValueError(f"actions must have shape {shape}, got {arr.shape}")
+        bad = ~np.isfinite(arr)
+        if not bad.any():
+            return arr, None
+        rows = np.flatnonzero(bad.any(1))
+        if self.task.config.actions.nonfinite == "error":
+            raise ValueError(f"actions contain NaN or inf in envs {rows.tolist()[:10]}; "
+                             "set actions.nonfinite=zero in the task config to zero them instead")
+        arr = np.where(bad, 0.0, arr)
+        return arr, bad.any(1)

@@ -1,0 +1,47 @@
+"""StepContext: what terms see after a step, as host arrays with a leading env axis.
+
+Terms read World quantities (``qpos``, ``xpos``, ...) through :meth:`StepContext.get`.
+The env fills a context with every quantity its terms declared, right after the physics
+step, so that a later ``forward()`` (to compute reset envs' observations) cannot change
+what the other envs' terms see: body positions after a step are those of the last
+substep's forward pass, as in MuJoCo and Gymnasium.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def snapshot(world, keys, env_ids=None) -> dict:
+    """Copies of World quantities ``keys`` (all envs, or rows ``env_ids``)."""
+    out = {}
+    for key in keys:
+        value = world.get(key)
+        out[key] = value if env_ids is None else value[env_ids]
+    return out
+
+
+class StepContext:
+    """Batched inputs of the terms for one step (or one reset)."""
+
+    def __init__(self, model, data: dict, *, dt: float, action=None, prev_qpos=None, terminated=None):
+        self.model = model
+        self.data = data
+        self.dt = dt  # control period: timestep * frame_skip
+        self.action = action  # (num_envs, nu_action) as given by the policy; None at reset
+        self.prev_qpos = prev_qpos  # qpos before the step; None at reset
+        self.terminated = terminated  # filled before rewards are computed
+
+    @property
+    def num_envs(self) -> int:
+        return self.data["qpos"].shape[0]
+
+    def get(self, key: str) -> np.ndarray:
+        return self.data[key]
+
+    def site_xpos(self, site: int) -> np.ndarray:
+        """(num_envs, 3) world position of a site, from its body's pose."""
+        m = self.model
+        body = m.site_bodyid[site]
+        xmat = self.data["xmat"][:, body]
+        return self.data["xpos"][:, body] + xmat @ m.site_pos[site]

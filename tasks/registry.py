@@ -1,0 +1,101 @@
+"""Term registry: observation, reward, termination, reset and randomization terms by name.
+
+A term is registered as a *factory*: ``factory(model, **params)`` checks its parameters
+against the robot (joint, body and site names exist; sizes fit) and returns a
+:class:`Term`, whose function then runs batched on every step. Binding names once, before
+any World exists, is what lets a bad config be refused before simulation.
+
+Kinds and the signature of the bound function:
+
+- observation, reward, termination: ``fn(ctx) -> (num_envs, k) | (num_envs,)`` where ctx is a
+  :class:`tasks.context.StepContext`.
+- reset: ``fn(rng, qpos, qvel) -> None``, one env at a time, editing that env's state rows in
+  place; ``rng`` is the env's own generator, so every env has its own stream.
+- randomization: ``fn(rng) -> dict[param, values]`` for one env, applied to the World.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ConfigDict, ValidationError, create_model
+
+KINDS = ("observation", "reward", "termination", "reset", "randomization")
+_REGISTRY: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
+
+
+class TermError(ValueError):
+    """A term parameter that does not fit the robot; ``param`` names the parameter."""
+
+    def __init__(self, message: str, param: str | None = None):
+        super().__init__(message)
+        self.param = param
+
+
+@dataclass(frozen=True)
+class Term:
+    """A bound term: the batched function and the World quantities it reads."""
+
+    fn: Callable
+    needs: tuple = ()
+    size: int | None = None  # observation width per env
+    info: dict = field(default_factory=dict)  # randomization: which engine parameters it sets
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    kind: str
+    factory: Callable
+    params_model: Any  # pydantic model of the factory's keyword parameters
+    doc: str
+
+
+def register(kind: str, name: str | None = None):
+    """Decorator: register ``factory(model, **params) -> Term`` as a term of ``kind``."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown term kind {kind!r}; kinds: {KINDS}")
+
+    def wrap(factory):
+        term_name = name or factory.__name__
+        if term_name in _REGISTRY[kind]:
+            raise ValueError(f"{kind} term {term_name!r} is already registered")
+        _REGISTRY[kind][term_name] = Entry(term_name, kind, factory, _params_model(factory), inspect.getdoc(factory) or "")
+        return factory
+
+    return wrap
+
+
+def get(kind: str, name: str) -> Entry:
+    _load_builtin_terms()
+    return _REGISTRY[kind][name]
+
+
+def names(kind: str) -> list[str]:
+    _load_builtin_terms()
+    return sorted(_REGISTRY[kind])
+
+
+def validate_params(entry: Entry, params: dict) -> dict:
+    """Validated keyword parameters, or pydantic's ValidationError."""
+    return entry.params_model.model_validate(params).model_dump()
+
+
+def _params_model(factory):
+    # The factory's keyword-only parameters (after ``model``) define the YAML ``params``.
+    fields = {}
+    for p in list(inspect.signature(factory, eval_str=True).parameters.values())[1:]:
+        annotation = Any if p.annotation is inspect.Parameter.empty else p.annotation
+        default = ... if p.default is inspect.Parameter.empty else p.default
+        fields[p.name] = (annotation, default)
+    return create_model(f"{factory.__name__}_params", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def _load_builtin_terms():
+    from . import terms  # noqa: F401 - registers on import
+
+
+__all__ = ["KINDS", "Entry", "Term", "TermError", "ValidationError", "get", "names", "register", "validate_params"]

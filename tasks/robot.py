@@ -1,0 +1,153 @@
+"""From a task config's ``robot`` and ``simulation`` sections to a physics Model.
+
+Assets are a path relative to ``configs/`` or ``package:file`` for a model shipped by an
+installed package (``gymnasium:ant.xml`` is gymnasium's bundled MuJoCo model). Overrides
+make an edited copy of the imported Model; the Model itself stays immutable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+import physics
+from physics.model import INTEGRATORS, TRN_JOINT
+
+from .errors import did_you_mean
+from .loader import CONFIG_DIR, error_at
+from .schema import TaskConfig
+
+# where a package keeps its robot files, for packages whose assets are not at the top
+_PACKAGE_ASSET_DIRS = {"gymnasium": ("envs", "mujoco", "assets")}
+
+
+def resolve_asset(cfg: TaskConfig) -> Path:
+    spec = cfg.robot.asset
+    if ":" in spec:
+        package, name = spec.split(":", 1)
+        found = importlib.util.find_spec(package) if package.isidentifier() else None
+        if found is None or not found.submodule_search_locations:
+            raise error_at(cfg, ("robot", "asset"), f"package {package!r} of asset {spec!r} is not installed",
+                           expected="an installed package name before ':'")
+        folder = Path(found.submodule_search_locations[0]).joinpath(*_PACKAGE_ASSET_DIRS.get(package, ()))
+    else:
+        folder, name = CONFIG_DIR, spec
+    path = folder / name
+    if not path.is_file():
+        siblings = [p.name for p in path.parent.glob("*") if p.suffix in (".xml", ".urdf")] if path.parent.is_dir() else []
+        raise error_at(cfg, ("robot", "asset"), f"asset file not found: {path}",
+                       expected="an .xml (MJCF) or .urdf file", suggestion=did_you_mean(path.name, siblings))
+    return path
+
+
+def build_model(cfg: TaskConfig) -> physics.Model:
+    """The robot's Model with the config's simulation options and overrides applied."""
+    path = resolve_asset(cfg)
+    try:
+        model = physics.load_model(path)
+    except (physics.ModelError, OSError, ValueError) as e:  # the importer names the element; we add the key
+        raise error_at(cfg, ("robot", "asset"), f"cannot load {path.name}: {e}") from None
+    edits = {"opt": _options(cfg, model)}
+    _joint_edits(cfg, model, edits)
+    _body_edits(cfg, model, edits)
+    _actuator_edits(cfg, model, edits)
+    if cfg.robot.init_qpos is not None:
+        if len(cfg.robot.init_qpos) != model.nq:
+            raise error_at(cfg, ("robot", "init_qpos"), f"has {len(cfg.robot.init_qpos)} values",
+                           expected=f"{model.nq} values (the model's nq)")
+        edits["qpos0"] = np.array(cfg.robot.init_qpos, dtype=np.float64)
+    return dataclasses.replace(model, **edits).freeze()
+
+
+def actuator_index(cfg, model, ref: str, path) -> int:
+    """An actuator by its name, or by the name of the joint it drives (many assets leave
+    actuators unnamed)."""
+    if ref in model.actuator_name:
+        return model.actuator_name.index(ref)
+    for u in range(model.nu):
+        if model.actuator_trntype[u] == TRN_JOINT and model.jnt_name[model.actuator_trnid[u]] == ref:
+            return u
+    known = [n for n in model.actuator_name if n] + [
+        model.jnt_name[model.actuator_trnid[u]] for u in range(model.nu) if model.actuator_trntype[u] == TRN_JOINT]
+    raise error_at(cfg, path, f"no actuator named {ref!r} and no actuated joint of that name",
+                   expected=f"one of {known}", suggestion=did_you_mean(ref, known))
+
+
+def _options(cfg, model):
+    sim = cfg.simulation
+    changes = {}
+    if sim.timestep is not None:
+        changes["timestep"] = sim.timestep
+    if sim.integrator is not None:
+        changes["integrator"] = INTEGRATORS[sim.integrator]
+    if sim.solver_iterations is not None:
+        changes["iterations"] = sim.solver_iterations
+    return dataclasses.replace(model.opt, **changes).freeze()
+
+
+def _named(cfg, names, name, kind, path):
+    if name in names:
+        return names.index(name)
+    raise error_at(cfg, path, f"no {kind} named {name!r} in the robot", expected=f"one of {[n for n in names if n]}",
+                   suggestion=did_you_mean(name, [n for n in names if n]))
+
+
+def _copy(model, edits, field):
+    if field not in edits:
+        edits[field] = np.array(getattr(model, field))
+    return edits[field]
+
+
+def _joint_edits(cfg, model, edits):
+    for name, o in cfg.robot.joints.items():
+        j = _named(cfg, model.jnt_name, name, "joint", ("robot", "joints", name))
+        dof = model.jnt_dofadr[j]
+        if o.range is not None:
+            _copy(model, edits, "jnt_range")[j] = o.range
+            _copy(model, edits, "jnt_limited")[j] = 1 if o.limited is None else int(o.limited)
+        elif o.limited is not None:
+            _copy(model, edits, "jnt_limited")[j] = int(o.limited)
+        if o.stiffness is not None:
+            _copy(model, edits, "jnt_stiffness")[j] = o.stiffness
+        for key in ("damping", "armature"):
+            if getattr(o, key) is not None:
+                _copy(model, edits, f"dof_{key}")[dof] = getattr(o, key)
+
+
+def _body_edits(cfg, model, edits):
+    for name, o in cfg.robot.bodies.items():
+        b = _named(cfg, model.body_name, name, "body", ("robot", "bodies", name))
+        if o.mass is not None:
+            if model.body_mass[b] <= 0:
+                raise error_at(cfg, ("robot", "bodies", name, "mass"), "the body has no mass to rescale")
+            ratio = o.mass / model.body_mass[b]
+            # scale inertia with mass: the body keeps its shape and density distribution
+            _copy(model, edits, "body_mass")[b] = o.mass
+            _copy(model, edits, "body_inertia")[b] *= ratio
+    if "body_mass" in edits:
+        subtree = np.array(edits["body_mass"])
+        for b in range(model.nbody - 1, 0, -1):
+            subtree[model.body_parentid[b]] += subtree[b]
+        edits["body_subtreemass"] = subtree
+
+
+def _actuator_edits(cfg, model, edits):
+    for name, o in cfg.robot.actuators.items():
+        u = actuator_index(cfg, model, name, ("robot", "actuators", name))
+        if o.gear is not None:
+            _copy(model, edits, "actuator_gear")[u, 0] = o.gear
+        if o.ctrlrange is not None:
+            _copy(model, edits, "actuator_ctrlrange")[u] = o.ctrlrange
+            _copy(model, edits, "actuator_ctrllimited")[u] = 1
+        for gain, column in (("kp", 1), ("kv", 2)):
+            value = getattr(o, gain)
+            if value is None:
+                continue
+            if model.actuator_biasprm[u, column] == 0:
+                drive = "position" if gain == "kp" else "velocity"
+                raise error_at(cfg, ("robot", "actuators", name, gain), f"actuator is not a {drive} drive")
+            _copy(model, edits, "actuator_gainprm")[u, 0] = value
+            _copy(model, edits, "actuator_biasprm")[u, column] = -value

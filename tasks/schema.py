@@ -1,0 +1,144 @@
+"""The task-config schema (pydantic v2). Unknown keys are errors everywhere.
+
+A task config says which robot, how to simulate it, how actions become controls, and
+which registered terms make its observations, rewards, terminations, resets and per-env
+randomization. Term names and their parameters are checked against the term registry
+by :mod:`tasks.loader`, since they depend on what is registered, not on this schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, field_validator, model_validator
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class JointOverride(Strict):
+    range: tuple[float, float] | None = None
+    limited: bool | None = None
+    damping: float | None = Field(None, ge=0)
+    armature: float | None = Field(None, ge=0)
+    stiffness: float | None = Field(None, ge=0)
+
+    @field_validator("range")
+    @classmethod
+    def _ordered(cls, v):
+        if v is not None and v[0] > v[1]:
+            raise ValueError(f"range lower ({v[0]}) must be <= upper ({v[1]})")
+        return v
+
+
+class BodyOverride(Strict):
+    mass: float | None = Field(None, gt=0)
+
+
+class ActuatorOverride(Strict):
+    gear: float | None = None
+    ctrlrange: tuple[float, float] | None = None
+    kp: float | None = Field(None, gt=0)  # position-drive stiffness
+    kv: float | None = Field(None, gt=0)  # velocity-drive gain
+
+    @field_validator("ctrlrange")
+    @classmethod
+    def _ordered(cls, v):
+        if v is not None and v[0] > v[1]:
+            raise ValueError(f"ctrlrange lower ({v[0]}) must be <= upper ({v[1]})")
+        return v
+
+
+class RobotConfig(Strict):
+    """The robot: an asset (``configs/``-relative path or ``package:file``) and overrides."""
+
+    asset: str
+    init_qpos: list[float] | None = None  # replaces the model's qpos0 as the reset pose
+    joints: dict[str, JointOverride] = {}
+    bodies: dict[str, BodyOverride] = {}
+    actuators: dict[str, ActuatorOverride] = {}
+
+
+class SimulationConfig(Strict):
+    timestep: float | None = Field(None, gt=0)  # None keeps the asset's
+    frame_skip: PositiveInt = 1
+    integrator: Literal["Euler", "RK4", "implicitspringdamper"] | None = None
+    solver_iterations: PositiveInt | None = None
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
+    precision: Literal["float32", "float64"] = "float32"
+
+
+class ActionConfig(Strict):
+    """How a policy's action becomes actuator controls: ctrl = offset + scale * action."""
+
+    kind: Literal["torque", "position", "velocity"] = "torque"
+    actuators: Literal["all"] | list[str] = "all"
+    scale: float | list[float] = 1.0
+    offset: float | list[float] = 0.0
+    clip: bool = False  # clip actions to the action space before scaling
+    nonfinite: Literal["error", "zero"] = "error"  # refuse NaN/inf actions, or zero and flag them
+
+
+class Noise(Strict):
+    kind: Literal["uniform", "gaussian"]
+    scale: float = Field(gt=0)
+
+
+class TermConfig(Strict):
+    term: str
+    params: dict[str, Any] = {}
+
+
+class ObservationTerm(TermConfig):
+    clip: tuple[float, float] | None = None
+    noise: Noise | None = None
+
+    @field_validator("clip")
+    @classmethod
+    def _ordered(cls, v):
+        if v is not None and v[0] > v[1]:
+            raise ValueError(f"clip lower ({v[0]}) must be <= upper ({v[1]})")
+        return v
+
+
+class RewardTerm(TermConfig):
+    weight: float = 1.0
+
+
+class AgentConfig(Strict):
+    """One agent of a multi-agent task: the actuators it drives and what it observes."""
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    actuators: list[str] = Field(min_length=1)
+    observations: list[ObservationTerm] = Field(min_length=1)
+
+
+class TaskConfig(Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+/[A-Za-z0-9_]+-v\d+$")
+    description: str = ""
+    robot: RobotConfig
+    simulation: SimulationConfig = SimulationConfig()
+    actions: ActionConfig = ActionConfig()
+    observations: list[ObservationTerm] = Field(min_length=1)
+    rewards: list[RewardTerm] = []
+    terminations: list[TermConfig] = []
+    resets: list[TermConfig] = []
+    randomization: list[TermConfig] = []
+    episode_length: PositiveInt
+    agents: list[AgentConfig] | None = None
+
+    # where the config came from, for error messages after validation
+    _source: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _unique_agents(self):
+        if self.agents is not None:
+            names = [a.name for a in self.agents]
+            if len(set(names)) != len(names):
+                raise ValueError(f"agent names must be unique, got {names}")
+        return self
+
+    @property
+    def multi_agent(self) -> bool:
+        return self.agents is not None

@@ -1,0 +1,194 @@
+"""Task: a validated config bound to its robot Model — the batched maths of an env.
+
+A Task knows nothing of Gymnasium: it maps actions to controls, computes observations,
+rewards and terminations from a :class:`~tasks.context.StepContext`, and draws one env's
+initial state and randomized parameters from that env's generator. ``envs`` drives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from physics.model import BIAS_NONE
+
+from . import registry
+from .loader import error_at, load_task_config
+from .robot import actuator_index, build_model
+from .schema import TaskConfig
+
+
+@dataclass
+class BoundObservation:
+    name: str
+    term: registry.Term
+    clip: tuple | None
+    noise: object | None
+
+
+class Task:
+    """A task config with its Model and bound terms.
+
+    Build one with :meth:`from_source` (a YAML path or registered id, plus overrides) or
+    from an already validated :class:`TaskConfig`.
+    """
+
+    @classmethod
+    def from_source(cls, source, overrides=None) -> Task:
+        """``source``: a YAML path or registered id; ``overrides``: ``["key.sub=value"]`` or a dict."""
+        return cls(load_task_config(source, overrides))
+
+    def __init__(self, cfg: TaskConfig):
+        self.config = cfg
+        self.model = build_model(cfg)
+        self.dt = self.model.opt.timestep * cfg.simulation.frame_skip
+        self.episode_length = cfg.episode_length
+        self.observations = self._bind_observations(cfg.observations, ("observations",))
+        self.rewards = [(t.term, t.weight, self._bind("reward", t, ("rewards", i))) for i, t in enumerate(cfg.rewards)]
+        self.terminations = [self._bind("termination", t, ("terminations", i)) for i, t in enumerate(cfg.terminations)]
+        self.resets = [self._bind("reset", t, ("resets", i)) for i, t in enumerate(cfg.resets)]
+        self.randomization = [(i, self._bind("randomization", t, ("randomization", i)))
+                              for i, t in enumerate(cfg.randomization)]
+        self.agents = {a.name: self._bind_agent(i, a) for i, a in enumerate(cfg.agents or ())}
+        self._bind_actions(cfg)
+        self.needs = self._needs()
+
+    # --- sizes and spaces ---------------------------------------------------------------------
+    @property
+    def obs_size(self) -> int:
+        return sum(o.term.size for o in self.observations)
+
+    @property
+    def action_size(self) -> int:
+        return len(self.actuators)
+
+    # --- actions ----------------------------------------------------------------------------
+    def action_to_ctrl(self, action: np.ndarray) -> np.ndarray:
+        """(num_envs, action_size) actions -> (num_envs, nu) controls; unlisted actuators get 0."""
+        if self.config.actions.clip:
+            action = np.clip(action, self.action_low, self.action_high)
+        ctrl = np.zeros((action.shape[0], self.model.nu))
+        ctrl[:, self.actuators] = self.offset + self.scale * action
+        return ctrl
+
+    # --- per-step terms -----------------------------------------------------------------------
+    def observe(self, ctx, noise_rngs=None, observations=None) -> np.ndarray:
+        """(num_envs, obs_size); ``noise_rngs[i]`` draws env i's observation noise."""
+        parts = []
+        for obs in observations or self.observations:
+            value = np.asarray(obs.term.fn(ctx), dtype=np.float64).reshape(ctx.num_envs, -1)
+            if obs.clip is not None:
+                value = np.clip(value, *obs.clip)
+            if obs.noise is not None and noise_rngs is not None:
+                value = value + _noise(obs.noise, noise_rngs, value.shape[1])
+            parts.append(value)
+        return np.concatenate(parts, axis=1)
+
+    def terminated(self, ctx) -> np.ndarray:
+        out = np.zeros(ctx.num_envs, dtype=bool)
+        for term in self.terminations:
+            out |= np.asarray(term.fn(ctx), dtype=bool)
+        return out
+
+    def reward(self, ctx) -> tuple[np.ndarray, dict]:
+        """Total reward (num_envs,) and each weighted term by name (ctx.terminated must be set)."""
+        total = np.zeros(ctx.num_envs)
+        parts = {}
+        for name, weight, term in self.rewards:
+            value = weight * np.asarray(term.fn(ctx), dtype=np.float64)
+            parts[name] = parts.get(name, 0.0) + value
+            total += value
+        return total, parts
+
+    # --- resets -----------------------------------------------------------------------------
+    def initial_state(self, rng) -> tuple[np.ndarray, np.ndarray]:
+        """One env's fresh (qpos, qvel), the reset terms applied in order with ``rng``."""
+        qpos = np.array(self.model.qpos0, dtype=np.float64)
+        qvel = np.zeros(self.model.nv)
+        for term in self.resets:
+            term.fn(rng, qpos, qvel)
+        return qpos, qvel
+
+    def draw_parameters(self, rng) -> dict:
+        """One env's randomized model parameters: {name: (indices, values)}."""
+        out = {}
+        for _, term in self.randomization:
+            out.update(term.fn(rng))
+        return out
+
+    # --- binding ----------------------------------------------------------------------------
+    def _bind(self, kind, term_cfg, path):
+        entry = registry.get(kind, term_cfg.term)
+        params = registry.validate_params(entry, term_cfg.params)
+        try:
+            return entry.factory(self.model, **params)
+        except registry.TermError as e:
+            where = (*path, "params", e.param) if e.param else path
+            raise error_at(self.config, where, f"{term_cfg.term!r}: {e}") from None
+
+    def _bind_observations(self, terms, path):
+        return [BoundObservation(t.term, self._bind("observation", t, (*path, i)), t.clip, t.noise)
+                for i, t in enumerate(terms)]
+
+    def _bind_agent(self, i, agent):
+        acts = [actuator_index(self.config, self.model, a, ("agents", i, "actuators", k))
+                for k, a in enumerate(agent.actuators)]
+        return {"actuators": acts, "observations": self._bind_observations(agent.observations,
+                                                                         ("agents", i, "observations"))}
+
+    def _bind_actions(self, cfg: TaskConfig):
+        m, act = self.model, cfg.actions
+        if act.actuators == "all":
+            self.actuators = list(range(m.nu))
+        else:
+            self.actuators = [actuator_index(cfg, m, a, ("actions", "actuators", k)) for k, a in enumerate(act.actuators)]
+        if not self.actuators:
+            raise error_at(cfg, ("actions", "actuators"), "the robot has no actuators to act on")
+        for k, u in enumerate(self.actuators):
+            kind = _actuator_kind(m, u)
+            if kind != act.kind:
+                raise error_at(cfg, ("actions", "kind"), f"actuator {u} of the robot is a {kind} actuator",
+                               expected=f"'{kind}', or an asset whose actuators are {act.kind} drives")
+        n = len(self.actuators)
+        self.scale = _per_actuator(cfg, act.scale, n, "scale")
+        self.offset = _per_actuator(cfg, act.offset, n, "offset")
+        if np.any(self.scale == 0):
+            raise error_at(cfg, ("actions", "scale"), "a zero scale makes the action meaningless", expected="non-zero")
+        lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+        limited = m.actuator_ctrllimited[self.actuators].astype(bool)
+        rng = m.actuator_ctrlrange[self.actuators]
+        # the action space is the control range seen through ctrl = offset + scale * action
+        a, b = (rng[:, 0] - self.offset) / self.scale, (rng[:, 1] - self.offset) / self.scale
+        lo[limited], hi[limited] = np.minimum(a, b)[limited], np.maximum(a, b)[limited]
+        self.action_low, self.action_high = lo, hi
+
+    def _needs(self):
+        needs = {"qpos", "qvel"}
+        terms = [o.term for o in self.observations] + [t for _, _, t in self.rewards] + self.terminations
+        for agent in self.agents.values():
+            terms += [o.term for o in agent["observations"]]
+        for term in terms:
+            needs.update(term.needs)
+        return tuple(sorted(needs))
+
+
+def _actuator_kind(m, u) -> str:
+    if m.actuator_biastype[u] == BIAS_NONE:
+        return "torque"
+    return "position" if m.actuator_biasprm[u, 1] != 0 else "velocity"
+
+
+def _per_actuator(cfg, value, n, key):
+    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    if arr.size == 1:
+        return np.full(n, arr[0])
+    if arr.size != n:
+        raise error_at(cfg, ("actions", key), f"has {arr.size} values", expected=f"1 or {n} (one per actuator)")
+    return arr
+
+
+def _noise(noise, rngs, width):
+    if noise.kind == "uniform":
+        return np.stack([rng.uniform(-noise.scale, noise.scale, width) for rng in rngs])
+    return np.stack([rng.normal(0.0, noise.scale, width) for rng in rngs])

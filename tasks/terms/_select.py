@@ -1,0 +1,53 @@
+"""Turning term parameters (joint/body/site names, index slices) into model indices."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import did_you_mean
+from ..registry import TermError
+
+
+def lookup(names: list, name: str, kind: str, param: str) -> int:
+    """Index of ``name`` among a model's ``names`` of ``kind``; a TermError otherwise."""
+    if name in names:
+        return names.index(name)
+    hint = did_you_mean(name, [n for n in names if n])
+    known = [n for n in names if n]
+    raise TermError(f"no {kind} named {name!r}" + (f"; did you mean {hint!r}?" if hint else f"; known: {known}"), param)
+
+
+def coordinate_indices(model, which: str, joints, start, stop) -> np.ndarray:
+    """qpos (``which='qpos'``) or qvel indices chosen by joint names or by a slice."""
+    size = model.nq if which == "qpos" else model.nv
+    if joints is not None:
+        if start != 0 or stop is not None:
+            raise TermError("give either joints or start/stop, not both", "joints")
+        adr = model.jnt_qposadr if which == "qpos" else model.jnt_dofadr
+        width = _joint_widths(model, which)
+        out = []
+        for name in joints:
+            j = lookup(model.jnt_name, name, "joint", "joints")
+            out.extend(range(adr[j], adr[j] + width[j]))
+        return np.array(out, dtype=np.int64)
+    idx = np.arange(size)[slice(start, stop)]
+    if idx.size == 0:
+        raise TermError(f"start={start}, stop={stop} selects nothing of {which} (size {size})", "start")
+    return idx
+
+
+def _joint_widths(model, which):
+    from physics.model import JNT_NQ, JNT_NV
+
+    table = JNT_NQ if which == "qpos" else JNT_NV
+    return [table[int(t)] for t in model.jnt_type]
+
+
+def vector(value, size: int, param: str) -> np.ndarray:
+    """A scalar broadcast to ``size`` or a list of exactly ``size`` numbers."""
+    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    if arr.size == 1:
+        return np.full(size, arr[0])
+    if arr.size != size:
+        raise TermError(f"needs 1 or {size} values, got {arr.size}", param)
+    return arr

@@ -1,0 +1,61 @@
+"""Per-env randomization terms: model parameters drawn for each env at each reset.
+
+A bound function ``fn(rng) -> {parameter: (indices, values)}`` draws one env's values
+from that env's generator; the env hands them to the World, which keeps per-env copies of
+its model parameters. Scales multiply the asset's nominal value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import Term, TermError, register
+from ._select import coordinate_indices, lookup, vector
+
+
+def _scale_term(param, nominal, idx, low, high):
+    if low > high:
+        raise TermError(f"low ({low}) must be <= high ({high})", "low")
+    if low <= 0:
+        raise TermError(f"scales must be > 0, got low={low}", "low")
+    base = np.asarray(nominal, dtype=np.float64)[idx]
+
+    def draw(rng):
+        return {param: (idx, base * rng.uniform(low=low, high=high, size=len(idx)))}
+
+    return Term(draw, info={"parameters": (param,)})
+
+
+@register("randomization")
+def body_mass_scale(model, *, bodies: list[str], low: float, high: float):
+    """body_mass[b] = nominal * U(low, high) per listed body."""
+    idx = np.array([lookup(model.body_name, b, "body", "bodies") for b in bodies])
+    return _scale_term("body_mass", model.body_mass, idx, low, high)
+
+
+@register("randomization")
+def actuator_gear_scale(model, *, actuators: list[str], low: float, high: float):
+    """actuator_gear[u] = nominal * U(low, high) per listed actuator (motor strength)."""
+    idx = np.array([lookup(model.actuator_name, a, "actuator", "actuators") for a in actuators])
+    return _scale_term("actuator_gear", model.actuator_gear[:, 0], idx, low, high)
+
+
+@register("randomization")
+def dof_damping_scale(model, *, low: float, high: float, joints: list[str] | None = None):
+    """dof_damping[d] = nominal * U(low, high) for the chosen joints' dofs."""
+    idx = coordinate_indices(model, "qvel", joints, 0, None)
+    return _scale_term("dof_damping", model.dof_damping, idx, low, high)
+
+
+@register("randomization")
+def gravity_uniform(model, *, low: list[float], high: list[float]):
+    """Gravity vector drawn per axis from U(low, high)."""
+    lo, hi = vector(low, 3, "low"), vector(high, 3, "high")
+    if np.any(lo > hi):
+        raise TermError(f"low {lo.tolist()} must be <= high {hi.tolist()} on every axis", "low")
+    axes = np.arange(3)
+
+    def draw(rng):
+        return {"gravity": (axes, rng.uniform(low=lo, high=hi))}
+
+    return Term(draw, info={"parameters": ("gravity",)})

@@ -1,0 +1,88 @@
+"""Reset terms: initial-state noise, applied in config order to one env's state rows.
+
+Each bound function is ``fn(rng, qpos, qvel)`` and edits the rows in place. The draws
+are made in the same order and with the same calls as Gymnasium's MuJoCo v5 envs, so an
+env seeded like Gymnasium's starts from the same state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import Term, TermError, register
+from ._select import coordinate_indices
+
+
+def _checked(low, high):
+    if low > high:
+        raise TermError(f"low ({low}) must be <= high ({high})", "low")
+
+
+@register("reset")
+def qpos_add_uniform(model, *, low: float, high: float, joints: list[str] | None = None, start: int = 0,
+                     stop: int | None = None):
+    """qpos[idx] += U(low, high), one draw per chosen coordinate."""
+    _checked(low, high)
+    idx = coordinate_indices(model, "qpos", joints, start, stop)
+
+    def apply(rng, qpos, qvel):
+        qpos[idx] += rng.uniform(low=low, high=high, size=len(idx))
+
+    return Term(apply)
+
+
+@register("reset")
+def qvel_add_uniform(model, *, low: float, high: float, joints: list[str] | None = None, start: int = 0,
+                     stop: int | None = None):
+    """qvel[idx] += U(low, high), one draw per chosen dof."""
+    _checked(low, high)
+    idx = coordinate_indices(model, "qvel", joints, start, stop)
+
+    def apply(rng, qpos, qvel):
+        qvel[idx] += rng.uniform(low=low, high=high, size=len(idx))
+
+    return Term(apply)
+
+
+@register("reset")
+def qvel_add_normal(model, *, std: float, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+    """qvel[idx] += std * N(0, 1)."""
+    if std < 0:
+        raise TermError(f"std must be >= 0, got {std}", "std")
+    idx = coordinate_indices(model, "qvel", joints, start, stop)
+
+    def apply(rng, qpos, qvel):
+        qvel[idx] += rng.standard_normal(len(idx)) * std
+
+    return Term(apply)
+
+
+@register("reset")
+def qvel_set(model, *, value: float, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+    """qvel[idx] = value (no draw)."""
+    idx = coordinate_indices(model, "qvel", joints, start, stop)
+
+    def apply(rng, qpos, qvel):
+        qvel[idx] = value
+
+    return Term(apply)
+
+
+@register("reset")
+def qpos_uniform_in_disc(model, *, joints: list[str], radius: float):
+    """Two coordinates set to a point drawn uniformly in the open disc of ``radius``, by
+    rejection from the enclosing square (a reaching target's position)."""
+    if radius <= 0:
+        raise TermError(f"radius must be > 0, got {radius}", "radius")
+    idx = coordinate_indices(model, "qpos", joints, 0, None)
+    if len(idx) != 2:
+        raise TermError(f"needs exactly two coordinates, got {len(idx)}", "joints")
+
+    def apply(rng, qpos, qvel):
+        while True:
+            goal = rng.uniform(low=-radius, high=radius, size=2)
+            if np.linalg.norm(goal) < radius:
+                break
+        qpos[idx] = goal
+
+    return Term(apply)

@@ -1,0 +1,125 @@
+"""Strict YAML loading: YAML 1.2 core scalars, no duplicate keys, line numbers kept.
+
+PyYAML's SafeLoader follows YAML 1.1: ``1e-3`` is read as a string, ``no``/``yes``/``on``
+as booleans, and of two equal keys the last silently wins. Task configs are small and
+hand-written, so each of those is far more likely a mistake than an intent; this loader
+reads numbers and booleans as YAML 1.2's core schema does (only ``true``/``false`` are
+booleans, ``1e-3`` is a float) and refuses duplicate keys. Every mapping remembers the
+line of each key, so later validation errors can point into the file.
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from .errors import ConfigError
+
+# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution)
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT = re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
+
+
+class LineDict(dict):
+    """A dict that also knows the file and line (1-based) each key was written on."""
+
+    lines: dict
+    files: dict
+
+
+class StrictLoader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 core scalar resolution and duplicate-key errors."""
+
+    source = None
+
+
+# Start from no implicit resolvers at all, then add only the core schema's.
+StrictLoader.yaml_implicit_resolvers = {}
+for _tag, _regex, _first in (
+    ("tag:yaml.org,2002:bool", _BOOL, "tTfF"),
+    ("tag:yaml.org,2002:null", _NULL, ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:int", _INT, "-+0123456789"),
+    ("tag:yaml.org,2002:float", _FLOAT, "-+0123456789."),
+):
+    StrictLoader.add_implicit_resolver(_tag, _regex, list(_first))
+
+
+def _construct_bool(loader, node):
+    return loader.construct_scalar(node).lower() == "true"
+
+
+def _construct_int(loader, node):
+    text = loader.construct_scalar(node)
+    if text.startswith("0o"):
+        return int(text, 0)
+    return int(text, 0) if text.startswith("0x") else int(text)
+
+
+def _construct_float(loader, node):
+    text = loader.construct_scalar(node).lower()
+    if text.endswith("inf"):
+        return float("-inf") if text.startswith("-") else float("inf")
+    return float("nan") if text.endswith("nan") else float(text)
+
+
+def _construct_mapping(loader, node):
+    loader.flatten_mapping(node)
+    out = LineDict()
+    out.lines, out.files = {}, {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            raise ConfigError("mapping keys must be plain scalars", file=loader.source, line=line)
+        if key in out:
+            raise ConfigError(
+                f"duplicate key {key!r} (first defined on line {out.lines[key]})", file=loader.source, line=line
+            )
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.lines[key], out.files[key] = line, loader.source
+    return out
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+StrictLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+
+
+def load_yaml(text: str, source=None):
+    """Parse YAML text strictly; ``source`` names the file in error messages."""
+
+    class _Loader(StrictLoader):
+        pass
+
+    _Loader.source = source
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except ConfigError:
+        raise
+    except yaml.MarkedYAMLError as e:
+        line = e.problem_mark.line + 1 if e.problem_mark else None
+        raise ConfigError(f"invalid YAML: {e.problem}", file=source, line=line) from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"invalid YAML: {e}", file=source) from None
+
+
+def where(data, path):
+    """(file, line) where the deepest existing key of ``path`` was written, or (None, None)."""
+    file = line = None
+    node = data
+    for part in path:
+        if isinstance(node, LineDict) and part in node:
+            file, line = node.files.get(part, file), node.lines.get(part, line)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            if isinstance(node, LineDict) and node.lines:
+                first = min(node.lines, key=node.lines.get)
+                file, line = node.files[first], node.lines[first]
+        else:
+            break
+    return file, line
