@@ -62,8 +62,10 @@ OPT_F, NOPT_F = _columns(("timestep", 1), ("gravity", 3), ("wind", 3), ("density
 # --- per-world data tables ------------------------------------------------------------
 BODY_D, NBODY_D = _columns(
     ("xpos", 3), ("xquat", 4), ("xmat", 9), ("xipos", 3), ("ximat", 9), ("subtree_com", 3), ("subtree_mass", 1),
-    ("cinert", 10), ("crb", 10), ("cvel", 6), ("cacc", 6), ("cfrc", 6),
+    ("cinert", 10), ("crb", 10), ("cvel", 6), ("cacc", 6), ("cfrc", 6), ("cfrc_ext", 6), ("cfrc_int", 6),
 )
+# Computed on demand from the last forward pass (physics/reaction.py), not while stepping.
+POST_CONSTRAINT = ("cacc", "cfrc_ext", "cfrc_int")
 JNT_D, NJNT_D = _columns(("xanchor", 3), ("xaxis", 3))
 DOF_D, NDOF_D = _columns(
     ("cdof", 6), ("cdof_dot", 6), ("qfrc_bias", 1), ("qfrc_passive", 1), ("qfrc_actuator", 1),
@@ -81,7 +83,7 @@ TEN_D, NTEN_D = _columns(("length", 1), ("velocity", 1))
 
 # The quantities World.get() can return: name -> (table, start, width); width 0 = scalar per row.
 DATA_VIEWS = {
-    **{k: ("body_d", a, w) for k, (a, w) in BODY_D.items() if k not in ("cacc", "cfrc")},
+    **{k: ("body_d", a, w) for k, (a, w) in BODY_D.items() if k != "cfrc"},
     **{k: ("jnt_d", a, w) for k, (a, w) in JNT_D.items()},
     **{k: ("dof_d", a, w) for k, (a, w) in DOF_D.items()
        if not k.endswith("_rk") and k not in ("qvel_start", "dx_vel", "scratch", "constraint_vel")},

@@ -14,11 +14,13 @@ import types
 import taichi as ti
 
 from .integrate import make_integrate
+from .reaction import make_reaction
 
 
 @functools.lru_cache(maxsize=None)
 def make_kernels(fp):
     step = make_integrate(fp)
+    reaction = make_reaction(fp)
     # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
     # than through untyped ndarray arguments.
     i1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
@@ -49,4 +51,10 @@ def make_kernels(fp):
                      act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i,
                      con_n, advance)
 
-    return types.SimpleNamespace(step=step_kernel)
+    @ti.kernel
+    def post_kernel(sizes: i1, body_i: i2, opt_f: f3, qvel: f2, qacc: f2, body_d: f3, dof_d: f3, geom_i: i2,
+                    con_f: f3, con_i: i3, efc_f: f3, efc_n: i2):
+        for w in range(qvel.shape[0]):
+            reaction.rne_post(w, sizes, body_i, opt_f, qvel, qacc, body_d, dof_d, geom_i, con_f, con_i, efc_f, efc_n)
+
+    return types.SimpleNamespace(step=step_kernel, post=post_kernel)

@@ -148,7 +148,8 @@ class World:
 
         Names follow mjData: qpos, qvel, qacc, ctrl, qfrc_applied, qM, xpos, xquat, xmat,
         xipos, ximat, subtree_com, cinert, crb, cvel, cdof, cdof_dot, xanchor, xaxis,
-        qfrc_bias, qfrc_passive, qfrc_actuator, qfrc_smooth, actuator_force,
+        qfrc_bias, qfrc_passive, qfrc_actuator, qfrc_smooth, actuator_force, cacc,
+        cfrc_ext (contact wrenches), cfrc_int (joint reaction wrenches),
         actuator_length, actuator_velocity, ten_length, ten_velocity, time; the
         constraint quantities qacc_smooth, qfrc_constraint, nefc (active rows per env),
         efc_overflow (rows that did not fit), efc_force, efc_pos, efc_type, efc_id...
@@ -178,6 +179,8 @@ class World:
             known = sorted([*n, "qM", "time", "body_q", "nefc", "efc_overflow", *L.DATA_VIEWS,
                             *(f"efc_{k}" for k in L.EFC_F)])
             raise WorldError(f"unknown quantity {name!r}; known: {known}")
+        if name in L.POST_CONSTRAINT:
+            self._post_constraint()
         table, start, width = L.DATA_VIEWS[name]
         rows = {"body_d": m.nbody, "jnt_d": m.njnt, "dof_d": m.nv, "act_d": m.nu, "ten_d": m.ntendon}[table]
         out = self._d[table].to_numpy()[:, :rows, start : start + width]
@@ -217,6 +220,11 @@ class World:
             d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
             d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(), n, advance,
         )
+
+    def _post_constraint(self) -> None:
+        d, mm, c = self._d, self._m, self._c
+        self._kernels.post(mm["sizes"], mm["body_i"], mm["opt_f"], d["qvel"], d["qacc"], d["body_d"], d["dof_d"],
+                           mm["geom_i"], c["con_f"], c["con_i"], d["efc_f"], self._efc_n)
 
     def _collision_args(self):
         c, mm = self._c, self._m
