@@ -1,0 +1,501 @@
+"""Physics throughput of taigym's engine next to MuJoCo, on the same MJCF model, in one run.
+
+What is measured, per model:
+
+- ours: physics steps per second (``num_envs * K / seconds`` for ``World.step(n=K)``) at
+  several batch sizes, in float32 and float64, on the CPU with Taichi's default thread
+  count;
+- MuJoCo, single thread: ``mujoco.mj_step`` called in a loop on one MjData;
+- MuJoCo, multithreaded: ``mujoco.rollout`` with ``--threads`` threads over as many
+  initial states as our largest batch;
+- ours, start-up: import to the end of the first step in a fresh process, with an empty
+  Taichi kernel cache (cold: includes compiling the step kernel) and again with the cache
+  that the cold run filled (warm);
+- a sanity check that both sides compute the same thing: the largest |qpos| difference
+  after one step from the same states.
+
+Both sides start from the same states (qpos0 plus small noise, random controls within
+ctrlrange), use the model's own integrator and timestep, and run without constraints:
+our engine does not simulate contacts yet, so the constraint and contact stages are
+disabled in both models' options and both sides step smooth dynamics only.
+
+Every timing is the median of several short repetitions that together last about
+``--seconds``; each repetition starts again from the initial states so that the work per
+step stays representative of the model rather than of a state that drifted far away.
+Other processes on the machine slow every row by a different amount, so the load average
+is reported (and warned about) next to the numbers.
+
+Results are printed as Markdown and written to ``--out`` (JSON) and the same path with a
+``.md`` suffix.
+
+    python scripts/benchmark.py --models humanoid ant --out results/benchmark.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+# mujoco, taichi and physics are imported where they are used: the start-up measurement
+# imports this module in a fresh process and must not pay for imports it does not time.
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CONSTRAINTS_NOTE = (
+    "disabled on both sides: MuJoCo's and our model options both set the constraint and contact disable "
+    "flags (mjDSBL_CONSTRAINT | mjDSBL_CONTACT), so joint limits and contacts are not simulated and both "
+    "engines step smooth dynamics only (our engine has no contacts yet)"
+)
+DEFAULT_NUM_ENVS = (1, 64, 256, 1024, 4096)
+QUICK_NUM_ENVS = (1, 16)
+QUICK_SECONDS = 0.05
+STATE_NOISE = 0.01  # scale of the noise on qpos0 and on the zero velocity
+
+
+# --- models ------------------------------------------------------------------------------
+def resolve_model_path(name: str) -> Path:
+    """A path to an MJCF file: ``name`` itself, or gymnasium's MuJoCo asset of that name."""
+    path = Path(name)
+    if path.suffix == ".xml" or path.exists():
+        if not path.is_file():
+            raise SystemExit(f"model file not found: {name}")
+        return path.resolve()
+    # gymnasium.envs.mujoco imports rendering dependencies; only its asset folder is needed
+    root = importlib.util.find_spec("gymnasium").submodule_search_locations[0]
+    asset = Path(root) / "envs" / "mujoco" / "assets" / f"{name}.xml"
+    if not asset.is_file():
+        raise SystemExit(f"no gymnasium MuJoCo asset named {name!r} (looked for {asset})")
+    return asset
+
+
+def load_our_model(path):
+    """Our Model for an MJCF file, and which route built it.
+
+    The route is ``physics.load_model``; where the MJCF importer is not available, the
+    Model is rebuilt from MuJoCo's compiled model by ``tests/oracle.py`` instead.
+    """
+    import physics
+
+    try:
+        return physics.load_model(str(path)), "physics.load_model"
+    except ImportError:
+        import mujoco
+
+        sys.path.insert(0, str(REPO_ROOT / "tests"))
+        from oracle import model_from_mujoco
+
+        return model_from_mujoco(mujoco.MjModel.from_xml_path(str(path))), "tests/oracle.py model_from_mujoco"
+
+
+def without_constraints(model, mjm):
+    """Our model and MuJoCo's (changed in place) with the constraint and contact stages off.
+
+    Contacts are not simulated by our engine yet, so both sides compare smooth dynamics.
+    """
+    import mujoco
+
+    from physics.model import DSBL_CONSTRAINT, DSBL_CONTACT
+
+    mjm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    return model.with_options(disableflags=int(model.opt.disableflags) | DSBL_CONSTRAINT | DSBL_CONTACT)
+
+
+def describe_model(name, path, mjm, model, route) -> dict:
+    """The model's sizes and options for the report; warns where the two sides' options differ."""
+    import mujoco
+
+    ours = int(model.opt.integrator)
+    theirs = int(mjm.opt.integrator)
+    if ours != theirs or not math.isclose(model.opt.timestep, mjm.opt.timestep):
+        print(f"WARNING: {name}: integrator/timestep differ: ours {ours}/{model.opt.timestep}, "
+              f"MuJoCo {theirs}/{mjm.opt.timestep}")
+    return {
+        "name": name, "path": str(path), "loader": route,
+        "nq": int(mjm.nq), "nv": int(mjm.nv), "nu": int(mjm.nu), "nbody": int(mjm.nbody),
+        "integrator": mujoco.mjtIntegrator(theirs).name.removeprefix("mjINT_"),
+        "timestep": float(mjm.opt.timestep),
+    }
+
+
+# --- initial states ------------------------------------------------------------------------
+def initial_states(mjm, num_envs: int, seed: int):
+    """(qpos, qvel, ctrl) for ``num_envs`` envs: qpos0 and zero velocity plus small noise,
+    controls uniform in ctrlrange ([-1, 1] where unlimited)."""
+    rng = np.random.default_rng(seed)
+    qpos = np.tile(np.asarray(mjm.qpos0, dtype=np.float64), (num_envs, 1))
+    qpos += rng.normal(scale=STATE_NOISE, size=qpos.shape)
+    for j in range(mjm.njnt):
+        # quaternions of free (type 0) and ball (type 1) joints must stay unit length
+        start = {0: 3, 1: 0}.get(int(mjm.jnt_type[j]))
+        if start is not None:
+            a = int(mjm.jnt_qposadr[j]) + start
+            qpos[:, a : a + 4] /= np.linalg.norm(qpos[:, a : a + 4], axis=1, keepdims=True)
+    qvel = rng.normal(scale=STATE_NOISE, size=(num_envs, mjm.nv))
+    low, high = np.full(mjm.nu, -1.0), np.full(mjm.nu, 1.0)
+    limited = np.asarray(mjm.actuator_ctrllimited, dtype=bool)
+    low[limited], high[limited] = mjm.actuator_ctrlrange[limited].T
+    ctrl = rng.uniform(low, high, size=(num_envs, mjm.nu))
+    return qpos, qvel, ctrl
+
+
+# --- timing -------------------------------------------------------------------------------
+def measure_rate(advance, prepare, num_envs: int, seconds: float) -> dict:
+    """Median steps/s of ``advance(k)``, which moves ``num_envs`` envs ``k`` steps each.
+
+    ``prepare(k)`` runs untimed before every call (resetting the state, allocating outputs).
+    K is doubled until one call is long enough to time, then set so that one call lasts
+    about an eighth of ``seconds``: the median of several short calls shrugs off the
+    moments when other processes take the CPU. At least three timed calls are made.
+    """
+    prepare(1)
+    advance(1)  # the first call compiles, allocates and fills caches
+    k = 1
+    while True:
+        prepare(k)
+        t = time.perf_counter()
+        advance(k)
+        elapsed = time.perf_counter() - t
+        if elapsed >= seconds / 40 or k >= 1 << 24:
+            break
+        k *= 2
+    k = max(1, round(k * (seconds / 8) / max(elapsed, 1e-9)))
+    rates, spent = [], 0.0
+    while len(rates) < 3 or spent < seconds:
+        prepare(k)
+        t = time.perf_counter()
+        advance(k)
+        elapsed = time.perf_counter() - t
+        rates.append(num_envs * k / elapsed)
+        spent += elapsed
+    return {"steps_per_s": statistics.median(rates), "steps_per_call": k, "repeats": len(rates),
+            "num_envs": num_envs}
+
+
+def time_ours(model, states, num_envs: int, precision: str, seconds: float) -> dict:
+    """Steps/s of one World of ``num_envs`` envs stepped with ``World.step(n=K)``."""
+    import taichi as ti
+
+    import physics
+
+    qpos, qvel, ctrl = (a[:num_envs] for a in states)
+    world = physics.World(model, num_envs=num_envs, device="cpu", precision=precision)
+
+    def prepare(_k):
+        world.set_state(qpos=qpos, qvel=qvel)
+        world.set_ctrl(ctrl)
+
+    def advance(k):
+        world.step(n=k)
+        ti.sync()
+
+    result = measure_rate(advance, prepare, num_envs, seconds)
+    result["finite"] = bool(np.all(np.isfinite(world.get("qpos"))))
+    result["precision"] = precision
+    return result
+
+
+def time_mujoco_single_thread(mjm, states, seconds: float) -> dict:
+    """Steps/s of ``mj_step`` in a loop on one MjData (MuJoCo computes in float64)."""
+    import mujoco
+
+    data = mujoco.MjData(mjm)
+    qpos, qvel, ctrl = (a[0] for a in states)
+
+    def prepare(_k):
+        mujoco.mj_resetData(mjm, data)
+        data.qpos[:], data.qvel[:], data.ctrl[:] = qpos, qvel, ctrl
+
+    def advance(k):
+        for _ in range(k):
+            mujoco.mj_step(mjm, data)
+
+    result = measure_rate(advance, prepare, 1, seconds)
+    result["finite"] = bool(np.all(np.isfinite(data.qpos)))
+    return result
+
+
+def time_mujoco_rollout(mjm, states, threads: int, seconds: float) -> dict:
+    """Steps/s of ``mujoco.rollout`` over every initial state with ``threads`` threads."""
+    import mujoco
+    from mujoco import rollout
+
+    qpos, qvel, ctrl = states
+    num_envs = len(qpos)
+    initial = full_physics_states(mjm, qpos, qvel)
+    controls = ctrl[:, None, :]  # one control per env, held for every step
+    datas = [mujoco.MjData(mjm) for _ in range(threads)]
+    outputs = {}
+
+    def prepare(k):
+        # rollout writes every step's state; allocating that buffer is not stepping
+        if k not in outputs:
+            outputs.clear()
+            outputs[k] = np.zeros((num_envs, k, initial.shape[1]))
+
+    with rollout.Rollout(nthread=threads) as pool:
+
+        def advance(k):
+            pool.rollout(mjm, datas, initial, controls, nstep=k, state=outputs[k])
+
+        result = measure_rate(advance, prepare, num_envs, seconds)
+    final = next(iter(outputs.values()))[:, -1]
+    result["finite"] = bool(np.all(np.isfinite(final)))
+    result["threads"] = threads
+    return result
+
+
+def full_physics_states(mjm, qpos, qvel) -> np.ndarray:
+    """mujoco.rollout's initial-state rows (mjSTATE_FULLPHYSICS) for the given qpos/qvel."""
+    import mujoco
+
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    data = mujoco.MjData(mjm)
+    rows = np.empty((len(qpos), mujoco.mj_stateSize(mjm, spec)))
+    for i in range(len(qpos)):
+        data.qpos[:], data.qvel[:] = qpos[i], qvel[i]
+        mujoco.mj_getState(mjm, data, rows[i], spec)
+    return rows
+
+
+def one_step_difference(model, mjm, states, precision: str, count: int = 8) -> float:
+    """Largest |qpos| difference between our step and ``mj_step`` from the same states."""
+    import mujoco
+
+    import physics
+
+    qpos, qvel, ctrl = (a[:count] for a in states)
+    world = physics.World(model, num_envs=len(qpos), device="cpu", precision=precision)
+    world.set_state(qpos=qpos, qvel=qvel)
+    world.set_ctrl(ctrl)
+    world.step(n=1)
+    ours = world.get("qpos")
+    data = mujoco.MjData(mjm)
+    worst = 0.0
+    for i in range(len(qpos)):
+        mujoco.mj_resetData(mjm, data)
+        data.qpos[:], data.qvel[:], data.ctrl[:] = qpos[i], qvel[i], ctrl[i]
+        mujoco.mj_step(mjm, data)
+        worst = max(worst, float(np.max(np.abs(ours[i] - data.qpos))))
+    return worst
+
+
+# --- start-up -----------------------------------------------------------------------------
+_STARTUP_CHILD = """
+import time
+start = time.perf_counter()
+import json, sys
+import physics
+from scripts.benchmark import load_our_model
+model, _ = load_our_model(sys.argv[1])
+world = physics.World(model, num_envs=1, device="cpu", precision=sys.argv[2])
+world.step(n=1)
+world.get("qpos")
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+
+
+def time_startup(path, precision: str) -> dict:
+    """Import to first completed step in fresh processes: with an empty Taichi kernel cache
+    (cold, compiles the step kernel) and with the cache the cold process filled (warm)."""
+    result = {}
+    with tempfile.TemporaryDirectory(prefix="taigym-ticache-") as cache:
+        env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=cache)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        for kind in ("cold_s", "warm_s"):
+            proc = subprocess.run([sys.executable, "-c", _STARTUP_CHILD, str(path), precision],
+                                  cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise RuntimeError(f"start-up measurement failed:\n{proc.stderr[-2000:]}")
+            result[kind] = json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+    return result
+
+
+# --- one model --------------------------------------------------------------------------
+def benchmark_model(name: str, args) -> dict:
+    """Every measurement of one model: ours per precision and batch size, then MuJoCo's."""
+    import mujoco
+
+    path = resolve_model_path(name)
+    model, route = load_our_model(path)
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    model = without_constraints(model, mjm)
+    info = describe_model(name, path, mjm, model, route)
+    print(f"\n{name}: nq={info['nq']} nv={info['nv']} nu={info['nu']} {info['integrator']} "
+          f"dt={info['timestep']}; our model from {route}", flush=True)
+    states = initial_states(mjm, max(args.num_envs), args.seed)
+
+    info["ours"], info["one_step_max_qpos_diff"], info["startup"] = [], {}, {}
+    for precision in args.precision:
+        info["one_step_max_qpos_diff"][precision] = one_step_difference(model, mjm, states, precision)
+        for n in args.num_envs:
+            r = time_ours(model, states, n, precision, args.seconds)
+            print(f"  ours {precision} num_envs={n}: {r['steps_per_s']:,.0f} steps/s", flush=True)
+            info["ours"].append(r)
+        if not args.no_startup:
+            t = info["startup"][precision] = time_startup(path, precision)
+            print(f"  ours {precision} start-up: cold {t['cold_s']:.1f} s, warm {t['warm_s']:.1f} s", flush=True)
+
+    info["mujoco_1thread"] = time_mujoco_single_thread(mjm, states, args.seconds)
+    print(f"  MuJoCo mj_step 1 thread: {info['mujoco_1thread']['steps_per_s']:,.0f} steps/s", flush=True)
+    info["mujoco_rollout"] = time_mujoco_rollout(mjm, states, args.threads, args.seconds)
+    print(f"  MuJoCo rollout {args.threads} threads, {max(args.num_envs)} envs: "
+          f"{info['mujoco_rollout']['steps_per_s']:,.0f} steps/s", flush=True)
+    for r in info["ours"]:
+        r["vs_mujoco_1thread"] = r["steps_per_s"] / info["mujoco_1thread"]["steps_per_s"]
+        r["vs_mujoco_rollout"] = r["steps_per_s"] / info["mujoco_rollout"]["steps_per_s"]
+    return info
+
+
+# --- report --------------------------------------------------------------------------------
+def engine_version() -> dict:
+    """Where our engine was imported from and, in a git checkout, which commit it is."""
+    import physics
+
+    source = Path(physics.__file__).resolve().parent
+    proc = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=source, capture_output=True, text=True,
+                          check=False)
+    return {"path": str(source), "git": proc.stdout.strip() if proc.returncode == 0 else None}
+
+
+def machine_info() -> dict:
+    import mujoco
+    import taichi as ti
+
+    cfg = ti.lang.impl.current_cfg()
+    return {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "taichi": ".".join(map(str, ti.__version__)),
+        "taichi_cpu_threads": int(cfg.cpu_max_num_threads),
+        "mujoco": mujoco.__version__,
+        "numpy": np.__version__,
+    }
+
+
+def markdown_report(report: dict) -> str:
+    s, mach = report["settings"], report["machine"]
+    lines = [
+        "# Physics steps/s: taigym vs MuJoCo",
+        "",
+        f"Constraints: {report['constraints']}.",
+        "",
+        (f"Machine: {mach['platform']}, {mach['cpu_count']} CPUs (Taichi uses {mach['taichi_cpu_threads']} "
+         f"threads), taichi {mach['taichi']}, mujoco {mach['mujoco']}. "
+         f"Load average (1, 5, 15 min) at start {mach['load_average_at_start']}, at end "
+         f"{mach['load_average_at_end']}. Each row: median of repetitions lasting ~{s['seconds']} s in all."),
+        "",
+        f"Engine: {report['engine']['path']} (git {report['engine']['git'] or 'unknown'}).",
+    ]
+    for m in report["models"]:
+        one, roll = m["mujoco_1thread"], m["mujoco_rollout"]
+        lines += [
+            "",
+            f"## {m['name']} (nq={m['nq']}, nv={m['nv']}, nu={m['nu']}, {m['integrator']}, dt={m['timestep']})",
+            "",
+            f"| engine | precision | num_envs | steps/s | vs MuJoCo 1 thread | vs rollout {roll['threads']} threads |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for r in m["ours"]:
+            lines.append(f"| taigym | {r['precision']} | {r['num_envs']} | {r['steps_per_s']:,.0f} | "
+                         f"{r['vs_mujoco_1thread']:.2f}x | {r['vs_mujoco_rollout']:.2f}x |")
+        lines.append(f"| MuJoCo mj_step, 1 thread | float64 | 1 | {one['steps_per_s']:,.0f} | 1.00x | "
+                     f"{one['steps_per_s'] / roll['steps_per_s']:.2f}x |")
+        lines.append(f"| MuJoCo rollout, {roll['threads']} threads | float64 | {roll['num_envs']} | "
+                     f"{roll['steps_per_s']:,.0f} | {roll['steps_per_s'] / one['steps_per_s']:.2f}x | 1.00x |")
+        if m["startup"]:
+            lines += ["", "| our start-up (import to first step) | cold, empty kernel cache | warm, cached kernels |",
+                      "|---|---:|---:|"]
+            for precision, t in m["startup"].items():
+                lines.append(f"| {precision} | {t['cold_s']:.1f} s | {t['warm_s']:.1f} s |")
+        diffs = ", ".join(f"{p} {d:.1e}" for p, d in m["one_step_max_qpos_diff"].items())
+        lines += ["", f"Max |qpos| difference from mj_step after one step: {diffs}. Our model from {m['loader']}."]
+    lines += ["", f"Total run time: {report['total_seconds']:.0f} s."]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: dict, out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    out.with_suffix(".md").write_text(markdown_report(report))
+
+
+# --- command line -------------------------------------------------------------------------
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", nargs="+", default=["humanoid", "ant"],
+                   help="gymnasium MuJoCo asset names or paths to .xml files (default: humanoid ant)")
+    p.add_argument("--num-envs", nargs="+", type=int, default=None,
+                   help=f"batch sizes for our engine (default: {' '.join(map(str, DEFAULT_NUM_ENVS))})")
+    p.add_argument("--precision", nargs="+", choices=["float32", "float64"], default=["float32", "float64"])
+    p.add_argument("--threads", type=int, default=2, help="threads for mujoco.rollout (default: 2)")
+    p.add_argument("--seconds", type=float, default=None, help="time budget per measurement (default: 1.5)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-startup", action="store_true", help="skip the cold/warm start-up measurement")
+    p.add_argument("--quick", action="store_true",
+                   help=f"tiny settings for smoke tests: num_envs {' '.join(map(str, QUICK_NUM_ENVS))}, "
+                        f"{QUICK_SECONDS} s per measurement")
+    p.add_argument("--out", type=Path, default=Path("results/benchmark.json"),
+                   help="JSON output; a .md copy of the table goes next to it (default: results/benchmark.json)")
+    args = p.parse_args(argv)
+    if args.num_envs is None:
+        args.num_envs = list(QUICK_NUM_ENVS if args.quick else DEFAULT_NUM_ENVS)
+    if args.seconds is None:
+        args.seconds = QUICK_SECONDS if args.quick else 1.5
+    if min(args.num_envs) < 1 or args.threads < 1 or args.seconds <= 0:
+        p.error("--num-envs and --threads must be >= 1 and --seconds > 0")
+    return args
+
+
+def load_average():
+    """The 1, 5 and 15-minute load averages, where the platform has them."""
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
+def warn_if_busy(load) -> None:
+    # other processes on the CPUs make every timing here slower, each by a different amount
+    if load and load[0] > 0.25 * (os.cpu_count() or 1):
+        print(f"WARNING: the machine is busy (1-minute load average {load[0]} on {os.cpu_count()} CPUs); "
+              "timings will be noisy.", flush=True)
+
+
+def main(argv=None) -> int:
+    start = time.perf_counter()
+    args = parse_args(argv)
+    load_at_start = load_average()
+    print(f"Constraints: {CONSTRAINTS_NOTE}.", flush=True)
+    warn_if_busy(load_at_start)
+    models = [benchmark_model(name, args) for name in args.models]
+    report = {
+        "constraints": CONSTRAINTS_NOTE,
+        "machine": {**machine_info(), "load_average_at_start": load_at_start, "load_average_at_end": load_average()},
+        "engine": engine_version(),
+        "settings": {"num_envs": args.num_envs, "precision": args.precision, "threads": args.threads,
+                     "seconds": args.seconds, "seed": args.seed, "state_noise": STATE_NOISE, "device": "cpu"},
+        "models": models,
+        "total_seconds": time.perf_counter() - start,
+    }
+    write_report(report, args.out)
+    print()
+    print(markdown_report(report))
+    print(f"Wrote {args.out} and {args.out.with_suffix('.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    # run as a file, the repository root is not on sys.path
+    sys.path.insert(0, str(REPO_ROOT))
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""The ``taigym`` command: one subcommand per script, each forwarded its own arguments.
+
+    taigym benchmark --models humanoid ant
+
+A subcommand is a ``"module:function"`` entry in COMMANDS; the function takes the
+remaining arguments as a list and returns an exit status. Modules are imported only when
+their subcommand runs, so ``taigym --help`` stays fast and one script's dependencies
+(Taichi, MuJoCo, torch...) are never needed by another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> ("module:function", one-line help)
+COMMANDS = {
+    "benchmark": ("scripts.benchmark:main", "physics steps/s of our engine next to MuJoCo on the same models"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="taigym",
+        description="Batched rigid-body physics in Taichi with Gymnasium environments.",
+        epilog="Run 'taigym COMMAND --help' for a command's own options.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for name, (_, help_text) in COMMANDS.items():
+        # add_help=False: "--help" after a command belongs to that command's own parser
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def load_command(name: str):
+    """The function behind a subcommand, imported now."""
+    module_name, function_name = COMMANDS[name][0].split(":")
+    return getattr(importlib.import_module(module_name), function_name)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # only the first word is ours; the rest, options included, goes to the subcommand
+    args = parser.parse_args(argv[:1])
+    if args.command is None:
+        parser.print_help()
+        return 2
+    status = load_command(args.command)(argv[1:])
+    return int(status or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""scripts/benchmark.py end to end on a small model, and the taigym command's help.
+
+Only the report's shape is checked: timings depend on the machine, so beyond being
+positive and finite they are not asserted on.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scripts import benchmark
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def test_quick_benchmark_reports_both_sides(tmp_path, device):
+    if device != "cpu":
+        pytest.skip("the benchmark runs on the CPU; Taichi allows one backend per process")
+    out = tmp_path / "bench.json"
+    # the start-up measurement compiles the step kernel from scratch in a subprocess (~10 s)
+    status = benchmark.main(["--models", "inverted_pendulum", "--quick", "--no-startup", "--threads", "2",
+                             "--out", str(out)])
+    assert status == 0
+    report = json.loads(out.read_text())
+    assert report["constraints"].startswith("disabled on both sides")
+    assert {"cpu_count", "platform", "taichi", "mujoco"} <= set(report["machine"])
+
+    (model,) = report["models"]
+    assert model["name"] == "inverted_pendulum" and model["integrator"] == "RK4"
+    assert [(r["precision"], r["num_envs"]) for r in model["ours"]] == [
+        (p, n) for p in ("float32", "float64") for n in benchmark.QUICK_NUM_ENVS]
+    for r in model["ours"]:
+        assert r["finite"] and _positive(r["steps_per_s"])
+        assert _positive(r["vs_mujoco_1thread"]) and _positive(r["vs_mujoco_rollout"])
+    assert _positive(model["mujoco_1thread"]["steps_per_s"])
+    rollout = model["mujoco_rollout"]
+    assert _positive(rollout["steps_per_s"])
+    assert rollout["threads"] == 2 and rollout["num_envs"] == max(benchmark.QUICK_NUM_ENVS)
+    assert model["startup"] == {}
+    # same states, same integrator: one step agrees with mj_step to rounding
+    assert model["one_step_max_qpos_diff"]["float32"] < 1e-4
+    assert model["one_step_max_qpos_diff"]["float64"] < 1e-8
+
+    table = out.with_suffix(".md").read_text()
+    assert "| taigym | float32 | 16 |" in table and "MuJoCo rollout, 2 threads" in table
+    assert "disabled on both sides" in table
+
+
+def test_cli_help_lists_subcommands():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    result = subprocess.run([sys.executable, "-m", "scripts.cli", "--help"], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "benchmark" in result.stdout
