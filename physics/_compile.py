@@ -9,6 +9,7 @@ import numpy as np
 from . import model as M
 from ._invweight import invweight0
 from .errors import ModelError
+from .transforms import quat_conj, quat_mul, quat_rotate
 
 _MINVAL = 1e-15
 
@@ -135,6 +136,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         else:
             act_trnid.append(_resolve(a.target, ten_names, where, "tendon"))
 
+    eq = _equalities(b, [bd.name for bd in b._bodies], jnt_names, jnt_compiled_id, jnt_type)
+
     nu = len(b._actuators)
     keys = []
     for name, kq, kv, kc in b._keys:
@@ -209,9 +212,12 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         key_qvel=np.array([k[2] for k in keys]).reshape(len(keys), nv),
         key_ctrl=np.array([k[3] for k in keys]).reshape(len(keys), nu),
         key_name=[k[0] for k in keys],
+        neq=len(eq["name"]), eq_type=eq["type"], eq_obj1id=eq["obj1"], eq_obj2id=eq["obj2"], eq_active0=eq["active"],
+        eq_solref=eq["solref"], eq_solimp=eq["solimp"], eq_data=eq["data"], eq_name=eq["name"],
         visual=dict(b.visual),
     )
     model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
+    model.eq_data = equality_reference_data(model)
     return model.freeze()
 
 
@@ -248,6 +254,58 @@ def _mass_matrix_layout(dof_parentid):
             rowlen[i] = rowlen[p] + 1
     madr = (np.cumsum(rowlen) - rowlen).astype(np.int32)
     return madr, int(rowlen.sum())
+
+
+def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type) -> dict:
+    """Equality constraints with their objects resolved to compiled ids."""
+    out = dict(type=[], obj1=[], obj2=[], active=[], solref=[], solimp=[], data=[], name=[])
+    for i, e in enumerate(b._equalities):
+        where = f"equality '{e.name}'" if e.name else f"equality {i}"
+        if e.type == M.EQ_JOINT:
+            obj1 = _resolve(e.obj1, jnt_names, where, "joint", jnt_compiled_id)
+            obj2 = -1 if e.obj2 is None else _resolve(e.obj2, jnt_names, where, "joint", jnt_compiled_id)
+            for j in (obj1, obj2):
+                if j >= 0 and jnt_type[j] not in (M.JNT_HINGE, M.JNT_SLIDE):
+                    raise ModelError("joint equality couples hinge and slide joints only", element=where,
+                                     attribute="joint")
+        else:
+            obj1 = _resolve(e.obj1, body_names, where, "body")
+            obj2 = 0 if e.obj2 is None else _resolve(e.obj2, body_names, where, "body")
+            if obj1 == obj2:
+                raise ModelError("an equality constraint needs two different bodies", element=where, attribute="body2")
+        for key, value in (("type", e.type), ("obj1", obj1), ("obj2", obj2), ("active", e.active),
+                           ("solref", e.solref), ("solimp", e.solimp), ("data", e.data), ("name", e.name)):
+            out[key].append(value)
+    for key, dtype, shape in (("type", np.int32, ()), ("obj1", np.int32, ()), ("obj2", np.int32, ()),
+                              ("active", np.int32, ()), ("solref", float, (2,)), ("solimp", float, (5,)),
+                              ("data", float, (11,))):
+        out[key] = np.array(out[key], dtype=dtype).reshape(-1, *shape)
+    return out
+
+
+def equality_reference_data(model: M.Model) -> np.ndarray:
+    """Fill what connect and weld constraints take from the reference configuration
+    (MuJoCo's mj_setConst): connect's anchor in body2's frame; weld's anchor in body1's
+    frame and the relative orientation, unless given."""
+    from ._invweight import _reference_frames
+
+    out = np.array(model.eq_data, dtype=float)
+    if not model.neq:
+        return out
+    xpos, xquat = _reference_frames(model)
+    for i in range(model.neq):
+        b1, b2, data = model.eq_obj1id[i], model.eq_obj2id[i], out[i]
+        if model.eq_type[i] == M.EQ_CONNECT:
+            world = xpos[b1] + quat_rotate(xquat[b1], data[:3])
+            data[3:6] = quat_rotate(quat_conj(xquat[b2]), world - xpos[b2])
+        elif model.eq_type[i] == M.EQ_WELD:
+            if np.any(data[6:10]):
+                data[6:10] /= np.linalg.norm(data[6:10])
+                continue
+            world = xpos[b2] + quat_rotate(xquat[b2], data[:3])
+            data[3:6] = quat_rotate(quat_conj(xquat[b1]), world - xpos[b1])
+            data[6:10] = quat_mul(quat_conj(xquat[b1]), xquat[b2])
+    return out
 
 
 def _resolve(target, names, where, kind, id_map=None) -> int:

@@ -125,6 +125,18 @@ class _Tendon:
 
 
 @dataclass
+class _Equality:
+    type: int
+    obj1: object  # body or joint: name or id
+    obj2: object  # None: the world (connect, weld) or no second joint (joint)
+    data: np.ndarray  # (11,) user data; the compile step fills the qpos0-derived parts
+    name: str
+    active: bool
+    solref: np.ndarray
+    solimp: np.ndarray
+
+
+@dataclass
 class D6Axis:
     """One axis of a D6 joint.
 
@@ -167,6 +179,7 @@ class ModelBuilder:
         self._actuators: list[_Actuator] = []
         self._tendons: list[_Tendon] = []
         self._keys: list[tuple] = []
+        self._equalities: list[_Equality] = []
         self._fixed_bodies: set[int] = set()
 
     # --- bodies -------------------------------------------------------------------
@@ -506,6 +519,50 @@ class ModelBuilder:
             gaintype_, gainprm_, biastype_, biasprm_, ctrllimited, crange, forcelimited, frange,
         ))
         return len(self._actuators) - 1
+
+    # --- equality constraints -----------------------------------------------------------
+    def add_equality_connect(self, body1, body2=None, *, anchor=(0.0, 0.0, 0.0), name="", active=True,
+                             solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP) -> int:
+        """Hold a point of body1 (``anchor``, body1 frame) on body2 (default: the world)
+        where it is at qpos0: a ball joint closing a loop."""
+        data = np.zeros(11)
+        data[:3] = _vec(anchor, 3, f"equality '{name}'")
+        return self._add_equality(M.EQ_CONNECT, body1, body2, data, name, active, solref, solimp)
+
+    def add_equality_weld(self, body1, body2=None, *, anchor=(0.0, 0.0, 0.0), relpose=None, torquescale=1.0,
+                          name="", active=True, solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP) -> int:
+        """Fix body1's pose relative to body2 (default: the world). ``relpose`` (pos 3,
+        quat 4) is body2's pose in body1's frame to hold; None holds the pose at qpos0.
+        ``anchor`` (body2 frame) is where the translation is enforced."""
+        where = f"equality '{name}'"
+        data = np.zeros(11)
+        data[:3] = _vec(anchor, 3, where)
+        if relpose is not None:
+            rel = _vec(relpose, 7, where)
+            data[3:6] = rel[:3]
+            data[6:10] = quat_normalize(rel[3:])
+        data[10] = float(torquescale)
+        return self._add_equality(M.EQ_WELD, body1, body2, data, name, active, solref, solimp)
+
+    def add_equality_joint(self, joint1, joint2=None, *, polycoef=(0.0, 1.0, 0.0, 0.0, 0.0), name="", active=True,
+                           solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP) -> int:
+        """Couple hinge/slide joints: q1 - q1_0 = c0 + c1 d + c2 d^2 + c3 d^3 + c4 d^4 with
+        d = q2 - q2_0; without joint2, q1 - q1_0 = c0 (a joint held in place)."""
+        data = np.zeros(11)
+        coef = np.asarray(polycoef, dtype=float).reshape(-1)
+        if coef.size > 5 or not np.all(np.isfinite(coef)):
+            raise ModelError(f"polycoef takes up to 5 finite numbers, got {polycoef!r}", element=f"equality '{name}'",
+                             attribute="polycoef")
+        data[: coef.size] = coef
+        return self._add_equality(M.EQ_JOINT, joint1, joint2, data, name, active, solref, solimp)
+
+    def _add_equality(self, kind, obj1, obj2, data, name, active, solref, solimp) -> int:
+        where = f"equality '{name}'" if name else f"equality {len(self._equalities)}"
+        if name and name in (e.name for e in self._equalities):
+            raise ModelError("duplicate equality name", element=where, attribute="name")
+        self._equalities.append(_Equality(kind, obj1, obj2, data, name, bool(active), _vec(solref, 2, where),
+                                          _vec(solimp, 5, where)))
+        return len(self._equalities) - 1
 
     def add_key(self, *, name="", qpos=None, qvel=None, ctrl=None) -> int:
         """Keyframe; arrays left None take qpos0 / zeros at finalize()."""

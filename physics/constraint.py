@@ -14,7 +14,8 @@ row; A is never formed: the solver keeps v = M^-1 J^T f, so (A f)_i = J_i . v, w
 O(nv) per row update instead of O(nefc) and needs no nefc x nefc buffer per env. The warm
 start maps the previous step's acceleration back to forces, as MuJoCo does.
 
-Rows today: joint limits (hinge, slide, ball) and contacts with pyramidal friction cones
+Rows today: equality constraints (connect, weld, joint coupling), joint limits (hinge,
+slide, ball) and contacts with pyramidal friction cones
 (condim 1, 3, 4, 6). Rows are numbered by MuJoCo's mjtConstraint.
 """
 
@@ -26,8 +27,8 @@ import taichi as ti
 from . import layout as L
 from ._math import make_math
 from .inertia import make_inertia
-from .model import (DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_LIMIT, DSBL_REFSAFE, DSBL_WARMSTART, JNT_BALL, JNT_HINGE,
-                    JNT_SLIDE)
+from .model import (DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_EQUALITY, DSBL_LIMIT, DSBL_REFSAFE, DSBL_WARMSTART, EQ_CONNECT,
+                    EQ_JOINT, EQ_WELD, JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE)
 from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON
 
 CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON = 0, 1, 2, 3, 4
@@ -44,7 +45,11 @@ B_INVWEIGHT = L.BODY_F["invweight0"][0]
 TIMESTEP, TOLERANCE, IMPRATIO = L.OPT_F["timestep"][0], L.OPT_F["tolerance"][0], L.OPT_F["impratio"][0]
 MEANINERTIA = L.OPT_F["meaninertia"][0]
 CDOF = L.DOF_D["cdof"][0]
-SUBTREE_COM = L.BODY_D["subtree_com"][0]
+SUBTREE_COM, CVEL_B = L.BODY_D["subtree_com"][0], L.BODY_D["cvel"][0]
+CDOF_DOT = L.DOF_D["cdof_dot"][0]
+XPOS, XQUAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0]
+EQ_DATA, EQ_SOLREF, EQ_SOLIMP = L.EQ_F["data"][0], L.EQ_F["solref"][0], L.EQ_F["solimp"][0]
+QPOS0 = L.Q_F["qpos0"][0]
 C = {k: a for k, (a, _) in CONTACT_F.items()}
 GEOM_BODY = 1  # column of the collision stage's geom_i table
 _INF = 1e30
@@ -73,6 +78,8 @@ def make_constraint(fp):
         efc_f[w, row, E["type"]] = kind
         efc_f[w, row, E["id"]] = obj
         efc_f[w, row, E["pos"]] = pos
+        efc_f[w, row, E["imppos"]] = pos
+        efc_f[w, row, E["jdotv"]] = 0
         efc_f[w, row, E["margin"]] = margin
         efc_f[w, row, E["diagA"]] = diag_a
         efc_f[w, row, E["lower"]] = lower
@@ -139,6 +146,179 @@ def make_constraint(fp):
                     lin = ang
                 efc_J[w, row, d] += sign * direction.dot(lin)
             b = body_i[b, L.BODY_PARENT]
+
+    @ti.func
+    def equalities(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
+                   dof_i: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(),
+                   qvel: ti.template(), body_d: ti.template(),
+                   dof_d: ti.template(), eq_i: ti.template(), eq_f: ti.template(), efc_J: ti.template(),
+                   efc_f: ti.template(), efc_n: ti.template()):
+        """Rows of the active equality constraints (MuJoCo's mj_instantiateEquality)."""
+        n = nefc
+        me = w % eq_f.shape[0]
+        for e in range(sizes[L.SIZE_NEQ]):
+            if eq_i[e, L.EQ_ACTIVE] != 0:
+                kind = eq_i[e, L.EQ_TYPE]
+                nrow = 1
+                if kind == EQ_CONNECT:
+                    nrow = 3
+                elif kind == EQ_WELD:
+                    nrow = 6
+                if n + nrow > sizes[L.SIZE_NEFC]:
+                    efc_n[w, L.EFC_OVERFLOW] += nrow
+                else:
+                    for r in range(nrow):
+                        for d in range(sizes[L.SIZE_NV]):
+                            efc_J[w, n + r, d] = 0
+                    if kind == EQ_JOINT:
+                        joint_coupling(w, n, e, me, jnt_i, dof_f, q_f, qpos, eq_i, eq_f, efc_J, efc_f)
+                    else:
+                        body_equality(w, n, e, me, kind, body_i, body_f, jnt_i, dof_i, qvel, body_d, dof_d, eq_i, eq_f,
+                                      efc_J, efc_f)
+                    for r in range(nrow):
+                        for k in ti.static(range(2)):
+                            efc_f[w, n + r, E["solref"] + k] = eq_f[me, e, EQ_SOLREF + k]
+                        for k in ti.static(range(5)):
+                            efc_f[w, n + r, E["solimp"] + k] = eq_f[me, e, EQ_SOLIMP + k]
+                    n += nrow
+        return n
+
+    @ti.func
+    def joint_coupling(w, row, e, me, jnt_i: ti.template(), dof_f: ti.template(), q_f: ti.template(),
+                       qpos: ti.template(), eq_i: ti.template(), eq_f: ti.template(), efc_J: ti.template(),
+                       efc_f: ti.template()):
+        """q1 - q1_0 = c0 + c1 d + ... + c4 d^4 with d = q2 - q2_0 (or q1 - q1_0 = c0)."""
+        md = w % dof_f.shape[0]
+        j1 = eq_i[e, L.EQ_OBJ1]
+        j2 = eq_i[e, L.EQ_OBJ2]
+        a1 = jnt_i[j1, L.JNT_QPOSADR]
+        d1 = jnt_i[j1, L.JNT_DOFADR]
+        pos = qpos[w, a1] - q_f[0, a1, QPOS0] - eq_f[me, e, EQ_DATA]
+        diag = dof_f[md, d1, INVWEIGHT]
+        efc_J[w, row, d1] = 1
+        if j2 >= 0:
+            a2 = jnt_i[j2, L.JNT_QPOSADR]
+            d2 = jnt_i[j2, L.JNT_DOFADR]
+            dif = qpos[w, a2] - q_f[0, a2, QPOS0]
+            poly = fp(0.0)
+            deriv = fp(0.0)
+            for k in ti.static(range(1, 5)):
+                c = eq_f[me, e, EQ_DATA + k]
+                poly += c * ti.pow(dif, k)
+                deriv += k * c * ti.pow(dif, k - 1)
+            pos -= poly
+            efc_J[w, row, d2] -= deriv
+            diag += dof_f[md, d2, INVWEIGHT]
+        set_row(w, row, efc_f, CNSTR_EQUALITY, e, pos, fp(0.0), diag, fp(-_INF), fp(_INF))
+
+    @ti.func
+    def point_jacdot_qvel(w, b, point, body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
+                          qvel: ti.template(), body_d: ti.template(), dof_d: ti.template()):
+        """(dJ_rot/dt qvel, dJ_pos/dt qvel) of a point fixed to body b, as a spatial vector
+        (MuJoCo's mj_jacDot times qvel)."""
+        com = m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
+        offset = point - com
+        cvel = m.ld6(body_d, w, b, CVEL_B)
+        pvel = m.lin(cvel) + m.ang(cvel).cross(offset)
+        lin = m.vec3(0)
+        ang = m.vec3(0)
+        while b > 0:
+            adr = body_i[b, L.BODY_DOFADR]
+            for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):
+                cdof = m.ld6(dof_d, w, d, CDOF)
+                cdof_dot = m.ld6(dof_d, w, d, CDOF_DOT)
+                j = dof_i[d, L.DOF_JNT]
+                jtype = jnt_i[j, L.JNT_TYPE]
+                if jtype == JNT_BALL or (jtype == JNT_FREE and d >= jnt_i[j, L.JNT_DOFADR] + 3):
+                    cdof_dot = m.cross_motion(m.ld6(body_d, w, b, CVEL_B), cdof)
+                v = qvel[w, d]
+                ang += m.ang(cdof_dot) * v
+                lin += (m.lin(cdof_dot) + m.ang(cdof_dot).cross(offset) + m.ang(cdof).cross(pvel)) * v
+            b = body_i[b, L.BODY_PARENT]
+        return m.spatial(ang, lin)
+
+    @ti.func
+    def quat_deriv(q, omega):
+        """0.5 q (0, omega), MuJoCo's mju_derivQuat, which the weld's Jdot qvel applies to
+        the bodies' world-frame angular velocities."""
+        return fp(0.5) * m.vec4(-omega[0] * q[1] - omega[1] * q[2] - omega[2] * q[3],
+                                omega[0] * q[0] + omega[1] * q[3] - omega[2] * q[2],
+                                -omega[0] * q[3] + omega[1] * q[0] + omega[2] * q[1],
+                                omega[0] * q[2] - omega[1] * q[1] + omega[2] * q[0])
+
+    @ti.func
+    def body_point(w, b, local, body_d: ti.template()):
+        return m.ld3(body_d, w, b, XPOS) + m.quat_rotate(m.ld4(body_d, w, b, XQUAT), local)
+
+    @ti.func
+    def body_equality(w, row, e, me, kind, body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
+                      dof_i: ti.template(), qvel: ti.template(), body_d: ti.template(), dof_d: ti.template(),
+                      eq_i: ti.template(), eq_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+        """Connect: 3 rows p1 - p2 = 0. Weld: those at its anchor plus 3 rows for the
+        orientation error, the vector part of conj(q2) q1 relpose, scaled by torquescale."""
+        mb = w % body_f.shape[0]
+        b1 = eq_i[e, L.EQ_OBJ1]
+        b2 = eq_i[e, L.EQ_OBJ2]
+        d0 = m.vec3(eq_f[me, e, EQ_DATA], eq_f[me, e, EQ_DATA + 1], eq_f[me, e, EQ_DATA + 2])
+        d1 = m.vec3(eq_f[me, e, EQ_DATA + 3], eq_f[me, e, EQ_DATA + 4], eq_f[me, e, EQ_DATA + 5])
+        p1 = body_point(w, b1, d0, body_d)
+        p2 = body_point(w, b2, d1, body_d)
+        if kind == EQ_WELD:
+            p1 = body_point(w, b1, d1, body_d)
+            p2 = body_point(w, b2, d0, body_d)
+        cpos = p1 - p2
+        tran = body_f[mb, b1, B_INVWEIGHT] + body_f[mb, b2, B_INVWEIGHT]
+        rot = body_f[mb, b1, B_INVWEIGHT + 1] + body_f[mb, b2, B_INVWEIGHT + 1]
+        norm2 = cpos.dot(cpos)
+        for k in ti.static(range(3)):
+            axis = m.vec3(fp(1.0) if k == 0 else fp(0.0), fp(1.0) if k == 1 else fp(0.0),
+                          fp(1.0) if k == 2 else fp(0.0))
+            point_jacobian_add(w, row + k, b1, p1, axis, fp(1.0), False, body_i, body_d, dof_d, efc_J)
+            point_jacobian_add(w, row + k, b2, p2, axis, fp(-1.0), False, body_i, body_d, dof_d, efc_J)
+            set_row(w, row + k, efc_f, CNSTR_EQUALITY, e, cpos[k], fp(0.0), tran, fp(-_INF), fp(_INF))
+        jdv1 = point_jacdot_qvel(w, b1, p1, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
+        jdv2 = point_jacdot_qvel(w, b2, p2, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
+        jdv = m.lin(jdv1) - m.lin(jdv2)
+        for k in ti.static(range(3)):
+            efc_f[w, row + k, E["jdotv"]] = jdv[k]
+        if kind == EQ_WELD:
+            scale = eq_f[me, e, EQ_DATA + 10]
+            rel = m.vec4(eq_f[me, e, EQ_DATA + 6], eq_f[me, e, EQ_DATA + 7], eq_f[me, e, EQ_DATA + 8],
+                         eq_f[me, e, EQ_DATA + 9])
+            q1rel = m.quat_mul(m.ld4(body_d, w, b1, XQUAT), rel)
+            q2inv = m.quat_conj(m.ld4(body_d, w, b2, XQUAT))
+            err = m.quat_mul(q2inv, q1rel)
+            for k in ti.static(range(3)):
+                axis = m.vec3(fp(1.0) if k == 0 else fp(0.0), fp(1.0) if k == 1 else fp(0.0),
+                              fp(1.0) if k == 2 else fp(0.0))
+                point_jacobian_add(w, row + 3 + k, b1, p1, axis, fp(1.0), True, body_i, body_d, dof_d, efc_J)
+                point_jacobian_add(w, row + 3 + k, b2, p2, axis, fp(-1.0), True, body_i, body_d, dof_d, efc_J)
+            # d(err)/d(qvel): 0.5 conj(q2) (w1 - w2) q1 relpose, per dof
+            for d in range(dof_d.shape[1]):
+                omega = m.vec4(fp(0.0), efc_J[w, row + 3, d], efc_J[w, row + 4, d], efc_J[w, row + 5, d])
+                if omega[1] != 0 or omega[2] != 0 or omega[3] != 0:
+                    col = m.quat_mul(m.quat_mul(q2inv, omega), q1rel)
+                    for k in ti.static(range(3)):
+                        efc_J[w, row + 3 + k, d] = fp(0.5) * scale * col[k + 1]
+            for k in ti.static(range(3)):
+                set_row(w, row + 3 + k, efc_f, CNSTR_EQUALITY, e, scale * err[k + 1], fp(0.0), rot, fp(-_INF),
+                        fp(_INF))
+                norm2 += (scale * err[k + 1]) ** 2
+            # d/dt of 0.5 conj(q2) (w1 - w2) q1 relpose, by the product rule
+            omega1 = m.ang(m.ld6(body_d, w, b1, CVEL_B))
+            omega2 = m.ang(m.ld6(body_d, w, b2, CVEL_B))
+            domega = m.vec4(fp(0.0), omega1[0] - omega2[0], omega1[1] - omega2[1], omega1[2] - omega2[2])
+            djr = m.ang(jdv1) - m.ang(jdv2)
+            qdot1rel = m.quat_mul(quat_deriv(m.ld4(body_d, w, b1, XQUAT), omega1), rel)
+            qdot2inv = m.quat_conj(quat_deriv(m.ld4(body_d, w, b2, XQUAT), omega2))
+            t1 = m.quat_mul(m.quat_mul(qdot2inv, domega), q1rel)
+            t2 = m.quat_mul(m.quat_mul(q2inv, m.vec4(fp(0.0), djr[0], djr[1], djr[2])), q1rel)
+            t3 = m.quat_mul(m.quat_mul(q2inv, domega), qdot1rel)
+            for k in ti.static(range(3)):
+                efc_f[w, row + 3 + k, E["jdotv"]] = fp(0.5) * scale * (t1[k + 1] + t2[k + 1] + t3[k + 1])
+        nrow = 6 if kind == EQ_WELD else 3
+        for r in range(nrow):
+            efc_f[w, row + r, E["imppos"]] = ti.sqrt(norm2)
 
     @ti.func
     def contact_axis(w, c, con_f: ti.template(), k):
@@ -265,7 +445,7 @@ def make_constraint(fp):
             width = ti.max(fp(0.0), efc_f[w, i, E["solimp"] + 2])
             mid = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), efc_f[w, i, E["solimp"] + 3]))
             power = ti.max(fp(1.0), efc_f[w, i, E["solimp"] + 4])
-            imp = impedance(dmin, dmax, width, mid, power, efc_f[w, i, E["pos"]] - efc_f[w, i, E["margin"]])
+            imp = impedance(dmin, dmax, width, mid, power, efc_f[w, i, E["imppos"]] - efc_f[w, i, E["margin"]])
             efc_f[w, i, E["imp"]] = imp
             efc_f[w, i, E["R"]] = ti.max(fp(_MINVAL), (1 - imp) * efc_f[w, i, E["diagA"]] / imp)
             if ref0 > 0:
@@ -310,7 +490,7 @@ def make_constraint(fp):
             vel = row_dot(w, i, efc_J, nv, dof_d, CVEL)
             efc_f[w, i, E["vel"]] = vel
             efc_f[w, i, E["aref"]] = (-efc_f[w, i, E["B"]] * vel - efc_f[w, i, E["K"]] * efc_f[w, i, E["imp"]]
-                                      * (efc_f[w, i, E["pos"]] - efc_f[w, i, E["margin"]]))
+                                      * (efc_f[w, i, E["pos"]] - efc_f[w, i, E["margin"]]) - efc_f[w, i, E["jdotv"]])
 
     # --- solver -------------------------------------------------------------------------
     @ti.func
@@ -379,17 +559,21 @@ def make_constraint(fp):
 
     @ti.func
     def constraint(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
-                   body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), opt_f: ti.template(),
-                   qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), body_d: ti.template(),
-                   dof_d: ti.template(), qLD: ti.template(), geom_i: ti.template(), con_f: ti.template(),
-                   con_i: ti.template(), con_n: ti.template(), efc_J: ti.template(), efc_Y: ti.template(),
-                   efc_f: ti.template(), efc_n: ti.template()):
+                   body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(),
+                   opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(), qacc: ti.template(),
+                   body_d: ti.template(), dof_d: ti.template(), qLD: ti.template(), geom_i: ti.template(),
+                   con_f: ti.template(),
+                   con_i: ti.template(), con_n: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
+                   efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f."""
         nv = sizes[L.SIZE_NV]
         nefc = 0
         efc_n[w, L.EFC_OVERFLOW] = 0
         disabled = sizes[L.SIZE_DISABLE]
         if (disabled & DSBL_CONSTRAINT) == 0:
+            if (disabled & DSBL_EQUALITY) == 0:
+                nefc = equalities(w, nefc, sizes, body_i, body_f, jnt_i, dof_i, dof_f, q_f, qpos, qvel, body_d, dof_d,
+                                  eq_i, eq_f, efc_J, efc_f, efc_n)
             if (disabled & DSBL_LIMIT) == 0:
                 nefc = joint_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, qpos, efc_J, efc_f, efc_n)
             if (disabled & DSBL_CONTACT) == 0:

@@ -37,7 +37,8 @@ def make_forward(fp):
                 qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template(),
                 efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template(),
                 pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
-                geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template()):
+                geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template(),
+                eq_i: ti.template(), eq_f: ti.template()):
         # position
         kin.normalize_quats(w, sizes, jnt_i, qpos)
         kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
@@ -63,7 +64,8 @@ def make_forward(fp):
         for d in range(sizes[L.SIZE_NV]):
             qacc[w, d] = dof_d[w, d, SCRATCH]
         # constraints
-        cons.constraint(w, sizes, body_i, jnt_i, dof_i, body_f, jnt_f, dof_f, opt_f, qpos, qvel, qacc, body_d, dof_d, qLD,
-                        geom_i, con_f, con_i, con_n, efc_J, efc_Y, efc_f, efc_n)
+        cons.constraint(w, sizes, body_i, jnt_i, dof_i, body_f, jnt_f, dof_f, q_f, opt_f, qpos, qvel, qacc, body_d, dof_d,
+                        qLD,
+                        geom_i, con_f, con_i, con_n, eq_i, eq_f, efc_J, efc_Y, efc_f, efc_n)
 
     return forward

@@ -28,7 +28,8 @@ def _columns(*spec):
 SIZE_NBODY, SIZE_NJNT, SIZE_NQ, SIZE_NV, SIZE_NU, SIZE_NTENDON, SIZE_INTEGRATOR, SIZE_DISABLE = range(8)
 SIZE_NEFC, SIZE_ITERATIONS = 8, 9  # constraint-row capacity per env; solver iterations
 SIZE_NGEOM, SIZE_NPAIR = 10, 11  # geoms; candidate collision pairs (0 when contacts are off)
-NSIZES = 12
+SIZE_NEQ = 12
+NSIZES = 13
 
 BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = range(6)
 NBODY_I = 6
@@ -54,6 +55,10 @@ TEN_ADR, TEN_NUM = range(2)
 NTEN_I = 2
 TEN_F, NTEN_F = _columns(("stiffness", 1), ("damping", 1), ("frictionloss", 1), ("lengthspring", 2))
 
+EQ_TYPE, EQ_OBJ1, EQ_OBJ2, EQ_ACTIVE = range(4)
+NEQ_I = 4
+EQ_F, NEQ_F = _columns(("data", 11), ("solref", 2), ("solimp", 5))
+
 WRAP_OBJID = 0  # the int table holds the joint id of each term, the float table its coefficient
 
 OPT_F, NOPT_F = _columns(("timestep", 1), ("gravity", 3), ("wind", 3), ("density", 1), ("viscosity", 1),
@@ -76,6 +81,8 @@ DOF_D, NDOF_D = _columns(
 EFC_F, NEFC_F = _columns(
     ("type", 1), ("id", 1), ("pos", 1), ("margin", 1), ("diagA", 1), ("R", 1), ("K", 1), ("B", 1), ("imp", 1),
     ("aref", 1), ("vel", 1), ("force", 1), ("AR", 1), ("lower", 1), ("upper", 1), ("solref", 2), ("solimp", 5),
+    ("imppos", 1),  # the residual the impedance sees: |pos| of a whole connect or weld block
+    ("jdotv", 1),  # d(J)/dt qvel of connect and weld rows, taken out of aref as MuJoCo does
 )
 EFC_N, EFC_OVERFLOW = 0, 1  # columns of efc_n: active rows, rows that did not fit
 ACT_D, NACT_D = _columns(("force", 1), ("length", 1), ("velocity", 1))
@@ -104,6 +111,11 @@ def _pad(n):
     return max(int(n), 1)
 
 
+def equality_rows(m: Model) -> int:
+    """Rows of the equality constraints: 3 per connect, 6 per weld, 1 per joint coupling."""
+    return int(sum({0: 3, 1: 6, 2: 1}[int(t)] for t in m.eq_type))
+
+
 def limit_rows(m: Model) -> int:
     """Most joint-limit rows an env can have: two per limited hinge or slide (both sides
     can be within the margin), one per limited ball joint."""
@@ -116,7 +128,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
     integrator = m.opt.integrator
     sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
-                      nefc_capacity, m.opt.iterations, m.ngeom, npair], np.int32)
+                      nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -193,9 +205,15 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     _put(opt_f, 0, OPT_F, "impratio", m.opt.impratio)
     _put(opt_f, 0, OPT_F, "meaninertia", m.stat_meaninertia)
 
-    floats = dict(body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f)
+    eq_i = np.zeros((_pad(m.neq), NEQ_I), np.int32)
+    eq_f = np.zeros((_pad(m.neq), NEQ_F))
+    for e in range(m.neq):
+        eq_i[e] = (m.eq_type[e], m.eq_obj1id[e], m.eq_obj2id[e], m.eq_active0[e])
+        eq_f[e] = np.concatenate([m.eq_data[e], m.eq_solref[e], m.eq_solimp[e]])
+
+    floats = dict(eq_f=eq_f, body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f)
     out = {k: v[None].astype(dtype) for k, v in floats.items()}  # leading axis: shared row
-    out.update(sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i)
+    out.update(eq_i=eq_i, sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i)
     return out
 
 

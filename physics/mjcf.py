@@ -67,9 +67,15 @@ _MATERIAL = {"name", "class", "texture", "texrepeat", "texuniform", "emission", 
 _TEXTURE = {"name", "type", "content_type", "file", "gridsize", "gridlayout", "fileright", "fileleft", "fileup",
             "filedown", "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark", "markrgb", "random", "width",
             "height", "hflip", "vflip", "nchannel", "colorspace"}
+_EQUALITY_COMMON = {"name", "class", "active", "solref", "solimp"}
+_EQUALITIES = {
+    "connect": _EQUALITY_COMMON | {"body1", "body2", "anchor", "site1", "site2"},
+    "weld": _EQUALITY_COMMON | {"body1", "body2", "anchor", "relpose", "torquescale", "site1", "site2"},
+    "joint": _EQUALITY_COMMON | {"joint1", "joint2", "polycoef"},
+}
 # Default children and the element schemas their attributes are checked against.
 _DEFAULTABLE = {"joint": _JOINT, "geom": _GEOM, "site": _SITE, "camera": _CAMERA, "light": _LIGHT,
-                "tendon": _TENDON, "material": _MATERIAL, **_ACTUATORS}
+                "tendon": _TENDON, "material": _MATERIAL, "equality": _EQUALITY_COMMON, **_ACTUATORS}
 _COMPILER = {"angle", "eulerseq", "inertiafromgeom", "autolimits", "settotalmass", "coordinate", "meshdir",
              "texturedir", "assetdir", "discardvisual", "strippath", "usethread", "exactmeshinertia", "fitaabb",
              "saveinertial", "maxhullvert", "boundmass", "boundinertia", "balanceinertia", "fusestatic",
@@ -263,7 +269,9 @@ class _Reader(XmlReader):
         self.reserve_keys(sections["size"])
         for node in sections["custom"]:
             self.custom(node)
-        for tag in ("contact", "equality", "sensor", "extension", "deformable"):
+        for node in sections["equality"]:
+            self.equalities(node)
+        for tag in ("contact", "sensor", "extension", "deformable"):
             for node in sections[tag]:
                 self.unsupported(f"<{tag}>", node, tag)
         return self.b
@@ -650,6 +658,41 @@ class _Reader(XmlReader):
         kw["gainprm"] = self.vector(a, "gainprm", node, element, (1.0,) + (0.0,) * 9, tuple(range(1, 11)))
         kw["biasprm"] = self.vector(a, "biasprm", node, element, (0.0,) * 10, tuple(range(1, 11)))
 
+    def equalities(self, node: Node) -> None:
+        for e in node.children:
+            element = _element(e)
+            if e.tag not in _EQUALITIES:
+                self.unsupported(f"<{e.tag}> equality constraints", e, element)
+                continue
+            a = self.attrs(e, "equality", "main", element)
+            self.check(e, element, _EQUALITIES[e.tag])
+            if "site1" in a or "site2" in a:
+                self.unsupported("site-based equality constraints", e, element, "site1" if "site1" in a else "site2")
+                continue
+            kw = dict(name=a.get("name", ""), active=self.flag(a, "active", e, element, True),
+                      solref=self.floats(a, "solref", e, element, 2, (0.02, 1.0)),
+                      solimp=self.vector(a, "solimp", e, element, _SOLIMP, (3, 5)))
+            first, second = ("joint1", "joint2") if e.tag == "joint" else ("body1", "body2")
+            if first not in a:
+                raise self.error(f"<{e.tag}> needs attribute '{first}'", e, element, first)
+            if e.tag == "connect":
+                if "anchor" not in a:
+                    raise self.error("<connect> needs attribute 'anchor'", e, element, "anchor")
+                kw["anchor"] = self.floats(a, "anchor", e, element, 3)
+                add = self.b.add_equality_connect
+            elif e.tag == "weld":
+                kw["anchor"] = self.floats(a, "anchor", e, element, 3, (0.0, 0.0, 0.0))
+                relpose = self.floats(a, "relpose", e, element, 7, (0, 1, 0, 0, 0, 0, 0))
+                # MuJoCo's default relpose (a zero quaternion) means: the pose at qpos0
+                kw["relpose"] = relpose if np.any(relpose[3:]) else None
+                kw["torquescale"] = self.number(a, "torquescale", e, element, 1.0, minimum=0.0)
+                add = self.b.add_equality_weld
+            else:
+                kw["polycoef"] = self.floats(a, "polycoef", e, element, 5, (0, 1, 0, 0, 0))
+                add = self.b.add_equality_joint
+            index = self.guard(e, element, add, a[first], a.get(second), **kw)
+            self.remember("equality", kw["name"] or str(index), e, element)
+
     def keyframes(self, node: Node) -> None:
         self.check(node, "keyframe", (), ("key",))
         for key in node.all("key"):
@@ -694,8 +737,9 @@ class _Reader(XmlReader):
             return self.b.finalize(total_mass=self.total_mass)
         except ModelError as e:
             # The builder names elements by kind and name; point at them in the file.
-            m = re.fullmatch(r"(\w+) '(.*)'", e.element or "")
-            found = self.nodes.get((m.group(1), m.group(2))) if m else None
+            # named elements read "joint 'hip'", unnamed ones "equality 3" (the index)
+            m = re.fullmatch(r"(\w+) (?:'(.*)'|(\d+))", e.element or "")
+            found = self.nodes.get((m.group(1), m.group(2) if m.group(2) is not None else m.group(3))) if m else None
             if found is None:
                 raise self.error(e.reason, None, e.element, e.attribute) from None
             raise self.error(e.reason, found[0], found[1], e.attribute) from None

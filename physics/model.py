@@ -30,6 +30,9 @@ GEOM_CYLINDER, GEOM_BOX = 5, 6
 INT_EULER, INT_RK4, INT_IMPLICIT_SPRING_DAMPER = 0, 1, 2
 INTEGRATORS = {"Euler": INT_EULER, "RK4": INT_RK4, "implicitspringdamper": INT_IMPLICIT_SPRING_DAMPER}
 
+# Equality constraint types, numbered as mjtEq.
+EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
+
 # Actuator transmission, gain and bias types, numbered as in MuJoCo.
 TRN_JOINT, TRN_TENDON = 0, 3
 GAIN_FIXED, GAIN_AFFINE = 0, 1
@@ -105,6 +108,7 @@ class Model:
     ntendon: int = 0
     nwrap: int = 0
     nkey: int = 0
+    neq: int = 0  # equality constraints
     nM: int = 0  # nonzeros of the tree-sparse mass matrix's lower triangle
 
     # bodies (nbody,)
@@ -214,6 +218,19 @@ class Model:
     key_qvel: np.ndarray = _f(0, 0)
     key_ctrl: np.ndarray = _f(0, 0)
     key_name: list = field(default_factory=list)
+
+    # equality constraints (neq,), as mjModel: connect and weld join bodies (obj2 0 is the
+    # world), joint couples joints (obj2 -1: a joint held at a polynomial's constant)
+    eq_type: np.ndarray = _i(0)
+    eq_obj1id: np.ndarray = _i(0)
+    eq_obj2id: np.ndarray = _i(0)
+    eq_active0: np.ndarray = _i(0)
+    eq_solref: np.ndarray = _f(0, 2)
+    eq_solimp: np.ndarray = _f(0, 5)
+    # connect: anchor in body1, anchor in body2; weld: anchor in body2, anchor in body1,
+    # relative orientation (4), torquescale; joint: polynomial coefficients (5)
+    eq_data: np.ndarray = _f(0, 11)
+    eq_name: list = field(default_factory=list)
 
     # Rendering-only elements, kept as parsed: lists of dicts (material, texture,
     # camera, light); they do not affect dynamics.

@@ -22,7 +22,9 @@ from .pipeline import make_kernels
 _PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
 _MODEL_INT = ("sizes", "body_i", "jnt_i", "dof_i", "act_i", "ten_i", "wrap_i")
 _MODEL_FLOAT = ("body_f", "jnt_f", "dof_f", "q_f", "act_f", "ten_f", "wrap_f", "opt_f")
-_COLLISION_MODEL = (("pair_i", ti.i32), ("geom_i", ti.i32), ("pair_f", None), ("geom_f", None))
+# tables passed after the data, each with its dtype (None: the World's precision)
+_EXTRA_MODEL = (("pair_i", ti.i32), ("geom_i", ti.i32), ("pair_f", None), ("geom_f", None), ("eq_i", ti.i32),
+                ("eq_f", None))
 _DEFAULT_MAX_CONTACTS = 64
 # width of each get() quantity when it is a matrix
 _MATRICES = {"xmat": (3, 3), "ximat": (3, 3)}
@@ -66,7 +68,8 @@ class World:
         possible = int(self._pairs.maxcon[:npair].sum())
         self.max_contacts = max(1, min(possible, _DEFAULT_MAX_CONTACTS) if max_contacts is None else int(max_contacts))
         rows_per_contact = max([1] + [2 * (int(c) - 1) for c in self._pairs.condim[:npair]])
-        self.nefc_capacity = L.limit_rows(model) + (self.max_contacts * rows_per_contact if npair else 0)
+        self.nefc_capacity = (L.equality_rows(model) + L.limit_rows(model)
+                              + (self.max_contacts * rows_per_contact if npair else 0))
         packed = L.pack_model(model, self.dtype, self.nefc_capacity, npair)
         packed.update(pack_collision_model(model, self._pairs, self.dtype))
         self._m = {}
@@ -74,7 +77,7 @@ class World:
             self._m[name] = _upload(packed[name], ti.i32)
         for name in _MODEL_FLOAT:
             self._m[name] = _upload(packed[name], self._fp)
-        for name, dtype in _COLLISION_MODEL:
+        for name, dtype in _EXTRA_MODEL:
             self._m[name] = _upload(packed[name], dtype or self._fp)
         shapes = L.data_shapes(model, self.num_envs, self.nefc_capacity)
         self._d = {name: ti.ndarray(self._fp, shape) for name, shape in shapes.items()}
@@ -218,7 +221,8 @@ class World:
             *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
             d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
             d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
-            d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(), n, advance,
+            d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(),
+            mm["eq_i"], mm["eq_f"], n, advance,
         )
 
     def _post_constraint(self) -> None:
