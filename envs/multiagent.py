@@ -22,7 +22,7 @@ from .vector import TaiGymVectorEnv
 class TaiGymParallelEnv(ParallelEnv):
     """Args: ``config`` (a multi-agent task's YAML path or id), ``overrides`` (config overrides)."""
 
-    metadata: ClassVar[dict] = {"render_modes": [], "name": "taigym_parallel", "is_parallelizable": True}
+    metadata: ClassVar[dict] = {"render_modes": ["rgb_array"], "name": "taigym_parallel", "is_parallelizable": True}
 
     def __init__(self, config, *, overrides=None, render_mode=None):
         self._batch = TaiGymVectorEnv(config, 1, overrides=overrides, autoreset_mode=AutoresetMode.DISABLED,
@@ -30,7 +30,7 @@ class TaiGymParallelEnv(ParallelEnv):
         self.task = self._batch.task
         if not self.task.config.multi_agent:
             raise error_at(self.task.config, ("agents",), "this task defines no agents", expected="a list of agents")
-        self.render_mode = None
+        self.render_mode = render_mode
         self.possible_agents = list(self.task.agents)
         self.agents = []
         self._slots = self._action_slots()
@@ -69,6 +69,12 @@ class TaiGymParallelEnv(ParallelEnv):
         if terminated[0] or truncated[0]:
             self.agents = []
         return obs, rewards, terms, truncs, infos
+
+    def render(self):
+        """The scene's (H, W, 3) uint8 frame, or None without a render mode."""
+        if self.render_mode is None:
+            return None
+        return self._batch.render_frames()[0]
 
     def close(self):
         self._batch.close()

@@ -20,11 +20,13 @@ from .vector import TaiGymVectorEnv
 
 
 class TaiGymVecEnv(VecEnv):
-    """Args: ``config`` (id, YAML path or Task), ``num_envs``, ``overrides`` (config overrides)."""
+    """Args: ``config`` (id, YAML path or Task), ``num_envs``, ``overrides`` (config overrides),
+    ``render_mode`` (None or "rgb_array": ``get_images()`` and SB3's video recorder work)."""
 
-    def __init__(self, config, num_envs: int = 1, *, overrides=None):
-        self.venv = TaiGymVectorEnv(config, num_envs, overrides=overrides, autoreset_mode=AutoresetMode.SAME_STEP)
-        self.render_mode = None
+    def __init__(self, config, num_envs: int = 1, *, overrides=None, render_mode=None):
+        self.venv = TaiGymVectorEnv(config, num_envs, overrides=overrides, autoreset_mode=AutoresetMode.SAME_STEP,
+                                    render_mode=render_mode)
+        self.render_mode = render_mode
         super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
         self._actions = None
 
@@ -52,6 +54,10 @@ class TaiGymVecEnv(VecEnv):
 
     def close(self):
         self.venv.close()
+
+    def get_images(self):
+        """One (H, W, 3) uint8 frame per env (SB3 tiles them in ``render()``)."""
+        return list(self.venv.render_frames())
 
     # --- attribute access: every env is the same task, so attributes are shared -----------
     def get_attr(self, attr_name, indices=None):

@@ -3,7 +3,8 @@
 It shares every line of task logic with the vector env, so env 0 of a batch seeded ``s``
 and a single env seeded ``s`` follow the same trajectory. Truncation is left to the
 TimeLimit wrapper that ``gymnasium.make`` adds from the registered episode length.
-Rewards are Python floats and flags Python bools, as Gymnasium's checker expects.
+Rewards are Python floats and flags Python bools, as Gymnasium's checker expects. With
+``render_mode="rgb_array"``, ``render()`` returns the env's (H, W, 3) uint8 frame.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from ._render import RENDER_MODES
 from .vector import TaiGymVectorEnv
 
 
@@ -23,15 +25,16 @@ class TaiGymEnv(gym.Env):
     Args:
         config: a YAML path, a registered id, or a :class:`tasks.Task`.
         overrides: config overrides, ``["key.sub=value"]`` or ``{"key.sub": value}``.
+        render_mode: None or "rgb_array" (frames from the config's ``render`` settings).
     """
 
-    metadata: ClassVar[dict] = {"render_modes": []}
+    metadata: ClassVar[dict] = {"render_modes": RENDER_MODES}
 
     def __init__(self, config, *, overrides=None, render_mode=None):
         self._batch = TaiGymVectorEnv(config, 1, overrides=overrides, autoreset_mode=AutoresetMode.DISABLED,
                                       time_limit=False, render_mode=render_mode)
         self.task = self._batch.task
-        self.render_mode = None
+        self.render_mode = render_mode
         self.observation_space = self._batch.single_observation_space
         self.action_space = self._batch.single_action_space
         self.metadata = {**type(self).metadata, "render_fps": round(1.0 / self.task.dt)}
@@ -53,6 +56,12 @@ class TaiGymEnv(gym.Env):
             raise ValueError(f"action must have shape {self.action_space.shape}, got {action.shape}")
         obs, reward, terminated, truncated, info = self._batch.step(action[None])
         return obs[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), _unbatch(info)
+
+    def render(self):
+        """The env's (H, W, 3) uint8 frame, or None without a render mode."""
+        if self.render_mode is None:
+            return None
+        return self._batch.render_frames()[0]
 
     def close(self):
         self._batch.close()

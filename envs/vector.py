@@ -13,6 +13,10 @@ batch replays a single env seeded ``s + i``. An env whose physics turns non-fini
 back to the model's reference state at once and reported as truncated with
 ``info["physics_diverged"]``; its last finite observation is returned. The World steps every
 env independently, so the others are unaffected.
+
+With ``render_mode="rgb_array"``, ``render()`` returns a tuple of (H, W, 3) uint8 frames, one
+per env (as Gymnasium's vector envs do), made by the Taichi ray caster with the task
+config's ``render`` settings; ``physics.render.tile`` makes them one grid image.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from tasks.context import StepContext, snapshot
 from tasks.task import Task
 
 from ._randomization import ParameterWriter
+from ._render import RENDER_MODES, FrameSource, check_render_mode
 
 _MODES = {m.value: m for m in AutoresetMode}
 
@@ -44,22 +49,24 @@ class TaiGymVectorEnv(VectorEnv):
         time_limit: truncate at the config's ``episode_length`` (the single env leaves this to
             Gymnasium's TimeLimit wrapper).
         max_episode_steps: replaces ``episode_length`` (``gym.make_vec`` passes the registered one).
+        render_mode: None or "rgb_array".
     """
 
-    metadata: ClassVar[dict] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata: ClassVar[dict] = {"render_modes": RENDER_MODES, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, config, num_envs: int = 1, *, overrides=None, autoreset_mode=AutoresetMode.NEXT_STEP,
                  time_limit: bool = True, max_episode_steps=None, render_mode=None):
-        if render_mode is not None:
-            raise ValueError(f"render_mode {render_mode!r} is not available: the engine has no renderer yet")
+        check_render_mode(render_mode)
         self.task = config if isinstance(config, Task) else Task.from_source(config, overrides)
         cfg = self.task.config
         self.num_envs = int(num_envs)
         self.autoreset_mode = _MODES.get(autoreset_mode, autoreset_mode)
         if not isinstance(self.autoreset_mode, AutoresetMode):
             raise TypeError(f"autoreset_mode must be one of {list(_MODES)}, got {autoreset_mode!r}")
-        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
-        self.render_mode = None
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode,
+                         "render_fps": round(1.0 / self.task.dt)}
+        self.render_mode = render_mode
+        self._frames = FrameSource(self.task)  # checks the config's camera names now
         self.world = physics.World(self.task.model, num_envs=self.num_envs, device=cfg.simulation.device,
                                    precision=cfg.simulation.precision)
         self._params = ParameterWriter(self.task, self.world) if self.task.randomization else None
@@ -125,6 +132,16 @@ class TaiGymVectorEnv(VectorEnv):
         for name, value in parts.items():
             info[f"reward_{name}"] = np.where(resetting | diverged, 0.0, value)
         return self._obs.astype(self._obs_dtype), reward, terminated, truncated, info
+
+    def render(self):
+        """One (H, W, 3) uint8 frame per env, or None without a render mode."""
+        if self.render_mode is None:
+            return None
+        return tuple(self.render_frames())
+
+    def render_frames(self, env_ids=None) -> np.ndarray:
+        """Frames of all envs (or ``env_ids``) as one uint8 array (n, H, W, 3)."""
+        return self._frames.frames(self.world, env_ids)
 
     def close_extras(self, **kwargs):
         self.world = None

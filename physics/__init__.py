@@ -37,6 +37,10 @@ def __getattr__(name):
         from .world import World
 
         return World
+    if name == "Renderer":
+        from .render import Renderer
+
+        return Renderer
     if name in ("eval_fk", "eval_ik"):
         from . import articulation
 
@@ -44,4 +48,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'physics' has no attribute {name!r}")
 
 
-__all__ = ["D6Axis", "Model", "ModelBuilder", "ModelError", "Option", "World", "WorldError", "eval_fk", "eval_ik", "load_model"]
+__all__ = ["D6Axis", "Model", "ModelBuilder", "ModelError", "Option", "Renderer", "World", "WorldError", "eval_fk", "eval_ik", "load_model"]

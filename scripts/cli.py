@@ -17,6 +17,7 @@ import sys
 # name -> ("module:function", one-line help)
 COMMANDS = {
     "benchmark": ("scripts.benchmark:main", "physics steps/s of our engine next to MuJoCo on the same models"),
+    "play": ("scripts.play:main", "run a saved policy (or random actions) and write a video"),
 }
 
 

@@ -114,6 +114,32 @@ class AgentConfig(Strict):
     observations: list[ObservationTerm] = Field(min_length=1)
 
 
+class RenderConfig(Strict):
+    """How ``render_mode="rgb_array"`` frames are made: image size and camera.
+
+    ``camera`` names one of the robot model's cameras; without it a tracking camera looks
+    at ``track_body`` (default: the robot's free-floating root, or the model's centre for a
+    fixed-base robot) from ``distance`` (default: from the model's size) at ``azimuth``
+    and ``elevation`` [deg], as MuJoCo's mjvCamera.
+    """
+
+    width: PositiveInt = 480
+    height: PositiveInt = 480
+    camera: str | None = None
+    track_body: str | None = None
+    distance: float | None = Field(None, gt=0)
+    azimuth: float = 90.0
+    elevation: float = Field(-20.0, ge=-90, le=90)
+    fovy: float = Field(45.0, gt=0, lt=180)
+    shadows: bool = True
+
+    @model_validator(mode="after")
+    def _one_camera(self):
+        if self.camera is not None and self.track_body is not None:
+            raise ValueError("give either camera (a model camera) or track_body (a tracking camera), not both")
+        return self
+
+
 class TaskConfig(Strict):
     id: str = Field(pattern=r"^[A-Za-z0-9_]+/[A-Za-z0-9_]+-v\d+$")
     description: str = ""
@@ -127,6 +153,7 @@ class TaskConfig(Strict):
     randomization: list[TermConfig] = []
     episode_length: PositiveInt
     agents: list[AgentConfig] | None = None
+    render: RenderConfig = RenderConfig()
 
     # where the config came from, for error messages after validation
     _source: Any = PrivateAttr(default=None)
