@@ -8,7 +8,7 @@
     world.get("xpos")
 """
 
-from .builder import D6Axis, ModelBuilder
+from .builder import D6Axis, JointLimit, ModelBuilder
 from .errors import ModelError, WorldError
 from .model import Model, Option
 
@@ -48,4 +48,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'physics' has no attribute {name!r}")
 
 
-__all__ = ["D6Axis", "Model", "ModelBuilder", "ModelError", "Option", "Renderer", "World", "WorldError", "eval_fk", "eval_ik", "load_model"]
+__all__ = ["D6Axis", "JointLimit", "Model", "ModelBuilder", "ModelError", "Option", "Renderer", "World", "WorldError", "eval_fk", "eval_ik", "load_model"]

@@ -95,6 +95,13 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     def per_dof(attr):
         return np.repeat([getattr(j, attr) for j in joints], nv_j).astype(float) if njnt else np.zeros(0)
 
+    def per_dof_rows(attr, width):
+        rows = [getattr(j, attr) for j in joints]
+        return np.repeat(np.array(rows).reshape(-1, width), nv_j, axis=0).astype(float)
+
+    def per_tendon(attr, width):
+        return np.array([getattr(t, attr) for t in b._tendons], dtype=float).reshape(-1, width)
+
     # root and weld ids
     rootid = np.zeros(nbody, np.int32)
     weldid = np.zeros(nbody, np.int32)
@@ -167,6 +174,10 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         jnt_name=jnt_names,
         dof_bodyid=dof_bodyid, dof_jntid=dof_jntid, dof_parentid=dof_parentid, dof_Madr=dof_Madr, nM=nM,
         dof_armature=per_dof("armature"), dof_damping=per_dof("damping"), dof_frictionloss=per_dof("frictionloss"),
+        dof_solref=per_dof_rows("solreffriction", 2), dof_solimp=per_dof_rows("solimpfriction", 5),
+        tendon_margin=per_tendon("margin", 1).reshape(-1), tendon_solref_lim=per_tendon("solref", 2),
+        tendon_solimp_lim=per_tendon("solimp", 5), tendon_solref_fri=per_tendon("solreffriction", 2),
+        tendon_solimp_fri=per_tendon("solimpfriction", 5),
         qpos0=qpos0, qpos_spring=qpos_spring,
         geom_type=np.array([g.type for g in geoms], dtype=np.int32),
         geom_bodyid=np.array([g.body for g in geoms], dtype=np.int32),
@@ -215,6 +226,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         neq=len(eq["name"]), eq_type=eq["type"], eq_obj1id=eq["obj1"], eq_obj2id=eq["obj2"], eq_active0=eq["active"],
         eq_solref=eq["solref"], eq_solimp=eq["solimp"], eq_data=eq["data"], eq_name=eq["name"],
         visual=dict(b.visual),
+        **_limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv),
     )
     model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
     model.eq_data = equality_reference_data(model)
@@ -254,6 +266,49 @@ def _mass_matrix_layout(dof_parentid):
             rowlen[i] = rowlen[p] + 1
     madr = (np.cumsum(rowlen) - rowlen).astype(np.int32)
     return madr, int(rowlen.sum())
+
+
+def _limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv) -> dict:
+    """Model fields of the joints' limit models (in compiled joint order) and of the drives
+    (per dof). Contact distances left unset take PhysX's default, min(0.1, 0.49 x the
+    range width) (the narrowest cone or twist range for ball joints)."""
+    njnt = len(jnt_order)
+    out = dict(jnt_limit_model=np.zeros(njnt, np.int32), jnt_limit_acceleration=np.zeros(njnt, np.int32),
+               jnt_cone=np.full((njnt, 2), np.inf), jnt_twist=np.tile([-np.inf, np.inf], (njnt, 1)),
+               **{f"jnt_limit_{k}": np.zeros(njnt) for k in ("strength", "stiffness", "damping", "distance",
+                                                             "restitution", "bounce")})
+    for j, old in enumerate(jnt_order):
+        limit = b._joint_limits.get(old)
+        if limit is None:
+            continue
+        out["jnt_limit_model"][j] = M.LIMIT_MODELS[limit.model]
+        out["jnt_limit_strength"][j] = limit.strength
+        out["jnt_limit_stiffness"][j] = limit.stiffness
+        out["jnt_limit_damping"][j] = limit.damping
+        out["jnt_limit_restitution"][j] = limit.restitution
+        out["jnt_limit_bounce"][j] = limit.bounce_threshold
+        out["jnt_limit_acceleration"][j] = int(limit.acceleration)
+        if jnt_type[j] == M.JNT_BALL:
+            if limit.cone is not None:
+                out["jnt_cone"][j] = limit.cone
+            if limit.twist is not None:
+                out["jnt_twist"][j] = limit.twist
+            widths = [*out["jnt_cone"][j], out["jnt_twist"][j, 1] - out["jnt_twist"][j, 0]]
+        else:
+            widths = [b._joints[old].range[1] - b._joints[old].range[0]]
+        width = float(np.min(widths))
+        out["jnt_limit_distance"][j] = (min(0.1, 0.49 * width) if np.isfinite(width) else 0.1) \
+            if limit.distance is None else limit.distance
+    drive = dict(dof_drive_stiffness=np.zeros(nv), dof_drive_damping=np.zeros(nv),
+                 dof_drive_forcelimit=np.full(nv, np.inf), dof_drive_acceleration=np.zeros(nv, np.int32))
+    compiled = {old: new for new, old in enumerate(jnt_order)}
+    for old, (stiffness, damping, force_limit, acceleration) in b._drives.items():
+        d = jnt_dofadr[compiled[old]]
+        drive["dof_drive_stiffness"][d] = stiffness
+        drive["dof_drive_damping"][d] = damping
+        drive["dof_drive_forcelimit"][d] = force_limit
+        drive["dof_drive_acceleration"][d] = int(acceleration)
+    return {**out, **drive}
 
 
 def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type) -> dict:

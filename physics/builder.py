@@ -73,6 +73,8 @@ class _Joint:
     margin: float
     solref: np.ndarray
     solimp: np.ndarray
+    solreffriction: np.ndarray
+    solimpfriction: np.ndarray
 
 
 @dataclass
@@ -122,6 +124,11 @@ class _Tendon:
     damping: float
     frictionloss: float
     lengthspring: Optional[np.ndarray]
+    margin: float
+    solref: np.ndarray  # limit
+    solimp: np.ndarray
+    solreffriction: np.ndarray
+    solimpfriction: np.ndarray
 
 
 @dataclass
@@ -154,6 +161,45 @@ class D6Axis:
     damping: float = 0.0
     armature: float = 0.0
     friction: float = 0.0
+    # the limit model of a "limited" axis (None: MuJoCo's soft limit) and a PD drive
+    limit: Optional["JointLimit"] = None
+    drive_stiffness: float = 0.0
+    drive_damping: float = 0.0
+    drive_force_limit: float = float("inf")
+    drive_acceleration: bool = False
+
+
+@dataclass
+class JointLimit:
+    """How a limited joint keeps to its range, beyond MuJoCo's soft limit (physics/limits.py).
+
+    Args:
+        model: "soft" (MuJoCo's solref/solimp constraint), "cubic" (the normalized cubic
+            penalty, hinge and slide), "hard" (PhysX's hard limit) or "spring" (PhysX's
+            soft limit: a spring-damper beyond the bound).
+        strength: cubic: s in E = s (gap / (upper - lower))^3 [J].
+        stiffness, damping: spring: force per unit of penetration and of its rate.
+        distance: hard, spring: contact distance, how far from a bound the limit starts
+            acting [rad or m]; None: PhysX's default min(0.1, 0.49 * range width).
+        restitution: hard: rebound speed / approach speed.
+        bounce_threshold: hard: slower approaches stop without rebound [rad/s or m/s].
+        acceleration: spring: gains per unit of the dof's inverse inertia (PhysX's
+            eACCELERATION), so the motion is the same whatever the inertia.
+        cone: ball, hard or spring: swing limits (about the body's y, about z) [rad];
+            the cone is elliptical when they differ.
+        twist: ball, hard or spring: (lower, upper) rotation about the body's x [rad].
+    """
+
+    model: str = "soft"
+    strength: float = 0.0
+    stiffness: float = 0.0
+    damping: float = 0.0
+    distance: Optional[float] = None
+    restitution: float = 0.0
+    bounce_threshold: float = 0.0
+    acceleration: bool = False
+    cone: Optional[Sequence[float]] = None
+    twist: Optional[Sequence[float]] = None
 
 
 def _vec(value, n, what) -> np.ndarray:
@@ -180,6 +226,8 @@ class ModelBuilder:
         self._tendons: list[_Tendon] = []
         self._keys: list[tuple] = []
         self._equalities: list[_Equality] = []
+        self._joint_limits: dict[int, JointLimit] = {}  # by joint id, where not MuJoCo's soft limit
+        self._drives: dict[int, tuple] = {}  # joint id -> (stiffness, damping, force limit, acceleration)
         self._fixed_bodies: set[int] = set()
 
     # --- bodies -------------------------------------------------------------------
@@ -257,6 +305,9 @@ class ModelBuilder:
         margin: float = 0.0,
         solref=_DEFAULT_SOLREF,
         solimp=_DEFAULT_SOLIMP,
+        solreffriction=_DEFAULT_SOLREF,
+        solimpfriction=_DEFAULT_SOLIMP,
+        limit: Optional[JointLimit] = None,
     ) -> int:
         """Add a MuJoCo joint (hinge, slide, ball, free) between ``body`` and its parent.
 
@@ -296,9 +347,12 @@ class ModelBuilder:
             _Joint(
                 b, jtype, axis, _vec(pos, 3, where), name, limited, rng, float(ref), float(springref),
                 float(stiffness), float(damping), float(armature), float(frictionloss), float(margin),
-                _vec(solref, 2, where), _vec(solimp, 5, where),
+                _vec(solref, 2, where), _vec(solimp, 5, where), _vec(solreffriction, 2, where),
+                _vec(solimpfriction, 5, where),
             )
         )
+        if limit is not None:
+            self.set_joint_limit(len(self._joints) - 1, limit)
         return len(self._joints) - 1
 
     def add_joint_revolute(self, body, *, axis=(0.0, 0.0, 1.0), anchor=(0.0, 0.0, 0.0), limit_lower=None,
@@ -354,8 +408,90 @@ class ModelBuilder:
                     name=f"{name}_{kind}{k}" if name else "", limited=limited,
                     range=(ax.lower, ax.upper) if limited else None, stiffness=ax.stiffness,
                     damping=ax.damping, armature=ax.armature, frictionloss=ax.friction,
+                    limit=ax.limit if limited else None,
                 ))
+                if ax.drive_stiffness or ax.drive_damping:
+                    self.add_drive(ids[-1], stiffness=ax.drive_stiffness, damping=ax.drive_damping,
+                                   force_limit=ax.drive_force_limit, acceleration=ax.drive_acceleration)
         return ids
+
+    # --- limit models and drives ---------------------------------------------------------
+    def set_joint_limit(self, joint, limit: JointLimit, *, range=None) -> None:
+        """Give a joint (id or name) a limit model (see :class:`JointLimit`); with
+        ``range`` (lower, upper) [rad or m, in qpos] also set its bounds. The joint
+        becomes limited. Hinge and slide bounds come from the joint's range; ball joints
+        take ``limit.cone`` and ``limit.twist``."""
+        j = self._joint_index(joint)
+        jt = self._joints[j]
+        where = f"joint '{jt.name}'" if jt.name else f"joint {j}"
+        if not isinstance(limit, JointLimit):
+            raise ModelError(f"limit must be a JointLimit, got {type(limit).__name__}", element=where, attribute="limit")
+        if limit.model not in M.LIMIT_MODELS:
+            raise ModelError(f"limit model must be one of {sorted(M.LIMIT_MODELS)}, got {limit.model!r}",
+                             element=where, attribute="limit")
+        ball = jt.type == M.JNT_BALL
+        if jt.type == M.JNT_FREE or (ball and limit.model == "cubic"):
+            raise ModelError(f"{limit.model} limits are for hinge and slide{' and ball' * (limit.model != 'cubic')} "
+                             "joints", element=where, attribute="limit")
+        for attr in ("strength", "stiffness", "damping", "restitution", "bounce_threshold"):
+            value = getattr(limit, attr)
+            if not np.isfinite(value) or value < 0:
+                raise ModelError(f"limit {attr} must be >= 0, got {value}", element=where, attribute=attr)
+        if limit.distance is not None and not limit.distance >= 0:
+            raise ModelError(f"limit distance must be >= 0, got {limit.distance}", element=where, attribute="distance")
+        if limit.model == "spring" and limit.stiffness == 0 and limit.damping == 0:
+            raise ModelError("a spring limit needs stiffness or damping", element=where, attribute="stiffness")
+        if range is not None:
+            rng = _vec(range, 2, where)
+            if rng[0] > rng[1]:
+                raise ModelError(f"lower limit {rng[0]} > upper limit {rng[1]}", element=where, attribute="range")
+            jt.range = rng
+        elif not jt.limited and (not ball or limit.model == "soft"):
+            raise ModelError(f"a {limit.model} limit needs a range", element=where, attribute="range")
+        if ball and limit.model in ("hard", "spring"):
+            if limit.cone is None and limit.twist is None:
+                raise ModelError("a ball joint's hard or spring limit needs a cone or a twist range", element=where,
+                                 attribute="cone")
+            cone = np.full(2, np.inf) if limit.cone is None else _vec(limit.cone, 2, where)
+            if np.any(cone <= 0) or np.any(cone > np.pi):
+                raise ModelError(f"cone angles must be in (0, pi], got {cone.tolist()}", element=where, attribute="cone")
+            twist = np.array([-np.inf, np.inf]) if limit.twist is None else _vec(limit.twist, 2, where)
+            if twist[0] > twist[1] or twist[0] < -np.pi or twist[1] > np.pi:
+                raise ModelError(f"twist range must be within [-pi, pi], lower <= upper, got {twist.tolist()}",
+                                 element=where, attribute="twist")
+            jt.range = np.array([0.0, float(np.min(np.where(np.isfinite(cone), cone, np.pi)))])
+        jt.limited = True
+        self._joint_limits[j] = limit
+
+    def add_drive(self, joint, *, stiffness: float = 0.0, damping: float = 0.0, force_limit: float = float("inf"),
+                  acceleration: bool = False) -> None:
+        """A PD drive on a hinge or slide joint (id or name): force = stiffness (q* - q)
+        + damping (qd* - qd), clamped to +-force_limit, toward the targets q*, qd* of
+        ``World.set_drive_target`` (default 0). ``acceleration`` scales both gains by the
+        dof's inertia (1 / dof_invweight0). The drive is integrated implicitly by the
+        Euler and implicitspringdamper integrators (physics/drives.py)."""
+        j = self._joint_index(joint)
+        jt = self._joints[j]
+        where = f"joint '{jt.name}'" if jt.name else f"joint {j}"
+        if jt.type not in (M.JNT_HINGE, M.JNT_SLIDE):
+            raise ModelError("drives act on hinge and slide joints", element=where, attribute="drive")
+        for attr, value in (("stiffness", stiffness), ("damping", damping)):
+            if not np.isfinite(value) or value < 0:
+                raise ModelError(f"drive {attr} must be >= 0, got {value}", element=where, attribute=attr)
+        if not force_limit > 0:
+            raise ModelError(f"drive force_limit must be > 0, got {force_limit}", element=where, attribute="force_limit")
+        self._drives[j] = (float(stiffness), float(damping), float(force_limit), bool(acceleration))
+
+    def _joint_index(self, joint) -> int:
+        """A joint's id (order of addition) from its id or name."""
+        if isinstance(joint, str):
+            for i, jt in enumerate(self._joints):
+                if jt.name == joint:
+                    return i
+            raise ModelError("no such joint", element=f"joint '{joint}'")
+        if not 0 <= int(joint) < len(self._joints):
+            raise ModelError(f"joint {joint} does not exist", element="joint")
+        return int(joint)
 
     # --- shapes -------------------------------------------------------------------
     def add_geom(
@@ -430,8 +566,12 @@ class ModelBuilder:
 
     # --- tendons and actuators ----------------------------------------------------------
     def add_tendon_fixed(self, terms, *, name="", limited=None, range=None, stiffness=0.0, damping=0.0,
-                         frictionloss=0.0, lengthspring=None) -> int:
-        """Fixed tendon: length = sum(coef * qpos[joint]) over ``terms`` [(joint, coef)]."""
+                         frictionloss=0.0, lengthspring=None, margin=0.0, solref=_DEFAULT_SOLREF,
+                         solimp=_DEFAULT_SOLIMP, solreffriction=_DEFAULT_SOLREF,
+                         solimpfriction=_DEFAULT_SOLIMP) -> int:
+        """Fixed tendon: length = sum(coef * qpos[joint]) over ``terms`` [(joint, coef)].
+        A limited tendon keeps its length in ``range`` with a soft constraint (``solref``,
+        ``solimp``, active within ``margin``), as a limited joint."""
         where = f"tendon '{name}'" if name else f"tendon {len(self._tendons)}"
         if not terms:
             raise ModelError("a fixed tendon needs at least one joint", element=where)
@@ -444,7 +584,9 @@ class ModelBuilder:
             ls = np.asarray(lengthspring, dtype=float).reshape(-1)
             ls = np.array([ls[0], ls[0]]) if ls.size == 1 else _vec(ls, 2, where)
         self._tendons.append(_Tendon([(t, float(c)) for t, c in terms], name, limited, rng, float(stiffness),
-                                     float(damping), float(frictionloss), ls))
+                                     float(damping), float(frictionloss), ls, float(margin), _vec(solref, 2, where),
+                                     _vec(solimp, 5, where), _vec(solreffriction, 2, where),
+                                     _vec(solimpfriction, 5, where)))
         return len(self._tendons) - 1
 
     def add_actuator(
@@ -609,4 +751,4 @@ def _range(lower, upper):
     return (-np.inf if lower is None else lower, np.inf if upper is None else upper)
 
 
-__all__ = ["ModelBuilder", "D6Axis"]
+__all__ = ["ModelBuilder", "D6Axis", "JointLimit"]

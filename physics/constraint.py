@@ -14,9 +14,10 @@ row; A is never formed: the solver keeps v = M^-1 J^T f, so (A f)_i = J_i . v, w
 O(nv) per row update instead of O(nefc) and needs no nefc x nefc buffer per env. The warm
 start maps the previous step's acceleration back to forces, as MuJoCo does.
 
-Rows today: equality constraints (connect, weld, joint coupling), joint limits (hinge,
-slide, ball) and contacts with pyramidal friction cones
-(condim 1, 3, 4, 6). Rows are numbered by MuJoCo's mjtConstraint.
+Rows, in MuJoCo's order: equality constraints (connect, weld, joint coupling), friction
+loss of dofs and tendons (unless Option.frictionloss is "smooth"), limits of joints
+(hinge, slide, ball) and fixed tendons, and contacts with pyramidal friction cones
+(condim 1, 3, 4, 6). Row types are numbered as MuJoCo's mjtConstraint.
 """
 
 import functools
@@ -27,7 +28,8 @@ import taichi as ti
 from . import layout as L
 from ._math import make_math
 from .inertia import make_inertia
-from .model import (DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_EQUALITY, DSBL_LIMIT, DSBL_REFSAFE, DSBL_WARMSTART, EQ_CONNECT,
+from .limits import make_limits
+from .model import (DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, DSBL_REFSAFE, DSBL_WARMSTART, EQ_CONNECT,
                     EQ_JOINT, EQ_WELD, JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE)
 from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON
 
@@ -40,7 +42,10 @@ QACC_SMOOTH, QFRC_CONSTRAINT = L.DOF_D["qacc_smooth"][0], L.DOF_D["qfrc_constrai
 QACC_WARMSTART, CVEL = L.DOF_D["qacc_warmstart"][0], L.DOF_D["constraint_vel"][0]
 J_RANGE, J_MARGIN = L.JNT_F["range"][0], L.JNT_F["margin"][0]
 J_SOLREF, J_SOLIMP = L.JNT_F["solref"][0], L.JNT_F["solimp"][0]
-INVWEIGHT = L.DOF_F["invweight0"][0]
+INVWEIGHT, FRICTIONLOSS = L.DOF_F["invweight0"][0], L.DOF_F["frictionloss"][0]
+D_SOLREF, D_SOLIMP = L.DOF_F["solref"][0], L.DOF_F["solimp"][0]
+TF = {k: v[0] for k, v in L.TEN_F.items()}
+T_LEN = L.TEN_D["length"][0]
 B_INVWEIGHT = L.BODY_F["invweight0"][0]
 TIMESTEP, TOLERANCE, IMPRATIO = L.OPT_F["timestep"][0], L.OPT_F["tolerance"][0], L.OPT_F["impratio"][0]
 MEANINERTIA = L.OPT_F["meaninertia"][0]
@@ -59,6 +64,7 @@ _INF = 1e30
 def make_constraint(fp):
     m = make_math(fp)
     inertia = make_inertia(fp)
+    physx_limits = make_limits(fp).physx_limit_rows  # hard and spring limits (physics/limits.py)
 
     # --- rows -----------------------------------------------------------------------
     @ti.func
@@ -380,6 +386,76 @@ def make_constraint(fp):
         return n
 
     @ti.func
+    def tendon_jacobian_add(w, row, t, sign, ten_i: ti.template(), jnt_i: ti.template(), wrap_i: ti.template(),
+                            wrap_f: ti.template(), efc_J: ti.template()):
+        """efc_J[row] += sign * d(length of fixed tendon t)/d(qvel)."""
+        mw = w % wrap_f.shape[0]
+        for n in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
+            efc_J[w, row, jnt_i[wrap_i[n, L.WRAP_OBJID], L.JNT_DOFADR]] += sign * wrap_f[mw, n, 0]
+
+    @ti.func
+    def copy_sol_cols(w, row, efc_f: ti.template(), src: ti.template(), ms, obj, ref_col, imp_col):
+        for k in ti.static(range(2)):
+            efc_f[w, row, E["solref"] + k] = src[ms, obj, ref_col + k]
+        for k in ti.static(range(5)):
+            efc_f[w, row, E["solimp"] + k] = src[ms, obj, imp_col + k]
+
+    @ti.func
+    def friction_loss(w, nefc, sizes: ti.template(), jnt_i: ti.template(), dof_f: ti.template(),
+                      ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
+                      efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+        """A row per dof and per tendon with friction loss: a force bounded by +-frictionloss
+        that opposes motion (MuJoCo's mj_instantiateFriction)."""
+        n = nefc
+        md = w % dof_f.shape[0]
+        mt = w % ten_f.shape[0]
+        for d in range(sizes[L.SIZE_NV]):
+            loss = dof_f[md, d, FRICTIONLOSS]
+            if loss > 0:
+                row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
+                if row >= 0:
+                    efc_J[w, row, d] = 1
+                    set_row(w, row, efc_f, CNSTR_FRICTION_DOF, d, fp(0.0), fp(0.0), dof_f[md, d, INVWEIGHT], -loss,
+                            loss)
+                    copy_sol_cols(w, row, efc_f, dof_f, md, d, D_SOLREF, D_SOLIMP)
+                    n += 1
+        for t in range(sizes[L.SIZE_NTENDON]):
+            loss = ten_f[mt, t, TF["frictionloss"]]
+            if loss > 0:
+                row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
+                if row >= 0:
+                    tendon_jacobian_add(w, row, t, fp(1.0), ten_i, jnt_i, wrap_i, wrap_f, efc_J)
+                    set_row(w, row, efc_f, CNSTR_FRICTION_TENDON, t, fp(0.0), fp(0.0), ten_f[mt, t, TF["invweight0"]],
+                            -loss, loss)
+                    copy_sol_cols(w, row, efc_f, ten_f, mt, t, TF["solref_fri"], TF["solimp_fri"])
+                    n += 1
+        return n
+
+    @ti.func
+    def tendon_limits(w, nefc, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(),
+                      ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), ten_d: ti.template(),
+                      efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+        """Rows for limited fixed tendons within their margin of a bound, as joint limits."""
+        n = nefc
+        mt = w % ten_f.shape[0]
+        for t in range(sizes[L.SIZE_NTENDON]):
+            if ten_i[t, L.TEN_LIMITED] != 0:
+                length = ten_d[w, t, T_LEN]
+                margin = ten_f[mt, t, TF["margin"]]
+                for s in ti.static(range(2)):
+                    side = fp(-1.0) if s == 0 else fp(1.0)
+                    dist = side * (ten_f[mt, t, TF["range"] + s] - length)
+                    if dist < margin:
+                        row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
+                        if row >= 0:
+                            tendon_jacobian_add(w, row, t, -side, ten_i, jnt_i, wrap_i, wrap_f, efc_J)
+                            set_row(w, row, efc_f, CNSTR_LIMIT_TENDON, t, dist, margin, ten_f[mt, t, TF["invweight0"]],
+                                    fp(0.0), fp(_INF))
+                            copy_sol_cols(w, row, efc_f, ten_f, mt, t, TF["solref_lim"], TF["solimp_lim"])
+                            n += 1
+        return n
+
+    @ti.func
     def quat_axis_angle(q):
         """(unit rotation axis, angle in [0, pi]) of a unit quaternion as one 4-vector
         (MuJoCo's mju_quat2Vel with dt = 1, split into direction and magnitude)."""
@@ -454,6 +530,9 @@ def make_constraint(fp):
             else:
                 efc_f[w, i, E["K"]] = -ref0 / ti.max(fp(_MINVAL), dmax * dmax)
                 efc_f[w, i, E["B"]] = -ref1 / ti.max(fp(_MINVAL), dmax)
+            kind = ti.cast(efc_f[w, i, E["type"]], ti.i32)
+            if kind == CNSTR_FRICTION_DOF or kind == CNSTR_FRICTION_TENDON:
+                efc_f[w, i, E["K"]] = 0  # friction has no position to restore
 
     @ti.func
     def pyramid_regularizer(w, nefc, opt_f: ti.template(), con_f: ti.template(), con_i: ti.template(),
@@ -564,7 +643,9 @@ def make_constraint(fp):
                    body_d: ti.template(), dof_d: ti.template(), qLD: ti.template(), geom_i: ti.template(),
                    con_f: ti.template(),
                    con_i: ti.template(), con_n: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
-                   efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+                   ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
+                   ten_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(),
+                   efc_n: ti.template()):
         """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f."""
         nv = sizes[L.SIZE_NV]
         nefc = 0
@@ -574,8 +655,12 @@ def make_constraint(fp):
             if (disabled & DSBL_EQUALITY) == 0:
                 nefc = equalities(w, nefc, sizes, body_i, body_f, jnt_i, dof_i, dof_f, q_f, qpos, qvel, body_d, dof_d,
                                   eq_i, eq_f, efc_J, efc_f, efc_n)
+            if (disabled & DSBL_FRICTIONLOSS) == 0 and sizes[L.SIZE_SMOOTH_FRICTION] == 0:
+                nefc = friction_loss(w, nefc, sizes, jnt_i, dof_f, ten_i, ten_f, wrap_i, wrap_f, efc_J, efc_f, efc_n)
             if (disabled & DSBL_LIMIT) == 0:
                 nefc = joint_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, qpos, efc_J, efc_f, efc_n)
+                nefc = physx_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, opt_f, qpos, qvel, efc_J, efc_f, efc_n)
+                nefc = tendon_limits(w, nefc, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_f, efc_n)
             if (disabled & DSBL_CONTACT) == 0:
                 nefc = contacts(w, nefc, sizes, body_i, body_f, body_d, dof_d, geom_i, con_f, con_i, con_n, efc_J,
                                 efc_f, efc_n)

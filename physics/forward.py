@@ -12,8 +12,11 @@ from .actuation import make_actuation
 from .bias import make_bias
 from .collision import make_collision
 from .constraint import make_constraint
+from .drives import make_drives
 from .inertia import make_inertia
 from .kinematics import make_kinematics
+from .limits import make_limits
+from .model import DSBL_CONSTRAINT, DSBL_LIMIT
 from .passive import make_passive
 
 QFRC_SMOOTH, SCRATCH = L.DOF_D["qfrc_smooth"][0], L.DOF_D["scratch"][0]
@@ -27,6 +30,8 @@ def make_forward(fp):
     inertia = make_inertia(fp)
     bias = make_bias(fp)
     passive = make_passive(fp)
+    drv = make_drives(fp)
+    lim = make_limits(fp)
     act = make_actuation(fp)
     cons = make_constraint(fp)
     col = make_collision(fp)
@@ -56,6 +61,11 @@ def make_forward(fp):
         # actuation and acceleration
         act.actuation(w, sizes, jnt_i, act_i, act_f, ten_i, wrap_i, wrap_f, qpos, qvel, ctrl, ten_d, act_d, dof_d)
         bias.rne(w, sizes, body_i, dof_i, opt_f, qvel, body_d, dof_d)
+        # PD drives (after the forces they hold), then cubic limits: forces and the terms
+        # the integrator treats implicitly
+        drv.drives(w, sizes, jnt_i, dof_i, dof_f, opt_f, qpos, qvel, qfrc_applied, dof_d)
+        if (sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
+            lim.cubic_limits(w, sizes, jnt_i, jnt_f, qpos, dof_d)
         for d in range(sizes[L.SIZE_NV]):
             f = dof_d[w, d, QFRC_PASSIVE] + dof_d[w, d, QFRC_ACTUATOR] + qfrc_applied[w, d] - dof_d[w, d, QFRC_BIAS]
             dof_d[w, d, QFRC_SMOOTH] = f
@@ -66,6 +76,7 @@ def make_forward(fp):
         # constraints
         cons.constraint(w, sizes, body_i, jnt_i, dof_i, body_f, jnt_f, dof_f, q_f, opt_f, qpos, qvel, qacc, body_d, dof_d,
                         qLD,
-                        geom_i, con_f, con_i, con_n, eq_i, eq_f, efc_J, efc_Y, efc_f, efc_n)
+                        geom_i, con_f, con_i, con_n, eq_i, eq_f, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_Y,
+                        efc_f, efc_n)
 
     return forward

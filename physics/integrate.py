@@ -4,7 +4,9 @@ damping), the implicit spring-damper integrator, and 4th-order Runge-Kutta.
 The implicit variants solve (M + h D + h^2 K) qacc = qfrc_smooth - h K qvel, with D the
 joint damping and, for the spring-damper integrator, K the hinge/slide stiffness: the
 spring and damper forces already in qfrc_smooth are then integrated implicitly, which
-keeps stiff joints stable at large time steps.
+keeps stiff joints stable at large time steps. The PD drives' and cubic limits' stiffness
+and damping (physics/drives.py, physics/limits.py) join K and D in both variants; Euler
+takes this implicit path whenever there are any, whatever its eulerdamp flag.
 """
 
 
@@ -20,6 +22,7 @@ from .model import DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK
 
 QFRC_SMOOTH, SCRATCH, DX_VEL = L.DOF_D["qfrc_smooth"][0], L.DOF_D["scratch"][0], L.DOF_D["dx_vel"][0]
 QFRC_CONSTRAINT = L.DOF_D["qfrc_constraint"][0]
+IMPLICIT_K, IMPLICIT_D = L.DOF_D["implicit_stiffness"][0], L.DOF_D["implicit_damping"][0]
 QACC_RK, QVEL_RK, QVEL_START = L.DOF_D["qacc_rk"][0], L.DOF_D["qvel_rk"][0], L.DOF_D["qvel_start"][0]
 TIMESTEP = L.OPT_F["timestep"][0]
 DAMPING = L.DOF_F["damping"][0]
@@ -55,14 +58,18 @@ def make_integrate(fp):
                     qpos[w, pa + t] = q[t]
 
     @ti.func
-    def implicit_acc(w, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), qvel: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), h, with_stiffness):
-        """dof_d[:, SCRATCH] <- (M + h D + h^2 K)^-1 (qfrc_smooth - h K qvel); refactors qLD."""
+    def implicit_acc(w, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), qvel: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), h, with_stiffness, with_damping):
+        """dof_d[:, SCRATCH] <- (M + h D + h^2 K)^-1 (qfrc_smooth - h K qvel); refactors qLD.
+        D holds the dof damping (if ``with_damping``) and K the joint stiffness (if
+        ``with_stiffness``), plus, always, the drives' and cubic limits' implicit terms."""
         md = w % dof_f.shape[0]
         mj = w % jnt_f.shape[0]
         inertia.copy_sparse(w, sizes, qM, qLD)
         for d in range(sizes[L.SIZE_NV]):
-            inertia.add_diag(w, qLD, dof_i, d, h * dof_f[md, d, DAMPING])
+            if with_damping:
+                inertia.add_diag(w, qLD, dof_i, d, h * dof_f[md, d, DAMPING])
             dof_d[w, d, SCRATCH] = dof_d[w, d, QFRC_SMOOTH] + dof_d[w, d, QFRC_CONSTRAINT]
+        add_drive_and_limit_terms(w, sizes, dof_i, qvel, dof_d, qLD, h)
         if with_stiffness:
             for j in range(sizes[L.SIZE_NJNT]):
                 jtype = jnt_i[j, L.JNT_TYPE]
@@ -73,6 +80,24 @@ def make_integrate(fp):
                     dof_d[w, d, SCRATCH] -= h * k * qvel[w, d]
         inertia.factor(w, sizes, dof_i, qLD)
         inertia.solve(w, sizes, dof_i, qLD, dof_d, SCRATCH)
+
+    @ti.func
+    def add_drive_and_limit_terms(w, sizes: ti.template(), dof_i: ti.template(), qvel: ti.template(),
+                                  dof_d: ti.template(), qLD: ti.template(), h):
+        """The drives' and cubic limits' stiffness K and damping D (per dof, from forward)
+        into the implicit solve: h D + h^2 K on the diagonal, -h K qvel on the right."""
+        for d in range(sizes[L.SIZE_NV]):
+            k = dof_d[w, d, IMPLICIT_K]
+            inertia.add_diag(w, qLD, dof_i, d, h * dof_d[w, d, IMPLICIT_D] + h * h * k)
+            dof_d[w, d, SCRATCH] -= h * k * qvel[w, d]
+
+    @ti.func
+    def has_drive_or_limit_terms(w, sizes: ti.template(), dof_d: ti.template()):
+        found = 0
+        for d in range(sizes[L.SIZE_NV]):
+            if dof_d[w, d, IMPLICIT_K] != 0 or dof_d[w, d, IMPLICIT_D] != 0:
+                found = 1
+        return found
 
     @ti.func
     def has_damping(w, sizes: ti.template(), dof_f: ti.template()):
@@ -141,8 +166,10 @@ def make_integrate(fp):
         else:
             implicit = integrator == INT_IMPLICIT_SPRING_DAMPER
             eulerdamp = integrator == INT_EULER and (sizes[L.SIZE_DISABLE] & DSBL_EULERDAMP) == 0
-            if implicit or (eulerdamp and has_damping(w, sizes, dof_f)):
-                implicit_acc(w, sizes, jnt_i, dof_i, jnt_f, dof_f, qvel, dof_d, qM, qLD, h, implicit)
+            # drives and cubic limits are implicit whenever the integrator is not RK4
+            if implicit or (eulerdamp and has_damping(w, sizes, dof_f)) or has_drive_or_limit_terms(w, sizes, dof_d):
+                implicit_acc(w, sizes, jnt_i, dof_i, jnt_f, dof_f, qvel, dof_d, qM, qLD, h, implicit,
+                             implicit or eulerdamp)
             else:
                 for d in range(nv):
                     dof_d[w, d, SCRATCH] = qacc[w, d]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import Model
+from .model import LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING, Model
 
 
 def _columns(*spec):
@@ -29,7 +29,8 @@ SIZE_NBODY, SIZE_NJNT, SIZE_NQ, SIZE_NV, SIZE_NU, SIZE_NTENDON, SIZE_INTEGRATOR,
 SIZE_NEFC, SIZE_ITERATIONS = 8, 9  # constraint-row capacity per env; solver iterations
 SIZE_NGEOM, SIZE_NPAIR = 10, 11  # geoms; candidate collision pairs (0 when contacts are off)
 SIZE_NEQ = 12
-NSIZES = 13
+SIZE_SMOOTH_FRICTION = 13  # 1: friction loss as smooth passive forces instead of constraint rows
+NSIZES = 14
 
 BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = range(6)
 NBODY_I = 6
@@ -37,13 +38,22 @@ BODY_F, NBODY_F = _columns(("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), (
                            ("invweight0", 2))
 
 JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR, JNT_LIMITED = range(5)
-NJNT_I = 5
+JNT_LIMIT_MODEL = 5  # the limit model of a limited joint, -1 if unlimited; JNT_LIMITED marks MuJoCo's soft limits
+NJNT_I = 6
 JNT_F, NJNT_F = _columns(("pos", 3), ("axis", 3), ("stiffness", 1), ("range", 2), ("margin", 1), ("solref", 2),
-                         ("solimp", 5))
+                         ("solimp", 5),
+                         # limit models beyond MuJoCo's (physics/limits.py)
+                         ("limit_strength", 1), ("limit_stiffness", 1), ("limit_damping", 1), ("limit_distance", 1),
+                         ("limit_restitution", 1), ("limit_bounce", 1), ("limit_acceleration", 1), ("cone", 2),
+                         ("twist", 2))
 
 DOF_BODY, DOF_JNT, DOF_PARENT, DOF_MADR, DOF_MROWLEN = range(5)
 NDOF_I = 5
-DOF_F, NDOF_F = _columns(("armature", 1), ("damping", 1), ("frictionloss", 1), ("invweight0", 1))
+DOF_F, NDOF_F = _columns(("armature", 1), ("damping", 1), ("frictionloss", 1), ("invweight0", 1), ("solref", 2),
+                         ("solimp", 5),
+                         # PD drives (physics/drives.py)
+                         ("drive_stiffness", 1), ("drive_damping", 1), ("drive_forcelimit", 1),
+                         ("drive_acceleration", 1))
 
 Q_F, NQ_F = _columns(("qpos0", 1), ("qpos_spring", 1))
 
@@ -51,9 +61,11 @@ ACT_TRNTYPE, ACT_TRNID, ACT_GAINTYPE, ACT_BIASTYPE, ACT_CTRLLIMITED, ACT_FORCELI
 NACT_I = 6
 ACT_F, NACT_F = _columns(("gainprm", 3), ("biasprm", 3), ("gear", 1), ("ctrlrange", 2), ("forcerange", 2))
 
-TEN_ADR, TEN_NUM = range(2)
-NTEN_I = 2
-TEN_F, NTEN_F = _columns(("stiffness", 1), ("damping", 1), ("frictionloss", 1), ("lengthspring", 2))
+TEN_ADR, TEN_NUM, TEN_LIMITED = range(3)
+NTEN_I = 3
+TEN_F, NTEN_F = _columns(("stiffness", 1), ("damping", 1), ("frictionloss", 1), ("lengthspring", 2), ("range", 2),
+                         ("margin", 1), ("invweight0", 1), ("solref_lim", 2), ("solimp_lim", 5), ("solref_fri", 2),
+                         ("solimp_fri", 5))
 
 EQ_TYPE, EQ_OBJ1, EQ_OBJ2, EQ_ACTIVE = range(4)
 NEQ_I = 4
@@ -76,6 +88,11 @@ DOF_D, NDOF_D = _columns(
     ("cdof", 6), ("cdof_dot", 6), ("qfrc_bias", 1), ("qfrc_passive", 1), ("qfrc_actuator", 1),
     ("qfrc_smooth", 1), ("qacc_rk", 4), ("qvel_rk", 4), ("qvel_start", 1), ("dx_vel", 1), ("scratch", 1),
     ("qacc_smooth", 1), ("qfrc_constraint", 1), ("qacc_warmstart", 1), ("constraint_vel", 1),
+    # drives and cubic limits: the drive force (also in qfrc_actuator), the stiffness and
+    # damping the Euler and implicitspringdamper integrators treat implicitly, and each
+    # env's drive targets (set by World.set_drive_target)
+    ("qfrc_drive", 1), ("implicit_stiffness", 1), ("implicit_damping", 1), ("drive_qpos_target", 1),
+    ("drive_qvel_target", 1),
 )
 # Constraint rows of one env (MuJoCo's efc_* arrays), up to the SIZE_NEFC capacity.
 EFC_F, NEFC_F = _columns(
@@ -117,18 +134,33 @@ def equality_rows(m: Model) -> int:
 
 
 def limit_rows(m: Model) -> int:
-    """Most joint-limit rows an env can have: two per limited hinge or slide (both sides
+    """Most limit rows an env can have: two per limited hinge, slide or tendon (both sides
     can be within the margin), one per limited ball joint."""
     limited = np.asarray(m.jnt_limited, bool)
     ball = np.asarray(m.jnt_type) == 1
-    return int(2 * np.count_nonzero(limited & ~ball) + np.count_nonzero(limited & ball))
+    return int(2 * np.count_nonzero(limited & ~ball) + np.count_nonzero(limited & ball)
+               + 2 * np.count_nonzero(m.tendon_limited) + 2 * _swing_twist_limits(m))
+
+
+def _swing_twist_limits(m: Model) -> int:
+    """Ball joints with PhysX limits: a cone row and two twist rows, not MuJoCo's one."""
+    physx = np.isin(np.asarray(m.jnt_limit_model), (LIMIT_HARD, LIMIT_SPRING))
+    return int(np.count_nonzero(np.asarray(m.jnt_limited, bool) & (np.asarray(m.jnt_type) == 1) & physx))
+
+
+def friction_rows(m: Model) -> int:
+    """One row per dof and per tendon with friction loss, when it is a constraint."""
+    if m.opt.frictionloss == "smooth":
+        return 0
+    return int(np.count_nonzero(m.dof_frictionloss) + np.count_nonzero(m.tendon_frictionloss))
 
 
 def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
     integrator = m.opt.integrator
     sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
-                      nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq], np.int32)
+                      nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
+                      m.opt.frictionloss == "smooth"], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -150,7 +182,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     jnt_i = np.zeros((_pad(m.njnt), NJNT_I), np.int32)
     jnt_f = np.zeros((_pad(m.njnt), NJNT_F))
     for j in range(m.njnt):
-        jnt_i[j] = (m.jnt_type[j], m.jnt_bodyid[j], m.jnt_qposadr[j], m.jnt_dofadr[j], m.jnt_limited[j])
+        jnt_i[j, :JNT_LIMIT_MODEL] = (m.jnt_type[j], m.jnt_bodyid[j], m.jnt_qposadr[j], m.jnt_dofadr[j], m.jnt_limited[j])
         _put(jnt_f, j, JNT_F, "range", m.jnt_range[j])
         _put(jnt_f, j, JNT_F, "margin", m.jnt_margin[j])
         _put(jnt_f, j, JNT_F, "solref", m.jnt_solref[j])
@@ -164,7 +196,8 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     for d in range(m.nv):
         rowlen = (m.dof_Madr[d + 1] if d + 1 < m.nv else m.nM) - m.dof_Madr[d]
         dof_i[d] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d], m.dof_Madr[d], rowlen)
-        dof_f[d] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d], m.dof_invweight0[d])
+        dof_f[d, : DOF_F["drive_stiffness"][0]] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d], m.dof_invweight0[d], *m.dof_solref[d],
+                    *m.dof_solimp[d])
 
     q_f = np.zeros((_pad(m.nq), NQ_F))
     q_f[: m.nq, 0] = m.qpos0
@@ -184,7 +217,14 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     ten_i = np.zeros((_pad(m.ntendon), NTEN_I), np.int32)
     ten_f = np.zeros((_pad(m.ntendon), NTEN_F))
     for t in range(m.ntendon):
-        ten_i[t] = (m.tendon_adr[t], m.tendon_num[t])
+        ten_i[t] = (m.tendon_adr[t], m.tendon_num[t], m.tendon_limited[t])
+        _put(ten_f, t, TEN_F, "range", m.tendon_range[t])
+        _put(ten_f, t, TEN_F, "margin", m.tendon_margin[t])
+        _put(ten_f, t, TEN_F, "invweight0", m.tendon_invweight0[t])
+        _put(ten_f, t, TEN_F, "solref_lim", m.tendon_solref_lim[t])
+        _put(ten_f, t, TEN_F, "solimp_lim", m.tendon_solimp_lim[t])
+        _put(ten_f, t, TEN_F, "solref_fri", m.tendon_solref_fri[t])
+        _put(ten_f, t, TEN_F, "solimp_fri", m.tendon_solimp_fri[t])
         _put(ten_f, t, TEN_F, "stiffness", m.tendon_stiffness[t])
         _put(ten_f, t, TEN_F, "damping", m.tendon_damping[t])
         _put(ten_f, t, TEN_F, "frictionloss", m.tendon_frictionloss[t])
@@ -211,10 +251,27 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
         eq_i[e] = (m.eq_type[e], m.eq_obj1id[e], m.eq_obj2id[e], m.eq_active0[e])
         eq_f[e] = np.concatenate([m.eq_data[e], m.eq_solref[e], m.eq_solimp[e]])
 
+    _pack_limits_and_drives(m, jnt_i, jnt_f, dof_f)
+
     floats = dict(eq_f=eq_f, body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f)
     out = {k: v[None].astype(dtype) for k, v in floats.items()}  # leading axis: shared row
     out.update(eq_i=eq_i, sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i)
     return out
+
+
+def _pack_limits_and_drives(m: Model, jnt_i, jnt_f, dof_f) -> None:
+    """Limit-model and drive columns. JNT_LIMITED keeps only MuJoCo's soft limits, so the
+    soft-constraint rows skip joints whose limit is another model."""
+    for j in range(m.njnt):
+        model = int(m.jnt_limit_model[j]) if m.jnt_limited[j] else -1
+        jnt_i[j, JNT_LIMIT_MODEL] = model
+        jnt_i[j, JNT_LIMITED] = int(model == LIMIT_SOFT)
+        for name in ("limit_strength", "limit_stiffness", "limit_damping", "limit_distance", "limit_restitution",
+                     "limit_bounce", "limit_acceleration", "cone", "twist"):
+            _put(jnt_f, j, JNT_F, name, getattr(m, "jnt_" + name)[j])
+    for d in range(m.nv):
+        for name in ("drive_stiffness", "drive_damping", "drive_forcelimit", "drive_acceleration"):
+            _put(dof_f, d, DOF_F, name, getattr(m, "dof_" + name)[d])
 
 
 def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:

@@ -15,6 +15,13 @@ field by field):
   tendons, ``<keyframe>``, ``<include>``, ``<custom>`` numeric and text data.
 
 Cameras, lights, materials, textures and custom data are kept in ``Model.visual``.
+taigym's own joint attributes, in the namespace ``xmlns:taigym="urn:taigym"`` declared on
+``<mujoco>``, choose a limit model and a PD drive (``taigym:limit="soft|cubic|hard|spring"``,
+``taigym:limit_lower/upper/strength/stiffness/damping/distance/restitution/bounce/
+acceleration``, ``taigym:cone``, ``taigym:twist``, ``taigym:drive_stiffness/damping/
+forcelimit/acceleration``; see ``_Reader.taigym_joint``); they may sit in defaults. MuJoCo
+itself rejects them, so a file that uses them is for this engine only.
+
 Everything else (meshes, height fields, equality constraints, sensors, spatial tendons,
 actuator dynamics...) raises a ModelError naming the file, line, element and attribute;
 ``strict=False`` skips it and issues one warning that lists everything skipped.
@@ -40,9 +47,18 @@ _STRING_FILE = "<string>"
 _SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
 _ORIENT = ("quat", "euler", "axisangle", "xyaxes", "zaxis")
 _POSE = ("pos",) + _ORIENT
+# taigym's joint attributes, in the namespace declared by xmlns:taigym="urn:taigym" on
+# <mujoco>: limit models (physics/limits.py) and PD drives (physics/drives.py).
+TAIGYM_NS = "urn:taigym"
+_TAIGYM_LIMIT = {"taigym:limit", "taigym:limit_lower", "taigym:limit_upper", "taigym:limit_strength",
+                 "taigym:limit_stiffness", "taigym:limit_damping", "taigym:limit_distance",
+                 "taigym:limit_restitution", "taigym:limit_bounce", "taigym:limit_acceleration", "taigym:cone",
+                 "taigym:twist"}
+_TAIGYM_DRIVE = {"taigym:drive_stiffness", "taigym:drive_damping", "taigym:drive_forcelimit",
+                 "taigym:drive_acceleration"}
 _JOINT = {"name", "class", "type", "pos", "axis", "range", "limited", "ref", "springref", "stiffness", "damping",
           "armature", "frictionloss", "margin", "solreflimit", "solimplimit", "solreffriction", "solimpfriction",
-          "group", "user"}
+          "group", "user", *_TAIGYM_LIMIT, *_TAIGYM_DRIVE}
 _GEOM = {"name", "class", "type", "mesh", "hfield", "size", "fromto", "mass", "density", "contype", "conaffinity", "condim",
          "friction", "margin", "gap", "solref", "solimp", "rgba", "material", "group", "user", "fluidshape",
          *_POSE}
@@ -243,7 +259,11 @@ class _Reader(XmlReader):
     def read(self, root: Node) -> ModelBuilder:
         if root.tag != "mujoco":
             raise self.error(f"the top element must be <mujoco>, got <{root.tag}>", root, root.tag)
-        self.check(root, "mujoco", ("model",), _TOP)
+        self.check(root, "mujoco", ("model", "xmlns:taigym"), _TOP)
+        self.taigym_ns = "xmlns:taigym" in root.attrib
+        if self.taigym_ns and root.attrib["xmlns:taigym"] != TAIGYM_NS:
+            raise self.error(f"the taigym namespace is {TAIGYM_NS!r}, got {root.attrib['xmlns:taigym']!r}", root,
+                             "mujoco", "xmlns:taigym")
         self.b.name = root.attrib.get("model", "") or "model"
         sections = {tag: root.all(tag) for tag in _TOP}
         for node in sections["compiler"]:
@@ -501,10 +521,61 @@ class _Reader(XmlReader):
             kw[key] = self.number(a, key, node, element, 0.0, minimum=0.0)
         kw["solref"] = self.floats(a, "solreflimit", node, element, 2, (0.02, 1.0))
         kw["solimp"] = self.vector(a, "solimplimit", node, element, _SOLIMP, (3, 5))
+        kw["solreffriction"] = self.floats(a, "solreffriction", node, element, 2, (0.02, 1.0))
+        kw["solimpfriction"] = self.vector(a, "solimpfriction", node, element, _SOLIMP, (3, 5))
         if jtype == "free" and (kw["stiffness"] or kw["ref"] or kw["springref"]):
             self.unsupported("free-joint springs", node, element, "stiffness")
-        self.guard(node, element, self.b.add_joint, body, jtype, axis=axis, pos=pos, **kw)
+        jid = self.guard(node, element, self.b.add_joint, body, jtype, axis=axis, pos=pos, **kw)
         self.remember("joint", kw["name"], node, element)
+        self.taigym_joint(a, node, element, jtype, jid, kw["ref"])
+
+    def taigym_joint(self, a, node: Node, element: str, jtype: str, jid: int, ref: float) -> None:
+        """A joint's taigym: attributes: its limit model and its PD drive. Angles (bounds,
+        contact distance, bounce speed, cone, twist) are in the compiler's angle unit;
+        ``taigym:limit_lower``/``upper`` are measured from the joint's ref, as the cubic
+        limit's x, and replace ``range``."""
+        given = [k for k in a if k.startswith("taigym:")]
+        if not given:
+            return
+        if not getattr(self, "taigym_ns", False):
+            raise self.error(f'taigym: attributes need xmlns:taigym="{TAIGYM_NS}" on <mujoco>', node, element,
+                             given[0])
+        conv = self.angle if jtype in ("hinge", "ball") else (lambda v: v)
+        if any(k in _TAIGYM_LIMIT for k in given):
+            self.taigym_limit(a, node, element, jtype, jid, ref, conv)
+        if any(k in _TAIGYM_DRIVE for k in given):
+            kw = dict(stiffness=self.number(a, "taigym:drive_stiffness", node, element, 0.0, minimum=0.0),
+                      damping=self.number(a, "taigym:drive_damping", node, element, 0.0, minimum=0.0),
+                      force_limit=self.number(a, "taigym:drive_forcelimit", node, element, float("inf")),
+                      acceleration=self.flag(a, "taigym:drive_acceleration", node, element, False))
+            self.guard(node, element, self.b.add_drive, jid, **kw)
+
+    def taigym_limit(self, a, node: Node, element: str, jtype: str, jid: int, ref: float, conv) -> None:
+        from .builder import JointLimit
+
+        model = self.keyword(a, "taigym:limit", node, element, tuple(M.LIMIT_MODELS), "soft")
+        bounds = [self.number(a, f"taigym:limit_{k}", node, element) for k in ("lower", "upper")]
+        rng = None
+        if bounds != [None, None]:
+            if None in bounds:
+                raise self.error("taigym:limit_lower and taigym:limit_upper go together", node, element,
+                                 "taigym:limit_upper" if bounds[1] is None else "taigym:limit_lower")
+            if "range" in a:
+                raise self.error("give either range or taigym:limit_lower/upper", node, element, "taigym:limit_lower")
+            rng = ref + conv(np.array(bounds))
+        pair = {k: self.floats(a, f"taigym:{k}", node, element, 2) for k in ("cone", "twist")}
+        distance = self.number(a, "taigym:limit_distance", node, element, minimum=0.0)
+        limit = JointLimit(
+            model=model, strength=self.number(a, "taigym:limit_strength", node, element, 0.0, minimum=0.0),
+            stiffness=self.number(a, "taigym:limit_stiffness", node, element, 0.0, minimum=0.0),
+            damping=self.number(a, "taigym:limit_damping", node, element, 0.0, minimum=0.0),
+            distance=None if distance is None else float(conv(distance)),
+            restitution=self.number(a, "taigym:limit_restitution", node, element, 0.0, minimum=0.0),
+            bounce_threshold=float(conv(self.number(a, "taigym:limit_bounce", node, element, 0.0, minimum=0.0))),
+            acceleration=self.flag(a, "taigym:limit_acceleration", node, element, False),
+            cone=None if pair["cone"] is None else conv(pair["cone"]),
+            twist=None if pair["twist"] is None else conv(pair["twist"]))
+        self.guard(node, element, self.b.set_joint_limit, jid, limit, range=rng)
 
     def geom(self, node: Node, body: int, cls: str, fpos, fquat) -> None:
         element = _element(node)
@@ -607,7 +678,12 @@ class _Reader(XmlReader):
             if spring is not None and spring[0] < 0:
                 spring = None  # MuJoCo's -1: the length at qpos0
             kw = dict(name=a.get("name", ""), limited=self.limited(a, "limited", t, element, "range"),
-                      range=self.floats(a, "range", t, element, 2), lengthspring=spring)
+                      range=self.floats(a, "range", t, element, 2), lengthspring=spring,
+                      margin=self.number(a, "margin", t, element, 0.0),
+                      solref=self.floats(a, "solreflimit", t, element, 2, (0.02, 1.0)),
+                      solimp=self.vector(a, "solimplimit", t, element, _SOLIMP, (3, 5)),
+                      solreffriction=self.floats(a, "solreffriction", t, element, 2, (0.02, 1.0)),
+                      solimpfriction=self.vector(a, "solimpfriction", t, element, _SOLIMP, (3, 5)))
             for key in ("stiffness", "damping", "frictionloss"):
                 kw[key] = self.number(a, key, t, element, 0.0, minimum=0.0)
             self.guard(t, element, self.b.add_tendon_fixed, terms, **kw)

@@ -33,6 +33,11 @@ INTEGRATORS = {"Euler": INT_EULER, "RK4": INT_RK4, "implicitspringdamper": INT_I
 # Equality constraint types, numbered as mjtEq.
 EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
 
+# Joint-limit models (jnt_limit_model): MuJoCo's soft constraint, the normalized cubic
+# penalty, PhysX's hard limit (restitution, contact distance) and PhysX's spring limit.
+LIMIT_SOFT, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING = 0, 1, 2, 3
+LIMIT_MODELS = {"soft": LIMIT_SOFT, "cubic": LIMIT_CUBIC, "hard": LIMIT_HARD, "spring": LIMIT_SPRING}
+
 # Actuator transmission, gain and bias types, numbered as in MuJoCo.
 TRN_JOINT, TRN_TENDON = 0, 3
 GAIN_FIXED, GAIN_AFFINE = 0, 1
@@ -77,6 +82,8 @@ class Option:
     noslip_iterations: int = 0
     noslip_tolerance: float = 1e-6
     impratio: float = 1.0
+    # friction loss: "constraint" rows as MuJoCo, or "smooth" (f tanh(1000 qvel)) forces
+    frictionloss: str = "constraint"
 
     def __setattr__(self, name, value):
         # A Model's options are part of the Model, so they are frozen with it; the
@@ -145,6 +152,17 @@ class Model:
     jnt_solref: np.ndarray = _f(0, 2)
     jnt_solimp: np.ndarray = _f(0, 5)
     jnt_name: list = field(default_factory=list)
+    # limit models beyond MuJoCo's (physics/limits.py); used where jnt_limited is set
+    jnt_limit_model: np.ndarray = _i(0)  # LIMIT_SOFT, LIMIT_CUBIC, LIMIT_HARD or LIMIT_SPRING
+    jnt_limit_strength: np.ndarray = _f(0)  # cubic: s [J]
+    jnt_limit_stiffness: np.ndarray = _f(0)  # spring: [N m/rad] or [N/m] (per inverse inertia if acceleration)
+    jnt_limit_damping: np.ndarray = _f(0)  # spring: [N m s/rad] or [N s/m]
+    jnt_limit_distance: np.ndarray = _f(0)  # hard, spring: contact distance where the row starts [rad] or [m]
+    jnt_limit_restitution: np.ndarray = _f(0)  # hard: rebound speed / approach speed
+    jnt_limit_bounce: np.ndarray = _f(0)  # hard: approach speed below which there is no rebound
+    jnt_limit_acceleration: np.ndarray = _i(0)  # spring: gains scaled by the dof's inertia
+    jnt_cone: np.ndarray = _f(0, 2)  # ball, hard or spring: swing limits about body y and z [rad]
+    jnt_twist: np.ndarray = _f(0, 2)  # ball, hard or spring: twist range about body x [rad]
 
     # dofs (nv,)
     dof_bodyid: np.ndarray = _i(0)
@@ -155,6 +173,13 @@ class Model:
     dof_damping: np.ndarray = _f(0)  # [N m s/rad] or [N s/m]
     dof_frictionloss: np.ndarray = _f(0)  # [N m] or [N]
     dof_invweight0: np.ndarray = _f(0)  # inverse inertia of the dof at qpos0
+    dof_solref: np.ndarray = _f(0, 2)  # friction-loss constraint (joint solreffriction)
+    dof_solimp: np.ndarray = _f(0, 5)
+    # PD drives (physics/drives.py): stiffness (q* - q) + damping (qd* - qd), clamped
+    dof_drive_stiffness: np.ndarray = _f(0)  # [N m/rad] or [N/m]; per inverse inertia if acceleration
+    dof_drive_damping: np.ndarray = _f(0)  # [N m s/rad] or [N s/m]
+    dof_drive_forcelimit: np.ndarray = _f(0)  # [N m] or [N]; inf: unlimited
+    dof_drive_acceleration: np.ndarray = _i(0)  # gains scaled by 1 / dof_invweight0
 
     # generalized coordinates (nq,)
     qpos0: np.ndarray = _f(0)  # reference configuration (joint ref)
@@ -196,6 +221,11 @@ class Model:
     tendon_length0: np.ndarray = _f(0)  # length at qpos0 [m]
     tendon_name: list = field(default_factory=list)
     tendon_invweight0: np.ndarray = _f(0)
+    tendon_margin: np.ndarray = _f(0)
+    tendon_solref_lim: np.ndarray = _f(0, 2)
+    tendon_solimp_lim: np.ndarray = _f(0, 5)
+    tendon_solref_fri: np.ndarray = _f(0, 2)
+    tendon_solimp_fri: np.ndarray = _f(0, 5)
     wrap_objid: np.ndarray = _i(0)  # joint id of each term
     wrap_prm: np.ndarray = _f(0)  # coefficient of each term
 

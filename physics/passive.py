@@ -98,7 +98,9 @@ def make_passive(fp):
             elif length < lower:
                 frc = k * (lower - length)
             vel = ten_d[w, t, T_VEL]
-            frc -= ten_f[mt, t, T_DAMP] * vel + ten_f[mt, t, T_FRIC] * ti.tanh(vel * s)
+            frc -= ten_f[mt, t, T_DAMP] * vel
+            if sizes[L.SIZE_SMOOTH_FRICTION] != 0:
+                frc -= ten_f[mt, t, T_FRIC] * ti.tanh(vel * s)
             for n in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
                 da = jnt_i[wrap_i[n, L.WRAP_OBJID], L.JNT_DOFADR]
                 dof_d[w, da, QFRC_PASSIVE] += wrap_f[mw, n, 0] * frc
@@ -152,7 +154,8 @@ def make_passive(fp):
             dof_d[w, d, QFRC_PASSIVE] = 0
         if (sizes[L.SIZE_DISABLE] & DSBL_PASSIVE) != DSBL_PASSIVE:
             joint_springs_dampers(w, sizes, jnt_i, jnt_f, dof_f, q_f, qpos, qvel, dof_d)
-            joint_friction_smooth(w, sizes, dof_f, opt_f, qvel, dof_d)
+            if sizes[L.SIZE_SMOOTH_FRICTION] != 0:
+                joint_friction_smooth(w, sizes, dof_f, opt_f, qvel, dof_d)
             tendon_springs_dampers(w, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, opt_f, ten_d, dof_d)
             mo = w % opt_f.shape[0]
             if opt_f[mo, 0, DENSITY] > 0 or opt_f[mo, 0, VISCOSITY] > 0:

@@ -68,7 +68,7 @@ class World:
         possible = int(self._pairs.maxcon[:npair].sum())
         self.max_contacts = max(1, min(possible, _DEFAULT_MAX_CONTACTS) if max_contacts is None else int(max_contacts))
         rows_per_contact = max([1] + [2 * (int(c) - 1) for c in self._pairs.condim[:npair]])
-        self.nefc_capacity = (L.equality_rows(model) + L.limit_rows(model)
+        self.nefc_capacity = (L.equality_rows(model) + L.friction_rows(model) + L.limit_rows(model)
                               + (self.max_contacts * rows_per_contact if npair else 0))
         packed = L.pack_model(model, self.dtype, self.nefc_capacity, npair)
         packed.update(pack_collision_model(model, self._pairs, self.dtype))
@@ -132,6 +132,24 @@ class World:
         """Set user-applied generalized forces (num_envs, nv)."""
         self._write("qfrc_applied", self._rows(qfrc, self.model.nv, "qfrc_applied", env_ids), env_ids)
 
+    # --- drives ---------------------------------------------------------------------------
+    def set_drive_target(self, q=None, qd=None, *, env_ids=None) -> None:
+        """Set the PD drives' targets (physics/drives.py): ``q`` the target qpos value and
+        ``qd`` the target velocity of each dof, arrays (num_envs, nv) (or one row (nv,)
+        for all envs; with ``env_ids``, one row per id). Columns of dofs without a drive
+        are ignored. Targets persist until set again (reset() keeps them); both start at 0.
+        Read them back with get("drive_qpos_target") and get("drive_qvel_target")."""
+        from .drives import make_target_kernel
+
+        ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
+            raise WorldError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()[:10]}")
+        kernel = make_target_kernel(self._fp)
+        for value, name in ((q, "drive_qpos_target"), (qd, "drive_qvel_target")):
+            if value is not None and self.model.nv:
+                rows = np.ascontiguousarray(self._rows(value, self.model.nv, name, env_ids), dtype=self.dtype)
+                kernel(self._d["dof_d"], rows, ids.astype(np.int32), L.DOF_D[name][0])
+
     # --- pipeline ------------------------------------------------------------------------
     def forward(self) -> None:
         """Compute every derived quantity of the current state, without advancing time."""
@@ -192,6 +210,13 @@ class World:
         elif name in _MATRICES:
             out = out.reshape(self.num_envs, rows, *_MATRICES[name])
         return out.copy()
+
+    def render(self, env_ids=None, **kwargs) -> np.ndarray:
+        """RGB frames (n, H, W, 3) uint8 of the envs, ray cast in Taichi; keyword
+        arguments (width, height, camera, shadows) as physics.render.render_world."""
+        from .render import render_world
+
+        return render_world(self, env_ids, **kwargs)
 
     def contacts(self) -> dict:
         """The contacts of the last forward pass (MuJoCo's mjContact fields, leading env axis).

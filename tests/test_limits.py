@@ -98,3 +98,58 @@ def test_disabled_limits_leave_smooth_dynamics(device):
     world.forward()
     assert world.get("nefc")[0] == 0
     np.testing.assert_array_equal(world.get("qfrc_constraint")[0], 0)
+
+
+FRICTION = """<mujoco>
+  <worldbody>
+    <body pos="0 0 1">
+      <joint name="j1" axis="0 1 0" frictionloss="0.5" solreffriction="0.03 1.2"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/>
+      <body pos="0.5 0 0">
+        <joint name="j2" axis="0 1 0" frictionloss="0.2" range="-20 20"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+        <body pos="0 0 -0.5">
+          <joint name="j3" type="slide" axis="1 0 0"/>
+          <geom type="sphere" size="0.08"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="t" limited="true" range="-0.1 0.3" frictionloss="0.3" solreflimit="0.04 1">
+      <joint joint="j1" coef="1"/><joint joint="j3" coef="-2"/>
+    </fixed>
+  </tendon>
+</mujoco>"""
+
+
+def test_friction_loss_and_tendon_limit_rows_match_mujoco(device):
+    """Dof and tendon friction loss as bounded constraint rows, and a fixed tendon's
+    limit, at states that exercise every row type (compared at convergence)."""
+    mjm, model = _converged_pair(mujoco.MjModel.from_xml_string(FRICTION), load_mjcf_string(FRICTION))
+    rng = np.random.default_rng(0)
+    qpos = mjm.qpos0 + rng.normal(scale=0.5, size=(6, mjm.nq))
+    qvel = rng.normal(size=(6, mjm.nv))
+    world = physics.World(model, num_envs=6, device=device, precision="float64")
+    world.set_state(qpos=qpos, qvel=qvel)
+    world.forward()
+    kinds = set()
+    for e in range(6):
+        d = mujoco.MjData(mjm)
+        d.qpos[:], d.qvel[:] = qpos[e], qvel[e]
+        mujoco.mj_forward(mjm, d)
+        kinds.update(d.efc_type.tolist())
+        np.testing.assert_array_equal(world.get("efc_type")[e, : d.nefc], d.efc_type)
+        assert rel_err(world.get("qfrc_constraint")[e], d.qfrc_constraint) <= TOL
+        assert rel_err(world.get("qacc")[e], d.qacc) <= TOL
+    assert {1, 2, 3, 4} <= kinds  # dof friction, tendon friction, joint limit, tendon limit
+
+
+def test_smooth_friction_loss_is_selectable(device):
+    model = load_mjcf_string(FRICTION).with_options(frictionloss="smooth")
+    world = physics.World(model, num_envs=1, device=device, precision="float64")
+    world.set_state(qvel=np.array([1.0, 0.0, 0.0]))
+    world.forward()
+    assert not (world.get("efc_type")[0, : world.get("nefc")[0]] <= 2).any()  # no friction rows
+    # -frictionloss tanh(1000 v) of the joint and of the tendon (length q1 - 2 q3) through it
+    assert world.get("qfrc_passive")[0, 0] == pytest.approx(-(0.5 + 0.3) * np.tanh(1000.0), rel=1e-12)
