@@ -225,6 +225,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         key_name=[k[0] for k in keys],
         neq=len(eq["name"]), eq_type=eq["type"], eq_obj1id=eq["obj1"], eq_obj2id=eq["obj2"], eq_active0=eq["active"],
         eq_solref=eq["solref"], eq_solimp=eq["solimp"], eq_data=eq["data"], eq_name=eq["name"],
+        eq_break_force=eq["brk_f"], eq_break_torque=eq["brk_t"],
         visual=dict(b.visual),
         **_limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv),
     )
@@ -313,7 +314,7 @@ def _limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv) -> dict:
 
 def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type) -> dict:
     """Equality constraints with their objects resolved to compiled ids."""
-    out = dict(type=[], obj1=[], obj2=[], active=[], solref=[], solimp=[], data=[], name=[])
+    out = dict(type=[], obj1=[], obj2=[], active=[], solref=[], solimp=[], data=[], name=[], brk_f=[], brk_t=[])
     for i, e in enumerate(b._equalities):
         where = f"equality '{e.name}'" if e.name else f"equality {i}"
         if e.type == M.EQ_JOINT:
@@ -329,11 +330,12 @@ def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type) -> dict:
             if obj1 == obj2:
                 raise ModelError("an equality constraint needs two different bodies", element=where, attribute="body2")
         for key, value in (("type", e.type), ("obj1", obj1), ("obj2", obj2), ("active", e.active),
-                           ("solref", e.solref), ("solimp", e.solimp), ("data", e.data), ("name", e.name)):
+                           ("solref", e.solref), ("solimp", e.solimp), ("data", e.data), ("name", e.name),
+                           ("brk_f", e.break_force), ("brk_t", e.break_torque)):
             out[key].append(value)
     for key, dtype, shape in (("type", np.int32, ()), ("obj1", np.int32, ()), ("obj2", np.int32, ()),
                               ("active", np.int32, ()), ("solref", float, (2,)), ("solimp", float, (5,)),
-                              ("data", float, (11,))):
+                              ("data", float, (11,)), ("brk_f", float, ()), ("brk_t", float, ())):
         out[key] = np.array(out[key], dtype=dtype).reshape(-1, *shape)
     return out
 

@@ -141,6 +141,8 @@ class _Equality:
     active: bool
     solref: np.ndarray
     solimp: np.ndarray
+    break_force: float
+    break_torque: float
 
 
 @dataclass
@@ -664,15 +666,16 @@ class ModelBuilder:
 
     # --- equality constraints -----------------------------------------------------------
     def add_equality_connect(self, body1, body2=None, *, anchor=(0.0, 0.0, 0.0), name="", active=True,
-                             solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP) -> int:
+                             solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP, break_force=np.inf) -> int:
         """Hold a point of body1 (``anchor``, body1 frame) on body2 (default: the world)
         where it is at qpos0: a ball joint closing a loop."""
         data = np.zeros(11)
         data[:3] = _vec(anchor, 3, f"equality '{name}'")
-        return self._add_equality(M.EQ_CONNECT, body1, body2, data, name, active, solref, solimp)
+        return self._add_equality(M.EQ_CONNECT, body1, body2, data, name, active, solref, solimp, break_force)
 
     def add_equality_weld(self, body1, body2=None, *, anchor=(0.0, 0.0, 0.0), relpose=None, torquescale=1.0,
-                          name="", active=True, solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP) -> int:
+                          name="", active=True, solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP, break_force=np.inf,
+                          break_torque=np.inf) -> int:
         """Fix body1's pose relative to body2 (default: the world). ``relpose`` (pos 3,
         quat 4) is body2's pose in body1's frame to hold; None holds the pose at qpos0.
         ``anchor`` (body2 frame) is where the translation is enforced."""
@@ -684,10 +687,11 @@ class ModelBuilder:
             data[3:6] = rel[:3]
             data[6:10] = quat_normalize(rel[3:])
         data[10] = float(torquescale)
-        return self._add_equality(M.EQ_WELD, body1, body2, data, name, active, solref, solimp)
+        return self._add_equality(M.EQ_WELD, body1, body2, data, name, active, solref, solimp, break_force,
+                                  break_torque)
 
     def add_equality_joint(self, joint1, joint2=None, *, polycoef=(0.0, 1.0, 0.0, 0.0, 0.0), name="", active=True,
-                           solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP) -> int:
+                           solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP, break_force=np.inf) -> int:
         """Couple hinge/slide joints: q1 - q1_0 = c0 + c1 d + c2 d^2 + c3 d^3 + c4 d^4 with
         d = q2 - q2_0; without joint2, q1 - q1_0 = c0 (a joint held in place)."""
         data = np.zeros(11)
@@ -696,14 +700,20 @@ class ModelBuilder:
             raise ModelError(f"polycoef takes up to 5 finite numbers, got {polycoef!r}", element=f"equality '{name}'",
                              attribute="polycoef")
         data[: coef.size] = coef
-        return self._add_equality(M.EQ_JOINT, joint1, joint2, data, name, active, solref, solimp)
+        return self._add_equality(M.EQ_JOINT, joint1, joint2, data, name, active, solref, solimp, break_force)
 
-    def _add_equality(self, kind, obj1, obj2, data, name, active, solref, solimp) -> int:
+    def _add_equality(self, kind, obj1, obj2, data, name, active, solref, solimp, break_force=np.inf,
+                      break_torque=np.inf) -> int:
+        """``break_force`` / ``break_torque``: the constraint turns off, in that env only,
+        when the force (torque) it transmits exceeds them (PhysX's breakable joints)."""
         where = f"equality '{name}'" if name else f"equality {len(self._equalities)}"
         if name and name in (e.name for e in self._equalities):
             raise ModelError("duplicate equality name", element=where, attribute="name")
+        for attr, value in (("break_force", break_force), ("break_torque", break_torque)):
+            if not value > 0:
+                raise ModelError(f"{attr} must be > 0 (inf: unbreakable), got {value}", element=where, attribute=attr)
         self._equalities.append(_Equality(kind, obj1, obj2, data, name, bool(active), _vec(solref, 2, where),
-                                          _vec(solimp, 5, where)))
+                                          _vec(solimp, 5, where), float(break_force), float(break_torque)))
         return len(self._equalities) - 1
 
     def add_key(self, *, name="", qpos=None, qvel=None, ctrl=None) -> int:

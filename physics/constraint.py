@@ -54,6 +54,7 @@ SUBTREE_COM, CVEL_B = L.BODY_D["subtree_com"][0], L.BODY_D["cvel"][0]
 CDOF_DOT = L.DOF_D["cdof_dot"][0]
 XPOS, XQUAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0]
 EQ_DATA, EQ_SOLREF, EQ_SOLIMP = L.EQ_F["data"][0], L.EQ_F["solref"][0], L.EQ_F["solimp"][0]
+EQ_BREAK = L.EQ_F["break"][0]
 QPOS0 = L.Q_F["qpos0"][0]
 C = {k: a for k, (a, _) in CONTACT_F.items()}
 GEOM_BODY = 1  # column of the collision stage's geom_i table
@@ -157,13 +158,13 @@ def make_constraint(fp):
     def equalities(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
                    dof_i: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(),
                    qvel: ti.template(), body_d: ti.template(),
-                   dof_d: ti.template(), eq_i: ti.template(), eq_f: ti.template(), efc_J: ti.template(),
-                   efc_f: ti.template(), efc_n: ti.template()):
-        """Rows of the active equality constraints (MuJoCo's mj_instantiateEquality)."""
+                   dof_d: ti.template(), eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template(),
+                   efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+        """Rows of the equality constraints active in world w (MuJoCo's mj_instantiateEquality)."""
         n = nefc
         me = w % eq_f.shape[0]
         for e in range(sizes[L.SIZE_NEQ]):
-            if eq_i[e, L.EQ_ACTIVE] != 0:
+            if eq_d[w, e, L.EQ_D_ACTIVE] != 0:
                 kind = eq_i[e, L.EQ_TYPE]
                 nrow = 1
                 if kind == EQ_CONNECT:
@@ -188,6 +189,31 @@ def make_constraint(fp):
                             efc_f[w, n + r, E["solimp"] + k] = eq_f[me, e, EQ_SOLIMP + k]
                     n += nrow
         return n
+
+    @ti.func
+    def break_overloaded(w, nefc, eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template(),
+                         efc_f: ti.template()):
+        """Turn off, in world w only, each equality constraint whose force (rows 0-2, or
+        the joint row) or torque (a weld's rows 3-5) exceeds its break limits; it still
+        acts in the step it breaks, as a PhysX joint does, and the break is recorded."""
+        me = w % eq_f.shape[0]
+        i = 0
+        while i < nefc:
+            nrow = 1
+            if efc_f[w, i, E["type"]] == CNSTR_EQUALITY:
+                e = ti.cast(efc_f[w, i, E["id"]], ti.i32)
+                kind = eq_i[e, L.EQ_TYPE]
+                nrow = 3 if kind == EQ_CONNECT else (6 if kind == EQ_WELD else 1)
+                force = fp(0.0)
+                for r in range(ti.min(nrow, 3)):
+                    force += efc_f[w, i + r, E["force"]] ** 2
+                torque = fp(0.0)
+                for r in range(3, nrow):
+                    torque += efc_f[w, i + r, E["force"]] ** 2
+                if ti.sqrt(force) > eq_f[me, e, EQ_BREAK] or ti.sqrt(torque) > eq_f[me, e, EQ_BREAK + 1]:
+                    eq_d[w, e, L.EQ_D_ACTIVE] = 0
+                    eq_d[w, e, L.EQ_D_BROKEN] = 1
+            i += nrow
 
     @ti.func
     def joint_coupling(w, row, e, me, jnt_i: ti.template(), dof_f: ti.template(), q_f: ti.template(),
@@ -643,7 +669,7 @@ def make_constraint(fp):
                    body_d: ti.template(), dof_d: ti.template(), qLD: ti.template(), geom_i: ti.template(),
                    con_f: ti.template(),
                    con_i: ti.template(), con_n: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
-                   ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
+                   eq_d: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
                    ten_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(),
                    efc_n: ti.template()):
         """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f."""
@@ -654,7 +680,7 @@ def make_constraint(fp):
         if (disabled & DSBL_CONSTRAINT) == 0:
             if (disabled & DSBL_EQUALITY) == 0:
                 nefc = equalities(w, nefc, sizes, body_i, body_f, jnt_i, dof_i, dof_f, q_f, qpos, qvel, body_d, dof_d,
-                                  eq_i, eq_f, efc_J, efc_f, efc_n)
+                                  eq_i, eq_f, eq_d, efc_J, efc_f, efc_n)
             if (disabled & DSBL_FRICTIONLOSS) == 0 and sizes[L.SIZE_SMOOTH_FRICTION] == 0:
                 nefc = friction_loss(w, nefc, sizes, jnt_i, dof_f, ten_i, ten_f, wrap_i, wrap_f, efc_J, efc_f, efc_n)
             if (disabled & DSBL_LIMIT) == 0:
@@ -677,6 +703,7 @@ def make_constraint(fp):
             pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f)
             for d in range(nv):
                 qacc[w, d] += dof_d[w, d, CVEL]
+            break_overloaded(w, nefc, eq_i, eq_f, eq_d, efc_f)
             for i in range(nefc):
                 f = efc_f[w, i, E["force"]]
                 for d in range(nv):

@@ -43,7 +43,7 @@ def make_forward(fp):
                 efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template(),
                 pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
                 geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template(),
-                eq_i: ti.template(), eq_f: ti.template()):
+                eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template()):
         # position
         kin.normalize_quats(w, sizes, jnt_i, qpos)
         kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
@@ -76,7 +76,7 @@ def make_forward(fp):
         # constraints
         cons.constraint(w, sizes, body_i, jnt_i, dof_i, body_f, jnt_f, dof_f, q_f, opt_f, qpos, qvel, qacc, body_d, dof_d,
                         qLD,
-                        geom_i, con_f, con_i, con_n, eq_i, eq_f, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_Y,
+                        geom_i, con_f, con_i, con_n, eq_i, eq_f, eq_d, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_Y,
                         efc_f, efc_n)
 
     return forward

@@ -115,7 +115,7 @@ def make_integrate(fp):
              efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template(),
              pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
              geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template(),
-             eq_i: ti.template(), eq_f: ti.template(), advance):
+             eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template(), advance):
         """One time step of world w: forward() at the current state, then integration;
         with ``advance`` 0, forward() alone (so one compiled kernel serves both)."""
         h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
@@ -143,7 +143,7 @@ def make_integrate(fp):
             forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
                     wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d,
                     efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n,
-                    eq_i, eq_f)
+                    eq_i, eq_f, eq_d)
             if nstage == 4:
                 for d in range(nv):
                     dof_d[w, d, QVEL_RK + stage] = qvel[w, d]

@@ -69,7 +69,8 @@ TEN_F, NTEN_F = _columns(("stiffness", 1), ("damping", 1), ("frictionloss", 1), 
 
 EQ_TYPE, EQ_OBJ1, EQ_OBJ2, EQ_ACTIVE = range(4)
 NEQ_I = 4
-EQ_F, NEQ_F = _columns(("data", 11), ("solref", 2), ("solimp", 5))
+EQ_F, NEQ_F = _columns(("data", 11), ("solref", 2), ("solimp", 5), ("break", 2))
+EQ_D_ACTIVE, EQ_D_BROKEN = 0, 1  # per-env int table eq_d: active now; broke since last cleared
 
 WRAP_OBJID = 0  # the int table holds the joint id of each term, the float table its coefficient
 
@@ -249,7 +250,8 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     eq_f = np.zeros((_pad(m.neq), NEQ_F))
     for e in range(m.neq):
         eq_i[e] = (m.eq_type[e], m.eq_obj1id[e], m.eq_obj2id[e], m.eq_active0[e])
-        eq_f[e] = np.concatenate([m.eq_data[e], m.eq_solref[e], m.eq_solimp[e]])
+        eq_f[e] = np.concatenate([m.eq_data[e], m.eq_solref[e], m.eq_solimp[e],
+                                  [min(m.eq_break_force[e], 1e30), min(m.eq_break_torque[e], 1e30)]])
 
     _pack_limits_and_drives(m, jnt_i, jnt_f, dof_f)
 

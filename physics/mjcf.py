@@ -83,7 +83,7 @@ _MATERIAL = {"name", "class", "texture", "texrepeat", "texuniform", "emission", 
 _TEXTURE = {"name", "type", "content_type", "file", "gridsize", "gridlayout", "fileright", "fileleft", "fileup",
             "filedown", "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark", "markrgb", "random", "width",
             "height", "hflip", "vflip", "nchannel", "colorspace"}
-_EQUALITY_COMMON = {"name", "class", "active", "solref", "solimp"}
+_EQUALITY_COMMON = {"name", "class", "active", "solref", "solimp", "taigym:break_force", "taigym:break_torque"}
 _EQUALITIES = {
     "connect": _EQUALITY_COMMON | {"body1", "body2", "anchor", "site1", "site2"},
     "weld": _EQUALITY_COMMON | {"body1", "body2", "anchor", "relpose", "torquescale", "site1", "site2"},
@@ -748,6 +748,13 @@ class _Reader(XmlReader):
             kw = dict(name=a.get("name", ""), active=self.flag(a, "active", e, element, True),
                       solref=self.floats(a, "solref", e, element, 2, (0.02, 1.0)),
                       solimp=self.vector(a, "solimp", e, element, _SOLIMP, (3, 5)))
+            for key, attr in (("break_force", "taigym:break_force"), ("break_torque", "taigym:break_torque")):
+                if attr in a:
+                    if e.tag != "weld" and key == "break_torque":
+                        raise self.error(f"only a weld transmits torque; {attr} is for <weld>", e, element, attr)
+                    kw[key] = self.number(a, attr, e, element)
+                    if not kw[key] > 0:
+                        raise self.error(f"{attr} must be > 0, got {kw[key]:g}", e, element, attr)
             first, second = ("joint1", "joint2") if e.tag == "joint" else ("body1", "body2")
             if first not in a:
                 raise self.error(f"<{e.tag}> needs attribute '{first}'", e, element, first)

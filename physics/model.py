@@ -260,6 +260,10 @@ class Model:
     # connect: anchor in body1, anchor in body2; weld: anchor in body2, anchor in body1,
     # relative orientation (4), torquescale; joint: polynomial coefficients (5)
     eq_data: np.ndarray = _f(0, 11)
+    # breakable constraints: the constraint turns off in an env when its force [N] or torque
+    # [N m] exceeds these (inf: unbreakable)
+    eq_break_force: np.ndarray = _f(0)
+    eq_break_torque: np.ndarray = _f(0)
     eq_name: list = field(default_factory=list)
 
     # Rendering-only elements, kept as parsed: lists of dicts (material, texture,

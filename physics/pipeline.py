@@ -42,7 +42,7 @@ def make_kernels(fp):
         qacc: f2, qpos_start: f2, body_d: f3, jnt_d: f3, dof_d: f3, qM: f2, qLD: f2, act_d: f3, ten_d: f3,
         efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
         pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
-        eq_i: i2, eq_f: f3,
+        eq_i: i2, eq_f: f3, eq_d: i3,
         nstep: ti.i32, advance: ti.i32,
     ):
         for w in range(qpos.shape[0]):
@@ -50,7 +50,7 @@ def make_kernels(fp):
                 step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
                      wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d, jnt_d, dof_d, qM, qLD,
                      act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i,
-                     con_n, eq_i, eq_f, advance)
+                     con_n, eq_i, eq_f, eq_d, advance)
 
     @ti.kernel
     def post_kernel(sizes: i1, body_i: i2, opt_f: f3, qvel: f2, qacc: f2, body_d: f3, dof_d: f3, geom_i: i2,

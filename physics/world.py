@@ -82,6 +82,7 @@ class World:
         shapes = L.data_shapes(model, self.num_envs, self.nefc_capacity)
         self._d = {name: ti.ndarray(self._fp, shape) for name, shape in shapes.items()}
         self._efc_n = ti.ndarray(ti.i32, (self.num_envs, 2))
+        self._eq_d = ti.ndarray(ti.i32, (self.num_envs, max(model.neq, 1), 2))
         n = self.num_envs
         self._c = dict(geom_x=ti.ndarray(self._fp, (n, max(model.ngeom, 1), NGEOM_X)),
                        con_f=ti.ndarray(self._fp, (n, self.max_contacts, NCON_F)),
@@ -111,6 +112,28 @@ class World:
         dof_d = self._d["dof_d"].to_numpy()
         dof_d[ids, :, L.DOF_D["qacc_warmstart"][0]] = 0
         self._d["dof_d"].from_numpy(dof_d)
+        # and with its equality constraints as the model declares them, none broken
+        eq_d = self._eq_d.to_numpy()
+        eq_d[ids, : m.neq, L.EQ_D_ACTIVE] = m.eq_active0
+        eq_d[ids, :, L.EQ_D_BROKEN] = 0
+        self._eq_d.from_numpy(eq_d)
+
+    def set_equality_active(self, active, *, env_ids=None) -> None:
+        """Switch equality constraints on or off per env: ``active`` (num_envs, neq) or (neq,)."""
+        rows = self._rows(np.asarray(active, dtype=float), self.model.neq, "active", env_ids)
+        eq_d = self._eq_d.to_numpy()
+        eq_d[slice(None) if env_ids is None else np.asarray(env_ids), : self.model.neq, L.EQ_D_ACTIVE] = rows != 0
+        self._eq_d.from_numpy(eq_d)
+
+    def broken_equalities(self, clear: bool = True) -> np.ndarray:
+        """(num_envs, neq) bool: the equality constraints that broke (their force or torque
+        passed the model's break limits) since the last call (or reset) when ``clear``."""
+        eq_d = self._eq_d.to_numpy()
+        out = eq_d[:, : self.model.neq, L.EQ_D_BROKEN] != 0
+        if clear and out.any():
+            eq_d[:, :, L.EQ_D_BROKEN] = 0
+            self._eq_d.from_numpy(eq_d)
+        return out
 
     def set_state(self, qpos=None, qvel=None, *, env_ids=None) -> None:
         """Set generalized positions (num_envs, nq) and/or velocities (num_envs, nv).
@@ -189,6 +212,8 @@ class World:
             return self._dense_mass_matrix()
         if name == "body_q":
             return np.concatenate([self.get("xpos"), self.get("xquat")], axis=-1)
+        if name == "eq_active":
+            return self._eq_d.to_numpy()[:, : m.neq, L.EQ_D_ACTIVE] != 0
         if name in ("nefc", "efc_overflow"):
             return self._efc_n.to_numpy()[:, 0 if name == "nefc" else 1].copy()
         if name.startswith("efc_") and name[4:] in L.EFC_F:
@@ -247,7 +272,7 @@ class World:
             d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
             d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
             d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(),
-            mm["eq_i"], mm["eq_f"], n, advance,
+            mm["eq_i"], mm["eq_f"], self._eq_d, n, advance,
         )
 
     def _post_constraint(self) -> None:
