@@ -231,6 +231,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     )
     model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
     model.eq_data = equality_reference_data(model)
+    for key, value in _contact_filters(b, model).items():
+        setattr(model, key, value)
     return model.freeze()
 
 
@@ -338,6 +340,39 @@ def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type) -> dict:
                               ("data", float, (11,)), ("brk_f", float, ()), ("brk_t", float, ())):
         out[key] = np.array(out[key], dtype=dtype).reshape(-1, *shape)
     return out
+
+
+def _contact_filters(b, model: M.Model) -> dict:
+    """Explicit pairs (parameters not given are mixed from the geoms, as MuJoCo) and
+    excluded body pairs, as Model arrays."""
+    from .broadphase import contact_params
+
+    rows = []
+    for k, (g1, g2, values, name) in enumerate(b._pairs):
+        where = f"pair '{name}'" if name else f"pair {k}"
+        ids = [_resolve(g, model.geom_name, where, "geom") for g in (g1, g2)]
+        if ids[0] == ids[1]:
+            raise ModelError("a contact pair needs two different geoms", element=where, attribute="geom2")
+        condim, friction, solref, solimp = contact_params(model, *ids)
+        margin = model.geom_margin[ids[0]] + model.geom_margin[ids[1]]
+        gap = model.geom_gap[ids[0]] + model.geom_gap[ids[1]]
+        given = {k2: v for k2, v in values.items() if v is not None}
+        rows.append(dict(geom1=ids[0], geom2=ids[1], dim=given.get("condim", condim),
+                         friction=given.get("friction", friction), solref=given.get("solref", solref),
+                         solimp=given.get("solimp", solimp), margin=given.get("margin", margin),
+                         gap=given.get("gap", gap), name=name))
+
+    def column(key, dtype, width=None):
+        arr = np.array([r[key] for r in rows], dtype=dtype)
+        return arr.reshape(-1, width) if width else arr.reshape(-1)
+
+    return dict(pair_geom1=column("geom1", np.int32), pair_geom2=column("geom2", np.int32),
+                pair_dim=column("dim", np.int32), pair_friction=column("friction", float, 5),
+                pair_solref=column("solref", float, 2), pair_solimp=column("solimp", float, 5),
+                pair_margin=column("margin", float), pair_gap=column("gap", float),
+                pair_name=[r["name"] for r in rows],
+                exclude_body1=np.array([e[0] for e in b._excludes], np.int32),
+                exclude_body2=np.array([e[1] for e in b._excludes], np.int32))
 
 
 def equality_reference_data(model: M.Model) -> np.ndarray:

@@ -228,6 +228,8 @@ class ModelBuilder:
         self._tendons: list[_Tendon] = []
         self._keys: list[tuple] = []
         self._equalities: list[_Equality] = []
+        self._pairs: list[tuple] = []
+        self._excludes: list[tuple] = []
         self._joint_limits: dict[int, JointLimit] = {}  # by joint id, where not MuJoCo's soft limit
         self._drives: dict[int, tuple] = {}  # joint id -> (stiffness, damping, force limit, acceleration)
         self._fixed_bodies: set[int] = set()
@@ -663,6 +665,25 @@ class ModelBuilder:
             gaintype_, gainprm_, biastype_, biasprm_, ctrllimited, crange, forcelimited, frange,
         ))
         return len(self._actuators) - 1
+
+    # --- contact filtering ----------------------------------------------------------------
+    def add_contact_pair(self, geom1, geom2, *, condim=None, friction=None, solref=None, solimp=None, margin=None,
+                         gap=None, name="") -> int:
+        """Geoms (names or ids) that always go to the narrow phase, with these contact
+        parameters; a parameter left None is mixed from the two geoms as for any pair."""
+        where = f"pair '{name}'" if name else f"pair {len(self._pairs)}"
+        if condim is not None and condim not in (1, 3, 4, 6):
+            raise ModelError(f"condim must be 1, 3, 4 or 6, got {condim}", element=where, attribute="condim")
+        values = dict(condim=condim, friction=None if friction is None else _vec(friction, 5, where),
+                      solref=None if solref is None else _vec(solref, 2, where),
+                      solimp=None if solimp is None else _vec(solimp, 5, where), margin=margin, gap=gap)
+        self._pairs.append((geom1, geom2, values, name))
+        return len(self._pairs) - 1
+
+    def add_contact_exclude(self, body1, body2) -> int:
+        """Bodies (names or ids) whose geoms never collide with each other."""
+        self._excludes.append((self.body_id(body1), self.body_id(body2)))
+        return len(self._excludes) - 1
 
     # --- equality constraints -----------------------------------------------------------
     def add_equality_connect(self, body1, body2=None, *, anchor=(0.0, 0.0, 0.0), name="", active=True,

@@ -83,6 +83,7 @@ _MATERIAL = {"name", "class", "texture", "texrepeat", "texuniform", "emission", 
 _TEXTURE = {"name", "type", "content_type", "file", "gridsize", "gridlayout", "fileright", "fileleft", "fileup",
             "filedown", "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark", "markrgb", "random", "width",
             "height", "hflip", "vflip", "nchannel", "colorspace"}
+_PAIR = {"name", "class", "geom1", "geom2", "condim", "friction", "solref", "solimp", "margin", "gap"}
 _EQUALITY_COMMON = {"name", "class", "active", "solref", "solimp", "taigym:break_force", "taigym:break_torque"}
 _EQUALITIES = {
     "connect": _EQUALITY_COMMON | {"body1", "body2", "anchor", "site1", "site2"},
@@ -91,7 +92,7 @@ _EQUALITIES = {
 }
 # Default children and the element schemas their attributes are checked against.
 _DEFAULTABLE = {"joint": _JOINT, "geom": _GEOM, "site": _SITE, "camera": _CAMERA, "light": _LIGHT,
-                "tendon": _TENDON, "material": _MATERIAL, "equality": _EQUALITY_COMMON, **_ACTUATORS}
+                "tendon": _TENDON, "material": _MATERIAL, "equality": _EQUALITY_COMMON, "pair": _PAIR, **_ACTUATORS}
 _COMPILER = {"angle", "eulerseq", "inertiafromgeom", "autolimits", "settotalmass", "coordinate", "meshdir",
              "texturedir", "assetdir", "discardvisual", "strippath", "usethread", "exactmeshinertia", "fitaabb",
              "saveinertial", "maxhullvert", "boundmass", "boundinertia", "balanceinertia", "fusestatic",
@@ -291,7 +292,9 @@ class _Reader(XmlReader):
             self.custom(node)
         for node in sections["equality"]:
             self.equalities(node)
-        for tag in ("contact", "sensor", "extension", "deformable"):
+        for node in sections["contact"]:
+            self.contact_filters(node)
+        for tag in ("sensor", "extension", "deformable"):
             for node in sections[tag]:
                 self.unsupported(f"<{tag}>", node, tag)
         return self.b
@@ -733,6 +736,35 @@ class _Reader(XmlReader):
             kw[key] = value
         kw["gainprm"] = self.vector(a, "gainprm", node, element, (1.0,) + (0.0,) * 9, tuple(range(1, 11)))
         kw["biasprm"] = self.vector(a, "biasprm", node, element, (0.0,) * 10, tuple(range(1, 11)))
+
+    def contact_filters(self, node: Node) -> None:
+        """<pair> (geoms always tested, with their own parameters) and <exclude> (bodies
+        never tested) of <contact>."""
+        self.check(node, "contact", (), ("pair", "exclude"))
+        for c in node.children:
+            element = _element(c)
+            if c.tag == "exclude":
+                self.check(c, element, ("name", "body1", "body2"))
+                for key in ("body1", "body2"):
+                    if key not in c.attrib:
+                        raise self.error(f"<exclude> needs attribute '{key}'", c, element, key)
+                self.guard(c, element, self.b.add_contact_exclude, c.attrib["body1"], c.attrib["body2"])
+                continue
+            a = self.attrs(c, "pair", "main", element)
+            self.check(c, element, _PAIR)
+            for key in ("geom1", "geom2"):
+                if key not in a:
+                    raise self.error(f"<pair> needs attribute '{key}'", c, element, key)
+            friction = self.floats(a, "friction", c, element, (1, 2, 3, 4, 5))
+            if friction is not None:
+                friction = self.vector(a, "friction", c, element, (1.0, 1.0, 0.005, 0.0001, 0.0001), (1, 2, 3, 4, 5))
+            index = self.guard(
+                c, element, self.b.add_contact_pair, a["geom1"], a["geom2"], name=a.get("name", ""),
+                condim=self.integer(a, "condim", c, element, None) if "condim" in a else None, friction=friction,
+                solref=self.floats(a, "solref", c, element, 2), solimp=None if "solimp" not in a else
+                self.vector(a, "solimp", c, element, _SOLIMP, (3, 5)), margin=self.number(a, "margin", c, element),
+                gap=self.number(a, "gap", c, element))
+            self.remember("pair", a.get("name", "") or str(index), c, element)
 
     def equalities(self, node: Node) -> None:
         for e in node.children:

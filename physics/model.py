@@ -249,6 +249,20 @@ class Model:
     key_ctrl: np.ndarray = _f(0, 0)
     key_name: list = field(default_factory=list)
 
+    # explicit contact pairs (npair,), with their own parameters, and body pairs that never
+    # collide (nexclude,), as MJCF <contact> <pair> and <exclude>
+    pair_geom1: np.ndarray = _i(0)
+    pair_geom2: np.ndarray = _i(0)
+    pair_dim: np.ndarray = _i(0)
+    pair_friction: np.ndarray = _f(0, 5)
+    pair_solref: np.ndarray = _f(0, 2)
+    pair_solimp: np.ndarray = _f(0, 5)
+    pair_margin: np.ndarray = _f(0)
+    pair_gap: np.ndarray = _f(0)
+    pair_name: list = field(default_factory=list)
+    exclude_body1: np.ndarray = _i(0)
+    exclude_body2: np.ndarray = _i(0)
+
     # equality constraints (neq,), as mjModel: connect and weld join bodies (obj2 0 is the
     # world), joint couples joints (obj2 -1: a joint held at a polynomial's constant)
     eq_type: np.ndarray = _i(0)
