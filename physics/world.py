@@ -7,6 +7,8 @@ tensors; outputs are numpy copies.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import taichi as ti
 
@@ -62,6 +64,9 @@ class World:
         self._kernels = make_kernels(self._fp)
 
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
+        if model.opt.cone == "elliptic" and not contacts_off:
+            warnings.warn("elliptic friction cones are not implemented yet: contacts are solved with pyramidal "
+                          "cones (MuJoCo's default)", UserWarning, stacklevel=2)
         self._pairs = (B.no_pairs() if contacts_off
                        else B.candidate_pairs(model, skip_unsupported=skip_unsupported_pairs))
         npair = self._pairs.npair
