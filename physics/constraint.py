@@ -638,6 +638,8 @@ def make_constraint(fp):
                 dof_d[w, d, CVEL] += f * efc_Y[w, i, d]
         mo = w % opt_f.shape[0]
         tolerance = opt_f[mo, 0, TOLERANCE]
+        for i in range(nefc):
+            efc_f[w, i, E["bias"]] = row_dot(w, i, efc_J, nv, dof_d, QACC_SMOOTH) - efc_f[w, i, E["aref"]]
         # MuJoCo's stopping rule: the sweep's decrease of the dual cost, in units of the
         # model's mean inertia, falls below the tolerance
         scale = 1 / (opt_f[mo, 0, MEANINERTIA] * ti.max(1, nv))
@@ -647,8 +649,8 @@ def make_constraint(fp):
             improvement = fp(0.0)
             for i in range(nefc):
                 # gradient of the dual: J_i (qacc_smooth + v) - aref_i + R_i f_i
-                grad = (row_dot(w, i, efc_J, nv, dof_d, QACC_SMOOTH) + row_dot(w, i, efc_J, nv, dof_d, CVEL)
-                        - efc_f[w, i, E["aref"]] + efc_f[w, i, E["R"]] * efc_f[w, i, E["force"]])
+                grad = (efc_f[w, i, E["bias"]] + row_dot(w, i, efc_J, nv, dof_d, CVEL)
+                        + efc_f[w, i, E["R"]] * efc_f[w, i, E["force"]])
                 old = efc_f[w, i, E["force"]]
                 new = old - grad / efc_f[w, i, E["AR"]]
                 new = ti.min(ti.max(new, efc_f[w, i, E["lower"]]), efc_f[w, i, E["upper"]])

@@ -101,6 +101,7 @@ EFC_F, NEFC_F = _columns(
     ("aref", 1), ("vel", 1), ("force", 1), ("AR", 1), ("lower", 1), ("upper", 1), ("solref", 2), ("solimp", 5),
     ("imppos", 1),  # the residual the impedance sees: |pos| of a whole connect or weld block
     ("jdotv", 1),  # d(J)/dt qvel of connect and weld rows, taken out of aref as MuJoCo does
+    ("bias", 1),  # J qacc_smooth - aref: the dual's linear term, fixed while the solver runs
 )
 EFC_N, EFC_OVERFLOW = 0, 1  # columns of efc_n: active rows, rows that did not fit
 ACT_D, NACT_D = _columns(("force", 1), ("length", 1), ("velocity", 1))
