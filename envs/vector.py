@@ -84,7 +84,7 @@ class TaiGymVectorEnv(VectorEnv):
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
         self._needs_reset = np.ones(self.num_envs, dtype=bool)
         self._obs = np.zeros((self.num_envs, self.task.obs_size))
-        self._qpos = np.tile(self.task.model.qpos0, (self.num_envs, 1))
+        self._prev = None  # each env's task.prev_needs as of its last step or reset
         self.last_context = None  # the terms' inputs of the last step or full reset
 
     # --- Gymnasium API ----------------------------------------------------------------------
@@ -100,11 +100,11 @@ class TaiGymVectorEnv(VectorEnv):
             raise RuntimeError("call reset() before step()")
         actions, bad_action = self._checked_actions(actions)
         resetting = self._needs_reset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
-        prev_qpos = self._qpos
+        prev = self._prev
         self.world.set_ctrl(self.task.action_to_ctrl(actions))
         self.world.step(self._frame_skip)
         ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs), dt=self.task.dt,
-                          action=actions, prev_qpos=prev_qpos)
+                          action=actions, prev=prev)
         with np.errstate(all="ignore"):  # diverged rows are replaced below
             terminated = self.task.terminated(ctx)
             ctx.terminated = terminated
@@ -112,7 +112,7 @@ class TaiGymVectorEnv(VectorEnv):
             obs = self.task.observe(ctx, self._noise_rngs)
         self._steps += 1
         truncated = self._steps >= self.episode_length if self._time_limit else np.zeros(self.num_envs, bool)
-        self._qpos = ctx.get("qpos").copy()
+        self._prev = {key: ctx.get(key).copy() for key in self.task.prev_needs}
         self.last_context = ctx
         diverged = ~(np.isfinite(ctx.get("qpos")).all(1) & np.isfinite(ctx.get("qvel")).all(1)) & ~resetting
         info = {}
@@ -181,9 +181,16 @@ class TaiGymVectorEnv(VectorEnv):
         self._obs[ids] = self.task.observe(ctx, [self._noise_rngs[i] for i in ids])
         if len(ids) == self.num_envs:
             self.last_context = ctx
-        self._qpos[ids] = qpos
+        self._keep_prev(ids, ctx)
         self._steps[ids] = 0
         self._needs_reset[ids] = False
+
+    def _keep_prev(self, ids, ctx):
+        # the reset state is what the next step's differenced terms compare with
+        if self._prev is None:
+            self._prev = {key: np.zeros((self.num_envs, *ctx.get(key).shape[1:])) for key in self.task.prev_needs}
+        for key, rows in self._prev.items():
+            rows[ids] = ctx.get(key)
 
     def _reset_ended(self, ended):
         if not ended.any():
@@ -199,7 +206,7 @@ class TaiGymVectorEnv(VectorEnv):
         # back to the reference state now, so no non-finite value stays in the World;
         # the episode ends as truncated (nothing the policy did is being judged)
         self.world.reset(env_ids=ids)
-        self._qpos[ids] = self.task.model.qpos0
+        self._prev["qpos"][ids] = self.task.model.qpos0
         obs[ids] = self._obs[ids]
         reward[ids], terminated[ids], truncated[ids] = 0.0, False, True
 

@@ -5,6 +5,10 @@ The env fills a context with every quantity its terms declared, right after the 
 step, so that a later ``forward()`` (to compute reset envs' observations) cannot change
 what the other envs' terms see: body positions after a step are those of the last
 substep's forward pass, as in MuJoCo and Gymnasium.
+
+Terms that difference a quantity over the control period (a forward velocity) also read
+its value before the step through :meth:`StepContext.get_prev`: the snapshot the env kept
+from the previous step or reset, so it too is the one MuJoCo's data held at that moment.
 """
 
 from __future__ import annotations
@@ -24,12 +28,12 @@ def snapshot(world, keys, env_ids=None) -> dict:
 class StepContext:
     """Batched inputs of the terms for one step (or one reset)."""
 
-    def __init__(self, model, data: dict, *, dt: float, action=None, prev_qpos=None, terminated=None):
+    def __init__(self, model, data: dict, *, dt: float, action=None, prev=None, terminated=None):
         self.model = model
         self.data = data
         self.dt = dt  # control period: timestep * frame_skip
         self.action = action  # (num_envs, nu_action) as given by the policy; None at reset
-        self.prev_qpos = prev_qpos  # qpos before the step; None at reset
+        self.prev = prev  # {quantity: value before the step} (Task.prev_needs); None at reset
         self.terminated = terminated  # filled before rewards are computed
 
     @property
@@ -38,6 +42,14 @@ class StepContext:
 
     def get(self, key: str) -> np.ndarray:
         return self.data[key]
+
+    def get_prev(self, key: str) -> np.ndarray:
+        """A quantity as it was before the step (declared in a term's ``needs_prev``)."""
+        return self.prev[key]
+
+    @property
+    def prev_qpos(self) -> np.ndarray:
+        return self.prev["qpos"]
 
     def site_xpos(self, site: int) -> np.ndarray:
         """(num_envs, 3) world position of a site, from its body's pose."""

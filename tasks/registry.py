@@ -41,6 +41,9 @@ class Term:
 
     fn: Callable
     needs: tuple = ()
+    # quantities also read as they were before the step (ctx.get_prev), e.g. a position
+    # differenced over the control period
+    needs_prev: tuple = ()
     size: int | None = None  # observation width per env
     info: dict = field(default_factory=dict)  # randomization: which engine parameters it sets
 

@@ -85,6 +85,8 @@ def _options(cfg, model):
         changes["integrator"] = INTEGRATORS[sim.integrator]
     if sim.solver_iterations is not None:
         changes["iterations"] = sim.solver_iterations
+    if sim.solver_tolerance is not None:
+        changes["tolerance"] = sim.solver_tolerance
     return dataclasses.replace(model.opt, **changes).freeze()
 
 

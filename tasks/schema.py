@@ -65,6 +65,9 @@ class SimulationConfig(Strict):
     frame_skip: PositiveInt = 1
     integrator: Literal["Euler", "RK4", "implicitspringdamper"] | None = None
     solver_iterations: PositiveInt | None = None
+    # the constraint solver stops early once its improvement falls below this; 0 runs
+    # every iteration (None keeps the asset's)
+    solver_tolerance: float | None = Field(None, ge=0)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     precision: Literal["float32", "float64"] = "float32"
 

@@ -52,7 +52,8 @@ class Task:
                               for i, t in enumerate(cfg.randomization)]
         self.agents = {a.name: self._bind_agent(i, a) for i, a in enumerate(cfg.agents or ())}
         self._bind_actions(cfg)
-        self.needs = self._needs()
+        self.prev_needs = self._prev_needs()
+        self.needs = tuple(sorted({*self._needs(), *self.prev_needs}))
 
     # --- sizes and spaces ---------------------------------------------------------------------
     @property
@@ -170,6 +171,15 @@ class Task:
             terms += [o.term for o in agent["observations"]]
         for term in terms:
             needs.update(term.needs)
+        return tuple(sorted(needs))
+
+    def _prev_needs(self):
+        # qpos always, so that every step's context has the state before the step
+        needs = {"qpos"}
+        for _, _, term in self.rewards:
+            needs.update(term.needs_prev)
+        for term in self.terminations:
+            needs.update(term.needs_prev)
         return tuple(sorted(needs))
 
 

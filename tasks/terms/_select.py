@@ -36,6 +36,18 @@ def coordinate_indices(model, which: str, joints, start, stop) -> np.ndarray:
     return idx
 
 
+def body_indices(model, bodies, start, stop) -> np.ndarray:
+    """Body indices chosen by names or by a slice of the bodies (0 is the world)."""
+    if bodies is not None:
+        if start != 0 or stop is not None:
+            raise TermError("give either bodies or start/stop, not both", "bodies")
+        return np.array([lookup(model.body_name, b, "body", "bodies") for b in bodies], dtype=np.int64)
+    idx = np.arange(model.nbody)[slice(start, stop)]
+    if idx.size == 0:
+        raise TermError(f"start={start}, stop={stop} selects no body (nbody {model.nbody})", "start")
+    return idx
+
+
 def _joint_widths(model, which):
     from physics.model import JNT_NQ, JNT_NV
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import Term, TermError, register
-from ._select import coordinate_indices, lookup, vector
+from ._select import body_indices, coordinate_indices, lookup, vector
 
 
 @register("reward")
@@ -30,7 +30,8 @@ def forward_velocity(model, *, coordinate: int = 0):
     over the control period, as Gymnasium's locomotion tasks compute forward reward."""
     if not 0 <= coordinate < model.nq:
         raise TermError(f"coordinate {coordinate} is not in 0..{model.nq - 1}", "coordinate")
-    return Term(lambda ctx: (ctx.get("qpos")[:, coordinate] - ctx.prev_qpos[:, coordinate]) / ctx.dt, needs=("qpos",))
+    return Term(lambda ctx: (ctx.get("qpos")[:, coordinate] - ctx.get_prev("qpos")[:, coordinate]) / ctx.dt,
+                needs=("qpos",), needs_prev=("qpos",))
 
 
 @register("reward")
@@ -56,3 +57,54 @@ def qvel_weighted_l2(model, *, weights: list[float], joints: list[str] | None = 
     idx = coordinate_indices(model, "qvel", joints, start, stop)
     w = vector(weights, len(idx), "weights")
     return Term(lambda ctx: (w * np.square(ctx.get("qvel")[:, idx])).sum(axis=1), needs=("qvel",))
+
+
+def _axis(axis):
+    if axis not in (0, 1, 2):
+        raise TermError(f"axis must be 0, 1 or 2 (world x, y, z), got {axis}", "axis")
+    return axis
+
+
+@register("reward")
+def body_forward_velocity(model, *, body: str, axis: int = 0):
+    """(xpos after - xpos before) / dt of a body frame's origin along a world axis (Gymnasium's
+    Ant, from its torso). Both positions are those of the last forward pass, as MuJoCo's
+    data.xpos after mj_step, so this is not the same as differencing the final qpos."""
+    b, k = lookup(model.body_name, body, "body", "body"), _axis(axis)
+    return Term(lambda ctx: (ctx.get("xpos")[:, b, k] - ctx.get_prev("xpos")[:, b, k]) / ctx.dt,
+                needs=("xpos",), needs_prev=("xpos",))
+
+
+@register("reward")
+def com_forward_velocity(model, *, body: str = "world", axis: int = 0):
+    """(com after - com before) / dt of the centre of mass of a body's subtree along a world
+    axis; the world's subtree is the whole robot, Gymnasium's Humanoid ``mass_center``.
+    Read from subtree_com, which follows per-env masses when they are randomized."""
+    b, k = lookup(model.body_name, body, "body", "body"), _axis(axis)
+    return Term(lambda ctx: (ctx.get("subtree_com")[:, b, k] - ctx.get_prev("subtree_com")[:, b, k]) / ctx.dt,
+                needs=("subtree_com",), needs_prev=("subtree_com",))
+
+
+@register("reward")
+def contact_force_l2(model, *, clip: tuple[float, float] | None = None, max_value: float | None = None,
+                     bodies: list[str] | None = None, start: int = 0, stop: int | None = None):
+    """Sum of squared contact wrench components (MuJoCo's cfrc_ext) over the chosen bodies.
+
+    ``clip`` bounds each component before squaring (Gymnasium's Ant: [-1, 1]); ``max_value``
+    caps the sum (Gymnasium's Humanoid caps its weighted cost 5e-7 * sum at 10, i.e. the sum
+    at 2e7).
+    """
+    if clip is not None and clip[0] > clip[1]:
+        raise TermError(f"clip lower ({clip[0]}) must be <= upper ({clip[1]})", "clip")
+    if max_value is not None and max_value < 0:
+        raise TermError(f"max_value must be >= 0, got {max_value}", "max_value")
+    idx = body_indices(model, bodies, start, stop)
+
+    def cost(ctx):
+        wrench = ctx.get("cfrc_ext")[:, idx]
+        if clip is not None:
+            wrench = np.clip(wrench, *clip)
+        total = np.square(wrench).sum(axis=(1, 2))
+        return total if max_value is None else np.minimum(total, max_value)
+
+    return Term(cost, needs=("cfrc_ext",))

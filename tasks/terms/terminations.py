@@ -18,19 +18,38 @@ def nonfinite_state(model):
                 needs=("qpos", "qvel"))
 
 
-@register("termination")
-def qpos_out_of_range(model, *, low: float, high: float, joints: list[str] | None = None, start: int = 0,
-                      stop: int | None = None):
-    """Any chosen coordinate outside [low, high] (strictly), e.g. a pole's angle."""
+def _outside(low, high, inclusive):
+    # NaN is outside any range: a state is healthy only when it is provably inside, as
+    # Gymnasium's ``low < x < high`` checks are False for NaN
     if low > high:
         raise TermError(f"low ({low}) must be <= high ({high})", "low")
-    idx = coordinate_indices(model, "qpos", joints, start, stop)
+    if inclusive:
+        return lambda x: ~((x >= low) & (x <= high))
+    return lambda x: ~((x > low) & (x < high))
 
-    def out(ctx):
-        q = ctx.get("qpos")[:, idx]
-        return ((q < low) | (q > high)).any(axis=1)
 
-    return Term(out, needs=("qpos",))
+def _coordinates_out_of_range(model, which, low, high, inclusive, joints, start, stop):
+    outside = _outside(low, high, inclusive)
+    idx = coordinate_indices(model, which, joints, start, stop)
+    return Term(lambda ctx: outside(ctx.get(which)[:, idx]).any(axis=1), needs=(which,))
+
+
+@register("termination")
+def qpos_out_of_range(model, *, low: float, high: float, inclusive: bool = True, joints: list[str] | None = None,
+                      start: int = 0, stop: int | None = None):
+    """Any chosen coordinate outside [low, high] (a pole's angle, a torso's height or pitch).
+
+    ``inclusive: false`` makes the healthy range open, (low, high), as Hopper's and
+    Walker2d's checks are; ``.inf`` is a valid bound.
+    """
+    return _coordinates_out_of_range(model, "qpos", low, high, inclusive, joints, start, stop)
+
+
+@register("termination")
+def qvel_out_of_range(model, *, low: float, high: float, inclusive: bool = True, joints: list[str] | None = None,
+                      start: int = 0, stop: int | None = None):
+    """Any chosen generalized velocity outside [low, high] (open with ``inclusive: false``)."""
+    return _coordinates_out_of_range(model, "qvel", low, high, inclusive, joints, start, stop)
 
 
 @register("termination")
