@@ -106,12 +106,13 @@ def make_math(fp):
 
     @ti.func
     def quat_integrate(q, omega, dt):
-        """q * exp(omega dt / 2): rotate by body-frame angular velocity omega for dt."""
+        """q * exp(omega dt / 2), normalized: rotate by body-frame angular velocity omega
+        for dt (MuJoCo's mju_quatIntegrate)."""
         n = omega.norm()
         r = q
         if n > fp(1e-15):
-            r = quat_normalize(quat_mul(q, axis_angle_quat(omega / n, n * dt)))
-        return r
+            r = quat_mul(q, axis_angle_quat(omega / n, n * dt))
+        return quat_normalize(r)
 
     @ti.func
     def quat_sub(qa, qb):

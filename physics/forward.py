@@ -45,7 +45,6 @@ def make_forward(fp):
                 geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template(),
                 eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template()):
         # position
-        kin.normalize_quats(w, sizes, jnt_i, qpos)
         kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
         kin.com_pos(w, sizes, body_i, body_f, jnt_i, body_d, jnt_d, dof_d)
         kin.tendons(w, sizes, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)

@@ -32,17 +32,6 @@ def make_kinematics(fp):
     m = make_math(fp)
 
     @ti.func
-    def normalize_quats(w, sizes: ti.template(), jnt_i: ti.template(), qpos: ti.template()):
-        """Normalize ball and free quaternions in qpos in place, as MuJoCo does."""
-        for j in range(sizes[L.SIZE_NJNT]):
-            jtype = jnt_i[j, L.JNT_TYPE]
-            if jtype == JNT_FREE or jtype == JNT_BALL:
-                a = jnt_i[j, L.JNT_QPOSADR] + (3 if jtype == JNT_FREE else 0)
-                q = m.quat_normalize(m.vec4(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2], qpos[w, a + 3]))
-                for k in ti.static(range(4)):
-                    qpos[w, a + k] = q[k]
-
-    @ti.func
     def body_frames(
         w,
         # Model:
@@ -70,7 +59,8 @@ def make_kinematics(fp):
             if jnum == 1 and jnt_i[jadr, L.JNT_TYPE] == JNT_FREE:
                 a = jnt_i[jadr, L.JNT_QPOSADR]
                 pos = m.vec3(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2])
-                quat = m.vec4(qpos[w, a + 3], qpos[w, a + 4], qpos[w, a + 5], qpos[w, a + 6])
+                # qpos itself is left as given: MuJoCo's forward pass normalizes a copy
+                quat = m.quat_normalize(m.vec4(qpos[w, a + 3], qpos[w, a + 4], qpos[w, a + 5], qpos[w, a + 6]))
                 m.st(jnt_d, w, jadr, XANCHOR, pos)
                 m.st(jnt_d, w, jadr, XAXIS, m.vec3(0, 0, 1))
             else:
@@ -90,7 +80,7 @@ def make_kinematics(fp):
                     else:
                         qloc = m.vec4(1, 0, 0, 0)
                         if jtype == JNT_BALL:
-                            qloc = m.vec4(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2], qpos[w, a + 3])
+                            qloc = m.quat_normalize(m.vec4(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2], qpos[w, a + 3]))
                         else:
                             qloc = m.axis_angle_quat(axis, qpos[w, a] - q_f[mq, a, QPOS0])
                         quat = m.quat_mul(quat, qloc)
@@ -216,5 +206,5 @@ def make_kinematics(fp):
             ten_d[w, t, T_LEN] = length
             ten_d[w, t, T_VEL] = vel
 
-    return types.SimpleNamespace(normalize_quats=normalize_quats, body_frames=body_frames, com_pos=com_pos,
+    return types.SimpleNamespace(body_frames=body_frames, com_pos=com_pos,
                                  com_vel=com_vel, tendons=tendons)

@@ -63,7 +63,7 @@ def make_passive(fp):
                             dof_d[w, da + t, QFRC_PASSIVE] -= k * (qpos[w, pa + t] - q_f[mq, pa + t, QPOS_SPRING])
                         pa += 3
                         da += 3
-                    q = m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3])
+                    q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
                     q0 = m.vec4(q_f[mq, pa, QPOS_SPRING], q_f[mq, pa + 1, QPOS_SPRING],
                                 q_f[mq, pa + 2, QPOS_SPRING], q_f[mq, pa + 3, QPOS_SPRING])
                     dif = m.quat_sub(q, q0)
