@@ -1,0 +1,495 @@
+"""Run a fixed, versioned training protocol and render its leaderboard.
+
+    python scripts/leaderboard.py                                  # configs/leaderboard/v1.yaml
+    python scripts/leaderboard.py --workers 2                      # two cells at a time
+    python scripts/leaderboard.py --render-only                    # tables and plots from finished cells
+    python scripts/leaderboard.py --ray-address auto               # cells as Ray tasks on a cluster
+    taigym leaderboard ...                                         # the same, as a subcommand
+
+A protocol (YAML) names the tasks with their training budget in env steps, the algorithms
+with their settings, the seeds and the number of evaluation episodes. Every (task,
+algorithm, seed) is a cell; cells run in worker processes, each keeping its compiled
+kernels across the cells it runs. A finished cell writes ``cell.json`` (returns, wall time,
+env steps/s, curve, and what makes such numbers comparable: action source, solver and its
+iterations, contacts and constraint rows per env, frame skip, precision, devices, threads).
+A rerun skips every cell whose ``cell.json`` holds the digest of the same resolved
+settings, so an interrupted leaderboard resumes where it stopped and a changed setting
+reruns only the cells it changes.
+
+Outputs, in ``--out`` (default ``results/leaderboard/<name>``): ``leaderboard.md``,
+``leaderboard.html``, ``leaderboard.json`` (mean +- std over seeds) and
+``curves_<Task>.png`` (return against env steps and wall time, per algorithm).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v1.yaml"
+
+
+# --- protocol ------------------------------------------------------------------------------
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TaskEntry(Strict):
+    id: str
+    budget: PositiveInt  # training env steps per cell
+    solved_return: float | None = None
+
+
+class AlgorithmEntry(Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.]+$")  # a column of the leaderboard and part of folder names
+    trainer: Literal["sb3", "native"]  # scripts/train.py or scripts/train_ppo.py
+    algo: str | None = None  # the stable-baselines3 class (sb3 trainer)
+    settings: dict[str, Any] = {}  # config keys for every task
+    task_settings: dict[str, dict[str, Any]] = {}  # config keys for one task, over `settings`
+
+    @model_validator(mode="after")
+    def _algo_for_sb3(self):
+        if self.trainer == "sb3" and not self.algo:
+            raise ValueError(f"algorithm {self.name!r}: trainer sb3 needs `algo` (a stable-baselines3 class)")
+        return self
+
+
+class Protocol(Strict):
+    version: PositiveInt
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    eval_episodes: PositiveInt = 10
+    seeds: list[int] = Field(min_length=1)
+    tasks: list[TaskEntry] = Field(min_length=1)
+    algorithms: list[AlgorithmEntry] = Field(min_length=1)
+
+
+def load_protocol(path: Path) -> Protocol:
+    """The validated protocol; errors name the file and the key."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+        protocol = Protocol(**(data or {}))
+    except ValidationError as e:
+        lines = [f"key {'.'.join(map(str, err['loc']))!r}: {err['msg']}" for err in e.errors()]
+        raise SystemExit(f"{path}: " + "; ".join(lines)) from None
+    task_ids = {t.id for t in protocol.tasks}
+    for alg in protocol.algorithms:
+        for task_id in alg.task_settings:
+            if task_id not in task_ids:
+                raise SystemExit(f"{path}: algorithm {alg.name!r}: task_settings names {task_id!r}, "
+                                 f"which is not one of the protocol's tasks {sorted(task_ids)}")
+    return protocol
+
+
+# --- cells ---------------------------------------------------------------------------------
+def resolve_config(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, seed: int) -> dict:
+    """The full training config of one cell: trainer defaults, then the protocol's settings.
+
+    The budget, seed and evaluation come from the protocol and cannot be overridden by
+    settings; cells record no video (it costs time and says nothing comparable).
+    """
+    fixed = {"task": task.id, "seed": seed, "total_timesteps": task.budget, "eval_episodes": protocol.eval_episodes,
+             "video_steps": 0, "solved_return": task.solved_return}
+    settings = {**alg.settings, **alg.task_settings.get(task.id, {})}
+    clash = sorted(set(settings) & set(fixed))
+    if clash:
+        raise SystemExit(f"algorithm {alg.name!r}: {clash} are fixed by the protocol, not algorithm settings")
+    if alg.trainer == "sb3":
+        from scripts.train import TrainConfigError, load_config
+
+        overrides = [f"{k}={json.dumps(v)}" for k, v in {**settings, **fixed}.items()]
+        try:
+            cfg, _ = load_config(task.id, alg.algo, overrides=overrides, seed=seed)
+        except TrainConfigError as e:
+            raise SystemExit(f"algorithm {alg.name!r} on {task.id}: {e}") from None
+        return cfg.model_dump()
+    from scripts.train_ppo import args_from_dict, args_to_dict
+
+    try:
+        return args_to_dict(args_from_dict({**settings, **fixed}, source=f"algorithm {alg.name!r} settings"))
+    except (ValueError, TypeError) as e:
+        raise SystemExit(str(e)) from None
+
+
+def make_cells(protocol: Protocol) -> list[dict]:
+    """Every (task, algorithm, seed) of the protocol, with its resolved config and digest."""
+    from scripts.results import task_name
+
+    cells = []
+    for task in protocol.tasks:
+        for alg in protocol.algorithms:
+            for seed in protocol.seeds:
+                spec = {"protocol": protocol.name, "version": protocol.version, "task": task.id,
+                        "algorithm": alg.name, "trainer": alg.trainer, "seed": seed, "budget": task.budget,
+                        "eval_episodes": protocol.eval_episodes,
+                        "config": resolve_config(protocol, task, alg, seed)}
+                spec["digest"] = digest(spec)
+                spec["key"] = f"{task_name(task.id)}-{alg.name}-{seed}"
+                cells.append(spec)
+    return cells
+
+
+def digest(spec: dict) -> str:
+    """A short hash of a cell's settings: equal digests, same experiment."""
+    text = json.dumps({k: v for k, v in spec.items() if k not in ("digest", "key")}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def is_done(cell: dict, cells_dir: Path) -> bool:
+    """Finished under the same settings: its ``cell.json`` exists and has the cell's digest."""
+    record = cells_dir / cell["key"] / "cell.json"
+    if not record.exists():
+        return False
+    try:
+        return json.loads(record.read_text()).get("digest") == cell["digest"]
+    except json.JSONDecodeError:
+        return False  # a record cut short by a crash: run the cell again
+
+
+# --- running one cell (in a worker) ------------------------------------------------------
+def init_worker(sim_threads: int) -> None:
+    """Each worker's share of the cores: Taichi reads TI_CPU_MAX_NUM_THREADS when it starts."""
+    os.environ["TI_CPU_MAX_NUM_THREADS"] = str(sim_threads)
+    sys.path.insert(0, str(REPO_ROOT))
+
+
+def run_cell(cell: dict, cell_dir: str, workers: int = 1) -> dict:
+    """Train and evaluate one cell; returns its record (also written as ``cell.json`` by the caller).
+
+    The record carries the learning curve itself, so a cell run on another machine (Ray)
+    needs no shared file system.
+    """
+    from scripts import results as R
+
+    cell_dir = Path(cell_dir)
+    run_dir = cell_dir / "run"
+    spec_file = cell_dir / "spec.json"
+    if spec_file.exists() and json.loads(spec_file.read_text()).get("digest") != cell["digest"]:
+        shutil.rmtree(run_dir, ignore_errors=True)  # a checkpoint of other settings: start over
+    cell_dir.mkdir(parents=True, exist_ok=True)
+    R.write_json(spec_file, cell)
+    start = time.perf_counter()
+    if cell["trainer"] == "sb3":
+        from scripts.train import TrainConfig, run
+
+        metrics = run(TrainConfig(**cell["config"]), run_dir, resume=True, quiet=True)
+    else:
+        from scripts.train_ppo import args_from_dict, train
+
+        metrics = train(args_from_dict(cell["config"]), run_dir, resume=True, quiet=True)
+    return {
+        **{k: cell[k] for k in ("key", "digest", "protocol", "version", "task", "algorithm", "trainer", "seed",
+                                "budget", "eval_episodes")},
+        "status": "done",
+        "eval_return_mean": metrics["eval_return_mean"],
+        "eval_return_std": metrics["eval_return_std"],
+        "eval_returns": metrics["eval"]["returns"],
+        "solved": metrics.get("solved"),
+        "env_steps": metrics["env_steps"],
+        "wall_time_s": metrics["wall_time_s"],
+        "env_steps_per_s": metrics["env_steps_per_s"],
+        "setup_s": metrics.get("setup_s"),
+        "cell_wall_time_s": time.perf_counter() - start,
+        "comparability": comparability(cell, metrics, workers),
+        "progress": R.read_progress(run_dir / "progress.csv"),
+        "config": cell["config"],
+    }
+
+
+def comparability(cell: dict, metrics: dict, workers: int) -> dict:
+    """What a reader needs to compare this cell's returns and speed with another's."""
+    import taichi as ti
+
+    sim = metrics["simulation"]
+    machine = metrics["machine"]
+    cfg = ti.lang.impl.current_cfg()
+    return {
+        **sim,
+        "constraint_rows_per_env": metrics["eval"]["nefc_per_env"],
+        "contacts_per_env": metrics["eval"]["ncon_per_env"],
+        "num_envs": cell["config"]["num_envs"],
+        "policy_device": cell["config"].get("device", "cpu"),
+        "sim_threads": int(cfg.cpu_max_num_threads),
+        "torch_threads": machine["torch_threads"],
+        "concurrent_cells": workers,  # cells sharing the machine's cores at once
+        "cpu": machine["processor"],
+        "cpu_count": machine["cpu_count"],
+        "load_average_1min": machine["load_average_1min"],
+        "versions": {k: machine.get(k) for k in ("python", "taichi", "torch", "stable_baselines3")},
+    }
+
+
+# --- scheduling ----------------------------------------------------------------------------
+def run_cells(pending: list[dict], cells_dir: Path, *, workers: int, ray_address: str | None, log) -> list[dict]:
+    """Run ``pending`` cells, writing each ``cell.json`` as soon as it finishes."""
+    if not pending:
+        return []
+    if ray_address:
+        return run_cells_on_ray(pending, cells_dir, ray_address, log)
+    records = []
+    if workers <= 1:
+        # in this process: the kernels compiled for one cell serve the next
+        for cell in pending:
+            records.append(finish_cell(run_cell(cell, str(cells_dir / cell["key"]), 1), cells_dir, log))
+        return records
+    sim_threads = max(1, (os.cpu_count() or 1) // workers)
+    import multiprocessing
+
+    # spawn: a fresh interpreter per worker (Taichi and torch do not survive fork well)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=init_worker, initargs=(sim_threads,)) as pool:
+        futures = {pool.submit(run_cell, cell, str(cells_dir / cell["key"]), workers): cell for cell in pending}
+        for future in as_completed(futures):
+            records.append(finish_cell(future.result(), cells_dir, log))
+    return records
+
+
+def run_cells_on_ray(pending: list[dict], cells_dir: Path, address: str, log) -> list[dict]:
+    """Each cell as a one-CPU Ray task on the cluster at ``address``; records come back here."""
+    try:
+        import ray
+    except ImportError:
+        raise SystemExit("--ray-address needs Ray, which is not installed: pip install 'ray[default]'") from None
+    ray.init(address=address, runtime_env={"working_dir": str(REPO_ROOT), "excludes": ["results", ".git"]})
+    remote = ray.remote(num_cpus=1)(run_cell)
+    # a remote worker writes its run folder on its own disk; the record it returns is the result
+    refs = {remote.remote(cell, f"results/leaderboard-cells/{cell['key']}", 1): cell for cell in pending}
+    records = []
+    while refs:
+        done, _ = ray.wait(list(refs), num_returns=1)
+        refs.pop(done[0])
+        records.append(finish_cell(ray.get(done[0]), cells_dir, log))
+    return records
+
+
+def finish_cell(record: dict, cells_dir: Path, log) -> dict:
+    from scripts.results import write_json
+
+    out = cells_dir / record["key"]
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "cell.json", record)
+    log(f"done {record['key']}: eval return {record['eval_return_mean']:.1f}, {record['env_steps']} steps in "
+        f"{record['wall_time_s']:.1f} s ({record['env_steps_per_s'] or 0:.0f} steps/s)")
+    return record
+
+
+# --- leaderboard ---------------------------------------------------------------------------
+def load_records(cells: list[dict], cells_dir: Path) -> list[dict]:
+    """Records of the protocol's finished cells (with the current digests only)."""
+    return [json.loads((cells_dir / c["key"] / "cell.json").read_text()) for c in cells if is_done(c, cells_dir)]
+
+
+def mean_std(values) -> tuple[float, float]:
+    values = [v for v in values if v is not None]
+    return (float(np.mean(values)), float(np.std(values))) if values else (math.nan, math.nan)
+
+
+def summarize(protocol: Protocol, records: list[dict]) -> list[dict]:
+    """One row per (task, algorithm): mean +- std over seeds of returns and speed."""
+    rows = []
+    for task in protocol.tasks:
+        for alg in protocol.algorithms:
+            group = [r for r in records if r["task"] == task.id and r["algorithm"] == alg.name]
+            if not group:
+                continue
+            ret, wall, sps = (mean_std([r[k] for r in group]) for k in ("eval_return_mean", "wall_time_s",
+                                                                        "env_steps_per_s"))
+            comp = group[0]["comparability"]
+            rows.append({
+                "task": task.id, "algorithm": alg.name, "seeds": sorted(r["seed"] for r in group),
+                "seeds_planned": len(protocol.seeds), "budget": task.budget,
+                "return_mean": ret[0], "return_std": ret[1],
+                "solved_return": task.solved_return,
+                "solved_seeds": sum(bool(r.get("solved")) for r in group),
+                "wall_time_mean_s": wall[0], "wall_time_std_s": wall[1],
+                "steps_per_s_mean": sps[0], "steps_per_s_std": sps[1],
+                "settings": {k: comp.get(k) for k in COMPARABILITY_COLUMNS},
+            })
+    return rows
+
+
+COMPARABILITY_COLUMNS = ("action_source", "solver", "solver_iterations", "contacts_per_env",
+                         "constraint_rows_per_env", "frame_skip", "timestep_s", "integrator", "precision",
+                         "sim_device", "policy_device", "num_envs", "sim_threads", "torch_threads",
+                         "concurrent_cells", "cpu")
+
+
+def fmt(value, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}" if abs(value) < 1e5 else f"{value:.3g}"
+    return str(value)
+
+
+def table_rows(summary: list[dict]) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
+    """Headers and cells of the results table and of the settings table."""
+    head = ["task", "algorithm", "eval return (mean ± std)", "solved", "seeds", "env steps", "train wall time [s]",
+            "env steps/s"]
+    body = []
+    for r in summary:
+        solved = "–" if r["solved_return"] is None else f"{r['solved_seeds']}/{len(r['seeds'])} (≥ {r['solved_return']:g})"
+        seeds = f"{len(r['seeds'])}/{r['seeds_planned']}"
+        body.append([r["task"], r["algorithm"], f"{fmt(r['return_mean'])} ± {fmt(r['return_std'])}", solved, seeds,
+                     f"{r['budget']:,}", f"{fmt(r['wall_time_mean_s'])} ± {fmt(r['wall_time_std_s'])}",
+                     f"{fmt(r['steps_per_s_mean'], 0)} ± {fmt(r['steps_per_s_std'], 0)}"])
+    s_head = ["task", "algorithm", *COMPARABILITY_COLUMNS]
+    s_body = [[r["task"], r["algorithm"], *(fmt(r["settings"].get(k), 3) if isinstance(r["settings"].get(k), float)
+                                            else fmt(r["settings"].get(k)) for k in COMPARABILITY_COLUMNS)]
+              for r in summary]
+    return head, body, s_head, s_body
+
+
+def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[str]) -> str:
+    head, body, s_head, s_body = table_rows(summary)
+
+    def md_table(h, rows):
+        lines = ["| " + " | ".join(h) + " |", "|" + "---|" * len(h)]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+    parts = [f"# Leaderboard: {protocol.name} (protocol version {protocol.version})", "",
+             (f"Deterministic evaluation over {protocol.eval_episodes} episodes after training for the budget; "
+              f"mean ± std over seeds {protocol.seeds}. Wall time is training only (no compilation, no evaluation)."),
+             ""]
+    if pending:
+        parts += [f"**{pending} cell(s) not finished yet**: rows show the seeds done so far.", ""]
+    parts += [md_table(head, body), "", "## What makes these numbers comparable", "", md_table(s_head, s_body), ""]
+    parts += [f"![{p}]({p})" for p in plots]
+    return "\n".join(parts) + "\n"
+
+
+def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list[str]) -> str:
+    head, body, s_head, s_body = table_rows(summary)
+    esc = html.escape
+
+    def table(h, rows):
+        th = "".join(f"<th>{esc(c)}</th>" for c in h)
+        trs = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+        return f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
+
+    note = f"<p><b>{pending} cell(s) not finished yet</b>: rows show the seeds done so far.</p>" if pending else ""
+    imgs = "".join(f'<img src="{esc(p)}" alt="{esc(p)}">' for p in plots)
+    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
+             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f3f3f3}img{max-width:100%}")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(protocol.name)}</title>"
+            f"<style>{style}</style></head><body><h1>Leaderboard: {esc(protocol.name)} (protocol version "
+            f"{protocol.version})</h1><p>Deterministic evaluation over {protocol.eval_episodes} episodes after "
+            f"training for the budget; mean ± std over seeds {esc(str(protocol.seeds))}. Wall time is training "
+            f"only.</p>{note}{table(head, body)}<h2>What makes these numbers comparable</h2>"
+            f"{table(s_head, s_body)}{imgs}</body></html>\n")
+
+
+def plot_task_curves(task: TaskEntry, records: list[dict], png: Path) -> bool:
+    """Mean training return over seeds per algorithm, against env steps and wall time."""
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        if r["task"] == task.id and r["progress"]:
+            groups.setdefault(r["algorithm"], []).append(r)
+    if not groups:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for i, (name, group) in enumerate(sorted(groups.items())):
+        for ax, key in ((axes[0], "env_steps"), (axes[1], "wall_time_s")):
+            # each seed's curve on a common x grid, where every seed has rows
+            start = max(r["progress"][0][key] for r in group)
+            end = min(r["progress"][-1][key] for r in group)
+            grid = np.linspace(start, max(start, end), 100)
+            ys = np.array([np.interp(grid, [p[key] for p in r["progress"]], [p["return_mean"] for p in r["progress"]])
+                           for r in group])
+            mean, std = ys.mean(0), ys.std(0)
+            ax.plot(grid, mean, color=f"C{i}", label=f"{name} ({len(group)} seeds)")
+            ax.fill_between(grid, mean - std, mean + std, color=f"C{i}", alpha=0.2, linewidth=0)
+    if task.solved_return is not None:
+        for ax in axes:
+            ax.axhline(task.solved_return, color="gray", linestyle="--", linewidth=1)
+    axes[0].set_xlabel("env steps")
+    axes[1].set_xlabel("training wall time [s]")
+    axes[0].set_ylabel("mean training episode return")
+    axes[0].legend(fontsize=8)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{task.id}: mean ± std over seeds")
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path) -> dict:
+    """Write leaderboard.md/.html/.json and one curve PNG per task; returns the summary."""
+    from scripts.results import task_name, write_json
+
+    records = load_records(cells, cells_dir)
+    summary = summarize(protocol, records)
+    plots = []
+    for task in protocol.tasks:
+        name = f"curves_{task_name(task.id)}.png"
+        if plot_task_curves(task, records, out / name):
+            plots.append(name)
+    pending = len(cells) - len(records)
+    (out / "leaderboard.md").write_text(markdown(protocol, summary, pending, plots))
+    (out / "leaderboard.html").write_text(html_page(protocol, summary, pending, plots))
+    report = {"protocol": protocol.model_dump(), "cells": len(cells), "finished": len(records), "rows": summary}
+    write_json(out / "leaderboard.json", report)
+    return report
+
+
+# --- command line --------------------------------------------------------------------------
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="taigym leaderboard", description=__doc__.split("\n\n")[0])
+    p.add_argument("--protocol", type=Path, default=DEFAULT_PROTOCOL, help="protocol YAML (default: %(default)s)")
+    p.add_argument("--out", type=Path, help="output folder (default: results/leaderboard/<protocol name>)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="cells run at once, each in its own process (1: in this process; default: 1)")
+    p.add_argument("--ray-address", help="submit cells to the Ray cluster at this address (needs ray installed)")
+    p.add_argument("--render-only", action="store_true", help="only render tables and plots of finished cells")
+    p.add_argument("--only", nargs="*", default=None, metavar="KEY",
+                   help="run only these cells (their keys, e.g. InvertedPendulum-v0-PPO-0)")
+    ns = p.parse_args(argv)
+    if ns.workers < 1:
+        p.error("--workers must be >= 1")
+    return ns
+
+
+def main(argv=None) -> int:
+    ns = parse_args(argv)
+    protocol = load_protocol(ns.protocol)
+    out = ns.out or Path("results") / "leaderboard" / protocol.name
+    cells_dir = out / "cells"
+    cells_dir.mkdir(parents=True, exist_ok=True)
+    cells = make_cells(protocol)
+    pending = [c for c in cells if not is_done(c, cells_dir) and (ns.only is None or c["key"] in ns.only)]
+    print(f"{protocol.name} v{protocol.version}: {len(cells)} cells, {len(cells) - len(pending)} finished or "
+          f"skipped, {0 if ns.render_only else len(pending)} to run; output in {out}", flush=True)
+    if not ns.render_only:
+        run_cells(pending, cells_dir, workers=ns.workers, ray_address=ns.ray_address,
+                  log=lambda msg: print(msg, flush=True))
+    report = render(protocol, cells, cells_dir, out)
+    print(f"leaderboard: {out / 'leaderboard.md'} ({report['finished']}/{report['cells']} cells)")
+    return 0
+
+
+if __name__ == "__main__":
+    # run as a file, the repository root is not on sys.path
+    sys.path.insert(0, str(REPO_ROOT))
+    sys.exit(main())
