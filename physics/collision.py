@@ -26,6 +26,7 @@ import taichi as ti
 
 from . import broadphase as B
 from ._math import make_math
+from .layout import _columns
 from ._taichi import ensure_runtime
 from .errors import WorldError
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_PLANE, Model
@@ -42,14 +43,6 @@ from .narrowphase import (
     NOVERFLOW,
     make_narrowphase,
 )
-
-
-def _columns(*spec):
-    out, at = {}, 0
-    for name, width in spec:
-        out[name] = (at, width)
-        at += width
-    return out, at
 
 
 # --- model tables (int tables (rows, cols), float tables (1 or num_envs, rows, cols)) ----

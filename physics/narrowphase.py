@@ -20,14 +20,7 @@ import types
 import taichi as ti
 
 from ._math import make_math
-
-
-def _columns(*spec):
-    out, at = {}, 0
-    for name, width in spec:
-        out[name] = (at, width)
-        at += width
-    return out, at
+from .layout import _columns
 
 
 # Contact table, one row per contact: floats (num_envs, capacity, NCON_F) and ints
