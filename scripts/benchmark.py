@@ -55,7 +55,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 CONSTRAINTS_NOTE = (
     "disabled on both sides: MuJoCo's and our model options both set the constraint and contact disable "
     "flags (mjDSBL_CONSTRAINT | mjDSBL_CONTACT), so joint limits and contacts are not simulated and both "
-    "engines step smooth dynamics only (our engine has no contacts yet)"
+    "engines step smooth dynamics only (--constraints compares the full pipelines)"
+)
+CONSTRAINTS_ON_NOTE = (
+    "enabled on both sides: contacts, limits and equality constraints with each model's own solver "
+    "settings (MuJoCo: its option solver; ours: PGS with the same iterations and tolerance)"
 )
 DEFAULT_NUM_ENVS = (1, 64, 256, 1024, 4096)
 QUICK_NUM_ENVS = (1, 16)
@@ -99,10 +103,8 @@ def load_our_model(path):
 
 
 def without_constraints(model, mjm):
-    """Our model and MuJoCo's (changed in place) with the constraint and contact stages off.
-
-    Contacts are not simulated by our engine yet, so both sides compare smooth dynamics.
-    """
+    """Our model and MuJoCo's (changed in place) with the constraint and contact stages off,
+    so that both sides compare smooth dynamics."""
     import mujoco
 
     from physics.model import DSBL_CONSTRAINT, DSBL_CONTACT
@@ -329,7 +331,8 @@ def benchmark_model(name: str, args) -> dict:
     path = resolve_model_path(name)
     model, route = load_our_model(path)
     mjm = mujoco.MjModel.from_xml_path(str(path))
-    model = without_constraints(model, mjm)
+    if not args.constraints:
+        model = without_constraints(model, mjm)
     info = describe_model(name, path, mjm, model, route)
     print(f"\n{name}: nq={info['nq']} nv={info['nv']} nu={info['nu']} {info['integrator']} "
           f"dt={info['timestep']}; our model from {route}", flush=True)
@@ -445,6 +448,8 @@ def parse_args(argv):
     p.add_argument("--seconds", type=float, default=None, help="time budget per measurement (default: 1.5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-startup", action="store_true", help="skip the cold/warm start-up measurement")
+    p.add_argument("--constraints", action="store_true",
+                   help="keep contacts, limits and equality constraints on both sides (default: smooth dynamics)")
     p.add_argument("--quick", action="store_true",
                    help=f"tiny settings for smoke tests: num_envs {' '.join(map(str, QUICK_NUM_ENVS))}, "
                         f"{QUICK_SECONDS} s per measurement")
@@ -476,11 +481,12 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     args = parse_args(argv)
     load_at_start = load_average()
-    print(f"Constraints: {CONSTRAINTS_NOTE}.", flush=True)
+    note = CONSTRAINTS_ON_NOTE if args.constraints else CONSTRAINTS_NOTE
+    print(f"Constraints: {note}.", flush=True)
     warn_if_busy(load_at_start)
     models = [benchmark_model(name, args) for name in args.models]
     report = {
-        "constraints": CONSTRAINTS_NOTE,
+        "constraints": note,
         "machine": {**machine_info(), "load_average_at_start": load_at_start, "load_average_at_end": load_average()},
         "engine": engine_version(),
         "settings": {"num_envs": args.num_envs, "precision": args.precision, "threads": args.threads,
