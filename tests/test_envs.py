@@ -31,6 +31,8 @@ def test_check_env(task_id):
     env = gym.make(task_id)
     check_env(env.unwrapped, skip_render_check=True)
     assert gym.spec(task_id).vector_entry_point == "envs.vector:TaiGymVectorEnv"
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3_checker.check_env(gym.make(task_id), warn=False)
 
 
 def test_single_env_types_and_no_aliasing():
