@@ -87,6 +87,7 @@ class World:
         shapes = L.data_shapes(model, self.num_envs, self.nefc_capacity)
         self._d = {name: ti.ndarray(self._fp, shape) for name, shape in shapes.items()}
         self._efc_n = ti.ndarray(ti.i32, (self.num_envs, 2))
+        self._host_cache: dict = {}
         self._eq_d = ti.ndarray(ti.i32, (self.num_envs, max(model.neq, 1), 2))
         n = self.num_envs
         self._c = dict(geom_x=ti.ndarray(self._fp, (n, max(model.ngeom, 1), NGEOM_X)),
@@ -117,11 +118,13 @@ class World:
         dof_d = self._d["dof_d"].to_numpy()
         dof_d[ids, :, L.DOF_D["qacc_warmstart"][0]] = 0
         self._d["dof_d"].from_numpy(dof_d)
+        self._host_cache.clear()
         # and with its equality constraints as the model declares them, none broken
         eq_d = self._eq_d.to_numpy()
         eq_d[ids, : m.neq, L.EQ_D_ACTIVE] = m.eq_active0
         eq_d[ids, :, L.EQ_D_BROKEN] = 0
         self._eq_d.from_numpy(eq_d)
+        self._host_cache.clear()
 
     def set_equality_active(self, active, *, env_ids=None) -> None:
         """Switch equality constraints on or off per env: ``active`` (num_envs, neq) or (neq,)."""
@@ -129,6 +132,7 @@ class World:
         eq_d = self._eq_d.to_numpy()
         eq_d[slice(None) if env_ids is None else np.asarray(env_ids), : self.model.neq, L.EQ_D_ACTIVE] = rows != 0
         self._eq_d.from_numpy(eq_d)
+        self._host_cache.clear()
 
     def broken_equalities(self, clear: bool = True) -> np.ndarray:
         """(num_envs, neq) bool: the equality constraints that broke (their force or torque
@@ -138,6 +142,7 @@ class World:
         if clear and out.any():
             eq_d[:, :, L.EQ_D_BROKEN] = 0
             self._eq_d.from_numpy(eq_d)
+        self._host_cache.clear()
         return out
 
     def set_state(self, qpos=None, qvel=None, *, env_ids=None) -> None:
@@ -173,6 +178,7 @@ class World:
         if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
             raise WorldError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()[:10]}")
         kernel = make_target_kernel(self._fp)
+        self._host_cache.clear()
         for value, name in ((q, "drive_qpos_target"), (qd, "drive_qvel_target")):
             if value is not None and self.model.nv:
                 rows = np.ascontiguousarray(self._rows(value, self.model.nv, name, env_ids), dtype=self.dtype)
@@ -212,19 +218,19 @@ class World:
             return self.time.copy()
         if name in n:
             key = {"joint_q": "qpos", "joint_qd": "qvel"}.get(name, name)
-            return self._d[key].to_numpy()[:, : n[name]].copy()
+            return self._host(key)[:, : n[name]].copy()
         if name == "qM":
             return self._dense_mass_matrix()
         if name == "body_q":
             return np.concatenate([self.get("xpos"), self.get("xquat")], axis=-1)
         if name == "eq_active":
-            return self._eq_d.to_numpy()[:, : m.neq, L.EQ_D_ACTIVE] != 0
+            return self._host("eq_d")[:, : m.neq, L.EQ_D_ACTIVE] != 0
         if name in ("nefc", "efc_overflow"):
-            return self._efc_n.to_numpy()[:, 0 if name == "nefc" else 1].copy()
+            return self._host("efc_n")[:, 0 if name == "nefc" else 1].copy()
         if name.startswith("efc_") and name[4:] in L.EFC_F:
             # rows past each env's nefc are stale; they are zeroed here
-            out = self._d["efc_f"].to_numpy()[:, : self.nefc_capacity, L.EFC_F[name[4:]][0]].copy()
-            out[np.arange(self.nefc_capacity)[None, :] >= self._efc_n.to_numpy()[:, :1]] = 0
+            out = self._host("efc_f")[:, : self.nefc_capacity, L.EFC_F[name[4:]][0]].copy()
+            out[np.arange(self.nefc_capacity)[None, :] >= self._host("efc_n")[:, :1]] = 0
             return out
         if name not in L.DATA_VIEWS:
             known = sorted([*n, "qM", "time", "body_q", "nefc", "efc_overflow", *L.DATA_VIEWS,
@@ -234,7 +240,7 @@ class World:
             self._post_constraint()
         table, start, width = L.DATA_VIEWS[name]
         rows = {"body_d": m.nbody, "jnt_d": m.njnt, "dof_d": m.nv, "act_d": m.nu, "ten_d": m.ntendon}[table]
-        out = self._d[table].to_numpy()[:, :rows, start : start + width]
+        out = self._host(table)[:, :rows, start : start + width]
         if width == 1:
             out = out[..., 0]
         elif name in _MATRICES:
@@ -257,9 +263,9 @@ class World:
         ``solref``, ``solimp``, ``margin``, ``gap``, ``includemargin``, ``geom`` (2), ``dim``,
         ``exclude``. Rows at or past ``ncon`` are zero.
         """
-        f = self._c["con_f"].to_numpy()
-        i = self._c["con_i"].to_numpy()
-        n = self._c["con_n"].to_numpy()
+        f = self._host("con_f").copy()
+        i = self._host("con_i").copy()
+        n = self._host("con_n")
         stale = np.arange(self.max_contacts)[None, :] >= n[:, :1]
         f[stale] = 0
         i[stale] = 0
@@ -271,6 +277,7 @@ class World:
 
     # --- helpers ------------------------------------------------------------------------
     def _launch(self, n: int, advance: int) -> None:
+        self._host_cache.clear()
         d, mm = self._d, self._m
         self._kernels.step(
             *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
@@ -280,7 +287,17 @@ class World:
             mm["eq_i"], mm["eq_f"], self._eq_d, n, advance,
         )
 
+    def _host(self, name: str) -> np.ndarray:
+        """A host copy of a device table, made once until the next write or launch: the
+        terms of an env step read several quantities of the same table."""
+        if name not in self._host_cache:
+            tables = {**self._d, **self._c, "efc_n": self._efc_n, "eq_d": self._eq_d}
+            table = tables[name]
+            self._host_cache[name] = table.to_numpy()
+        return self._host_cache[name]
+
     def _post_constraint(self) -> None:
+        self._host_cache.clear()
         d, mm, c = self._d, self._m, self._c
         self._kernels.post(mm["sizes"], mm["body_i"], mm["opt_f"], d["qvel"], d["qacc"], d["body_d"], d["dof_d"],
                            mm["geom_i"], c["con_f"], c["con_i"], d["efc_f"], self._efc_n)
@@ -299,7 +316,7 @@ class World:
                 rows.append(i)
                 cols.append(j)
                 j = m.dof_parentid[j]
-        sparse = self._d["qM"].to_numpy()[:, : m.nM]
+        sparse = self._host("qM")[:, : m.nM]
         dense = np.zeros((self.num_envs, m.nv, m.nv), dtype=sparse.dtype)
         dense[:, rows, cols] = sparse
         dense[:, cols, rows] = sparse
@@ -318,6 +335,7 @@ class World:
         return arr
 
     def _write(self, key, rows, env_ids=None):
+        self._host_cache.clear()
         nd = self._d[key]
         width = rows.shape[1]
         if env_ids is None and width == nd.shape[1]:
