@@ -28,6 +28,9 @@ _MODEL_FLOAT = ("body_f", "jnt_f", "dof_f", "q_f", "act_f", "ten_f", "wrap_f", "
 _EXTRA_MODEL = (("pair_i", ti.i32), ("geom_i", ti.i32), ("pair_f", None), ("geom_f", None), ("eq_i", ti.i32),
                 ("eq_f", None))
 _DEFAULT_MAX_CONTACTS = 64
+# per-env parameters: name -> (model table, column, model size naming the rows)
+_PARAMS = {"body_mass": ("body_f", "mass", "nbody"), "dof_damping": ("dof_f", "damping", "nv"),
+           "actuator_gear": ("act_f", "gear", "nu"), "gravity": ("opt_f", "gravity", None)}
 # width of each get() quantity when it is a matrix
 _MATRICES = {"xmat": (3, 3), "ximat": (3, 3)}
 
@@ -77,6 +80,7 @@ class World:
                               + (self.max_contacts * rows_per_contact if npair else 0))
         packed = L.pack_model(model, self.dtype, self.nefc_capacity, npair)
         packed.update(pack_collision_model(model, self._pairs, self.dtype))
+        self._packed = packed  # host copies of the model tables, for per-env parameters
         self._m = {}
         for name in _MODEL_INT:
             self._m[name] = _upload(packed[name], ti.i32)
@@ -183,6 +187,64 @@ class World:
             if value is not None and self.model.nv:
                 rows = np.ascontiguousarray(self._rows(value, self.model.nv, name, env_ids), dtype=self.dtype)
                 kernel(self._d["dof_d"], rows, ids.astype(np.int32), L.DOF_D[name][0])
+
+    # --- per-env parameters (domain randomization) -------------------------------------------
+    def set_param(self, name: str, values, *, env_ids=None) -> None:
+        """Give envs their own value of a model parameter, without recompiling.
+
+        ``name``: "body_mass" (num_envs, nbody) [kg], each body's inertia scaled with it
+        (a uniform change of density); "dof_damping" (num_envs, nv); "actuator_gear"
+        (num_envs, nu) (the first gear component); "gravity" (num_envs, 3). With
+        ``env_ids`` one row per id. Envs not named keep their values; reset() keeps them.
+        """
+        if name not in _PARAMS:
+            raise WorldError(f"unknown parameter {name!r}; per-env parameters are {sorted(_PARAMS)}")
+        table, column, count = _PARAMS[name]
+        width = 3 if name == "gravity" else getattr(self.model, count)
+        rows = self._rows(values, width, name, env_ids)
+        if name == "body_mass" and np.any(rows[:, 1:] <= 0) and self.model.nbody > 1:
+            raise WorldError("body_mass must be > 0 for every body but the world")
+        if name == "dof_damping" and np.any(rows < 0):
+            raise WorldError("dof_damping must be >= 0")
+        host = self._per_env_table(table)
+        ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+        start = L.OPT_F[column][0] if table == "opt_f" else {"body_f": L.BODY_F, "dof_f": L.DOF_F,
+                                                              "act_f": L.ACT_F}[table][column][0]
+        if name == "gravity":
+            host[ids, 0, start : start + 3] = rows
+        elif name == "body_mass":
+            nominal = np.maximum(self.model.body_mass, 1e-15)
+            scale = rows / nominal
+            moments = L.BODY_F["inertia"][0]
+            host[ids, : self.model.nbody, start] = rows
+            host[ids, : self.model.nbody, moments : moments + 3] = (
+                self._packed["body_f"][0, : self.model.nbody, moments : moments + 3] * scale[..., None])
+        else:
+            host[ids, :width, start] = rows
+        self._m[table].from_numpy(host)
+        self._host_cache.clear()
+
+    def get_param(self, name: str) -> np.ndarray:
+        """(num_envs, n) values of a per-env parameter (see :meth:`set_param`)."""
+        if name not in _PARAMS:
+            raise WorldError(f"unknown parameter {name!r}; per-env parameters are {sorted(_PARAMS)}")
+        table, column, count = _PARAMS[name]
+        host = self._packed.get(table + "/per_env")
+        if host is None:
+            host = np.repeat(self._packed[table][:1], self.num_envs, axis=0)
+        if name == "gravity":
+            start = L.OPT_F["gravity"][0]
+            return host[:, 0, start : start + 3].astype(np.float64)
+        start = {"body_f": L.BODY_F, "dof_f": L.DOF_F, "act_f": L.ACT_F}[table][column][0]
+        return host[:, : getattr(self.model, count), start].astype(np.float64)
+
+    def _per_env_table(self, table: str) -> np.ndarray:
+        """The host copy of a model table with one row per env, made so on first use."""
+        key = table + "/per_env"
+        if key not in self._packed:
+            self._packed[key] = np.repeat(self._packed[table][:1], self.num_envs, axis=0).copy()
+            self._m[table] = _upload(self._packed[key], self._fp)
+        return self._packed[key]
 
     # --- pipeline ------------------------------------------------------------------------
     def forward(self) -> None:
