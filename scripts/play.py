@@ -82,12 +82,29 @@ def load_policy(args: Args, env):
     if algo is None:
         raise SystemExit(f"stable-baselines3 has no algorithm {args.algo!r}")
     model = algo.load(str(args.policy), device="cpu")
+    normalize = observation_normalizer(args.policy)
 
     def act(obs):
-        actions, _ = model.predict(obs, deterministic=args.deterministic)
+        actions, _ = model.predict(normalize(obs), deterministic=args.deterministic)
         return actions
 
     return act
+
+
+def observation_normalizer(policy_path: Path):
+    """The observation scaling a policy was trained with: train.py saves VecNormalize's
+    statistics as vecnormalize.pkl next to the model; without them observations pass as they are."""
+    stats = Path(policy_path).with_name("vecnormalize.pkl")
+    if not stats.exists():
+        return lambda obs: obs
+    import pickle
+
+    with open(stats, "rb") as f:
+        vecnormalize = pickle.load(f)
+    if not getattr(vecnormalize, "norm_obs", False):
+        return lambda obs: obs
+    rms, clip, eps = vecnormalize.obs_rms, vecnormalize.clip_obs, vecnormalize.epsilon
+    return lambda obs: np.clip((obs - rms.mean) / np.sqrt(rms.var + eps), -clip, clip).astype(np.float32)
 
 
 # --- video -------------------------------------------------------------------------------

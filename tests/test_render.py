@@ -219,3 +219,19 @@ def test_play_writes_a_video(tmp_path):
                  "--out", str(out)]) == 0
     written = [p for p in tmp_path.iterdir() if p.suffix in (".mp4", ".gif")]
     assert len(written) == 1 and written[0].stat().st_size > 1000
+
+
+def test_play_normalizes_observations_like_training(tmp_path):
+    """A policy trained with VecNormalize sees the same scaled observations in play.py."""
+    vec_env = pytest.importorskip("stable_baselines3.common.vec_env")
+    import envs  # noqa: F401  (registers the TaiGym ids)
+    from scripts.play import observation_normalizer
+
+    venv = vec_env.VecNormalize(vec_env.DummyVecEnv([lambda: gym.make("TaiGym/Reacher-v0")]))
+    venv.obs_rms.mean[:] = 1.0
+    venv.obs_rms.var[:] = 4.0
+    venv.save(str(tmp_path / "vecnormalize.pkl"))
+    scale = observation_normalizer(tmp_path / "model.zip")
+    obs = np.full((2, venv.observation_space.shape[0]), 3.0)
+    np.testing.assert_allclose(scale(obs), (3.0 - 1.0) / np.sqrt(4.0 + venv.epsilon), rtol=1e-6)
+    assert observation_normalizer(tmp_path / "elsewhere" / "model.zip")(obs) is obs
