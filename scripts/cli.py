@@ -17,6 +17,7 @@ import sys
 # name -> ("module:function", one-line help)
 COMMANDS = {
     "benchmark": ("scripts.benchmark:main", "physics steps/s of our engine next to MuJoCo on the same models"),
+    "benchmark-envs": ("scripts.benchmark_envs:main", "env steps/s of the native vector envs next to Gymnasium's"),
     "train": ("scripts.train:main", "train a policy with stable-baselines3 (PPO, SAC, ...) and record the results"),
     "train-ppo": ("scripts.train_ppo:main", "PPO in one file, directly on the native vector env"),
     "leaderboard": ("scripts.leaderboard:main", "run a versioned training protocol and render the leaderboard"),

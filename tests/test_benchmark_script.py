@@ -61,3 +61,14 @@ def test_cli_help_lists_subcommands():
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert "benchmark" in result.stdout
+
+
+def test_env_benchmark_reports_both_sides(tmp_path):
+    pytest.importorskip("mujoco")
+    from scripts.benchmark_envs import main
+
+    out = tmp_path / "envs.json"
+    assert main(["--tasks", "InvertedPendulum", "--num-envs", "2", "--seconds", "0.2", "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["taigym"] > 0 and row["gymnasium"] > 0 and row["ratio"] > 0
+    assert "| InvertedPendulum | 2 |" in out.with_suffix(".md").read_text()
