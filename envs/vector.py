@@ -86,6 +86,9 @@ class TaiGymVectorEnv(VectorEnv):
         self._obs = np.zeros((self.num_envs, self.task.obs_size))
         self._prev = None  # each env's task.prev_needs as of its last step or reset
         self.last_context = None  # the terms' inputs of the last step or full reset
+        # per-env task state the terms read through the context: current commands, term memory
+        self._commands = {name: np.zeros((self.num_envs, term.size)) for name, term, _ in self.task.commands}
+        self._memory = {name: np.zeros((self.num_envs, width)) for name, width in self.task.memory.items()}
 
     # --- Gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed=None, options=None):
@@ -101,14 +104,16 @@ class TaiGymVectorEnv(VectorEnv):
         actions, bad_action = self._checked_actions(actions)
         resetting = self._needs_reset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         prev = self._prev
-        self.world.set_ctrl(self.task.action_to_ctrl(actions))
+        self.task.apply_action(self.world, actions)
         self.world.step(self._frame_skip)
         ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs), dt=self.task.dt,
-                          action=actions, prev=prev)
+                          action=actions, prev=prev, commands=self._commands, memory=self._memory)
         with np.errstate(all="ignore"):  # diverged rows are replaced below
             terminated = self.task.terminated(ctx)
             ctx.terminated = terminated
             reward, parts = self.task.reward(ctx)
+            # rewards judged the command the action was chosen for; the observation shows the next
+            self._resample_commands(self._steps + 1, ~resetting)
             obs = self.task.observe(ctx, self._noise_rngs)
         self._steps += 1
         truncated = self._steps >= self.episode_length if self._time_limit else np.zeros(self.num_envs, bool)
@@ -176,14 +181,28 @@ class TaiGymVectorEnv(VectorEnv):
             self._params.write(ids, [self.task.draw_parameters(self._rngs[i]) for i in ids])
         self.world.reset(env_ids=ids)
         self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
+        self.task.hold_reset_pose(self.world, ids, qpos)
         self.world.forward()
-        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, ids), dt=self.task.dt)
+        for rows in self._memory.values():
+            rows[ids] = 0.0
+        for i in ids:
+            for name, value in self.task.draw_commands(self._rngs[i]).items():
+                self._commands[name][i] = value
+        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, ids), dt=self.task.dt,
+                          commands={k: v[ids] for k, v in self._commands.items()},
+                          memory={k: v[ids] for k, v in self._memory.items()})
         self._obs[ids] = self.task.observe(ctx, [self._noise_rngs[i] for i in ids])
         if len(ids) == self.num_envs:
             self.last_context = ctx
         self._keep_prev(ids, ctx)
         self._steps[ids] = 0
         self._needs_reset[ids] = False
+
+    def _resample_commands(self, steps, live):
+        # each env on its own schedule (steps since its reset), from its own generator
+        for name, due in self.task.commands_due(steps).items():
+            for i in np.flatnonzero(due & live):
+                self._commands[name][i] = self.task.draw_commands(self._rngs[i], (name,))[name]
 
     def _keep_prev(self, ids, ctx):
         # the reset state is what the next step's differenced terms compare with

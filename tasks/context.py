@@ -9,6 +9,10 @@ substep's forward pass, as in MuJoCo and Gymnasium.
 Terms that difference a quantity over the control period (a forward velocity) also read
 its value before the step through :meth:`StepContext.get_prev`: the snapshot the env kept
 from the previous step or reset, so it too is the one MuJoCo's data held at that moment.
+
+Per-env task state that is not World data persists in the env and is lent to the context:
+``commands`` (the goals drawn by command terms, :meth:`StepContext.command`) and ``memory``
+(buffers terms declared in ``Term.memory``, updated in place by the terms that own them).
 """
 
 from __future__ import annotations
@@ -28,13 +32,16 @@ def snapshot(world, keys, env_ids=None) -> dict:
 class StepContext:
     """Batched inputs of the terms for one step (or one reset)."""
 
-    def __init__(self, model, data: dict, *, dt: float, action=None, prev=None, terminated=None):
+    def __init__(self, model, data: dict, *, dt: float, action=None, prev=None, terminated=None, commands=None,
+                 memory=None):
         self.model = model
         self.data = data
         self.dt = dt  # control period: timestep * frame_skip
         self.action = action  # (num_envs, nu_action) as given by the policy; None at reset
         self.prev = prev  # {quantity: value before the step} (Task.prev_needs); None at reset
         self.terminated = terminated  # filled before rewards are computed
+        self.commands = commands  # {command name: (num_envs, size)}, the env's current commands
+        self.memory = memory  # {buffer name: (num_envs, width)}, Term.memory, kept by the env
 
     @property
     def num_envs(self) -> int:
@@ -46,6 +53,10 @@ class StepContext:
     def get_prev(self, key: str) -> np.ndarray:
         """A quantity as it was before the step (declared in a term's ``needs_prev``)."""
         return self.prev[key]
+
+    def command(self, name: str) -> np.ndarray:
+        """(num_envs, size) current command ``name`` (a term of the config's ``commands``)."""
+        return self.commands[name]
 
     @property
     def prev_qpos(self) -> np.ndarray:

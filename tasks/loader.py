@@ -22,7 +22,7 @@ TASK_DIR = CONFIG_DIR / "tasks"
 
 # which registry kind the terms of each list belong to
 _TERM_LISTS = {"observations": "observation", "rewards": "reward", "terminations": "termination",
-               "resets": "reset", "randomization": "randomization"}
+               "resets": "reset", "randomization": "randomization", "commands": "command"}
 
 
 def task_files() -> list[Path]:

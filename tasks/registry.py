@@ -1,4 +1,4 @@
-"""Term registry: observation, reward, termination, reset and randomization terms by name.
+"""Term registry: observation, reward, termination, reset, randomization and command terms by name.
 
 A term is registered as a *factory*: ``factory(model, **params)`` checks its parameters
 against the robot (joint, body and site names exist; sizes fit) and returns a
@@ -12,6 +12,8 @@ Kinds and the signature of the bound function:
 - reset: ``fn(rng, qpos, qvel) -> None``, one env at a time, editing that env's state rows in
   place; ``rng`` is the env's own generator, so every env has its own stream.
 - randomization: ``fn(rng) -> dict[param, values]`` for one env, applied to the World.
+- command: ``fn(rng) -> (size,)`` draws one env's command (a velocity to track), at each reset
+  and every ``info["resampling_time"]`` seconds; terms read it as ``ctx.command(name)``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from pydantic import ConfigDict, ValidationError, create_model
 
-KINDS = ("observation", "reward", "termination", "reset", "randomization")
+KINDS = ("observation", "reward", "termination", "reset", "randomization", "command")
 _REGISTRY: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
 
 
@@ -44,7 +46,10 @@ class Term:
     # quantities also read as they were before the step (ctx.get_prev), e.g. a position
     # differenced over the control period
     needs_prev: tuple = ()
-    size: int | None = None  # observation width per env
+    size: int | None = None  # observation (or command) width per env
+    # per-env buffers {name: width} kept across steps and zeroed at each env's reset, read and
+    # updated in place through ctx.memory[name] (a foot's time in the air)
+    memory: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)  # randomization: which engine parameters it sets
 
 

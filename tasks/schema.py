@@ -73,10 +73,12 @@ class SimulationConfig(Strict):
 
 
 class ActionConfig(Strict):
-    """How a policy's action becomes actuator controls: ctrl = offset + scale * action."""
+    """How a policy's action becomes actuator controls: ctrl = offset + scale * action; or,
+    with ``kind: drive_position``, the PD-drive targets of ``joints`` (tasks/drive_actions.py)."""
 
-    kind: Literal["torque", "position", "velocity"] = "torque"
+    kind: Literal["torque", "position", "velocity", "drive_position"] = "torque"
     actuators: Literal["all"] | list[str] = "all"
+    joints: Literal["all"] | list[str] = "all"  # drive kinds: the commanded driven joints
     scale: float | list[float] = 1.0
     offset: float | list[float] = 0.0
     clip: bool = False  # clip actions to the action space before scaling
@@ -154,6 +156,7 @@ class TaskConfig(Strict):
     terminations: list[TermConfig] = []
     resets: list[TermConfig] = []
     randomization: list[TermConfig] = []
+    commands: list[TermConfig] = []  # per-env goals (velocities to track), resampled on a schedule
     episode_length: PositiveInt
     agents: list[AgentConfig] | None = None
     render: RenderConfig = RenderConfig()

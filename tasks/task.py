@@ -14,6 +14,7 @@ import numpy as np
 from physics.model import BIAS_NONE
 
 from . import registry
+from .drive_actions import DRIVE_KINDS, DriveActions, check_kind_fields
 from .loader import error_at, load_task_config
 from .robot import actuator_index, build_model
 from .schema import TaskConfig
@@ -51,6 +52,9 @@ class Task:
         self.randomization = [(i, self._bind("randomization", t, ("randomization", i)))
                               for i, t in enumerate(cfg.randomization)]
         self.agents = {a.name: self._bind_agent(i, a) for i, a in enumerate(cfg.agents or ())}
+        self.commands = self._bind_commands(cfg)
+        self._check_command_references(cfg)
+        self.memory = self._memory()
         self._bind_actions(cfg)
         self.prev_needs = self._prev_needs()
         self.needs = tuple(sorted({*self._needs(), *self.prev_needs}))
@@ -62,7 +66,7 @@ class Task:
 
     @property
     def action_size(self) -> int:
-        return len(self.actuators)
+        return len(self.action_low)
 
     # --- actions ----------------------------------------------------------------------------
     def action_to_ctrl(self, action: np.ndarray) -> np.ndarray:
@@ -72,6 +76,23 @@ class Task:
         ctrl = np.zeros((action.shape[0], self.model.nu))
         ctrl[:, self.actuators] = self.offset + self.scale * action
         return ctrl
+
+    def apply_action(self, world, action: np.ndarray) -> None:
+        """Write one step's (num_envs, action_size) actions into ``world``: actuator controls,
+        or PD-drive targets for the drive kinds."""
+        if self.drive is None:
+            world.set_ctrl(self.action_to_ctrl(action))
+            return
+        if self.config.actions.clip:
+            action = np.clip(action, self.action_low, self.action_high)
+        world.set_drive_target(q=self.drive.targets(action), qd=np.zeros(self.model.nv))
+
+    def hold_reset_pose(self, world, env_ids, qpos: np.ndarray) -> None:
+        """Drive actions: point reset envs' drive targets at their fresh poses (targets persist
+        in the World across resets). Nothing to do for actuator actions: a reset zeroes ctrl."""
+        if self.drive is not None:
+            world.set_drive_target(q=self.drive.hold(qpos), qd=np.zeros((len(env_ids), self.model.nv)),
+                                   env_ids=env_ids)
 
     # --- per-step terms -----------------------------------------------------------------------
     def observe(self, ctx, noise_rngs=None, observations=None) -> np.ndarray:
@@ -118,7 +139,50 @@ class Task:
             out.update(term.fn(rng))
         return out
 
+    # --- commands and memory ----------------------------------------------------------------
+    def draw_commands(self, rng, names=None) -> dict:
+        """One env's fresh commands {name: (size,)} (all, or those in ``names``), drawn with its
+        generator in config order."""
+        return {name: np.asarray(term.fn(rng), dtype=np.float64) for name, term, _ in self.commands
+                if names is None or name in names}
+
+    def commands_due(self, steps: np.ndarray) -> dict:
+        """{name: (num_envs,) bool}: the envs whose command is resampled after step ``steps``
+        (steps since each env's reset), every ``period`` control steps."""
+        return {name: (steps > 0) & (steps % period == 0) for name, _, period in self.commands}
+
     # --- binding ----------------------------------------------------------------------------
+    def _bind_commands(self, cfg):
+        out = []
+        for i, t in enumerate(cfg.commands):
+            if any(name == t.term for name, _, _ in out):
+                raise error_at(cfg, ("commands", i, "term"), f"command {t.term!r} is given twice")
+            term = self._bind("command", t, ("commands", i))
+            # the resampling period in whole control steps, at least one
+            period = max(1, round(term.info["resampling_time"] / self.dt))
+            out.append((t.term, term, period))
+        return out
+
+    def _check_command_references(self, cfg):
+        # terms that read a command name it in info["command"]; it must be one of the config's
+        known = [name for name, _, _ in self.commands]
+        bound = [(("observations", i), o.term) for i, o in enumerate(self.observations)]
+        bound += [(("rewards", i), t) for i, (_, _, t) in enumerate(self.rewards)]
+        bound += [(("terminations", i), t) for i, t in enumerate(self.terminations)]
+        for path, term in bound:
+            name = term.info.get("command")
+            if name is not None and name not in known:
+                raise error_at(cfg, (*path, "params", "command"), f"no command named {name!r} in the config",
+                               expected=f"one of {known}" if known else "a `commands:` entry that defines it")
+
+    def _memory(self):
+        sizes = {}
+        for term in [o.term for o in self.observations] + [t for _, _, t in self.rewards] + self.terminations:
+            for name, width in term.memory.items():
+                if sizes.setdefault(name, width) != width:
+                    raise ValueError(f"terms disagree on the width of memory {name!r}: {sizes[name]} and {width}")
+        return sizes
+
     def _bind(self, kind, term_cfg, path):
         entry = registry.get(kind, term_cfg.term)
         params = registry.validate_params(entry, term_cfg.params)
@@ -140,6 +204,13 @@ class Task:
 
     def _bind_actions(self, cfg: TaskConfig):
         m, act = self.model, cfg.actions
+        check_kind_fields(cfg)
+        self.drive = DriveActions(cfg, m) if act.kind in DRIVE_KINDS else None
+        if self.drive is not None:
+            self.actuators = []  # no actuator is commanded: ctrl stays at its reset value, 0
+            self.scale, self.offset = self.drive.scale, self.drive.offset
+            self.action_low, self.action_high = self.drive.low, self.drive.high
+            return
         if act.actuators == "all":
             self.actuators = list(range(m.nu))
         else:

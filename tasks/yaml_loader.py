@@ -117,8 +117,10 @@ def where(data, path):
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             node = node[part]
-            if isinstance(node, LineDict) and node.lines:
-                first = min(node.lines, key=node.lines.get)
+            # keys set by a command-line override have no line
+            written = {k: n for k, n in node.lines.items() if n is not None} if isinstance(node, LineDict) else {}
+            if written:
+                first = min(written, key=written.get)
                 file, line = node.files[first], node.lines[first]
         else:
             break

@@ -1,3 +1,3 @@
 """Built-in terms; importing this package registers them (see :mod:`tasks.registry`)."""
 
-from . import observations, randomization, resets, rewards, terminations  # noqa: F401
+from . import locomotion, manipulation, observations, randomization, resets, rewards, terminations  # noqa: F401
