@@ -24,6 +24,8 @@ def test_check_env():
     check_env(env.unwrapped, skip_render_check=True)
     assert env.observation_space.shape == (3 + 3 + 3 + 3 + 12 + 12 + 12,)
     assert env.action_space.shape == (12,)
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3_checker.check_env(gym.make(ID), warn=False)
 
 
 def test_stands_still_under_zero_action(task):
