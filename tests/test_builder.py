@@ -401,8 +401,6 @@ def test_three_routes_builder_matches_mujoco():
 
 
 def test_three_routes_mjcf_agrees():
-    try:
-        from physics.mjcf import load_mjcf_string
-    except ImportError:
-        pytest.skip("physics.mjcf.load_mjcf_string does not exist yet (the MJCF importer is written separately)")
+    from physics.mjcf import load_mjcf_string
+
     _assert_same_model(_three_way_builder(), load_mjcf_string(THREE_WAY_MJCF), "MJCF")
