@@ -20,7 +20,7 @@ import numpy as np
 from physics.model import JNT_HINGE, JNT_SLIDE
 
 from .errors import did_you_mean
-from .loader import error_at
+from .loader import error_at, per_item
 from .schema import TaskConfig
 
 DRIVE_KINDS = ("drive_position",)
@@ -47,8 +47,8 @@ class DriveActions:
         for j in driven:
             self.rest[model.jnt_dofadr[j]] = model.qpos0[model.jnt_qposadr[j]]
         n = len(joints)
-        self.scale = _per_joint(cfg, cfg.actions.scale, n, "scale")
-        self.offset = _per_joint(cfg, cfg.actions.offset, n, "offset")
+        self.scale = per_item(cfg, cfg.actions.scale, n, "scale", "commanded joint")
+        self.offset = per_item(cfg, cfg.actions.offset, n, "offset", "commanded joint")
         if np.any(self.scale == 0):
             raise error_at(cfg, ("actions", "scale"), "a zero scale makes the action meaningless", expected="non-zero")
         self.low, self.high = self._bounds(model, joints)
@@ -104,12 +104,3 @@ def _joint_index(cfg, model, name, driven, path) -> int:
     why = "has no PD drive" if name in model.jnt_name else "is not a joint of the robot"
     raise error_at(cfg, path, f"joint {name!r} {why}", expected=f"a driven joint, one of {names}",
                    suggestion=did_you_mean(name, names))
-
-
-def _per_joint(cfg, value, n, key):
-    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
-    if arr.size == 1:
-        return np.full(n, arr[0])
-    if arr.size != n:
-        raise error_at(cfg, ("actions", key), f"has {arr.size} values", expected=f"1 or {n} (one per commanded joint)")
-    return arr

@@ -77,6 +77,18 @@ def _read(source):
     raise ConfigError(f"no task config with id {text!r}", expected=f"one of {sorted(by_id)}", suggestion=hint)
 
 
+def per_item(cfg: TaskConfig, value, n: int, key: str, item: str):
+    """An ``actions.<key>`` value as n numbers: one broadcast to all, or one per ``item``."""
+    import numpy as np
+
+    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    if arr.size == 1:
+        return np.full(n, arr[0])
+    if arr.size != n:
+        raise error_at(cfg, ("actions", key), f"has {arr.size} values", expected=f"1 or {n} (one per {item})")
+    return arr
+
+
 def _peek_id(path: Path) -> str:
     data = read_config_file(path)
     return data.get("id", path.stem)

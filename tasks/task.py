@@ -15,7 +15,7 @@ from physics.model import BIAS_NONE
 
 from . import registry
 from .drive_actions import DRIVE_KINDS, DriveActions, check_kind_fields
-from .loader import error_at, load_task_config
+from .loader import error_at, load_task_config, per_item
 from .robot import actuator_index, build_model
 from .schema import TaskConfig
 
@@ -223,8 +223,8 @@ class Task:
                 raise error_at(cfg, ("actions", "kind"), f"actuator {u} of the robot is a {kind} actuator",
                                expected=f"'{kind}', or an asset whose actuators are {act.kind} drives")
         n = len(self.actuators)
-        self.scale = _per_actuator(cfg, act.scale, n, "scale")
-        self.offset = _per_actuator(cfg, act.offset, n, "offset")
+        self.scale = per_item(cfg, act.scale, n, "scale", "actuator")
+        self.offset = per_item(cfg, act.offset, n, "offset", "actuator")
         if np.any(self.scale == 0):
             raise error_at(cfg, ("actions", "scale"), "a zero scale makes the action meaningless", expected="non-zero")
         lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
@@ -258,15 +258,6 @@ def _actuator_kind(m, u) -> str:
     if m.actuator_biastype[u] == BIAS_NONE:
         return "torque"
     return "position" if m.actuator_biasprm[u, 1] != 0 else "velocity"
-
-
-def _per_actuator(cfg, value, n, key):
-    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
-    if arr.size == 1:
-        return np.full(n, arr[0])
-    if arr.size != n:
-        raise error_at(cfg, ("actions", key), f"has {arr.size} values", expected=f"1 or {n} (one per actuator)")
-    return arr
 
 
 def _noise(noise, rngs, width):
