@@ -98,15 +98,15 @@ def make_drives(fp):
 
 
 @functools.lru_cache(maxsize=None)
-def make_target_kernel(fp):
-    """A kernel writing drive targets into the per-env dof table: set_targets(dof_d,
-    values (n, nv), env_ids (n,), column). A kernel, not a host round trip of the whole
-    table, because targets change every env step."""
+def make_dof_column_kernel(fp):
+    """A kernel writing one column of chosen envs' rows of the per-env dof table:
+    write(dof_d, values (n, nv), env_ids (n,), column). A kernel, not a host round trip of
+    the whole table, because drive targets change every env step and resets come often."""
 
     @ti.kernel
-    def set_targets(dof_d: ti.types.ndarray(dtype=fp, ndim=3), values: ti.types.ndarray(dtype=fp, ndim=2),
-                    env_ids: ti.types.ndarray(dtype=ti.i32, ndim=1), column: ti.i32):
+    def write(dof_d: ti.types.ndarray(dtype=fp, ndim=3), values: ti.types.ndarray(dtype=fp, ndim=2),
+              env_ids: ti.types.ndarray(dtype=ti.i32, ndim=1), column: ti.i32):
         for i, d in ti.ndrange(values.shape[0], values.shape[1]):
             dof_d[env_ids[i], d, column] = values[i, d]
 
-    return set_targets
+    return write

@@ -119,10 +119,8 @@ class World:
             self.set_ctrl(np.zeros((len(ids), m.nu)), env_ids=ids)
             self.time[ids] = 0
         # a reset world starts its constraint solver cold, as MuJoCo's mj_resetData
-        dof_d = self._d["dof_d"].to_numpy()
-        dof_d[ids, :, L.DOF_D["qacc_warmstart"][0]] = 0
-        self._d["dof_d"].from_numpy(dof_d)
-        self._host_cache.clear()
+        if m.nv:
+            self._write_dof_column("qacc_warmstart", np.zeros((len(ids), m.nv), dtype=self.dtype), ids)
         # and with its equality constraints as the model declares them, none broken
         eq_d = self._eq_d.to_numpy()
         eq_d[ids, : m.neq, L.EQ_D_ACTIVE] = m.eq_active0
@@ -176,17 +174,20 @@ class World:
         for all envs; with ``env_ids``, one row per id). Columns of dofs without a drive
         are ignored. Targets persist until set again (reset() keeps them); both start at 0.
         Read them back with get("drive_qpos_target") and get("drive_qvel_target")."""
-        from .drives import make_target_kernel
-
         ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
         if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
             raise WorldError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()[:10]}")
-        kernel = make_target_kernel(self._fp)
-        self._host_cache.clear()
         for value, name in ((q, "drive_qpos_target"), (qd, "drive_qvel_target")):
             if value is not None and self.model.nv:
-                rows = np.ascontiguousarray(self._rows(value, self.model.nv, name, env_ids), dtype=self.dtype)
-                kernel(self._d["dof_d"], rows, ids.astype(np.int32), L.DOF_D[name][0])
+                self._write_dof_column(name, self._rows(value, self.model.nv, name, env_ids), ids)
+
+    def _write_dof_column(self, name: str, rows, ids) -> None:
+        """dof_d[ids, :nv, column name] = rows, by a small kernel: no whole-table round trip."""
+        from .drives import make_dof_column_kernel
+
+        self._host_cache.clear()
+        make_dof_column_kernel(self._fp)(self._d["dof_d"], np.ascontiguousarray(rows, dtype=self.dtype),
+                                         np.asarray(ids, dtype=np.int32), L.DOF_D[name][0])
 
     # --- per-env parameters (domain randomization) -------------------------------------------
     def set_param(self, name: str, values, *, env_ids=None) -> None:
