@@ -194,6 +194,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         geom_solimp=np.array([g.solimp for g in geoms]).reshape(-1, 5),
         geom_rgba=np.array([g.rgba for g in geoms]).reshape(-1, 4),
         geom_name=[g.name for g in geoms],
+        geom_dataid=np.array([g.dataid for g in geoms], dtype=np.int32),
+        **_hfields(b),
         site_bodyid=np.array([s[0] for s in b._sites], dtype=np.int32),
         site_pos=np.array([s[1] for s in b._sites]).reshape(-1, 3),
         site_quat=np.array([s[2] for s in b._sites]).reshape(-1, 4),
@@ -234,6 +236,19 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     for key, value in _contact_filters(b, model).items():
         setattr(model, key, value)
     return model.freeze()
+
+
+def _hfields(b) -> dict:
+    """Height-field arrays, samples of all fields concatenated row-major (mjModel's)."""
+    shapes = [h.data.shape for h in b._hfields]
+    counts = [r * c for r, c in shapes]
+    return dict(nhfield=len(b._hfields), nhfielddata=int(sum(counts)),
+                hfield_size=np.array([h.size for h in b._hfields], dtype=float).reshape(-1, 4),
+                hfield_nrow=np.array([s[0] for s in shapes], dtype=np.int32),
+                hfield_ncol=np.array([s[1] for s in shapes], dtype=np.int32),
+                hfield_adr=(np.cumsum(counts, dtype=np.int64) - counts).astype(np.int32),
+                hfield_data=np.concatenate([h.data.reshape(-1) for h in b._hfields] or [np.zeros(0)]),
+                hfield_name=[h.name for h in b._hfields])
 
 
 def _frozen_option(opt: M.Option) -> M.Option:

@@ -96,6 +96,14 @@ class _Geom:
     solref: np.ndarray
     solimp: np.ndarray
     rgba: np.ndarray
+    dataid: int = -1  # height field of an hfield geom
+
+
+@dataclass
+class _HField:
+    name: str
+    size: np.ndarray  # radius_x, radius_y, elevation_z, base_z
+    data: np.ndarray  # (nrow, ncol) normalized to [0, 1], row 0 at -y
 
 
 @dataclass
@@ -223,6 +231,7 @@ class ModelBuilder:
         ]
         self._joints: list[_Joint] = []
         self._geoms: list[_Geom] = []
+        self._hfields: list[_HField] = []
         self._sites: list[tuple] = []
         self._actuators: list[_Actuator] = []
         self._tendons: list[_Tendon] = []
@@ -518,12 +527,23 @@ class ModelBuilder:
         solref=_DEFAULT_SOLREF,
         solimp=_DEFAULT_SOLIMP,
         rgba=(0.5, 0.5, 0.5, 1.0),
+        hfield=None,
     ) -> int:
-        """Add a collision/visual shape with MuJoCo's geom parameters (sizes as MuJoCo's)."""
+        """Add a collision/visual shape with MuJoCo's geom parameters (sizes as MuJoCo's).
+        An ``hfield`` geom names its height field (name or id from :meth:`add_hfield`);
+        its size comes from the height field, as MuJoCo's."""
         b = self.body_id(body)
         where = f"geom '{name}'" if name else f"geom {len(self._geoms)}"
         if type not in _GEOM_TYPES:
             raise ModelError(f"unknown geom type {type!r}; expected one of {sorted(_GEOM_TYPES)}", element=where, attribute="type")
+        dataid = -1
+        if (type == "hfield") != (hfield is not None):
+            raise ModelError("an hfield geom, and only an hfield geom, names a height field", element=where,
+                             attribute="hfield")
+        if hfield is not None:
+            dataid = self._hfield_index(hfield, where)
+            hs = self._hfields[dataid].size
+            size = (hs[0], hs[1], 0.25 * hs[2] + 0.5 * hs[3])  # MuJoCo's geom_size of an hfield
         size = np.asarray(size, dtype=float).reshape(-1)
         size = np.concatenate([size, np.zeros(3 - size.size)]) if size.size < 3 else size[:3]
         gtype = _GEOM_TYPES[type]
@@ -538,9 +558,45 @@ class ModelBuilder:
             b, gtype, size, _vec(pos, 3, where), quat_normalize(_vec(quat, 4, where)), name,
             None if mass is None else float(mass), float(density), int(contype), int(conaffinity),
             int(condim), _vec(friction, 3, where), float(margin), float(gap),
-            _vec(solref, 2, where), _vec(solimp, 5, where), _vec(rgba, 4, where),
+            _vec(solref, 2, where), _vec(solimp, 5, where), _vec(rgba, 4, where), dataid,
         ))
         return len(self._geoms) - 1
+
+    def add_hfield(self, name: str, elevation, size) -> int:
+        """A height field asset: ``elevation`` (nrow, ncol), row 0 at -y and column 0 at -x
+        (mjModel's order), is normalized to [0, 1] as MuJoCo does; ``size`` = (radius_x,
+        radius_y, elevation_z, base_z) [m], all positive. Returns its id."""
+        where = f"hfield '{name}'" if name else f"hfield {len(self._hfields)}"
+        if name and name in (h.name for h in self._hfields):
+            raise ModelError("duplicate hfield name", element=where, attribute="name")
+        hsize = np.asarray(size, dtype=float).reshape(-1)
+        if hsize.size != 4 or not np.all(np.isfinite(hsize)) or np.any(hsize <= 0):
+            raise ModelError(f"size takes 4 positive numbers (radius_x radius_y elevation_z base_z), got {size!r}",
+                             element=where, attribute="size")
+        data = np.asarray(elevation, dtype=np.float32)
+        if data.ndim != 2 or data.shape[0] < 2 or data.shape[1] < 2:
+            raise ModelError(f"elevation must be a 2D array of at least 2x2 samples, got shape {data.shape}",
+                             element=where, attribute="elevation")
+        if not np.all(np.isfinite(data)):
+            raise ModelError("elevation has non-finite values", element=where, attribute="elevation")
+        # MuJoCo normalizes in single precision: the same bits as its hfield_data
+        data = data - data.min()
+        span = data.max()
+        if span > 1e-14:  # mjEPS
+            data = data / span
+        self._hfields.append(_HField(name, hsize, data.astype(np.float64)))
+        return len(self._hfields) - 1
+
+    def _hfield_index(self, hfield, where) -> int:
+        if isinstance(hfield, str):
+            names = [h.name for h in self._hfields]
+            if hfield not in names:
+                raise ModelError(f"no hfield named {hfield!r}; known: {[n for n in names if n]}", element=where,
+                                 attribute="hfield")
+            return names.index(hfield)
+        if not 0 <= int(hfield) < len(self._hfields):
+            raise ModelError(f"hfield {hfield} does not exist", element=where, attribute="hfield")
+        return int(hfield)
 
     def add_shape_sphere(self, body, *, radius, **kw) -> int:
         return self.add_geom(body, "sphere", size=(radius, 0, 0), **kw)
@@ -560,6 +616,11 @@ class ModelBuilder:
 
     def add_shape_plane(self, body=0, *, half_width=0.0, half_length=0.0, **kw) -> int:
         return self.add_geom(body, "plane", size=(half_width, half_length, 1.0), **kw)
+
+    def add_shape_hfield(self, body=0, *, hfield, **kw) -> int:
+        """A height field (name or id from :meth:`add_hfield`) in the shape's frame: its
+        grid spans x, y in [-radius, radius], its surface rises along z."""
+        return self.add_geom(body, "hfield", hfield=hfield, **kw)
 
     def add_site(self, body, *, pos=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0), size=(0.01, 0, 0), name="") -> int:
         b = self.body_id(body)

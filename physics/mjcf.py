@@ -10,7 +10,8 @@ field by field):
 - ``<body>`` and ``<frame>`` poses (pos with quat, euler, axisangle, xyaxes or zaxis),
   ``<inertial>`` (diaginertia or fullinertia), ``<joint>``/``<freejoint>``, ``<geom>``
   (primitive shapes, fromto, mass or density; inertia derived from geoms where MuJoCo
-  derives it), ``<site>``, ``<camera>``, ``<light>``; ``<asset>`` textures and materials.
+  derives it), ``<site>``, ``<camera>``, ``<light>``; ``<asset>`` textures, materials and
+  height fields (``<hfield>`` from nrow/ncol/elevation, a PNG or MuJoCo's binary file).
 - fixed ``<tendon>``s, ``<actuator>`` motor/position/velocity/general on joints and
   tendons, ``<keyframe>``, ``<include>``, ``<custom>`` numeric and text data.
 
@@ -22,7 +23,7 @@ acceleration``, ``taigym:cone``, ``taigym:twist``, ``taigym:drive_stiffness/damp
 forcelimit/acceleration``; see ``_Reader.taigym_joint``); they may sit in defaults. MuJoCo
 itself rejects them, so a file that uses them is for this engine only.
 
-Everything else (meshes, height fields, equality constraints, sensors, spatial tendons,
+Everything else (meshes, equality constraints, sensors, spatial tendons,
 actuator dynamics...) raises a ModelError naming the file, line, element and attribute;
 ``strict=False`` skips it and issues one warning that lists everything skipped.
 """
@@ -83,6 +84,7 @@ _MATERIAL = {"name", "class", "texture", "texrepeat", "texuniform", "emission", 
 _TEXTURE = {"name", "type", "content_type", "file", "gridsize", "gridlayout", "fileright", "fileleft", "fileup",
             "filedown", "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark", "markrgb", "random", "width",
             "height", "hflip", "vflip", "nchannel", "colorspace"}
+_HFIELD = {"name", "file", "content_type", "nrow", "ncol", "size", "elevation"}
 _PAIR = {"name", "class", "geom1", "geom2", "condim", "friction", "solref", "solimp", "margin", "gap"}
 _EQUALITY_COMMON = {"name", "class", "active", "solref", "solimp", "taigym:break_force", "taigym:break_torque"}
 _EQUALITIES = {
@@ -129,6 +131,7 @@ class _Reader(XmlReader):
         self.inertiafromgeom = "auto"
         self.autolimits = True
         self.total_mass: Optional[float] = None
+        self.meshdir = ""  # where height-field files are, relative to the model's folder
         self.classes: dict[str, dict[str, dict]] = {}
         self.nodes: dict[tuple[str, str], tuple[Node, str]] = {}  # (kind, name) -> where, for builder errors
         self.b.visual.update(cameras=[], lights=[], materials={}, textures={}, sites=[], geom_material=[],
@@ -319,6 +322,7 @@ class _Reader(XmlReader):
             self.unsupported("coordinate='global' (MuJoCo removed it)", node, "compiler", "coordinate")
         for key, default in _COMPILER_DEFAULT_ONLY.items():
             self.default_only(a, node, "compiler", key, default)
+        self.meshdir = a.get("meshdir", a.get("assetdir", self.meshdir))
 
     def option(self, node: Node) -> None:
         a, opt, where = node.attrib, self.b.opt, "option"
@@ -385,9 +389,11 @@ class _Reader(XmlReader):
             self.defaults(child, cls, own)
 
     def assets(self, node: Node) -> None:
-        self.check(node, "asset", (), ("texture", "material"))
+        self.check(node, "asset", (), ("texture", "material", "hfield"))
         for child in node.children:
-            if child.tag == "texture":
+            if child.tag == "hfield":
+                self.hfield(child)
+            elif child.tag == "texture":
                 self.check(child, "texture", _TEXTURE)
                 name = child.attrib.get("name") or child.attrib.get("type", "texture")
                 self.b.visual["textures"][name] = dict(child.attrib)
@@ -398,6 +404,61 @@ class _Reader(XmlReader):
                 if not a.get("name"):
                     raise self.error("a material needs a name", child, element, "name")
                 self.b.visual["materials"][a["name"]] = {k: v for k, v in a.items() if k != "class"}
+
+    def hfield(self, node: Node) -> None:
+        """A height field from ``nrow``/``ncol``/``elevation`` (rows listed from +y down, as
+        MuJoCo reads them) or from ``file`` (a PNG, top row at +y, or MuJoCo's binary format)."""
+        a = node.attrib
+        self.check(node, "hfield", _HFIELD)
+        file = a.get("file")
+        name = a.get("name") or (Path(file).stem if file else "")
+        element = f"hfield '{name}'" if name else "hfield"
+        size = self.floats(a, "size", node, element, 4)
+        if size is None:
+            raise self.error("an hfield needs a size (radius_x radius_y elevation_z base_z)", node, element, "size")
+        nrow = self.integer(a, "nrow", node, element, 0)
+        ncol = self.integer(a, "ncol", node, element, 0)
+        if file is not None:
+            for key in ("nrow", "ncol", "elevation"):
+                if key in a:
+                    raise self.error("an hfield is given by a file or by nrow/ncol/elevation, not both", node,
+                                     element, key)
+            data = self.hfield_file(file, a.get("content_type"), node, element)
+        else:
+            for key, value in (("nrow", nrow), ("ncol", ncol)):
+                if value < 2:
+                    raise self.error(f"{key} must be >= 2 (or give a file), got {value}", node, element, key)
+            data = np.zeros((nrow, ncol))
+            if "elevation" in a:
+                values = self.parse_floats(a["elevation"], node, "elevation", element, (nrow * ncol,))
+                data = values.reshape(nrow, ncol)[::-1]  # the text lists the +y row first
+        self.guard(node, element, self.b.add_hfield, name, data, size)
+
+    def hfield_file(self, file: str, content_type, node: Node, element) -> np.ndarray:
+        """Samples (nrow, ncol), row 0 at -y, of a PNG or MuJoCo binary hfield file."""
+        from ._png import PNGError, read_png_grey
+
+        path = self.base_dir / self.meshdir / file
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise self.error(f"cannot read hfield file {str(path)!r}: {e.strerror}", node, element, "file") from None
+        png = content_type == "image/png" or (content_type is None and path.suffix.lower() == ".png")
+        if content_type not in (None, "image/png", "image/vnd.mujoco.hfield"):
+            raise self.error(f"unsupported content_type {content_type!r}", node, element, "content_type")
+        if png:
+            try:
+                return read_png_grey(raw)[::-1].astype(float)  # the image's top row is at +y
+            except PNGError as e:
+                raise self.error(f"{path}: {e}", node, element, "file") from None
+        # MuJoCo's binary format: int32 nrow, int32 ncol, then nrow * ncol float32, row 0 at -y
+        if len(raw) < 8:
+            raise self.error(f"{path}: hfield file without a header", node, element, "file")
+        nrow, ncol = np.frombuffer(raw[:8], dtype=np.int32)
+        if nrow < 2 or ncol < 2 or len(raw) != 8 + 4 * int(nrow) * int(ncol):
+            raise self.error(f"{path}: header says {nrow} x {ncol} samples, the file holds {(len(raw) - 8) // 4}",
+                             node, element, "file")
+        return np.frombuffer(raw[8:], dtype=np.float32).reshape(int(nrow), int(ncol)).astype(float)
 
     # --- bodies -------------------------------------------------------------------
     def worldbody(self, node: Node) -> None:
@@ -587,11 +648,14 @@ class _Reader(XmlReader):
         gtype = self.keyword(a, "type", node, element,
                              ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "sdf"),
                              "sphere")
-        if gtype in ("hfield", "mesh", "sdf"):
+        if gtype in ("mesh", "sdf"):
             self.unsupported(f"{gtype} geoms", node, element, "type")
             return
         self.default_only(a, node, element, "fluidshape", "none", "the ellipsoid fluid model")
         size, pos, quat = self.shape(a, node, element, gtype)
+        hfield = a.get("hfield") if gtype == "hfield" else None
+        if gtype == "hfield" and not hfield:
+            raise self.error("an hfield geom needs the name of an <hfield> asset", node, element, "hfield")
         friction = self.vector(a, "friction", node, element, (1.0, 0.005, 0.0001), (1, 2, 3))
         mass = self.number(a, "mass", node, element, minimum=0.0)
         kw = dict(
@@ -605,7 +669,7 @@ class _Reader(XmlReader):
             rgba=self.floats(a, "rgba", node, element, 4, (0.5, 0.5, 0.5, 1.0)),
         )
         pos, quat = _compose(fpos, fquat, pos, quat)
-        self.guard(node, element, self.b.add_geom, body, gtype, size=size, pos=pos, quat=quat, **kw)
+        self.guard(node, element, self.b.add_geom, body, gtype, size=size, pos=pos, quat=quat, hfield=hfield, **kw)
         self.b.visual["geom_material"].append(a.get("material", ""))
 
     def shape(self, a, node, element, gtype, builtin_size=(0.0, 0.0, 0.0)):

@@ -201,6 +201,19 @@ class Model:
     geom_solimp: np.ndarray = _f(0, 5)
     geom_rgba: np.ndarray = _f(0, 4)
     geom_name: list = field(default_factory=list)
+    geom_dataid: np.ndarray = _i(0)  # the height field of an hfield geom, -1 for other types
+
+    # height fields (nhfield,), as mjModel: elevation samples normalized to [0, 1], row r
+    # (along y, from -y) and column c (along x) at hfield_adr + r * ncol + c; a sample is
+    # at height data * size[2] above the geom frame, the solid reaches down to -size[3]
+    nhfield: int = 0
+    nhfielddata: int = 0
+    hfield_size: np.ndarray = _f(0, 4)  # radius_x, radius_y, elevation_z, base_z [m]
+    hfield_nrow: np.ndarray = _i(0)
+    hfield_ncol: np.ndarray = _i(0)
+    hfield_adr: np.ndarray = _i(0)
+    hfield_data: np.ndarray = _f(0)
+    hfield_name: list = field(default_factory=list)
 
     # sites (nsite,)
     site_bodyid: np.ndarray = _i(0)
@@ -328,6 +341,9 @@ class Model:
 
     def site(self, name: str) -> int:
         return _lookup(self.site_name, name, "site")
+
+    def hfield(self, name: str) -> int:
+        return _lookup(self.hfield_name, name, "hfield")
 
     # --- the articulation (Newton) view ----------------------------------------------
     @property
