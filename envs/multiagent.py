@@ -1,8 +1,12 @@
 """PettingZoo ParallelEnv for multi-agent task configs (``agents:`` in the YAML).
 
-One robot's actuators are split among agents, as in Multi-Agent MuJoCo: each agent acts
-on its own actuators and sees only its own observation terms (its joints and its
-neighbours'); all agents share the task's reward, termination and truncation.
+Agents own disjoint sets of the scene's actuators: the legs of one robot, as in Multi-Agent
+MuJoCo (Ant4x2), or whole robots in one shared World that meet through contacts (SumoAnts,
+BoxPush). Each agent acts on its own actuators and sees only its own observation terms.
+Its reward is the task's shared reward terms plus its own (``agents[i].rewards``); the
+task's terminations and time limit end every agent's episode together, since the scene
+resets as a whole. ``state()`` is the task's top-level observation, the scene as a
+centralized critic would see it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ class TaiGymParallelEnv(ParallelEnv):
             for a, spec in self.task.agents.items()}
         low, high = self._batch.single_action_space.low, self._batch.single_action_space.high
         self._act_spaces = {a: spaces.Box(low[s], high[s], dtype=np.float32) for a, s in self._slots.items()}
+        self.state_space = self._batch.single_observation_space
+        self._state = None
 
     def observation_space(self, agent):
         return self._obs_spaces[agent]
@@ -48,7 +54,7 @@ class TaiGymParallelEnv(ParallelEnv):
         return self._act_spaces[agent]
 
     def reset(self, seed=None, options=None):
-        self._batch.reset(seed=seed)
+        self._state, _ = self._batch.reset(seed=seed)
         self.agents = list(self.possible_agents)
         return self._observe(), {a: {} for a in self.agents}
 
@@ -59,16 +65,27 @@ class TaiGymParallelEnv(ParallelEnv):
         full = np.zeros((1, self.task.action_size))
         for agent in self.agents:
             full[0, self._slots[agent]] = np.asarray(actions[agent], dtype=np.float64).reshape(-1)
-        _, reward, terminated, truncated, info = self._batch.step(full)
+        self._state, reward, terminated, truncated, info = self._batch.step(full)
         obs = self._observe()
         live = self.agents
-        rewards = {a: float(reward[0]) for a in live}
+        diverged = bool(info["physics_diverged"][0])
+        rewards, infos = {}, {}
+        for a in live:
+            own, parts = self.task.reward(self._batch.last_context, self.task.agents[a]["rewards"])
+            # a diverged step judges nothing, for the shared terms (zeroed by the batch) and own ones
+            rewards[a] = 0.0 if diverged else float(reward[0] + own[0])
+            infos[a] = {"physics_diverged": diverged,
+                        **{f"reward_{k}": float(v[0]) for k, v in info.items() if k.startswith("reward_")},
+                        **{f"reward_{k}": 0.0 if diverged else float(v[0]) for k, v in parts.items()}}
         terms = {a: bool(terminated[0]) for a in live}
         truncs = {a: bool(truncated[0]) for a in live}
-        infos = {a: {"physics_diverged": bool(info["physics_diverged"][0])} for a in live}
         if terminated[0] or truncated[0]:
             self.agents = []
         return obs, rewards, terms, truncs, infos
+
+    def state(self):
+        """The scene's global observation (the task's top-level ``observations``)."""
+        return self._state[0]
 
     def render(self):
         """The scene's (H, W, 3) uint8 frame, or None without a render mode."""

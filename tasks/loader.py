@@ -168,6 +168,7 @@ def _validate_terms(cfg: TaskConfig, data, origin):
     lists = [(key, getattr(cfg, key)) for key in _TERM_LISTS]
     for a, agent in enumerate(cfg.agents or ()):
         lists.append((("agents", a, "observations"), agent.observations))
+        lists.append((("agents", a, "rewards"), agent.rewards))
     for key, terms in lists:
         prefix = key if isinstance(key, tuple) else (key,)
         kind = _TERM_LISTS[prefix[-1]]

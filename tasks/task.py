@@ -46,7 +46,7 @@ class Task:
         self.dt = self.model.opt.timestep * cfg.simulation.frame_skip
         self.episode_length = cfg.episode_length
         self.observations = self._bind_observations(cfg.observations, ("observations",))
-        self.rewards = [(t.term, t.weight, self._bind("reward", t, ("rewards", i))) for i, t in enumerate(cfg.rewards)]
+        self.rewards = self._bind_rewards(cfg.rewards, ("rewards",))
         self.terminations = [self._bind("termination", t, ("terminations", i)) for i, t in enumerate(cfg.terminations)]
         self.resets = [self._bind("reset", t, ("resets", i)) for i, t in enumerate(cfg.resets)]
         self.randomization = [(i, self._bind("randomization", t, ("randomization", i)))
@@ -113,11 +113,12 @@ class Task:
             out |= np.asarray(term.fn(ctx), dtype=bool)
         return out
 
-    def reward(self, ctx) -> tuple[np.ndarray, dict]:
-        """Total reward (num_envs,) and each weighted term by name (ctx.terminated must be set)."""
+    def reward(self, ctx, rewards=None) -> tuple[np.ndarray, dict]:
+        """Total reward (num_envs,) and each weighted term by name (ctx.terminated must be set),
+        of the task's reward terms or of ``rewards`` (an agent's own)."""
         total = np.zeros(ctx.num_envs)
         parts = {}
-        for name, weight, term in self.rewards:
+        for name, weight, term in self.rewards if rewards is None else rewards:
             value = weight * np.asarray(term.fn(ctx), dtype=np.float64)
             parts[name] = parts.get(name, 0.0) + value
             total += value
@@ -163,13 +164,21 @@ class Task:
             out.append((t.term, term, period))
         return out
 
+    def _step_terms(self):
+        """(key path, bound term) of every term evaluated on a step: the task's observations,
+        rewards and terminations, and each agent's observations and rewards."""
+        out = [(("observations", i), o.term) for i, o in enumerate(self.observations)]
+        out += [(("rewards", i), t) for i, (_, _, t) in enumerate(self.rewards)]
+        out += [(("terminations", i), t) for i, t in enumerate(self.terminations)]
+        for a, agent in enumerate(self.agents.values()):
+            out += [(("agents", a, "observations", i), o.term) for i, o in enumerate(agent["observations"])]
+            out += [(("agents", a, "rewards", i), t) for i, (_, _, t) in enumerate(agent["rewards"])]
+        return out
+
     def _check_command_references(self, cfg):
         # terms that read a command name it in info["command"]; it must be one of the config's
         known = [name for name, _, _ in self.commands]
-        bound = [(("observations", i), o.term) for i, o in enumerate(self.observations)]
-        bound += [(("rewards", i), t) for i, (_, _, t) in enumerate(self.rewards)]
-        bound += [(("terminations", i), t) for i, t in enumerate(self.terminations)]
-        for path, term in bound:
+        for path, term in self._step_terms():
             name = term.info.get("command")
             if name is not None and name not in known:
                 raise error_at(cfg, (*path, "params", "command"), f"no command named {name!r} in the config",
@@ -177,7 +186,7 @@ class Task:
 
     def _memory(self):
         sizes = {}
-        for term in [o.term for o in self.observations] + [t for _, _, t in self.rewards] + self.terminations:
+        for _, term in self._step_terms():
             for name, width in term.memory.items():
                 if sizes.setdefault(name, width) != width:
                     raise ValueError(f"terms disagree on the width of memory {name!r}: {sizes[name]} and {width}")
@@ -199,8 +208,12 @@ class Task:
     def _bind_agent(self, i, agent):
         acts = [actuator_index(self.config, self.model, a, ("agents", i, "actuators", k))
                 for k, a in enumerate(agent.actuators)]
-        return {"actuators": acts, "observations": self._bind_observations(agent.observations,
-                                                                         ("agents", i, "observations"))}
+        return {"actuators": acts,
+                "observations": self._bind_observations(agent.observations, ("agents", i, "observations")),
+                "rewards": self._bind_rewards(agent.rewards, ("agents", i, "rewards"))}
+
+    def _bind_rewards(self, terms, path):
+        return [(t.term, t.weight, self._bind("reward", t, (*path, k))) for k, t in enumerate(terms)]
 
     def _bind_actions(self, cfg: TaskConfig):
         m, act = self.model, cfg.actions
@@ -237,20 +250,16 @@ class Task:
 
     def _needs(self):
         needs = {"qpos", "qvel"}
-        terms = [o.term for o in self.observations] + [t for _, _, t in self.rewards] + self.terminations
-        for agent in self.agents.values():
-            terms += [o.term for o in agent["observations"]]
-        for term in terms:
+        for _, term in self._step_terms():
             needs.update(term.needs)
         return tuple(sorted(needs))
 
     def _prev_needs(self):
         # qpos always, so that every step's context has the state before the step
         needs = {"qpos"}
-        for _, _, term in self.rewards:
-            needs.update(term.needs_prev)
-        for term in self.terminations:
-            needs.update(term.needs_prev)
+        for path, term in self._step_terms():
+            if "observations" not in path:
+                needs.update(term.needs_prev)
         return tuple(sorted(needs))
 
 

@@ -1,3 +1,12 @@
 """Built-in terms; importing this package registers them (see :mod:`tasks.registry`)."""
 
-from . import locomotion, manipulation, observations, randomization, resets, rewards, terminations  # noqa: F401
+from . import (  # noqa: F401
+    locomotion,
+    manipulation,
+    observations,
+    randomization,
+    resets,
+    rewards,
+    scene,
+    terminations,
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import Term, register
+from ..registry import Term, TermError, register
 from ._select import body_indices, coordinate_indices, lookup
 
 
@@ -45,13 +45,59 @@ def qfrc_constraint(model, *, joints: list[str] | None = None, start: int = 0, s
     return _coordinates(model, "qvel", joints, start, stop, lambda x: x, key="qfrc_constraint")
 
 
+def _local_frame(frame) -> bool:
+    if frame not in ("world", "relative_to"):
+        raise TermError(f"frame must be 'world' or 'relative_to', got {frame!r}", "frame")
+    return frame == "relative_to"
+
+
+def _in_frame_of(ctx, b, vectors):
+    # world vectors (num_envs, 3) seen in body b's frame: R_b^T v
+    return np.einsum("nji,nj->ni", ctx.get("xmat")[:, b], vectors)
+
+
+def point_velocity(ctx, b):
+    """(num_envs, 3) world velocity of body b's frame origin. MuJoCo's cvel is the body's
+    spatial velocity (angular; linear) taken at the centre of mass of its kinematic tree's
+    root subtree, so the origin's velocity is linear + angular x (xpos - that centre)."""
+    root = ctx.model.body_rootid[b]
+    cvel = ctx.get("cvel")[:, b]
+    arm = ctx.get("xpos")[:, b] - ctx.get("subtree_com")[:, root]
+    return cvel[:, 3:] + np.cross(cvel[:, :3], arm)
+
+
 @register("observation")
-def body_offset(model, *, body: str, relative_to: str, axes: list[int] = [0, 1, 2]):  # noqa: B006
-    """Position of ``body`` minus that of ``relative_to`` (body frame origins), world axes."""
+def body_offset(model, *, body: str, relative_to: str, axes: list[int] = [0, 1, 2],  # noqa: B006
+                frame: str = "world"):
+    """Position of ``body`` minus that of ``relative_to`` (body frame origins), along world
+    axes, or along the axes of ``relative_to``'s own frame with ``frame: relative_to`` (where
+    another robot is, as this one sees it)."""
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, relative_to, "body", "relative_to")
-    ax = list(axes)
-    return Term(lambda ctx: (ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b])[:, ax], needs=("xpos",), size=len(ax))
+    ax, local = list(axes), _local_frame(frame)
+
+    def offset(ctx):
+        d = ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b]
+        return (_in_frame_of(ctx, b, d) if local else d)[:, ax]
+
+    return Term(offset, needs=("xpos", "xmat") if local else ("xpos",), size=len(ax))
+
+
+@register("observation")
+def body_relative_velocity(model, *, body: str, relative_to: str, axes: list[int] = [0, 1, 2],  # noqa: B006
+                           frame: str = "world"):
+    """Velocity of ``body``'s frame origin minus that of ``relative_to``'s, along world axes or
+    (``frame: relative_to``) along the axes of ``relative_to``'s frame (how fast another robot
+    approaches). Read from cvel, so it holds for any body, not only free-floating ones."""
+    a = lookup(model.body_name, body, "body", "body")
+    b = lookup(model.body_name, relative_to, "body", "relative_to")
+    ax, local = list(axes), _local_frame(frame)
+
+    def velocity(ctx):
+        v = point_velocity(ctx, a) - point_velocity(ctx, b)
+        return (_in_frame_of(ctx, b, v) if local else v)[:, ax]
+
+    return Term(velocity, needs=("cvel", "xpos", "subtree_com", "xmat"), size=len(ax))
 
 
 @register("observation")

@@ -69,11 +69,14 @@ def qvel_set(model, *, value: float, joints: list[str] | None = None, start: int
 
 
 @register("reset")
-def qpos_uniform_in_disc(model, *, joints: list[str], radius: float):
-    """Two coordinates set to a point drawn uniformly in the open disc of ``radius``, by
-    rejection from the enclosing square (a reaching target's position)."""
+def qpos_uniform_in_disc(model, *, joints: list[str], radius: float, min_radius: float = 0.0):
+    """Two coordinates set to a point drawn uniformly in the open disc of ``radius`` (a
+    reaching target's position), and at least ``min_radius`` from its centre (a goal not
+    already reached), by rejection from the enclosing square."""
     if radius <= 0:
         raise TermError(f"radius must be > 0, got {radius}", "radius")
+    if not 0 <= min_radius < radius:
+        raise TermError(f"min_radius must be in [0, radius), got {min_radius}", "min_radius")
     idx = coordinate_indices(model, "qpos", joints, 0, None)
     if len(idx) != 2:
         raise TermError(f"needs exactly two coordinates, got {len(idx)}", "joints")
@@ -81,7 +84,7 @@ def qpos_uniform_in_disc(model, *, joints: list[str], radius: float):
     def apply(rng, qpos, qvel):
         while True:
             goal = rng.uniform(low=-radius, high=radius, size=2)
-            if np.linalg.norm(goal) < radius:
+            if min_radius <= np.linalg.norm(goal) < radius:
                 break
         qpos[idx] = goal
 
