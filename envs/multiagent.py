@@ -74,9 +74,7 @@ class TaiGymParallelEnv(ParallelEnv):
             own, parts = self.task.reward(self._batch.last_context, self.task.agents[a]["rewards"])
             # a diverged step judges nothing, for the shared terms (zeroed by the batch) and own ones
             rewards[a] = 0.0 if diverged else float(reward[0] + own[0])
-            infos[a] = {"physics_diverged": diverged,
-                        **{f"reward_{k}": float(v[0]) for k, v in info.items() if k.startswith("reward_")},
-                        **{f"reward_{k}": 0.0 if diverged else float(v[0]) for k, v in parts.items()}}
+            infos[a] = {"physics_diverged": diverged, **_reward_parts(info, parts, diverged)}
         terms = {a: bool(terminated[0]) for a in live}
         truncs = {a: bool(truncated[0]) for a in live}
         if terminated[0] or truncated[0]:
@@ -117,3 +115,13 @@ class TaiGymParallelEnv(ParallelEnv):
                 owner[u] = name
                 slots[name].append(self.task.actuators.index(u))
         return {a: np.array(s) for a, s in slots.items()}
+
+
+def _reward_parts(info, own, diverged) -> dict:
+    # the shared and own terms of one name add up, as the terms of one list do, so the
+    # parts always sum to the agent's reward
+    parts = {k: float(v[0]) for k, v in info.items() if k.startswith("reward_")}
+    for name, value in own.items():
+        key = f"reward_{name}"
+        parts[key] = parts.get(key, 0.0) + (0.0 if diverged else float(value[0]))
+    return parts

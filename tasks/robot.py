@@ -54,12 +54,21 @@ def build_model(cfg: TaskConfig) -> physics.Model:
     _joint_edits(cfg, model, edits)
     _body_edits(cfg, model, edits)
     _actuator_edits(cfg, model, edits)
-    if cfg.robot.init_qpos is not None:
-        if len(cfg.robot.init_qpos) != model.nq:
-            raise error_at(cfg, ("robot", "init_qpos"), f"has {len(cfg.robot.init_qpos)} values",
-                           expected=f"{model.nq} values (the model's nq)")
-        edits["qpos0"] = np.array(cfg.robot.init_qpos, dtype=np.float64)
     return dataclasses.replace(model, **edits).freeze()
+
+
+def reset_pose(cfg: TaskConfig, model: physics.Model) -> np.ndarray:
+    """The pose episodes start from before reset noise: ``robot.init_qpos``, or qpos0.
+
+    It is not written into the Model's qpos0: hinge and slide joints measure their angle
+    from qpos0 (MuJoCo's joint reference), so moving it would move the bodies' zero pose.
+    """
+    if cfg.robot.init_qpos is None:
+        return np.array(model.qpos0, dtype=np.float64)
+    if len(cfg.robot.init_qpos) != model.nq:
+        raise error_at(cfg, ("robot", "init_qpos"), f"has {len(cfg.robot.init_qpos)} values",
+                       expected=f"{model.nq} values (the model's nq)")
+    return np.array(cfg.robot.init_qpos, dtype=np.float64)
 
 
 def actuator_index(cfg, model, ref: str, path) -> int:

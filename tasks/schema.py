@@ -54,7 +54,7 @@ class RobotConfig(Strict):
     """The robot: an asset (``configs/``-relative path or ``package:file``) and overrides."""
 
     asset: str
-    init_qpos: list[float] | None = None  # replaces the model's qpos0 as the reset pose
+    init_qpos: list[float] | None = None  # the reset pose (before reset noise) in place of qpos0
     joints: dict[str, JointOverride] = {}
     bodies: dict[str, BodyOverride] = {}
     actuators: dict[str, ActuatorOverride] = {}

@@ -16,7 +16,7 @@ from physics.model import BIAS_NONE
 from . import registry
 from .drive_actions import DRIVE_KINDS, DriveActions, check_kind_fields
 from .loader import error_at, load_task_config, per_item
-from .robot import actuator_index, build_model
+from .robot import actuator_index, build_model, reset_pose
 from .schema import TaskConfig
 
 
@@ -43,6 +43,7 @@ class Task:
     def __init__(self, cfg: TaskConfig):
         self.config = cfg
         self.model = build_model(cfg)
+        self.init_qpos = reset_pose(cfg, self.model)
         self.dt = self.model.opt.timestep * cfg.simulation.frame_skip
         self.episode_length = cfg.episode_length
         self.observations = self._bind_observations(cfg.observations, ("observations",))
@@ -127,7 +128,7 @@ class Task:
     # --- resets -----------------------------------------------------------------------------
     def initial_state(self, rng) -> tuple[np.ndarray, np.ndarray]:
         """One env's fresh (qpos, qvel), the reset terms applied in order with ``rng``."""
-        qpos = np.array(self.model.qpos0, dtype=np.float64)
+        qpos = self.init_qpos.copy()
         qvel = np.zeros(self.model.nv)
         for term in self.resets:
             term.fn(rng, qpos, qvel)
