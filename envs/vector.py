@@ -17,6 +17,15 @@ env independently, so the others are unaffected.
 With ``render_mode="rgb_array"``, ``render()`` returns a tuple of (H, W, 3) uint8 frames, one
 per env (as Gymnasium's vector envs do), made by the Taichi ray caster with the task
 config's ``render`` settings; ``physics.render.tile`` makes them one grid image.
+
+With ``tensor_backend="torch"`` (``gym.make_vec(id, num_envs=n, tensor_backend="torch")``),
+observations, rewards, terminated and truncated are torch tensors on the World's device
+(``env.device``), and actions may be torch tensors. Every tensor returned owns its memory:
+on CPU it wraps the fresh array the step made (no copy), so nothing the env keeps can be
+changed through it. The task terms run on the host, so a CUDA World's outputs are uploaded
+once per step and CUDA actions are read back once. In ``info``, arrays become tensors too;
+``final_obs`` is then one (num_envs, obs_size) tensor whose rows of envs that did not end are
+zero (``_final_obs`` says which rows hold a final observation).
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from ._randomization import ParameterWriter
 from ._render import RENDER_MODES, FrameSource, check_render_mode
 
 _MODES = {m.value: m for m in AutoresetMode}
+TENSOR_BACKENDS = ("numpy", "torch")
 
 
 class TaiGymVectorEnv(VectorEnv):
@@ -50,13 +60,18 @@ class TaiGymVectorEnv(VectorEnv):
             Gymnasium's TimeLimit wrapper).
         max_episode_steps: replaces ``episode_length`` (``gym.make_vec`` passes the registered one).
         render_mode: None or "rgb_array".
+        tensor_backend: "numpy" (default) or "torch": outputs as torch tensors on the World's
+            device, and torch actions accepted.
     """
 
     metadata: ClassVar[dict] = {"render_modes": RENDER_MODES, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, config, num_envs: int = 1, *, overrides=None, autoreset_mode=AutoresetMode.NEXT_STEP,
-                 time_limit: bool = True, max_episode_steps=None, render_mode=None):
+                 time_limit: bool = True, max_episode_steps=None, render_mode=None, tensor_backend="numpy"):
         check_render_mode(render_mode)
+        if tensor_backend not in TENSOR_BACKENDS:
+            raise ValueError(f"tensor_backend must be one of {TENSOR_BACKENDS}, got {tensor_backend!r}")
+        self.tensor_backend = tensor_backend
         self.task = config if isinstance(config, Task) else Task.from_source(config, overrides)
         cfg = self.task.config
         self.num_envs = int(num_envs)
@@ -70,6 +85,8 @@ class TaiGymVectorEnv(VectorEnv):
         self.world = physics.World(self.task.model, num_envs=self.num_envs, device=cfg.simulation.device,
                                    precision=cfg.simulation.precision)
         self._params = ParameterWriter(self.task, self.world) if self.task.randomization else None
+        self.device = self.world.device  # where torch outputs live
+        self._torch = _TorchOutputs(self.device) if tensor_backend == "torch" else None
         self._time_limit = time_limit
         self.episode_length = int(max_episode_steps or self.task.episode_length)
         self._frame_skip = cfg.simulation.frame_skip
@@ -96,7 +113,8 @@ class TaiGymVectorEnv(VectorEnv):
         ids = np.arange(self.num_envs) if mask is None else np.flatnonzero(self._mask(mask))
         self._seed(ids, seed)
         self._reset_envs(ids)
-        return self._obs.astype(self._obs_dtype), {}
+        obs = self._obs.astype(self._obs_dtype)
+        return (obs, {}) if self._torch is None else (self._torch.array(obs), {})
 
     def step(self, actions):
         if self._rngs is None:
@@ -136,7 +154,8 @@ class TaiGymVectorEnv(VectorEnv):
             info["action_nonfinite"] = bad_action
         for name, value in parts.items():
             info[f"reward_{name}"] = np.where(resetting | diverged, 0.0, value)
-        return self._obs.astype(self._obs_dtype), reward, terminated, truncated, info
+        out = (self._obs.astype(self._obs_dtype), reward, terminated, truncated, info)
+        return out if self._torch is None else self._torch.step(out, self.single_observation_space.shape)
 
     def render(self):
         """One (H, W, 3) uint8 frame per env, or None without a render mode."""
@@ -238,6 +257,8 @@ class TaiGymVectorEnv(VectorEnv):
         return mask
 
     def _checked_actions(self, actions):
+        if hasattr(actions, "detach"):  # a torch tensor, on any device
+            actions = actions.detach().to("cpu").numpy()
         arr = np.asarray(actions, dtype=np.float64)
         shape = (self.num_envs, self.task.action_size)
         if arr.shape != shape:
@@ -251,3 +272,38 @@ class TaiGymVectorEnv(VectorEnv):
                              "set actions.nonfinite=zero in the task config to zero them instead")
         arr = np.where(bad, 0.0, arr)
         return arr, bad.any(1)
+
+
+class _TorchOutputs:
+    """Step results as torch tensors on ``device``, each owning its memory."""
+
+    def __init__(self, device):
+        import torch
+
+        self.torch, self.device = torch, torch.device(device)
+
+    def array(self, a: np.ndarray):
+        # the env's step results are fresh arrays it keeps no reference to: wrapping them is
+        # safe on CPU, and on CUDA .to() makes the device copy
+        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+
+    def step(self, out, obs_shape):
+        obs, reward, terminated, truncated, info = out
+        return (self.array(obs), self.array(reward), self.array(terminated), self.array(truncated),
+                self.info(info, obs.dtype, obs_shape))
+
+    def info(self, info: dict, obs_dtype, obs_shape) -> dict:
+        converted = {}
+        for key, value in info.items():
+            if key == "final_obs":
+                # one tensor instead of an object array of per-env rows
+                rows = np.zeros((len(value), *obs_shape), dtype=obs_dtype)
+                for i, row in enumerate(value):
+                    if row is not None:
+                        rows[i] = row
+                converted[key] = self.array(rows)
+            elif isinstance(value, np.ndarray) and value.dtype != object:
+                converted[key] = self.array(value.copy())
+            else:
+                converted[key] = value
+        return converted

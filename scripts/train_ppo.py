@@ -5,9 +5,9 @@
     python scripts/train_ppo.py --num-envs 4096 --num-steps 16     # thousands of envs, one World
     taigym train-ppo ...                                           # the same, as a subcommand
 
-The whole batch lives in one World (``gym.make_vec(..., autoreset_mode="SameStep")``):
-no per-env Python objects, no DummyVecEnv copies, and the policy sees the batch as one
-tensor. Observations are normalized by running mean and variance; advantages come from
+The whole batch lives in one World (``gym.make_vec(..., autoreset_mode="SameStep",
+tensor_backend="torch")``): no per-env Python objects, no DummyVecEnv copies, and the env
+hands the policy torch tensors on the World's device and takes its actions as tensors. Observations are normalized by running mean and variance; advantages come from
 GAE with bootstrapping through time-limit truncations (the value of the episode's last
 observation, from ``info["final_obs"]``); the policy loss is PPO's clipped surrogate,
 the value loss optionally clipped too.
@@ -161,24 +161,25 @@ def collect_rollout(env, agent, obs_rms, reward_scaler, state, buf, args: Args, 
     """
     import torch
 
-    obs = state["obs"]
+    obs = state["obs"]  # torch, on the env's device: the env returns tensors (tensor_backend="torch")
+    low = torch.as_tensor(env.single_action_space.low, device=args.device)
+    high = torch.as_tensor(env.single_action_space.high, device=args.device)
     for step in range(args.num_steps):
-        raw = torch.from_numpy(obs).to(args.device)
+        raw = obs.to(args.device)
         if args.norm_obs:
             obs_rms.update(raw)
         x = obs_rms.normalize(raw) if args.norm_obs else raw.float()
         with torch.no_grad():
             action, logprob, _, value = agent.action_and_value(x)
-        low, high = env.single_action_space.low, env.single_action_space.high
-        obs, reward, terminated, truncated, info = env.step(np.clip(action.cpu().numpy(), low, high))
-        episodes.record(reward, terminated | truncated)
-        reward_t = torch.as_tensor(reward, dtype=torch.float32, device=args.device)
-        done = torch.as_tensor(terminated | truncated, device=args.device)
+        obs, reward, terminated, truncated, info = env.step(torch.clamp(action, low, high))
+        done = (terminated | truncated).to(args.device)
+        episodes.record(reward, done)
+        reward_t = reward.to(args.device, torch.float32)
         if args.norm_reward:
             reward_t = reward_scaler.scale(reward_t, done)
-        cut = torch.as_tensor(np.flatnonzero(truncated & ~terminated), device=args.device)
+        cut = torch.nonzero(truncated & ~terminated).flatten().to(args.device)
         if len(cut):
-            final = torch.as_tensor(np.stack(info["final_obs"][cut.cpu().numpy()]), device=args.device)
+            final = info["final_obs"].to(args.device)[cut]
             final = obs_rms.normalize(final) if args.norm_obs else final.float()
             with torch.no_grad():
                 reward_t[cut] += args.gamma * agent.value(final)
@@ -247,15 +248,19 @@ def update_policy(agent, optimizer, buf, advantages, returns, args: Args, genera
 class EpisodeStats:
     """Running return and length of every env; finished episodes go to the progress log."""
 
-    def __init__(self, num_envs: int, log):
-        self.returns, self.lengths = np.zeros(num_envs), np.zeros(num_envs, dtype=np.int64)
+    def __init__(self, num_envs: int, log, device="cpu"):
+        import torch
+
+        self.returns = torch.zeros(num_envs, dtype=torch.float64, device=device)
+        self.lengths = torch.zeros(num_envs, dtype=torch.int64, device=device)
         self.log = log
 
     def record(self, reward, done) -> None:
-        self.returns += reward
+        self.returns += reward.to(self.returns.device)
         self.lengths += 1
+        done = done.to(self.returns.device)
         if done.any():
-            self.log.add_episodes(self.returns[done], self.lengths[done])
+            self.log.add_episodes(self.returns[done].cpu().numpy(), self.lengths[done].cpu().numpy())
             self.returns[done], self.lengths[done] = 0.0, 0
 
 
@@ -298,8 +303,10 @@ def train(args: Args, run_dir: Path, *, resume: bool = False, quiet: bool = Fals
 
     # --- env and agent ---
     setup_start = time.perf_counter()
+    # tensors in and out: the batch never goes through numpy in this script
     env = gym.make_vec(args.task, num_envs=args.num_envs, autoreset_mode="SameStep",
-                       vectorization_mode="vector_entry_point", overrides=list(args.task_overrides))
+                       vectorization_mode="vector_entry_point", overrides=list(args.task_overrides),
+                       tensor_backend="torch")
     obs, _ = env.reset(seed=args.seed)  # compiles the step kernels: counted as setup
     obs_size, action_size = env.single_observation_space.shape[0], env.single_action_space.shape[0]
     agent = make_networks(obs_size, action_size, args).to(args.device)
@@ -318,7 +325,7 @@ def train(args: Args, run_dir: Path, *, resume: bool = False, quiet: bool = Fals
 
     log = R.ProgressLog(run_dir / "progress.csv", window=max(20, args.num_envs), every=args.log_every)
     log.truncate_after(global_step)
-    episodes = EpisodeStats(args.num_envs, log)
+    episodes = EpisodeStats(args.num_envs, log, device=env.unwrapped.device)
     writer = SummaryWriter(str(run_dir / "tensorboard"))
     bar = None if quiet else R.ProgressBar(args.total_timesteps, start=global_step,
                                            label=f"{ALGO_NAME} {R.task_name(args.task)}")
@@ -345,7 +352,7 @@ def train(args: Args, run_dir: Path, *, resume: bool = False, quiet: bool = Fals
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - global_step / args.total_timesteps)
         next_obs = collect_rollout(env, agent, obs_rms, reward_scaler, state, buf, args, episodes)
         global_step += batch
-        raw = torch.from_numpy(next_obs).to(args.device)
+        raw = next_obs.to(args.device)
         advantages, returns = compute_gae(agent, obs_rms.normalize(raw) if args.norm_obs else raw.float(), buf, args)
         stats = update_policy(agent, optimizer, buf, advantages, returns, args, generator)
 
