@@ -6,6 +6,7 @@ the file, line, key path and what was expected, before any model or World is bui
 
 from __future__ import annotations
 
+import importlib.resources
 import typing
 from pathlib import Path
 
@@ -17,7 +18,28 @@ from .errors import ConfigError, did_you_mean
 from .schema import TaskConfig
 from .yaml_loader import where
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+
+def config_dir() -> Path:
+    """The folder of task configs and robot assets: the ``configs`` package's data files.
+
+    The wheel installs ``configs`` beside ``tasks``, which is also where a source checkout
+    keeps it, so the sibling folder is tried first: another installed distribution may
+    own a top-level package of that name too. ``importlib.resources`` finds it otherwise.
+    """
+    sibling = Path(__file__).resolve().parents[1] / "configs"
+    if (sibling / "tasks").is_dir():
+        return sibling
+    try:
+        found = Path(str(importlib.resources.files("configs")))
+    except ModuleNotFoundError:
+        found = None
+    if found is None or not (found / "tasks").is_dir():
+        raise FileNotFoundError(f"taigym's configs are missing: neither {sibling} nor an importable `configs` "
+                                "package holds tasks/; reinstall taigym")
+    return found
+
+
+CONFIG_DIR = config_dir()
 TASK_DIR = CONFIG_DIR / "tasks"
 
 # which registry kind the terms of each list belong to
