@@ -62,3 +62,28 @@ def test_torch_outputs_do_not_alias_the_env():
 def test_tensor_backend_is_checked():
     with pytest.raises(ValueError, match="tensor_backend must be one of"):
         make("jax")
+
+
+@pytest.mark.cuda
+def test_torch_outputs_on_a_cuda_world():
+    # Taichi runs one backend per process: the CUDA World lives in a subprocess
+    import os
+    import subprocess
+    import sys
+
+    from physics._taichi import _probe_cuda
+
+    if not _probe_cuda() or not torch.cuda.is_available():
+        pytest.skip("no NVIDIA GPU with CUDA torch on this machine")
+    probe = (
+        "import gymnasium as gym, torch, envs\n"
+        f"env = gym.make_vec({TASK!r}, num_envs=4, vectorization_mode='vector_entry_point', tensor_backend='torch',\n"
+        "                   overrides=['simulation.device=cuda'])\n"
+        "obs, _ = env.reset(seed=0)\n"
+        "out = env.step(torch.zeros(env.action_space.shape, device='cuda'))\n"
+        "assert all(t.device.type == 'cuda' for t in (obs, *out[:4])), [t.device for t in (obs, *out[:4])]\n"
+        "assert torch.isfinite(out[0]).all()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], check=False, capture_output=True, text=True,
+                            timeout=600, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert result.returncode == 0, result.stderr[-3000:]
