@@ -40,6 +40,7 @@ GEOM_TYPE_NAMES = {GEOM_PLANE: "plane", GEOM_HFIELD: "hfield", GEOM_SPHERE: "sph
 COLLIDE_PLANE_SPHERE, COLLIDE_PLANE_CAPSULE, COLLIDE_PLANE_BOX, COLLIDE_PLANE_CYLINDER = 1, 2, 3, 4
 COLLIDE_PLANE_ELLIPSOID, COLLIDE_SPHERE_SPHERE, COLLIDE_SPHERE_CAPSULE, COLLIDE_SPHERE_CYLINDER = 5, 6, 7, 8
 COLLIDE_SPHERE_BOX, COLLIDE_CAPSULE_CAPSULE, COLLIDE_CAPSULE_BOX, COLLIDE_BOX_BOX = 9, 10, 11, 12
+COLLIDE_HFIELD_SPHERE, COLLIDE_HFIELD_CAPSULE, COLLIDE_HFIELD_BOX = 13, 14, 15  # physics/hfield.py
 COLLIDERS = {
     (GEOM_PLANE, GEOM_SPHERE): (COLLIDE_PLANE_SPHERE, 1),
     (GEOM_PLANE, GEOM_CAPSULE): (COLLIDE_PLANE_CAPSULE, 2),
@@ -53,7 +54,13 @@ COLLIDERS = {
     (GEOM_CAPSULE, GEOM_CAPSULE): (COLLIDE_CAPSULE_CAPSULE, 2),
     (GEOM_CAPSULE, GEOM_BOX): (COLLIDE_CAPSULE_BOX, 4),
     (GEOM_BOX, GEOM_BOX): (COLLIDE_BOX_BOX, 8),
+    # height fields: several faces, edges or box corners at once
+    (GEOM_HFIELD, GEOM_SPHERE): (COLLIDE_HFIELD_SPHERE, 4),
+    (GEOM_HFIELD, GEOM_CAPSULE): (COLLIDE_HFIELD_CAPSULE, 6),
+    (GEOM_HFIELD, GEOM_BOX): (COLLIDE_HFIELD_BOX, 8),
 }
+# MuJoCo collides no plane or hfield with another plane or hfield: static terrain
+_NEVER = {(GEOM_PLANE, GEOM_PLANE), (GEOM_PLANE, GEOM_HFIELD), (GEOM_HFIELD, GEOM_HFIELD)}
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,9 @@ def geom_rbound(m: Model) -> np.ndarray:
             r[g] = s[:3].max()
         elif t == GEOM_BOX:
             r[g] = np.linalg.norm(s[:3])
+        elif t == GEOM_HFIELD:
+            hs = m.hfield_size[m.geom_dataid[g]]
+            r[g] = np.sqrt(hs[0] ** 2 + hs[1] ** 2 + max(hs[2], hs[3]) ** 2)
     return r
 
 
@@ -161,8 +171,8 @@ def _collider(m: Model, g1: int, g2: int, skip_unsupported: bool, skipped: list)
     key = (int(m.geom_type[g1]), int(m.geom_type[g2]))
     if key in COLLIDERS:
         return COLLIDERS[key]
-    if key[0] == key[1] == GEOM_PLANE:
-        return None  # MuJoCo has no plane-plane routine either
+    if key in _NEVER:
+        return None
     names = lambda g: m.geom_name[g] or f"geom {g}"
     if skip_unsupported:
         skipped.append(f"{GEOM_TYPE_NAMES[key[0]]}-{GEOM_TYPE_NAMES[key[1]]} ('{names(g1)}', '{names(g2)}')")

@@ -29,7 +29,8 @@ from ._math import make_math
 from .layout import _columns
 from ._taichi import ensure_runtime
 from .errors import WorldError
-from .model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_PLANE, Model
+from .hfield import make_hfield
+from .model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
 from .narrowphase import (
     CON_DIM,
     CON_EXCLUDE,
@@ -46,18 +47,22 @@ from .narrowphase import (
 
 
 # --- model tables (int tables (rows, cols), float tables (1 or num_envs, rows, cols)) ----
-PAIR_GEOM1, PAIR_GEOM2, PAIR_COLLIDER, PAIR_CONDIM = range(4)
-NPAIR_I = 4
+PAIR_GEOM1, PAIR_GEOM2, PAIR_COLLIDER, PAIR_CONDIM, PAIR_MAXCON = range(5)
+NPAIR_I = 5
 PAIR_F, NPAIR_F = _columns(("margin", 1), ("gap", 1), ("friction", 5), ("solref", 2), ("solimp", 5))
 GEOM_TYPE, GEOM_BODY = range(2)
-NGEOM_I = 2
-GEOM_F, NGEOM_F = _columns(("size", 3), ("pos", 3), ("quat", 4), ("rbound", 1))
+# hfield geoms: flat index of the first elevation sample in geom_f (whose rows past the
+# geoms hold every hfield's samples, NGEOM_F to a row), the grid's rows and columns
+GEOM_HF_BASE, GEOM_HF_NROW, GEOM_HF_NCOL = 2, 3, 4
+NGEOM_I = 5
+GEOM_F, NGEOM_F = _columns(("size", 3), ("pos", 3), ("quat", 4), ("rbound", 1), ("hfield_size", 4))
 # Geom world poses, (num_envs, ngeom, 12): position, then the rotation matrix row-major.
 GEOM_X, NGEOM_X = _columns(("xpos", 3), ("xmat", 9))
 
 P_MARGIN, P_GAP, P_FRICTION = PAIR_F["margin"][0], PAIR_F["gap"][0], PAIR_F["friction"][0]
 P_SOLREF, P_SOLIMP = PAIR_F["solref"][0], PAIR_F["solimp"][0]
 G_SIZE, G_POS, G_QUAT, G_RBOUND = GEOM_F["size"][0], GEOM_F["pos"][0], GEOM_F["quat"][0], GEOM_F["rbound"][0]
+G_HSIZE = GEOM_F["hfield_size"][0]
 X_POS, X_MAT = GEOM_X["xpos"][0], GEOM_X["xmat"][0]
 C = {k: a for k, (a, _) in CONTACT_F.items()}
 
@@ -68,7 +73,7 @@ def pack_collision_model(m: Model, pairs: B.PairTable, dtype) -> dict:
     pair_i = np.zeros((n, NPAIR_I), np.int32)
     pair_f = np.zeros((n, NPAIR_F))
     for p in range(pairs.npair):
-        pair_i[p] = (pairs.geom1[p], pairs.geom2[p], pairs.collider[p], pairs.condim[p])
+        pair_i[p] = (pairs.geom1[p], pairs.geom2[p], pairs.collider[p], pairs.condim[p], pairs.maxcon[p])
         pair_f[p] = np.concatenate([[pairs.margin[p], pairs.gap[p]], pairs.friction[p], pairs.solref[p],
                                     pairs.solimp[p]])
     g = max(m.ngeom, 1)
@@ -77,14 +82,32 @@ def pack_collision_model(m: Model, pairs: B.PairTable, dtype) -> dict:
     if m.ngeom:
         geom_i[: m.ngeom, GEOM_TYPE] = m.geom_type
         geom_i[: m.ngeom, GEOM_BODY] = m.geom_bodyid
-        geom_f[: m.ngeom] = np.concatenate([m.geom_size, m.geom_pos, m.geom_quat, B.geom_rbound(m)[:, None]], axis=1)
+        geom_f[: m.ngeom, : G_HSIZE] = np.concatenate([m.geom_size, m.geom_pos, m.geom_quat,
+                                                       B.geom_rbound(m)[:, None]], axis=1)
+    geom_f = _pack_hfields(m, geom_i, geom_f)
     return {"pair_i": pair_i, "pair_f": pair_f[None].astype(dtype), "geom_i": geom_i, "geom_f": geom_f[None].astype(dtype)}
+
+
+def _pack_hfields(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarray:
+    """hfield geoms' grid columns, and every hfield's samples as rows after the geoms."""
+    if not getattr(m, "nhfield", 0):
+        return geom_f
+    for g in np.nonzero(m.geom_type == GEOM_HFIELD)[0]:
+        h = m.geom_dataid[g]
+        geom_i[g, GEOM_HF_BASE] = geom_f.shape[0] * NGEOM_F + m.hfield_adr[h]
+        geom_i[g, GEOM_HF_NROW] = m.hfield_nrow[h]
+        geom_i[g, GEOM_HF_NCOL] = m.hfield_ncol[h]
+        geom_f[g, G_HSIZE : G_HSIZE + 4] = m.hfield_size[h]
+    samples = np.zeros(-(-m.nhfielddata // NGEOM_F) * NGEOM_F)
+    samples[: m.nhfielddata] = m.hfield_data
+    return np.concatenate([geom_f, samples.reshape(-1, NGEOM_F)])
 
 
 @functools.cache
 def make_collision(fp):
     m = make_math(fp)
     nph = make_narrowphase(fp)
+    hf = make_hfield(fp)
     vec3 = m.vec3
 
     @ti.func
@@ -181,8 +204,15 @@ def make_collision(fp):
             if may_touch(geom_i[g1, GEOM_TYPE], geom_i[g2, GEOM_TYPE], pos1, mat1, geom_f[mg, g1, G_RBOUND], pos2,
                          mat2, geom_f[mg, g2, G_RBOUND], margin):
                 first = con_n[w, NCON]
-                narrow(w, pair_i[p, PAIR_COLLIDER], con_f, con_n, pos1, mat1, m.ld3(geom_f, mg, g1, G_SIZE), pos2,
-                       mat2, m.ld3(geom_f, mg, g2, G_SIZE), margin)
+                collider = pair_i[p, PAIR_COLLIDER]
+                if collider >= B.COLLIDE_HFIELD_SPHERE:
+                    hf.collide(w, con_f, con_n, geom_f, mg, geom_i[g1, GEOM_HF_BASE], geom_i[g1, GEOM_HF_NROW],
+                               geom_i[g1, GEOM_HF_NCOL], m.ld4(geom_f, mg, g1, G_HSIZE), pos1, mat1,
+                               geom_i[g2, GEOM_TYPE], pos2, mat2, m.ld3(geom_f, mg, g2, G_SIZE), margin,
+                               pair_i[p, PAIR_MAXCON])
+                else:
+                    narrow(w, collider, con_f, con_n, pos1, mat1, m.ld3(geom_f, mg, g1, G_SIZE), pos2, mat2,
+                           m.ld3(geom_f, mg, g2, G_SIZE), margin)
                 for c in range(first, con_n[w, NCON]):
                     nph.complete_frame(w, c, con_f)
                     set_params(w, p, c, mp, pair_i, pair_f, con_f, con_i)

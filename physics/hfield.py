@@ -1,0 +1,373 @@
+"""Height-field collisions: sphere, capsule and box against an hfield geom (geom1).
+
+MuJoCo splits each grid cell (r, c) along the diagonal from sample (r, c) to (r + 1,
+c + 1) into two triangles and collides the prisms under them with its convex solver.
+Here the primitives meet the triangles' top surfaces exactly instead, in the hfield's
+frame, over the cells under the primitive's bounding box:
+
+- face contacts: the primitive's deepest points along a triangle's normal that lie over
+  the triangle (sphere centres and capsule ends, box corners), with the face normal;
+- sphere and capsule against the grid's edges and vertices, where the nearest segment
+  point lies over no triangle (ridges and peaks), with the normal from the edge toward
+  the segment;
+- ridges (convex grid edges) clipped to a box: their points inside it push it out along
+  its axis nearest the hfield's up direction (bumps and ridges under a box face).
+
+Candidates go through a small table that merges duplicates (the same point reached from
+neighbouring triangles) and keeps the deepest few; contacts are emitted with MuJoCo's
+frame convention, the normal pointing from the hfield (geom1) to the other geom.
+"""
+
+
+import functools
+import types
+
+import taichi as ti
+
+from ._math import make_math
+from .model import GEOM_BOX, GEOM_CAPSULE
+from .narrowphase import MINVAL, make_narrowphase
+
+HF_MAXCON = 8  # rows of the candidate table; a pair's own limit may be lower
+_MERGE = 1e-3  # candidates closer than this fraction of a cell, with the same normal, are one
+
+
+@functools.cache
+def make_hfield(fp):
+    m = make_math(fp)
+    nph = make_narrowphase(fp)
+    vec3 = m.vec3
+    buf_t = ti.types.matrix(HF_MAXCON, 7, fp)
+
+    # --- the grid ---------------------------------------------------------------------
+    @ti.func
+    def vertex(geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r, c):
+        """Sample (r, c) in the hfield frame; samples follow the geoms in geom_f's rows."""
+        k = base + r * ncol + c
+        h = geom_f[mg, k // geom_f.shape[2], k % geom_f.shape[2]]
+        return vec3(c * dx - hsize[0], r * dy - hsize[1], h * hsize[2])
+
+    @ti.func
+    def triangle(geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r, c, which):
+        """Counter-clockwise corners (seen from +z) of triangle ``which`` of cell (r, c):
+        0 above the diagonal (r, c)-(r+1, c+1), 1 below it."""
+        v0 = vertex(geom_f, mg, base, ncol, hsize, dx, dy, r, c)
+        v1 = vertex(geom_f, mg, base, ncol, hsize, dx, dy, r + 1, c + 1)
+        v2 = vertex(geom_f, mg, base, ncol, hsize, dx, dy, r + 1, c)
+        if which == 1:
+            v2 = v1
+            v1 = vertex(geom_f, mg, base, ncol, hsize, dx, dy, r, c + 1)
+        return v0, v1, v2
+
+    @ti.func
+    def face_normal(v0, v1, v2):
+        n, _ = nph_normalize((v1 - v0).cross(v2 - v0))
+        return n
+
+    @ti.func
+    def nph_normalize(v):
+        n = v.norm()
+        r = vec3(0, 0, 1)
+        if n >= fp(MINVAL):
+            r = v / n
+        return r, n
+
+    @ti.func
+    def edge_side(p, a, b, n):
+        """> 0 when p is on the triangle's side of edge a->b (projected along n)."""
+        return n.cross(b - a).dot(p - a)
+
+    @ti.func
+    def over_face(p, v0, v1, v2, n):
+        return edge_side(p, v0, v1, n) >= 0 and edge_side(p, v1, v2, n) >= 0 and edge_side(p, v2, v0, n) >= 0
+
+    @ti.func
+    def clip_segment(a, b, v0, v1, v2, n):
+        """Parameter interval [t0, t1] of segment a-b lying over the triangle; t0 > t1 if none."""
+        t0 = fp(0.0)
+        t1 = fp(1.0)
+        for e in ti.static(range(3)):
+            p = v0
+            q = v1
+            if e == 1:
+                p = v1
+                q = v2
+            elif e == 2:
+                p = v2
+                q = v0
+            f0 = edge_side(a, p, q, n)
+            f1 = edge_side(b, p, q, n)
+            if f0 < 0 and f1 < 0:
+                t0 = fp(2.0)
+            elif f0 < 0:
+                t0 = ti.max(t0, f0 / (f0 - f1))
+            elif f1 < 0:
+                t1 = ti.min(t1, f0 / (f0 - f1))
+        return t0, t1
+
+    @ti.func
+    def closest_segments(p1, q1, p2, q2):
+        """Closest points of segments p1-q1 and p2-q2."""
+        d1 = q1 - p1
+        d2 = q2 - p2
+        r = p1 - p2
+        a = d1.dot(d1)
+        e = d2.dot(d2)
+        f = d2.dot(r)
+        s = fp(0.0)
+        t = fp(0.0)
+        if a > fp(MINVAL) and e <= fp(MINVAL):
+            s = ti.math.clamp(-d1.dot(r) / a, 0, 1)
+        elif a <= fp(MINVAL) and e > fp(MINVAL):
+            t = ti.math.clamp(f / e, 0, 1)
+        elif a > fp(MINVAL):
+            c = d1.dot(r)
+            b = d1.dot(d2)
+            denom = a * e - b * b
+            if denom > fp(MINVAL) * a * e:
+                s = ti.math.clamp((b * f - c * e) / denom, 0, 1)
+            t = (b * s + f) / e
+            if t < 0:
+                t = fp(0.0)
+                s = ti.math.clamp(-c / a, 0, 1)
+            elif t > 1:
+                t = fp(1.0)
+                s = ti.math.clamp((b - c) / a, 0, 1)
+        return p1 + d1 * s, p2 + d2 * t
+
+    # --- the candidate table ------------------------------------------------------------
+    @ti.func
+    def keep(buf: ti.template(), n, maxcon, dist, pos, normal, merge2):
+        """Add a candidate: merged with one at the same place and normal (the deeper wins),
+        else appended, else it replaces the shallowest if deeper. Returns the count."""
+        slot = -1
+        for k in range(n):
+            d = pos - vec3(buf[k, 1], buf[k, 2], buf[k, 3])
+            if d.dot(d) < merge2 and normal.dot(vec3(buf[k, 4], buf[k, 5], buf[k, 6])) > fp(0.99):
+                slot = k
+        write = True
+        if slot >= 0:
+            write = dist < buf[slot, 0]
+        elif n < maxcon:
+            slot = n
+            n += 1
+        else:
+            slot = 0
+            for k in range(1, n):
+                if buf[k, 0] > buf[slot, 0]:
+                    slot = k
+            write = dist < buf[slot, 0]
+        if write:
+            buf[slot, 0] = dist
+            for i in ti.static(range(3)):
+                buf[slot, 1 + i] = pos[i]
+                buf[slot, 4 + i] = normal[i]
+        return n
+
+    # --- sphere and capsule: a segment a-b of radius rad --------------------------------
+    @ti.func
+    def segment_faces(buf: ti.template(), n, maxcon, geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r0, r1,
+                      c0, c1, a, b, rad, zmin, margin, merge2):
+        for cell in range((r1 - r0) * (c1 - c0)):
+            r = r0 + cell // (c1 - c0)
+            c = c0 + cell % (c1 - c0)
+            for which in range(2):
+                v0, v1, v2 = triangle(geom_f, mg, base, ncol, hsize, dx, dy, r, c, which)
+                if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
+                    nrm = face_normal(v0, v1, v2)
+                    t0, t1 = clip_segment(a, b, v0, v1, v2, nrm)
+                    # only the segment's own ends: where the segment leaves a triangle over
+                    # a flat or concave edge the ends are deeper, over a ridge the edge
+                    # pass finds the contact
+                    if t0 <= t1:
+                        for k in range(2):
+                            t = t0 if k == 0 else t1
+                            if (k == 0 and t0 == 0) or (k == 1 and t1 == 1 and t1 - t0 > fp(MINVAL)):
+                                p = a + (b - a) * t
+                                dist = nrm.dot(p - v0) - rad
+                                if dist <= margin:
+                                    n = keep(buf, n, maxcon, dist, p - nrm * (rad + dist / 2), nrm, merge2)
+        return n
+
+    @ti.func
+    def over_any_face(geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, p):
+        """Whether p lies over a triangle of the cells [r0, r1) x [c0, c1), along its normal."""
+        inside = False
+        for item in range((r1 - r0) * (c1 - c0) * 2):
+            if not inside:
+                r = r0 + item // (2 * (c1 - c0))
+                c = c0 + (item // 2) % (c1 - c0)
+                v0, v1, v2 = triangle(geom_f, mg, base, ncol, hsize, dx, dy, r, c, item % 2)
+                inside = over_face(p, v0, v1, v2, face_normal(v0, v1, v2))
+        return inside
+
+    @ti.func
+    def convex_edge(geom_f: ti.template(), mg, base, nrow, ncol, hsize, dx, dy, r, c, kind, a, b):
+        """Whether grid edge a-b is a ridge: each triangle beside it lies below the other's
+        plane (edges of the grid's border count as ridges). On flat or planar terrain no
+        edge is, so a box there rests on its corners alone."""
+        r1, c1, r2, c2 = r + 1, c + 1, r - 1, c  # apexes of the triangles beside an edge along +x
+        if kind == 1:
+            r2, c2 = r, c - 1
+        elif kind == 2:
+            r1, c1, r2, c2 = r + 1, c, r, c + 1
+        convex = True
+        if 0 <= r2 and c2 >= 0 and r1 < nrow and c1 < ncol:
+            o1 = vertex(geom_f, mg, base, ncol, hsize, dx, dy, r1, c1)
+            o2 = vertex(geom_f, mg, base, ncol, hsize, dx, dy, r2, c2)
+            n1 = (b - a).cross(o1 - a)
+            if n1[2] < 0:
+                n1 = -n1
+            convex = n1.dot(o2 - a) < -fp(1e-6) * n1.norm() * ti.max(dx, dy)
+        return convex
+
+    @ti.func
+    def grid_edge(geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r, c, kind):
+        a = vertex(geom_f, mg, base, ncol, hsize, dx, dy, r, c)
+        b = vertex(geom_f, mg, base, ncol, hsize, dx, dy, r + (0 if kind == 0 else 1), c + (0 if kind == 1 else 1))
+        return a, b
+
+    @ti.func
+    def segment_edges(buf: ti.template(), n, maxcon, geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r0, r1,
+                      c0, c1, a, b, rad, margin, merge2):
+        """Ridges and peaks: grid edges whose nearest segment point is over no face (a face
+        contact covers it otherwise)."""
+        nr = r1 - r0 + 1
+        nc = c1 - c0 + 1
+        for item in range(nr * nc * 3):
+            r = r0 + item // (3 * nc)
+            c = c0 + (item // 3) % nc
+            kind = item % 3
+            if (kind != 1 and c >= c1) or (kind != 0 and r >= r1):
+                continue
+            ea, eb = grid_edge(geom_f, mg, base, ncol, hsize, dx, dy, r, c, kind)
+            ps, pe = closest_segments(a, b, ea, eb)
+            nrm, length = nph_normalize(ps - pe)
+            dist = length - rad
+            if dist <= margin and length >= fp(MINVAL) and nrm[2] > 0:
+                if not over_any_face(geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, ps):
+                    n = keep(buf, n, maxcon, dist, pe + nrm * (dist / 2), nrm, merge2)
+        return n
+
+    # --- box --------------------------------------------------------------------------------
+    @ti.func
+    def box_faces(buf: ti.template(), n, maxcon, geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1,
+                  pos, rot, size, zmin, margin, merge2):
+        """Box corners over a triangle, at or below its plane plus the margin."""
+        for cell in range((r1 - r0) * (c1 - c0)):
+            r = r0 + cell // (c1 - c0)
+            c = c0 + cell % (c1 - c0)
+            for which in range(2):
+                v0, v1, v2 = triangle(geom_f, mg, base, ncol, hsize, dx, dy, r, c, which)
+                if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
+                    nrm = face_normal(v0, v1, v2)
+                    for i in range(8):
+                        local = vec3(size[0] if i & 1 else -size[0], size[1] if i & 2 else -size[1],
+                                     size[2] if i & 4 else -size[2])
+                        p = pos + rot @ local
+                        dist = nrm.dot(p - v0)
+                        if dist <= margin and over_face(p, v0, v1, v2, nrm):
+                            n = keep(buf, n, maxcon, dist, p - nrm * (dist / 2), nrm, merge2)
+        return n
+
+    @ti.func
+    def box_edges(buf: ti.template(), n, maxcon, geom_f: ti.template(), mg, base, nrow, ncol, hsize, dx, dy, r0, r1,
+                  c0, c1, pos, rot, size, margin, merge2):
+        """Ridges clipped to the box (grown by the margin): the ends of the part inside,
+        measured from the box face that looks down on the hfield."""
+        up = rot.transpose() @ vec3(0, 0, 1)
+        k = 0
+        for i in ti.static(range(1, 3)):
+            if ti.abs(up[i]) > ti.abs(up[k]):
+                k = i
+        sgn = fp(1.0) if up[k] > 0 else fp(-1.0)
+        axis = vec3(rot[0, k], rot[1, k], rot[2, k]) * sgn
+        grown = size + margin
+        nr = r1 - r0 + 1
+        nc = c1 - c0 + 1
+        for item in range(nr * nc * 3):
+            r = r0 + item // (3 * nc)
+            c = c0 + (item // 3) % nc
+            kind = item % 3
+            if (kind != 1 and c >= c1) or (kind != 0 and r >= r1):
+                continue
+            ea, eb = grid_edge(geom_f, mg, base, ncol, hsize, dx, dy, r, c, kind)
+            if not convex_edge(geom_f, mg, base, nrow, ncol, hsize, dx, dy, r, c, kind, ea, eb):
+                continue
+            qa = rot.transpose() @ (ea - pos)
+            qb = rot.transpose() @ (eb - pos)
+            t0 = fp(0.0)
+            t1 = fp(1.0)
+            for i in ti.static(range(3)):
+                d = qb[i] - qa[i]
+                if ti.abs(d) < fp(MINVAL):
+                    if ti.abs(qa[i]) > grown[i]:
+                        t0 = fp(2.0)
+                else:
+                    lo = (-grown[i] - qa[i]) / d
+                    hi = (grown[i] - qa[i]) / d
+                    t0 = ti.max(t0, ti.min(lo, hi))
+                    t1 = ti.min(t1, ti.max(lo, hi))
+            if t0 <= t1:
+                for j in range(2 if t1 - t0 > fp(MINVAL) else 1):
+                    t = t0 if j == 0 else t1
+                    q = qa + (qb - qa) * t
+                    dist = -(sgn * q[k] + size[k])
+                    if dist <= margin:
+                        p = ea + (eb - ea) * t
+                        n = keep(buf, n, maxcon, dist, p + axis * (dist / 2), axis, merge2)
+        return n
+
+    # --- entry ------------------------------------------------------------------------------
+    @ti.func
+    def hfield_collide(w, con_f: ti.template(), con_n: ti.template(), geom_f: ti.template(), mg, base, nrow, ncol,
+                       hsize, pos1, mat1, type2, pos2, mat2, size2, margin, maxcon):
+        """Contacts of geom2 (sphere, capsule or box) with the hfield geom1 whose samples
+        start at flat index ``base`` of geom_f and whose size (4) is ``hsize``."""
+        pos = mat1.transpose() @ (pos2 - pos1)
+        rot = mat1.transpose() @ mat2
+        axis = vec3(rot[0, 2], rot[1, 2], rot[2, 2])
+        half = vec3(size2[0])  # half-extents of geom2's box in the hfield frame
+        if type2 == GEOM_CAPSULE:
+            half = ti.abs(axis) * size2[1] + size2[0]
+        elif type2 == GEOM_BOX:
+            half = ti.abs(rot) @ size2
+        lo = pos - half - margin
+        hi = pos + half + margin
+        if not (lo[0] > hsize[0] or hi[0] < -hsize[0] or lo[1] > hsize[1] or hi[1] < -hsize[1]
+                or lo[2] > hsize[2] or hi[2] < -hsize[3]):
+            dx = 2 * hsize[0] / (ncol - 1)
+            dy = 2 * hsize[1] / (nrow - 1)
+            c0 = ti.max(0, ti.cast(ti.floor((lo[0] + hsize[0]) / dx), ti.i32))
+            c1 = ti.min(ncol - 1, ti.cast(ti.ceil((hi[0] + hsize[0]) / dx), ti.i32))
+            r0 = ti.max(0, ti.cast(ti.floor((lo[1] + hsize[1]) / dy), ti.i32))
+            r1 = ti.min(nrow - 1, ti.cast(ti.ceil((hi[1] + hsize[1]) / dy), ti.i32))
+            merge = fp(_MERGE) * ti.min(dx, dy)
+            merge2 = merge * merge
+            zmin = pos[2] - half[2]
+            buf = buf_t(0)
+            n = 0
+            if type2 == GEOM_BOX:
+                n = box_faces(buf, n, maxcon, geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, pos, rot, size2,
+                              zmin, margin, merge2)
+                n = box_edges(buf, n, maxcon, geom_f, mg, base, nrow, ncol, hsize, dx, dy, r0, r1, c0, c1, pos, rot,
+                              size2, margin, merge2)
+            else:
+                a = pos
+                b = pos
+                if type2 == GEOM_CAPSULE:
+                    a = pos + axis * size2[1]
+                    b = pos - axis * size2[1]
+                n = segment_faces(buf, n, maxcon, geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, a, b,
+                                  size2[0], zmin, margin, merge2)
+                n = segment_edges(buf, n, maxcon, geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, a, b,
+                                  size2[0], margin, merge2)
+            for k in range(n):
+                p = vec3(buf[k, 1], buf[k, 2], buf[k, 3])
+                nrm = vec3(buf[k, 4], buf[k, 5], buf[k, 6])
+                nph.emit(w, con_f, con_n, buf[k, 0], mat1 @ p + pos1, mat1 @ nrm, vec3(0))
+
+    return types.SimpleNamespace(collide=hfield_collide)
+
+
+__all__ = ["HF_MAXCON", "make_hfield"]
