@@ -27,7 +27,9 @@ Cameras (the ``camera`` argument):
   targetbodycom) says how it follows its body.
 
 Kernels take their arrays as arguments, so they compile once for every model, batch size
-and image size. Sites, meshes, height fields and transparency are not drawn.
+and image size. Height fields are ray-marched cell by cell over their grid (the two
+triangles of each cell, as MuJoCo splits them). Sites, meshes and transparency are not
+drawn.
 """
 
 import dataclasses
@@ -43,6 +45,7 @@ from .model import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_HFIELD,
     GEOM_PLANE,
     GEOM_SPHERE,
     JNT_FREE,
@@ -50,12 +53,16 @@ from .model import (
     Model,
 )
 
-_DRAWN_TYPES = (GEOM_PLANE, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX)
+_DRAWN_TYPES = (GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX)
+_GROUND = (GEOM_PLANE, GEOM_HFIELD)
 _MJ_DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)  # MuJoCo's geom rgba default: the material's colour wins over it
 
 # geom_f columns (per drawn geom): half-sizes, colour, second checker colour, checker cell
-# size [m] along the plane's x and y (0: no checker), bounding-sphere radius [m]
-G_SIZE, G_RGB, G_RGB2, G_CELL, G_RBOUND, G_WIDTH = 0, 3, 6, 9, 11, 12
+# size [m] along the plane's x and y (0: no checker), bounding-sphere radius [m]; for
+# height fields the flat index of their first sample (the samples of all of them fill the
+# rows after the geoms, G_WIDTH to a row), rows, columns and MuJoCo's four sizes
+G_SIZE, G_RGB, G_RGB2, G_CELL, G_RBOUND = 0, 3, 6, 9, 11
+G_HF_BASE, G_HF_NROW, G_HF_NCOL, G_HF_SIZE, G_WIDTH = 12, 13, 14, 15, 19
 # geom_x columns (per image and drawn geom): world position, rotation matrix (row-major)
 X_POS, X_MAT, X_WIDTH = 0, 3, 12
 # cam columns (per image): position, right, up and forward unit vectors, tan(fovy / 2)
@@ -156,7 +163,7 @@ def reference_poses(model: Model):
 def model_bounds(model: Model):
     """Centre (3,) and radius [m] of the box around the model's non-plane geoms at qpos0."""
     xpos, xmat, _ = reference_poses(model)
-    solid = [g for g in range(model.ngeom) if model.geom_type[g] != GEOM_PLANE]
+    solid = [g for g in range(model.ngeom) if model.geom_type[g] not in _GROUND]
     if not solid:
         return np.zeros(3), 1.0
     b = model.geom_bodyid[solid]
@@ -272,7 +279,7 @@ def _geom_colours(model: Model, g: int):
     builtin = (texture or {}).get("builtin", "none")
     rgb1 = _floats((texture or {}).get("rgb1"), (0.8, 0.8, 0.8))
     rgb2 = _floats((texture or {}).get("rgb2"), (0.5, 0.5, 0.5))
-    is_plane = model.geom_type[g] == GEOM_PLANE
+    is_plane = model.geom_type[g] in _GROUND
     if builtin == "checker" and is_plane:
         repeat = _floats(material.get("texrepeat"), (1.0, 1.0))
         size = np.asarray(model.geom_size[g][:2], dtype=np.float64)
@@ -303,7 +310,24 @@ def _pack_geoms(model: Model):
         geom_f[row, G_CELL:G_CELL + 2] = cell
         geom_f[row, G_RBOUND] = _bounding_radius(model.geom_type[g], model.geom_size[g])
     types = np.array([model.geom_type[g] for g in ids] or [-1], dtype=np.int32)
-    return np.array(ids, dtype=np.int64), types, geom_f
+    return np.array(ids, dtype=np.int64), types, _pack_hfield_samples(model, ids, geom_f)
+
+
+def _pack_hfield_samples(model: Model, ids, geom_f):
+    hfields = [(row, g) for row, g in enumerate(ids) if model.geom_type[g] == GEOM_HFIELD]
+    if not hfields:
+        return geom_f
+    samples = np.asarray(model.hfield_data, dtype=np.float32)
+    for row, g in hfields:
+        h = model.geom_dataid[g]
+        size = np.asarray(model.hfield_size[h], dtype=np.float64)
+        geom_f[row, G_HF_BASE] = geom_f.shape[0] * G_WIDTH + model.hfield_adr[h]
+        geom_f[row, G_HF_NROW], geom_f[row, G_HF_NCOL] = model.hfield_nrow[h], model.hfield_ncol[h]
+        geom_f[row, G_HF_SIZE:G_HF_SIZE + 4] = size
+        geom_f[row, G_RBOUND] = math.sqrt(size[0] ** 2 + size[1] ** 2 + max(size[2], size[3]) ** 2)
+    padded = np.zeros(-(-samples.size // G_WIDTH) * G_WIDTH, dtype=np.float32)
+    padded[: samples.size] = samples
+    return np.concatenate([geom_f, padded.reshape(-1, G_WIDTH)])
 
 
 def _pack_scene(model: Model, shadows: bool, extent: float) -> np.ndarray:
@@ -460,6 +484,75 @@ def _hit_plane(o, d, size):
 
 
 @ti.func
+def _hf_vertex(geom_f: ti.template(), g, r, c, dx, dy):
+    k = ti.cast(geom_f[g, G_HF_BASE], ti.i32) + r * ti.cast(geom_f[g, G_HF_NCOL], ti.i32) + c
+    return vec3(c * dx - geom_f[g, G_HF_SIZE], r * dy - geom_f[g, G_HF_SIZE + 1],
+                geom_f[k // G_WIDTH, k % G_WIDTH] * geom_f[g, G_HF_SIZE + 2])
+
+
+@ti.func
+def _hit_triangle(o, d, v0, v1, v2):
+    """(t, unit normal facing up) of a ray against a triangle (Moller-Trumbore); t = inf if none."""
+    out = vec4(_INF, 0, 0, 0)
+    e1, e2 = v1 - v0, v2 - v0
+    pv = d.cross(e2)
+    det = e1.dot(pv)
+    if ti.abs(det) > 1e-12:
+        tv = o - v0
+        u = tv.dot(pv) / det
+        qv = tv.cross(e1)
+        v = d.dot(qv) / det
+        t = e2.dot(qv) / det
+        if u >= 0 and v >= 0 and u + v <= 1 and t > _EPS:
+            n = e1.cross(e2).normalized()
+            out = vec4(t, n[0], n[1], n[2])
+    return out
+
+
+@ti.func
+def _hit_hfield(geom_f: ti.template(), g, o, d):
+    """The ray's first hit on a height field's surface: the grid cells under the ray are
+    visited in order (a 2D DDA) from where it enters the field's box to where it leaves."""
+    nrow = ti.cast(geom_f[g, G_HF_NROW], ti.i32)
+    ncol = ti.cast(geom_f[g, G_HF_NCOL], ti.i32)
+    sx, sy = geom_f[g, G_HF_SIZE], geom_f[g, G_HF_SIZE + 1]
+    box = _hit_box(o - vec3(0, 0, (geom_f[g, G_HF_SIZE + 2] - geom_f[g, G_HF_SIZE + 3]) / 2), d,
+                   vec3(sx, sy, (geom_f[g, G_HF_SIZE + 2] + geom_f[g, G_HF_SIZE + 3]) / 2))
+    t_in = _F(_EPS)
+    if box[0] < _INF:
+        t_in = box[0]
+    out = vec4(_INF, 0, 0, 0)
+    p = o + t_in * d
+    if ti.abs(p[0]) <= sx * 1.0001 and ti.abs(p[1]) <= sy * 1.0001:
+        dx, dy = 2 * sx / (ncol - 1), 2 * sy / (nrow - 1)
+        c = ti.math.clamp(ti.cast(ti.floor((p[0] + sx) / dx), ti.i32), 0, ncol - 2)
+        r = ti.math.clamp(ti.cast(ti.floor((p[1] + sy) / dy), ti.i32), 0, nrow - 2)
+        step_c, step_r = 1 if d[0] > 0 else -1, 1 if d[1] > 0 else -1
+        next_c, next_r = _F(_INF), _F(_INF)
+        if ti.abs(d[0]) > 1e-12:
+            next_c = ((c + (1 if d[0] > 0 else 0)) * dx - sx - o[0]) / d[0]
+        if ti.abs(d[1]) > 1e-12:
+            next_r = ((r + (1 if d[1] > 0 else 0)) * dy - sy - o[1]) / d[1]
+        for _ in range(nrow + ncol):
+            v0 = _hf_vertex(geom_f, g, r, c, dx, dy)
+            v11 = _hf_vertex(geom_f, g, r + 1, c + 1, dx, dy)
+            hit = _nearer(_hit_triangle(o, d, v0, v11, _hf_vertex(geom_f, g, r + 1, c, dx, dy)),
+                          _hit_triangle(o, d, v0, _hf_vertex(geom_f, g, r, c + 1, dx, dy), v11))
+            if hit[0] < _INF:
+                out = hit
+                break
+            if next_c < next_r:
+                c += step_c
+                next_c += dx / ti.abs(d[0])
+            else:
+                r += step_r
+                next_r += dy / ti.abs(d[1])
+            if c < 0 or c > ncol - 2 or r < 0 or r > nrow - 2:
+                break
+    return out
+
+
+@ti.func
 def _hit_local(gtype, o, d, size):
     out = vec4(_INF, 0, 0, 0)
     if gtype == GEOM_PLANE:
@@ -500,7 +593,11 @@ def _trace(geom_type: ti.template(), geom_f: ti.template(), geom_x: ti.template(
             candidate = disc >= 0 and -b - ti.sqrt(ti.max(disc, 0)) < best[0]
         if candidate:
             rot = _geom_mat(geom_x, n, g)
-            local = _hit_local(gtype, rot.transpose() @ (o - pos), rot.transpose() @ d, _row3(geom_f, g, G_SIZE))
+            local = vec4(_INF, 0, 0, 0)
+            if gtype == GEOM_HFIELD:
+                local = _hit_hfield(geom_f, g, rot.transpose() @ (o - pos), rot.transpose() @ d)
+            else:
+                local = _hit_local(gtype, rot.transpose() @ (o - pos), rot.transpose() @ d, _row3(geom_f, g, G_SIZE))
             if local[0] < best[0]:
                 normal = rot @ vec3(local[1], local[2], local[3])
                 best = vec5(local[0], g, normal[0], normal[1], normal[2])
@@ -528,7 +625,7 @@ def _albedo(geom_type: ti.template(), geom_f: ti.template(), geom_x: ti.template
     pixel (distant floor) instead of aliasing into moire."""
     rgb = _row3(geom_f, g, G_RGB)
     cell_x, cell_y = geom_f[g, G_CELL], geom_f[g, G_CELL + 1]
-    if geom_type[g] == GEOM_PLANE and cell_x > 0 and cell_y > 0:
+    if (geom_type[g] == GEOM_PLANE or geom_type[g] == GEOM_HFIELD) and cell_x > 0 and cell_y > 0:
         rot = _geom_mat(geom_x, n, g)
         q = rot.transpose() @ (p - _cell3(geom_x, n, g, X_POS))
         parity = (ti.cast(ti.floor(q[0] / cell_x), ti.i32) + ti.cast(ti.floor(q[1] / cell_y), ti.i32)) & 1
@@ -547,7 +644,7 @@ def _albedo(geom_type: ti.template(), geom_f: ti.template(), geom_x: ti.template
 def _render_kernel(
     # Model:
     geom_type: ti.types.ndarray(dtype=ti.i32, ndim=1),  # (ngeom_drawn,)
-    geom_f: ti.types.ndarray(dtype=ti.f32, ndim=2),  # (ngeom_drawn, G_WIDTH)
+    geom_f: ti.types.ndarray(dtype=ti.f32, ndim=2),  # (ngeom_drawn + hfield sample rows, G_WIDTH)
     scene: ti.types.ndarray(dtype=ti.f32, ndim=1),  # (S_WIDTH,)
     # Data in:
     geom_x: ti.types.ndarray(dtype=ti.f32, ndim=3),  # (nimage, ngeom_drawn, X_WIDTH)
