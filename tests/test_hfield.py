@@ -64,6 +64,20 @@ def test_elevation_text_and_png_give_mujocos_model(tmp_path):
                                mujoco.MjModel.from_xml_path(str(tmp_path / "m.xml")).geom_rbound[:2], rtol=1e-12)
 
 
+def test_mujocos_binary_hfield_file(tmp_path):
+    rng = np.random.default_rng(4)
+    data = rng.random((5, 7)).astype(np.float32)
+    (tmp_path / "ground.bin").write_bytes(np.array([5, 7], np.int32).tobytes() + data.tobytes())
+    text = """<mujoco><asset><hfield file="ground.bin" size="1 1 0.2 0.1"/></asset>
+      <worldbody><geom type="hfield" hfield="ground"/></worldbody></mujoco>"""
+    (tmp_path / "m.xml").write_text(text)
+    _compare_model(load_mjcf(tmp_path / "m.xml"), mujoco.MjModel.from_xml_path(str(tmp_path / "m.xml")))
+    (tmp_path / "ground.bin").write_bytes(np.array([5, 8], np.int32).tobytes() + data.tobytes())
+    with pytest.raises(ModelError) as e:
+        load_mjcf(tmp_path / "m.xml")
+    assert e.value.attribute == "file" and "5 x 8" in str(e.value)
+
+
 def test_builder_route_gives_the_same_model():
     text = _scene("bowl", '<geom type="sphere" size="0.1"/>')
     b = physics.ModelBuilder()
