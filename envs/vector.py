@@ -128,7 +128,7 @@ class TaiGymVectorEnv(VectorEnv):
                           action=actions, prev=prev, commands=self._commands, memory=self._memory)
         with np.errstate(all="ignore"):  # diverged rows are replaced below
             terminated = self.task.terminated(ctx)
-            ctx.terminated = terminated
+            ctx.terminated = terminated.copy()  # the env keeps ctx: it must not share the returned flags
             reward, parts = self.task.reward(ctx)
             # rewards judged the command the action was chosen for; the observation shows the next
             self._resample_commands(self._steps + 1, ~resetting)

@@ -54,6 +54,7 @@ def test_torch_outputs_do_not_alias_the_env():
     for t in (obs2, reward, terminated, truncated):
         assert not np.shares_memory(t.numpy(), inner._obs)
         assert not np.shares_memory(t.numpy(), inner._needs_reset)
+        assert not np.shares_memory(t.numpy(), inner.last_context.terminated)
     before = inner._obs.copy()
     obs2.zero_()
     np.testing.assert_array_equal(inner._obs, before)
