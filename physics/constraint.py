@@ -29,6 +29,7 @@ from . import layout as L
 from ._math import make_math
 from .inertia import make_inertia
 from .limits import make_limits
+from .primal import make_primal
 from .model import (DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, DSBL_REFSAFE, DSBL_WARMSTART, EQ_CONNECT,
                     EQ_JOINT, EQ_WELD, JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE)
 from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON
@@ -62,10 +63,13 @@ _INF = 1e30
 
 
 @functools.lru_cache(maxsize=None)
-def make_constraint(fp):
+def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
+    """The constraint stage for one solver ("PGS", "CG", "Newton") and friction cone
+    ("pyramidal", "elliptic"): only the chosen code is compiled into the step kernel."""
     m = make_math(fp)
     inertia = make_inertia(fp)
     physx_limits = make_limits(fp).physx_limit_rows  # hard and spring limits (physics/limits.py)
+    primal = make_primal(fp, solver == "Newton", cone == "elliptic")
 
     # --- rows -----------------------------------------------------------------------
     @ti.func
@@ -362,14 +366,18 @@ def make_constraint(fp):
     def contacts(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), body_d: ti.template(),
                  dof_d: ti.template(), geom_i: ti.template(), con_f: ti.template(), con_i: ti.template(),
                  con_n: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
-        """Rows of each contact: one frictionless row, or the 2 (condim - 1) edges of the
-        friction pyramid J_n +- mu_k J_k (MuJoCo's mj_instantiateContact)."""
+        """Rows of each contact: one frictionless row, the 2 (condim - 1) edges of the
+        friction pyramid J_n +- mu_k J_k, or the condim rows of an elliptic cone
+        (MuJoCo's mj_instantiateContact)."""
         n = nefc
         mb = w % body_f.shape[0]
         for c in range(con_n[w, NCON]):
             if con_i[w, c, CON_EXCLUDE] == 0:
                 dim = con_i[w, c, CON_DIM]
                 nrow = 1 if dim == 1 else 2 * (dim - 1)
+                if ti.static(cone == "elliptic"):
+                    if dim > 1:
+                        nrow = dim
                 if n + nrow > sizes[L.SIZE_NEFC]:
                     efc_n[w, L.EFC_OVERFLOW] += nrow
                 else:
@@ -381,28 +389,16 @@ def make_constraint(fp):
                     for r in range(nrow):
                         for d in range(sizes[L.SIZE_NV]):
                             efc_J[w, n + r, d] = 0
-                    # normal direction on every row; geom2 moves relative to geom1
-                    normal = contact_axis(w, c, con_f, 0)
-                    for r in range(nrow):
-                        point_jacobian_add(w, n + r, b2, point, normal, fp(1.0), False, body_i, body_d, dof_d, efc_J)
-                        point_jacobian_add(w, n + r, b1, point, normal, fp(-1.0), False, body_i, body_d, dof_d, efc_J)
-                    for k in range(1, dim):
-                        mu = con_f[w, c, C["friction"] + k - 1]
-                        # dims 1, 2 slide along the tangents; 3 spins about the normal; 4, 5 roll
-                        rotational = k >= 3
-                        axis = contact_axis(w, c, con_f, k % 3)
-                        for s in ti.static(range(2)):
-                            sign = mu if s == 0 else -mu
-                            row = n + 2 * (k - 1) + s
-                            point_jacobian_add(w, row, b2, point, axis, sign, rotational, body_i, body_d, dof_d, efc_J)
-                            point_jacobian_add(w, row, b1, point, axis, -sign, rotational, body_i, body_d, dof_d,
-                                               efc_J)
-                            diag = tran + mu * mu * (rot if rotational else tran)
-                            set_row(w, row, efc_f, CNSTR_CONTACT_PYRAMIDAL, c, con_f[w, c, C["dist"]],
-                                    con_f[w, c, C["includemargin"]], diag, fp(0.0), fp(_INF))
-                    if dim == 1:
-                        set_row(w, n, efc_f, CNSTR_CONTACT_FRICTIONLESS, c, con_f[w, c, C["dist"]],
-                                con_f[w, c, C["includemargin"]], tran, fp(0.0), fp(_INF))
+                    if ti.static(cone == "elliptic"):
+                        if dim > 1:
+                            elliptic_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i, body_d, dof_d, con_f,
+                                          efc_J, efc_f)
+                        else:
+                            pyramid_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i, body_d, dof_d, con_f,
+                                         efc_J, efc_f)
+                    else:
+                        pyramid_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i, body_d, dof_d, con_f, efc_J,
+                                     efc_f)
                     for r in range(nrow):
                         for k in ti.static(range(2)):
                             efc_f[w, n + r, E["solref"] + k] = con_f[w, c, C["solref"] + k]
@@ -410,6 +406,51 @@ def make_constraint(fp):
                             efc_f[w, n + r, E["solimp"] + k] = con_f[w, c, C["solimp"] + k]
                     n += nrow
         return n
+
+    @ti.func
+    def pyramid_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i: ti.template(), body_d: ti.template(),
+                     dof_d: ti.template(), con_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+        nrow = 1 if dim == 1 else 2 * (dim - 1)
+        # normal direction on every row; geom2 moves relative to geom1
+        normal = contact_axis(w, c, con_f, 0)
+        for r in range(nrow):
+            point_jacobian_add(w, n + r, b2, point, normal, fp(1.0), False, body_i, body_d, dof_d, efc_J)
+            point_jacobian_add(w, n + r, b1, point, normal, fp(-1.0), False, body_i, body_d, dof_d, efc_J)
+        for k in range(1, dim):
+            mu = con_f[w, c, C["friction"] + k - 1]
+            # dims 1, 2 slide along the tangents; 3 spins about the normal; 4, 5 roll
+            rotational = k >= 3
+            axis = contact_axis(w, c, con_f, k % 3)
+            for s in ti.static(range(2)):
+                sign = mu if s == 0 else -mu
+                row = n + 2 * (k - 1) + s
+                point_jacobian_add(w, row, b2, point, axis, sign, rotational, body_i, body_d, dof_d, efc_J)
+                point_jacobian_add(w, row, b1, point, axis, -sign, rotational, body_i, body_d, dof_d, efc_J)
+                diag = tran + mu * mu * (rot if rotational else tran)
+                set_row(w, row, efc_f, CNSTR_CONTACT_PYRAMIDAL, c, con_f[w, c, C["dist"]],
+                        con_f[w, c, C["includemargin"]], diag, fp(0.0), fp(_INF))
+        if dim == 1:
+            set_row(w, n, efc_f, CNSTR_CONTACT_FRICTIONLESS, c, con_f[w, c, C["dist"]],
+                    con_f[w, c, C["includemargin"]], tran, fp(0.0), fp(_INF))
+
+    @ti.func
+    def elliptic_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i: ti.template(), body_d: ti.template(),
+                      dof_d: ti.template(), con_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+        """The normal row, then one row per friction direction (tangents, spin, rolling):
+        the contact-frame components of the relative velocity. Only the normal row has a
+        position; the impedance of all of them comes from the contact's distance."""
+        for k in range(dim):
+            axis = contact_axis(w, c, con_f, k % 3)
+            rotational = k >= 3
+            point_jacobian_add(w, n + k, b2, point, axis, fp(1.0), rotational, body_i, body_d, dof_d, efc_J)
+            point_jacobian_add(w, n + k, b1, point, axis, fp(-1.0), rotational, body_i, body_d, dof_d, efc_J)
+            pos = con_f[w, c, C["dist"]] if k == 0 else fp(0.0)
+            margin = con_f[w, c, C["includemargin"]] if k == 0 else fp(0.0)
+            set_row(w, n + k, efc_f, CNSTR_CONTACT_ELLIPTIC, c, pos, margin, tran if k < 3 else rot, fp(0.0),
+                    fp(_INF))
+            efc_f[w, n + k, E["imppos"]] = con_f[w, c, C["dist"]] - con_f[w, c, C["includemargin"]] + margin
+            efc_f[w, n + k, E["fric"]] = con_f[w, c, C["friction"] + k - 1] if k > 0 else fp(0.0)
+        efc_f[w, n, E["cone"] + 5] = dim
 
     @ti.func
     def tendon_jacobian_add(w, row, t, sign, ten_i: ti.template(), jnt_i: ti.template(), wrap_i: ti.template(),
@@ -561,21 +602,35 @@ def make_constraint(fp):
                 efc_f[w, i, E["K"]] = 0  # friction has no position to restore
 
     @ti.func
-    def pyramid_regularizer(w, nefc, opt_f: ti.template(), con_f: ti.template(), con_i: ti.template(),
-                            efc_f: ti.template()):
-        """All edges of a friction pyramid share R = 2 mu^2 R_0 / impratio, with R_0 the
-        first edge's, so the pyramid matches the elliptic cone's friction impedance."""
+    def cone_regularizer(w, nefc, opt_f: ti.template(), con_f: ti.template(), con_i: ti.template(),
+                         efc_f: ti.template()):
+        """Friction impedance of contacts (MuJoCo's mj_makeImpedance). With R_0 the normal
+        row's, the regularized cone has mu = friction_0 / sqrt(impratio); all edges of a
+        pyramid share R = 2 mu^2 R_0, which matches the elliptic cone's friction impedance;
+        an elliptic cone's friction rows get R_j = R_0 friction_0^2 / (impratio friction_j^2)
+        and no position stiffness."""
         impratio = ti.max(fp(_MINVAL), opt_f[w % opt_f.shape[0], 0, IMPRATIO])
         i = 0
         while i < nefc:
             step = 1
-            if efc_f[w, i, E["type"]] == CNSTR_CONTACT_PYRAMIDAL:
+            kind = efc_f[w, i, E["type"]]
+            if kind == CNSTR_CONTACT_PYRAMIDAL:
                 c = ti.cast(efc_f[w, i, E["id"]], ti.i32)
                 step = 2 * (con_i[w, c, CON_DIM] - 1)
                 mu0 = con_f[w, c, C["friction"]]
                 r_py = 2 * mu0 * mu0 * efc_f[w, i, E["R"]] / impratio
                 for j in range(step):
                     efc_f[w, i + j, E["R"]] = r_py
+            elif kind == CNSTR_CONTACT_ELLIPTIC:
+                c = ti.cast(efc_f[w, i, E["id"]], ti.i32)
+                step = con_i[w, c, CON_DIM]
+                mu0 = con_f[w, c, C["friction"]]
+                r1 = efc_f[w, i, E["R"]] / impratio
+                efc_f[w, i, E["fric"]] = mu0 / ti.sqrt(impratio)
+                for j in range(1, step):
+                    fj = con_f[w, c, C["friction"] + j - 1]
+                    efc_f[w, i + j, E["R"]] = r1 * mu0 * mu0 / (fj * fj)
+                    efc_f[w, i + j, E["K"]] = 0
             i += step
 
     @ti.func
@@ -629,7 +684,8 @@ def make_constraint(fp):
     @ti.func
     def pgs(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
             efc_Y: ti.template(), efc_f: ti.template()):
-        """Projected Gauss-Seidel on the dual; leaves qacc - qacc_smooth = M^-1 J^T f in CVEL."""
+        """Projected Gauss-Seidel on the dual; leaves qacc - qacc_smooth = M^-1 J^T f in CVEL and
+        returns the sweeps it made."""
         for d in range(nv):
             dof_d[w, d, CVEL] = 0
         for i in range(nefc):
@@ -663,13 +719,14 @@ def make_constraint(fp):
             it += 1
             if improvement * scale < tolerance:
                 converged = 1
+        return it
 
     @ti.func
     def constraint(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
                    body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(),
                    opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(), qacc: ti.template(),
-                   body_d: ti.template(), dof_d: ti.template(), qLD: ti.template(), geom_i: ti.template(),
-                   con_f: ti.template(),
+                   body_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(),
+                   geom_i: ti.template(), con_f: ti.template(),
                    con_i: ti.template(), con_n: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
                    eq_d: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
                    ten_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(),
@@ -678,6 +735,7 @@ def make_constraint(fp):
         nv = sizes[L.SIZE_NV]
         nefc = 0
         efc_n[w, L.EFC_OVERFLOW] = 0
+        efc_n[w, L.EFC_NITER] = 0
         disabled = sizes[L.SIZE_DISABLE]
         if (disabled & DSBL_CONSTRAINT) == 0:
             if (disabled & DSBL_EQUALITY) == 0:
@@ -698,13 +756,17 @@ def make_constraint(fp):
             dof_d[w, d, QFRC_CONSTRAINT] = 0
         if nefc > 0:
             soft_parameters(w, nefc, sizes, opt_f, efc_f)
-            pyramid_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
+            cone_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
             reference(w, nefc, nv, qvel, dof_d, efc_J, efc_f)
-            inverse_inertia_rows(w, nefc, sizes, dof_i, qLD, dof_d, efc_J, efc_Y, efc_f)
-            warm_start(w, nefc, nv, sizes, dof_d, efc_J, efc_f)
-            pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f)
-            for d in range(nv):
-                qacc[w, d] += dof_d[w, d, CVEL]
+            if ti.static(solver == "PGS"):
+                inverse_inertia_rows(w, nefc, sizes, dof_i, qLD, dof_d, efc_J, efc_Y, efc_f)
+                warm_start(w, nefc, nv, sizes, dof_d, efc_J, efc_f)
+                efc_n[w, L.EFC_NITER] = pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f)
+                for d in range(nv):
+                    qacc[w, d] += dof_d[w, d, CVEL]
+            else:
+                efc_n[w, L.EFC_NITER] = primal.solve(w, nefc, nv, sizes, opt_f, dof_i, qM, qLD, qacc, dof_d, efc_J,
+                                                     efc_f, efc_Y, (disabled & DSBL_WARMSTART) == 0)
             break_overloaded(w, nefc, eq_i, eq_f, eq_d, efc_f)
             for i in range(nefc):
                 f = efc_f[w, i, E["force"]]

@@ -25,7 +25,7 @@ QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR = (L.DOF_D[k][0] for k in ("qfrc_bias", "
 
 
 @functools.lru_cache(maxsize=None)
-def make_forward(fp):
+def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal"):
     kin = make_kinematics(fp)
     inertia = make_inertia(fp)
     bias = make_bias(fp)
@@ -33,7 +33,7 @@ def make_forward(fp):
     drv = make_drives(fp)
     lim = make_limits(fp)
     act = make_actuation(fp)
-    cons = make_constraint(fp)
+    cons = make_constraint(fp, solver, cone)
     col = make_collision(fp)
 
     @ti.func
@@ -74,7 +74,7 @@ def make_forward(fp):
             qacc[w, d] = dof_d[w, d, SCRATCH]
         # constraints
         cons.constraint(w, sizes, body_i, jnt_i, dof_i, body_f, jnt_f, dof_f, q_f, opt_f, qpos, qvel, qacc, body_d, dof_d,
-                        qLD,
+                        qM, qLD,
                         geom_i, con_f, con_i, con_n, eq_i, eq_f, eq_d, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_Y,
                         efc_f, efc_n)
 

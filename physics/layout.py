@@ -30,7 +30,11 @@ SIZE_NEFC, SIZE_ITERATIONS = 8, 9  # constraint-row capacity per env; solver ite
 SIZE_NGEOM, SIZE_NPAIR = 10, 11  # geoms; candidate collision pairs (0 when contacts are off)
 SIZE_NEQ = 12
 SIZE_SMOOTH_FRICTION = 13  # 1: friction loss as smooth passive forces instead of constraint rows
-NSIZES = 14
+SIZE_LS_ITERATIONS = 14  # the primal solvers' line-search budget
+NSIZES = 15
+# The solver and cone are compile-time choices (physics/pipeline.py), not sizes.
+SOLVERS = ("PGS", "CG", "Newton")
+CONES = ("pyramidal", "elliptic")
 
 BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = range(6)
 NBODY_I = 6
@@ -75,7 +79,8 @@ EQ_D_ACTIVE, EQ_D_BROKEN = 0, 1  # per-env int table eq_d: active now; broke sin
 WRAP_OBJID = 0  # the int table holds the joint id of each term, the float table its coefficient
 
 OPT_F, NOPT_F = _columns(("timestep", 1), ("gravity", 3), ("wind", 3), ("density", 1), ("viscosity", 1),
-                         ("friction_smoothing", 1), ("tolerance", 1), ("impratio", 1), ("meaninertia", 1))
+                         ("friction_smoothing", 1), ("tolerance", 1), ("impratio", 1), ("meaninertia", 1),
+                         ("ls_tolerance", 1))
 
 # --- per-world data tables ------------------------------------------------------------
 BODY_D, NBODY_D = _columns(
@@ -94,7 +99,12 @@ DOF_D, NDOF_D = _columns(
     # env's drive targets (set by World.set_drive_target)
     ("qfrc_drive", 1), ("implicit_stiffness", 1), ("implicit_damping", 1), ("drive_qpos_target", 1),
     ("drive_qvel_target", 1),
+    # the primal solvers' vectors (physics/primal.py): M (qacc - qacc_smooth), the cost's
+    # gradient and its preconditioned form, the search direction, M search, and the
+    # previous iteration's gradients for the conjugate-gradient update
+    ("ma", 1), ("grad", 1), ("mgrad", 1), ("search", 1), ("mv", 1), ("gradold", 1), ("mgradold", 1),
 )
+PRIMAL_VECTORS = ("ma", "grad", "mgrad", "search", "mv", "gradold", "mgradold")
 # Constraint rows of one env (MuJoCo's efc_* arrays), up to the SIZE_NEFC capacity.
 EFC_F, NEFC_F = _columns(
     ("type", 1), ("id", 1), ("pos", 1), ("margin", 1), ("diagA", 1), ("R", 1), ("K", 1), ("B", 1), ("imp", 1),
@@ -102,8 +112,14 @@ EFC_F, NEFC_F = _columns(
     ("imppos", 1),  # the residual the impedance sees: |pos| of a whole connect or weld block
     ("jdotv", 1),  # d(J)/dt qvel of connect and weld rows, taken out of aref as MuJoCo does
     ("bias", 1),  # J qacc_smooth - aref: the dual's linear term, fixed while the solver runs
+    # primal solvers (physics/primal.py): J qacc - aref, J search, the row's cost along the
+    # line search as a quadratic, its mjtConstraintState, the friction coefficient that
+    # scales the row into the elliptic cone's circular space, and (first row of an elliptic
+    # contact) the cone's line-search terms U0, V0, UU, UV, VV and the contact's condim
+    ("jar", 1), ("jv", 1), ("quad", 3), ("state", 1), ("fric", 1), ("cone", 6),
 )
-EFC_N, EFC_OVERFLOW = 0, 1  # columns of efc_n: active rows, rows that did not fit
+EFC_N, EFC_OVERFLOW, EFC_NITER = 0, 1, 2  # columns of efc_n: active rows, rows that did not fit, solver iterations
+NEFC_N = 3
 ACT_D, NACT_D = _columns(("force", 1), ("length", 1), ("velocity", 1))
 TEN_D, NTEN_D = _columns(("length", 1), ("velocity", 1))
 
@@ -112,7 +128,7 @@ DATA_VIEWS = {
     **{k: ("body_d", a, w) for k, (a, w) in BODY_D.items() if k != "cfrc"},
     **{k: ("jnt_d", a, w) for k, (a, w) in JNT_D.items()},
     **{k: ("dof_d", a, w) for k, (a, w) in DOF_D.items()
-       if not k.endswith("_rk") and k not in ("qvel_start", "dx_vel", "scratch", "constraint_vel")},
+       if not k.endswith("_rk") and k not in ("qvel_start", "dx_vel", "scratch", "constraint_vel", *PRIMAL_VECTORS)},
     "actuator_force": ("act_d", 0, 1),
     "actuator_length": ("act_d", 1, 1),
     "actuator_velocity": ("act_d", 2, 1),
@@ -162,7 +178,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     integrator = m.opt.integrator
     sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
                       nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
-                      m.opt.frictionloss == "smooth"], np.int32)
+                      m.opt.frictionloss == "smooth", m.opt.ls_iterations], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -246,6 +262,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     _put(opt_f, 0, OPT_F, "tolerance", m.opt.tolerance)
     _put(opt_f, 0, OPT_F, "impratio", m.opt.impratio)
     _put(opt_f, 0, OPT_F, "meaninertia", m.stat_meaninertia)
+    _put(opt_f, 0, OPT_F, "ls_tolerance", m.opt.ls_tolerance)
 
     eq_i = np.zeros((_pad(m.neq), NEQ_I), np.int32)
     eq_f = np.zeros((_pad(m.neq), NEQ_F))
@@ -296,6 +313,7 @@ def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:
         act_d=(num_envs, _pad(m.nu), NACT_D),
         ten_d=(num_envs, _pad(m.ntendon), NTEN_D),
         efc_J=(num_envs, nefc, nv),
-        efc_Y=(num_envs, nefc, nv),
+        # PGS keeps M^-1 J^T here; Newton its nv x nv Hessian's Cholesky factor
+        efc_Y=(num_envs, max(nefc, nv), nv),
         efc_f=(num_envs, nefc, NEFC_F),
     )

@@ -18,8 +18,10 @@ from .reaction import make_reaction
 
 
 @functools.lru_cache(maxsize=None)
-def make_kernels(fp):
-    step = make_integrate(fp)
+def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal"):
+    """The kernels for one precision and constraint solver configuration (a model's
+    ``opt.solver`` and ``opt.cone``): each compiles only its own solver."""
+    step = make_integrate(fp, solver, cone)
     reaction = make_reaction(fp)
     # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
     # than through untyped ndarray arguments.

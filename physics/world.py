@@ -7,7 +7,6 @@ tensors; outputs are numpy copies.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import taichi as ti
@@ -33,6 +32,22 @@ _PARAMS = {"body_mass": ("body_f", "mass", "nbody"), "dof_damping": ("dof_f", "d
            "actuator_gear": ("act_f", "gear", "nu"), "gravity": ("opt_f", "gravity", None)}
 # width of each get() quantity when it is a matrix
 _MATRICES = {"xmat": (3, 3), "ximat": (3, 3)}
+
+
+# per-env counts of the last constraint solve: rows, rows that did not fit, iterations
+_EFC_COUNTS = {"nefc": L.EFC_N, "efc_overflow": L.EFC_OVERFLOW, "solver_niter": L.EFC_NITER}
+
+
+def _check_solver_options(opt) -> None:
+    if opt.solver not in L.SOLVERS:
+        raise WorldError(f"option solver must be one of {list(L.SOLVERS)}, got {opt.solver!r}")
+    if opt.cone not in L.CONES:
+        raise WorldError(f"option cone must be one of {list(L.CONES)}, got {opt.cone!r}")
+    if opt.cone == "elliptic" and opt.solver == "PGS":
+        raise WorldError("option cone='elliptic' needs solver 'Newton' or 'CG' (PGS solves pyramidal cones)")
+    if opt.ls_iterations < 1 or opt.ls_tolerance < 0:
+        raise WorldError(f"option ls_iterations must be >= 1 and ls_tolerance >= 0, got {opt.ls_iterations}, "
+                         f"{opt.ls_tolerance}")
 
 
 class World:
@@ -64,12 +79,10 @@ class World:
         self.precision = precision
         self.device = ensure_runtime(device)
         self._fp, self.dtype = _PRECISIONS[precision]
-        self._kernels = make_kernels(self._fp)
+        _check_solver_options(model.opt)
+        self._kernels = make_kernels(self._fp, model.opt.solver, model.opt.cone)
 
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
-        if model.opt.cone == "elliptic" and not contacts_off:
-            warnings.warn("elliptic friction cones are not implemented yet: contacts are solved with pyramidal "
-                          "cones (MuJoCo's default)", UserWarning, stacklevel=2)
         self._pairs = (B.no_pairs() if contacts_off
                        else B.candidate_pairs(model, skip_unsupported=skip_unsupported_pairs))
         npair = self._pairs.npair
@@ -90,7 +103,7 @@ class World:
             self._m[name] = _upload(packed[name], dtype or self._fp)
         shapes = L.data_shapes(model, self.num_envs, self.nefc_capacity)
         self._d = {name: ti.ndarray(self._fp, shape) for name, shape in shapes.items()}
-        self._efc_n = ti.ndarray(ti.i32, (self.num_envs, 2))
+        self._efc_n = ti.ndarray(ti.i32, (self.num_envs, L.NEFC_N))
         self._host_cache: dict = {}
         self._eq_d = ti.ndarray(ti.i32, (self.num_envs, max(model.neq, 1), 2))
         n = self.num_envs
@@ -288,15 +301,15 @@ class World:
             return np.concatenate([self.get("xpos"), self.get("xquat")], axis=-1)
         if name == "eq_active":
             return self._host("eq_d")[:, : m.neq, L.EQ_D_ACTIVE] != 0
-        if name in ("nefc", "efc_overflow"):
-            return self._host("efc_n")[:, 0 if name == "nefc" else 1].copy()
+        if name in _EFC_COUNTS:
+            return self._host("efc_n")[:, _EFC_COUNTS[name]].copy()
         if name.startswith("efc_") and name[4:] in L.EFC_F:
             # rows past each env's nefc are stale; they are zeroed here
             out = self._host("efc_f")[:, : self.nefc_capacity, L.EFC_F[name[4:]][0]].copy()
             out[np.arange(self.nefc_capacity)[None, :] >= self._host("efc_n")[:, :1]] = 0
             return out
         if name not in L.DATA_VIEWS:
-            known = sorted([*n, "qM", "time", "body_q", "nefc", "efc_overflow", *L.DATA_VIEWS,
+            known = sorted([*n, "qM", "time", "body_q", *_EFC_COUNTS, *L.DATA_VIEWS,
                             *(f"efc_{k}" for k in L.EFC_F)])
             raise WorldError(f"unknown quantity {name!r}; known: {known}")
         if name in L.POST_CONSTRAINT:

@@ -346,9 +346,7 @@ def simulation_settings(task_id: str, task_overrides=None) -> dict:
     return {
         "action_source": f"{cfg.actions.kind} on {task.action_size} actuator(s)",
         "observation_size": task.obs_size,
-        # the engine solves constraints with projected Gauss-Seidel (physics/constraint.py)
-        # whatever solver the MJCF names; its iteration count is the model's
-        "solver": "PGS",
+        "solver": f"{opt.solver} ({opt.cone} cones)",
         "solver_iterations": int(opt.iterations),
         "timestep_s": float(opt.timestep),
         "frame_skip": int(cfg.simulation.frame_skip),

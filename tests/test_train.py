@@ -195,7 +195,7 @@ def test_leaderboard_resumes_and_renders(tmp_path):
         assert r["status"] == "done" and r["env_steps"] == 512 and len(r["eval_returns"]) == 2
         assert r["env_steps_per_s"] > 0 and r["progress"]
         comp = r["comparability"]
-        assert comp["solver"] == "PGS" and comp["solver_iterations"] > 0 and comp["frame_skip"] == 2
+        assert comp["solver"] == "Newton (pyramidal cones)" and comp["solver_iterations"] > 0 and comp["frame_skip"] == 2
         assert comp["contacts_per_env"] >= 0 and comp["precision"] == "float64" and comp["num_envs"] == 4
         assert r["config"]["total_timesteps"] == 512 and r["config"]["video_steps"] == 0
 
