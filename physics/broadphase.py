@@ -207,6 +207,11 @@ def no_pairs() -> PairTable:
                      margin=np.zeros(0), gap=np.zeros(0))
 
 
+def _body_signature(m: Model, g1: int, g2: int) -> tuple:
+    b1, b2 = int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])
+    return (min(b1, b2), max(b1, b2))
+
+
 def candidate_pairs(m: Model, *, exclude=None, pairs=None, skip_unsupported: bool = False) -> PairTable:
     """The geom pairs the narrow phase examines each step, with their contact parameters.
 
@@ -254,6 +259,10 @@ def candidate_pairs(m: Model, *, exclude=None, pairs=None, skip_unsupported: boo
     if skipped:
         warnings.warn(f"{len(skipped)} geom pair(s) without a collision routine are left out: " + "; ".join(skipped[:10]),
                       stacklevel=2)
+
+    # MuJoCo's contact order: by body pair (lower body id first), an explicit pair before
+    # the automatic pairs of its bodies; the sort is stable, so geom order holds within
+    rows.sort(key=lambda r: (_body_signature(m, r[0], r[1]), r[4] < 0))
 
     def column(i, dtype, shape=()):
         return np.array([r[i] for r in rows], dtype=dtype).reshape((len(rows), *shape))
