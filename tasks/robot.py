@@ -92,6 +92,9 @@ def _options(cfg, model):
         changes["timestep"] = sim.timestep
     if sim.integrator is not None:
         changes["integrator"] = INTEGRATORS[sim.integrator]
+    for key in ("solver", "cone"):
+        if getattr(sim, key) is not None:
+            changes[key] = getattr(sim, key)
     if sim.solver_iterations is not None:
         changes["iterations"] = sim.solver_iterations
     if sim.solver_tolerance is not None:

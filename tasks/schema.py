@@ -64,12 +64,22 @@ class SimulationConfig(Strict):
     timestep: float | None = Field(None, gt=0)  # None keeps the asset's
     frame_skip: PositiveInt = 1
     integrator: Literal["Euler", "RK4", "implicitspringdamper"] | None = None
+    # the constraint solver and friction cone (None keeps the asset's; MuJoCo's defaults
+    # are Newton and pyramidal); elliptic cones need Newton or CG
+    solver: Literal["PGS", "CG", "Newton"] | None = None
+    cone: Literal["pyramidal", "elliptic"] | None = None
     solver_iterations: PositiveInt | None = None
     # the constraint solver stops early once its improvement falls below this; 0 runs
     # every iteration (None keeps the asset's)
     solver_tolerance: float | None = Field(None, ge=0)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     precision: Literal["float32", "float64"] = "float32"
+
+    @model_validator(mode="after")
+    def _cone_needs_primal_solver(self):
+        if self.cone == "elliptic" and self.solver == "PGS":
+            raise ValueError("cone 'elliptic' needs solver 'Newton' or 'CG' (PGS solves pyramidal cones)")
+        return self
 
 
 class ActionConfig(Strict):

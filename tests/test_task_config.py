@@ -94,9 +94,11 @@ def test_override_error_names_the_command_line(tmp_path):
 
 def test_overrides_reach_the_model(tmp_path):
     task = Task.from_source(write(tmp_path, GOOD), ["simulation.timestep=0.005", "simulation.integrator=Euler",
-                                                    "robot.bodies.pole.mass=2.0", "robot.joints.hinge.damping=0.5"])
+                                                    "robot.bodies.pole.mass=2.0", "robot.joints.hinge.damping=0.5",
+                                                    "simulation.solver=CG", "simulation.cone=elliptic"])
     m = task.model
     assert m.opt.timestep == 0.005 and m.opt.integrator == 0
+    assert m.opt.solver == "CG" and m.opt.cone == "elliptic"
     assert m.body_mass[m.body("pole")] == 2.0 and m.dof_damping[m.jnt_dofadr[m.joint("hinge")]] == 0.5
 
 
@@ -112,6 +114,8 @@ MALFORMED = [
     ("  frame_skip: 2", "  frame_skip: 2\n  precision: float16", "simulation.precision", "float32"),
     ("  frame_skip: 2", "  frame_skip: 2\n  integrator: leapfrog", "simulation.integrator", "RK4"),
     ("  frame_skip: 2", "  frame_skip: 2\n  device: tpu", "simulation.device", "cuda"),
+    ("  frame_skip: 2", "  frame_skip: 2\n  solver: Jacobi", "simulation.solver", "Newton"),
+    ("  frame_skip: 2", "  frame_skip: 2\n  cone: round", "simulation.cone", "elliptic"),
     ("  frame_skip: 2", "  frame_skp: 2", "simulation.frame_skp", "did you mean 'frame_skip'"),
     ("episode_length: 100", "episode_length: 100\nrewardz: []", "rewardz", "did you mean 'rewards'"),
     ("  - term: qvel", "  - term: qvell", "observations[1].term", "did you mean 'qvel'"),
