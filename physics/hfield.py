@@ -37,7 +37,7 @@ def make_hfield(fp):
     m = make_math(fp)
     nph = make_narrowphase(fp)
     vec3 = m.vec3
-    buf_t = ti.types.matrix(HF_MAXCON, 7, fp)
+    buf_t = ti.types.matrix(HF_MAXCON, 7, fp)  # candidate rows: dist, pos (3), normal (3), hfield frame
 
     # --- the grid ---------------------------------------------------------------------
     @ti.func
@@ -61,11 +61,12 @@ def make_hfield(fp):
 
     @ti.func
     def face_normal(v0, v1, v2):
-        n, _ = nph_normalize((v1 - v0).cross(v2 - v0))
+        n, _ = normalize_up((v1 - v0).cross(v2 - v0))
         return n
 
     @ti.func
-    def nph_normalize(v):
+    def normalize_up(v):
+        """v / |v| and |v|; +z when v is too short (a degenerate triangle faces up)."""
         n = v.norm()
         r = vec3(0, 0, 1)
         if n >= fp(MINVAL):
@@ -242,7 +243,7 @@ def make_hfield(fp):
                 continue
             ea, eb = grid_edge(geom_f, mg, base, ncol, hsize, dx, dy, r, c, kind)
             ps, pe = closest_segments(a, b, ea, eb)
-            nrm, length = nph_normalize(ps - pe)
+            nrm, length = normalize_up(ps - pe)
             dist = length - rad
             if dist <= margin and length >= fp(MINVAL) and nrm[2] > 0:
                 if not over_any_face(geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, ps):
