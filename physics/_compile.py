@@ -143,7 +143,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         else:
             act_trnid.append(_resolve(a.target, ten_names, where, "tendon"))
 
-    eq = _equalities(b, [bd.name for bd in b._bodies], jnt_names, jnt_compiled_id, jnt_type)
+    eq = _equalities(b, [bd.name for bd in b._bodies], jnt_names, jnt_compiled_id, jnt_type,
+                     [s[4] for s in b._sites], [s[0] for s in b._sites])
 
     nu = len(b._actuators)
     keys = []
@@ -227,7 +228,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         key_name=[k[0] for k in keys],
         neq=len(eq["name"]), eq_type=eq["type"], eq_obj1id=eq["obj1"], eq_obj2id=eq["obj2"], eq_active0=eq["active"],
         eq_solref=eq["solref"], eq_solimp=eq["solimp"], eq_data=eq["data"], eq_name=eq["name"],
-        eq_break_force=eq["brk_f"], eq_break_torque=eq["brk_t"],
+        eq_break_force=eq["brk_f"], eq_break_torque=eq["brk_t"], eq_objtype=eq["objtype"],
         visual=dict(b.visual),
         **_limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv),
     )
@@ -329,9 +330,10 @@ def _limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv) -> dict:
     return {**out, **drive}
 
 
-def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type) -> dict:
+def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type, site_names, site_body) -> dict:
     """Equality constraints with their objects resolved to compiled ids."""
-    out = dict(type=[], obj1=[], obj2=[], active=[], solref=[], solimp=[], data=[], name=[], brk_f=[], brk_t=[])
+    out = dict(type=[], obj1=[], obj2=[], active=[], solref=[], solimp=[], data=[], name=[], brk_f=[], brk_t=[],
+               objtype=[])
     for i, e in enumerate(b._equalities):
         where = f"equality '{e.name}'" if e.name else f"equality {i}"
         if e.type == M.EQ_JOINT:
@@ -341,6 +343,12 @@ def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type) -> dict:
                 if j >= 0 and jnt_type[j] not in (M.JNT_HINGE, M.JNT_SLIDE):
                     raise ModelError("joint equality couples hinge and slide joints only", element=where,
                                      attribute="joint")
+        elif e.objtype == M.OBJ_SITE:
+            obj1 = _resolve(e.obj1, site_names, where, "site")
+            obj2 = _resolve(e.obj2, site_names, where, "site")
+            if site_body[obj1] == site_body[obj2]:
+                raise ModelError("the two sites of an equality constraint must be on different bodies",
+                                 element=where, attribute="site2")
         else:
             obj1 = _resolve(e.obj1, body_names, where, "body")
             obj2 = 0 if e.obj2 is None else _resolve(e.obj2, body_names, where, "body")
@@ -348,11 +356,12 @@ def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type) -> dict:
                 raise ModelError("an equality constraint needs two different bodies", element=where, attribute="body2")
         for key, value in (("type", e.type), ("obj1", obj1), ("obj2", obj2), ("active", e.active),
                            ("solref", e.solref), ("solimp", e.solimp), ("data", e.data), ("name", e.name),
-                           ("brk_f", e.break_force), ("brk_t", e.break_torque)):
+                           ("brk_f", e.break_force), ("brk_t", e.break_torque), ("objtype", e.objtype)):
             out[key].append(value)
     for key, dtype, shape in (("type", np.int32, ()), ("obj1", np.int32, ()), ("obj2", np.int32, ()),
                               ("active", np.int32, ()), ("solref", float, (2,)), ("solimp", float, (5,)),
-                              ("data", float, (11,)), ("brk_f", float, ()), ("brk_t", float, ())):
+                              ("data", float, (11,)), ("brk_f", float, ()), ("brk_t", float, ()),
+                              ("objtype", np.int32, ())):
         out[key] = np.array(out[key], dtype=dtype).reshape(-1, *shape)
     return out
 
@@ -401,6 +410,8 @@ def equality_reference_data(model: M.Model) -> np.ndarray:
         return out
     xpos, xquat = _reference_frames(model)
     for i in range(model.neq):
+        if model.eq_objtype[i] == M.OBJ_SITE:
+            continue  # site semantics take nothing from qpos0
         b1, b2, data = model.eq_obj1id[i], model.eq_obj2id[i], out[i]
         if model.eq_type[i] == M.EQ_CONNECT:
             world = xpos[b1] + quat_rotate(xquat[b1], data[:3])

@@ -151,6 +151,22 @@ class _Equality:
     solimp: np.ndarray
     break_force: float
     break_torque: float
+    objtype: int  # OBJ_BODY / OBJ_SITE (obj1, obj2 name sites) / OBJ_JOINT
+
+
+def _equality_objects(body1, body2, site1, site2, name):
+    """(obj1, obj2, objtype) of a connect or weld given by bodies or by two sites."""
+    where = f"equality '{name}'" if name else "equality"
+    if site1 is None and site2 is None:
+        if body1 is None:
+            raise ModelError("give body1 (and optionally body2), or site1 and site2", element=where, attribute="body1")
+        return body1, body2, M.OBJ_BODY
+    if site1 is None or site2 is None:
+        raise ModelError("site semantics need both site1 and site2", element=where,
+                         attribute="site2" if site2 is None else "site1")
+    if body1 is not None or body2 is not None:
+        raise ModelError("give bodies or sites, not both", element=where, attribute="body1")
+    return site1, site2, M.OBJ_SITE
 
 
 @dataclass
@@ -747,21 +763,29 @@ class ModelBuilder:
         return len(self._excludes) - 1
 
     # --- equality constraints -----------------------------------------------------------
-    def add_equality_connect(self, body1, body2=None, *, anchor=(0.0, 0.0, 0.0), name="", active=True,
-                             solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP, break_force=np.inf) -> int:
+    def add_equality_connect(self, body1=None, body2=None, *, anchor=(0.0, 0.0, 0.0), site1=None, site2=None,
+                             name="", active=True, solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP,
+                             break_force=np.inf) -> int:
         """Hold a point of body1 (``anchor``, body1 frame) on body2 (default: the world)
-        where it is at qpos0: a ball joint closing a loop."""
+        where it is at qpos0: a ball joint closing a loop. Or, with ``site1`` and
+        ``site2`` instead of bodies, hold the two sites at the same point (MuJoCo's site
+        semantics: nothing is taken from qpos0)."""
         data = np.zeros(11)
         data[:3] = _vec(anchor, 3, f"equality '{name}'")
-        return self._add_equality(M.EQ_CONNECT, body1, body2, data, name, active, solref, solimp, break_force)
+        body1, body2, objtype = _equality_objects(body1, body2, site1, site2, name)
+        return self._add_equality(M.EQ_CONNECT, body1, body2, data, name, active, solref, solimp, break_force,
+                                  objtype=objtype)
 
-    def add_equality_weld(self, body1, body2=None, *, anchor=(0.0, 0.0, 0.0), relpose=None, torquescale=1.0,
-                          name="", active=True, solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP, break_force=np.inf,
-                          break_torque=np.inf) -> int:
+    def add_equality_weld(self, body1=None, body2=None, *, anchor=(0.0, 0.0, 0.0), relpose=None, torquescale=1.0,
+                          site1=None, site2=None, name="", active=True, solref=_DEFAULT_SOLREF,
+                          solimp=_DEFAULT_SOLIMP, break_force=np.inf, break_torque=np.inf) -> int:
         """Fix body1's pose relative to body2 (default: the world). ``relpose`` (pos 3,
         quat 4) is body2's pose in body1's frame to hold; None holds the pose at qpos0.
-        ``anchor`` (body2 frame) is where the translation is enforced."""
+        ``anchor`` (body2 frame) is where the translation is enforced. Or, with ``site1``
+        and ``site2`` instead of bodies, make the two sites' frames coincide (MuJoCo's
+        site semantics; anchor and relpose do not apply)."""
         where = f"equality '{name}'"
+        body1, body2, objtype = _equality_objects(body1, body2, site1, site2, name)
         data = np.zeros(11)
         data[:3] = _vec(anchor, 3, where)
         if relpose is not None:
@@ -770,7 +794,7 @@ class ModelBuilder:
             data[6:10] = quat_normalize(rel[3:])
         data[10] = float(torquescale)
         return self._add_equality(M.EQ_WELD, body1, body2, data, name, active, solref, solimp, break_force,
-                                  break_torque)
+                                  break_torque, objtype=objtype)
 
     def add_equality_joint(self, joint1, joint2=None, *, polycoef=(0.0, 1.0, 0.0, 0.0, 0.0), name="", active=True,
                            solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP, break_force=np.inf) -> int:
@@ -785,7 +809,7 @@ class ModelBuilder:
         return self._add_equality(M.EQ_JOINT, joint1, joint2, data, name, active, solref, solimp, break_force)
 
     def _add_equality(self, kind, obj1, obj2, data, name, active, solref, solimp, break_force=np.inf,
-                      break_torque=np.inf) -> int:
+                      break_torque=np.inf, objtype=None) -> int:
         """``break_force`` / ``break_torque``: the constraint turns off, in that env only,
         when the force (torque) it transmits exceeds them (PhysX's breakable joints)."""
         where = f"equality '{name}'" if name else f"equality {len(self._equalities)}"
@@ -794,8 +818,10 @@ class ModelBuilder:
         for attr, value in (("break_force", break_force), ("break_torque", break_torque)):
             if not value > 0:
                 raise ModelError(f"{attr} must be > 0 (inf: unbreakable), got {value}", element=where, attribute=attr)
+        if objtype is None:
+            objtype = M.OBJ_JOINT if kind == M.EQ_JOINT else M.OBJ_BODY
         self._equalities.append(_Equality(kind, obj1, obj2, data, name, bool(active), _vec(solref, 2, where),
-                                          _vec(solimp, 5, where), float(break_force), float(break_torque)))
+                                          _vec(solimp, 5, where), float(break_force), float(break_torque), objtype))
         return len(self._equalities) - 1
 
     def add_key(self, *, name="", qpos=None, qvel=None, ctrl=None) -> int:

@@ -55,7 +55,7 @@ SUBTREE_COM, CVEL_B = L.BODY_D["subtree_com"][0], L.BODY_D["cvel"][0]
 CDOF_DOT = L.DOF_D["cdof_dot"][0]
 XPOS, XQUAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0]
 EQ_DATA, EQ_SOLREF, EQ_SOLIMP = L.EQ_F["data"][0], L.EQ_F["solref"][0], L.EQ_F["solimp"][0]
-EQ_BREAK = L.EQ_F["break"][0]
+EQ_BREAK, EQ_QUAT2 = L.EQ_F["break"][0], L.EQ_F["quat2"][0]
 QPOS0 = L.Q_F["qpos0"][0]
 C = {k: a for k, (a, _) in CONTACT_F.items()}
 GEOM_BODY = 1  # column of the collision stage's geom_i table
@@ -321,8 +321,10 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             scale = eq_f[me, e, EQ_DATA + 10]
             rel = m.vec4(eq_f[me, e, EQ_DATA + 6], eq_f[me, e, EQ_DATA + 7], eq_f[me, e, EQ_DATA + 8],
                          eq_f[me, e, EQ_DATA + 9])
+            quat2 = m.vec4(eq_f[me, e, EQ_QUAT2], eq_f[me, e, EQ_QUAT2 + 1], eq_f[me, e, EQ_QUAT2 + 2],
+                           eq_f[me, e, EQ_QUAT2 + 3])
             q1rel = m.quat_mul(m.ld4(body_d, w, b1, XQUAT), rel)
-            q2inv = m.quat_conj(m.ld4(body_d, w, b2, XQUAT))
+            q2inv = m.quat_conj(m.quat_mul(m.ld4(body_d, w, b2, XQUAT), quat2))
             err = m.quat_mul(q2inv, q1rel)
             for k in ti.static(range(3)):
                 axis = m.vec3(fp(1.0) if k == 0 else fp(0.0), fp(1.0) if k == 1 else fp(0.0),
@@ -346,7 +348,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             domega = m.vec4(fp(0.0), omega1[0] - omega2[0], omega1[1] - omega2[1], omega1[2] - omega2[2])
             djr = m.ang(jdv1) - m.ang(jdv2)
             qdot1rel = m.quat_mul(quat_deriv(m.ld4(body_d, w, b1, XQUAT), omega1), rel)
-            qdot2inv = m.quat_conj(quat_deriv(m.ld4(body_d, w, b2, XQUAT), omega2))
+            qdot2inv = m.quat_conj(m.quat_mul(quat_deriv(m.ld4(body_d, w, b2, XQUAT), omega2), quat2))
             t1 = m.quat_mul(m.quat_mul(qdot2inv, domega), q1rel)
             t2 = m.quat_mul(m.quat_mul(q2inv, m.vec4(fp(0.0), djr[0], djr[1], djr[2])), q1rel)
             t3 = m.quat_mul(m.quat_mul(q2inv, domega), qdot1rel)

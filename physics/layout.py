@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING, Model
+from .model import EQ_CONNECT, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING, OBJ_SITE, Model
 
 
 def _columns(*spec):
@@ -73,7 +73,9 @@ TEN_F, NTEN_F = _columns(("stiffness", 1), ("damping", 1), ("frictionloss", 1), 
 
 EQ_TYPE, EQ_OBJ1, EQ_OBJ2, EQ_ACTIVE = range(4)
 NEQ_I = 4
-EQ_F, NEQ_F = _columns(("data", 11), ("solref", 2), ("solimp", 5), ("break", 2))
+# quat2: a weld's orientation is held as conj(q2 quat2) q1 relpose; quat2 is the second
+# site's frame for site-based welds, the identity otherwise
+EQ_F, NEQ_F = _columns(("data", 11), ("solref", 2), ("solimp", 5), ("break", 2), ("quat2", 4))
 EQ_D_ACTIVE, EQ_D_BROKEN = 0, 1  # per-env int table eq_d: active now; broke since last cleared
 
 WRAP_OBJID = 0  # the int table holds the joint id of each term, the float table its coefficient
@@ -267,9 +269,10 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     eq_i = np.zeros((_pad(m.neq), NEQ_I), np.int32)
     eq_f = np.zeros((_pad(m.neq), NEQ_F))
     for e in range(m.neq):
-        eq_i[e] = (m.eq_type[e], m.eq_obj1id[e], m.eq_obj2id[e], m.eq_active0[e])
-        eq_f[e] = np.concatenate([m.eq_data[e], m.eq_solref[e], m.eq_solimp[e],
-                                  [min(m.eq_break_force[e], 1e30), min(m.eq_break_torque[e], 1e30)]])
+        obj1, obj2, data, quat2 = _equality_frames(m, e)
+        eq_i[e] = (m.eq_type[e], obj1, obj2, m.eq_active0[e])
+        eq_f[e] = np.concatenate([data, m.eq_solref[e], m.eq_solimp[e],
+                                  [min(m.eq_break_force[e], 1e30), min(m.eq_break_torque[e], 1e30)], quat2])
 
     _pack_limits_and_drives(m, jnt_i, jnt_f, dof_f)
 
@@ -277,6 +280,25 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     out = {k: v[None].astype(dtype) for k, v in floats.items()}  # leading axis: shared row
     out.update(eq_i=eq_i, sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i)
     return out
+
+
+def _equality_frames(m: Model, e: int):
+    """(obj1, obj2, data, quat2) as the kernels read them. Site-based connect and weld
+    become constraints between the sites' bodies: connect holds data[:3] (body1 frame) on
+    data[3:6] (body2 frame); weld holds data[3:6] (body1) on data[:3] (body2) with
+    relpose = site1's orientation and quat2 = site2's, which is MuJoCo's site semantics."""
+    data = np.array(m.eq_data[e], dtype=float)
+    quat2 = np.array([1.0, 0.0, 0.0, 0.0])
+    obj1, obj2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+    if len(m.eq_objtype) and m.eq_objtype[e] == OBJ_SITE:
+        s1, s2 = obj1, obj2
+        obj1, obj2 = int(m.site_bodyid[s1]), int(m.site_bodyid[s2])
+        if m.eq_type[e] == EQ_CONNECT:
+            data[:3], data[3:6] = m.site_pos[s1], m.site_pos[s2]
+        else:
+            data[:3], data[3:6], data[6:10] = m.site_pos[s2], m.site_pos[s1], m.site_quat[s1]
+            quat2 = np.array(m.site_quat[s2], dtype=float)
+    return obj1, obj2, data, quat2
 
 
 def _pack_limits_and_drives(m: Model, jnt_i, jnt_f, dof_f) -> None:

@@ -838,9 +838,6 @@ class _Reader(XmlReader):
                 continue
             a = self.attrs(e, "equality", "main", element)
             self.check(e, element, _EQUALITIES[e.tag])
-            if "site1" in a or "site2" in a:
-                self.unsupported("site-based equality constraints", e, element, "site1" if "site1" in a else "site2")
-                continue
             kw = dict(name=a.get("name", ""), active=self.flag(a, "active", e, element, True),
                       solref=self.floats(a, "solref", e, element, 2, (0.02, 1.0)),
                       solimp=self.vector(a, "solimp", e, element, _SOLIMP, (3, 5)))
@@ -852,6 +849,9 @@ class _Reader(XmlReader):
                     if not kw[key] > 0:
                         raise self.error(f"{attr} must be > 0, got {kw[key]:g}", e, element, attr)
             first, second = ("joint1", "joint2") if e.tag == "joint" else ("body1", "body2")
+            if e.tag != "joint" and ("site1" in a or "site2" in a):
+                self.site_equality(e, element, a, kw)
+                continue
             if first not in a:
                 raise self.error(f"<{e.tag}> needs attribute '{first}'", e, element, first)
             if e.tag == "connect":
@@ -871,6 +871,25 @@ class _Reader(XmlReader):
                 add = self.b.add_equality_joint
             index = self.guard(e, element, add, a[first], a.get(second), **kw)
             self.remember("equality", kw["name"] or str(index), e, element)
+
+    def site_equality(self, e: Node, element: str, a: dict, kw: dict) -> None:
+        """A connect or weld between two sites (MuJoCo's site semantics): the sites'
+        positions (and, for a weld, frames) are held together; bodies and anchors do not
+        mix with them."""
+        for key in ("site1", "site2"):
+            if key not in a:
+                raise self.error(f"<{e.tag}> with sites needs attribute '{key}'", e, element, key)
+        for key in ("body1", "body2", "anchor", "relpose"):
+            if key in a:
+                raise self.error(f"<{e.tag}> gives sites or bodies: '{key}' does not go with site1/site2", e,
+                                 element, key)
+        if e.tag == "weld":
+            kw["torquescale"] = self.number(a, "torquescale", e, element, 1.0, minimum=0.0)
+            add = self.b.add_equality_weld
+        else:
+            add = self.b.add_equality_connect
+        index = self.guard(e, element, add, site1=a["site1"], site2=a["site2"], **kw)
+        self.remember("equality", kw["name"] or str(index), e, element)
 
     def keyframes(self, node: Node) -> None:
         self.check(node, "keyframe", (), ("key",))

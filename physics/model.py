@@ -32,6 +32,7 @@ INTEGRATORS = {"Euler": INT_EULER, "RK4": INT_RK4, "implicitspringdamper": INT_I
 
 # Equality constraint types, numbered as mjtEq.
 EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
+OBJ_BODY, OBJ_JOINT, OBJ_SITE = 1, 3, 6  # mjtObj: what an equality constraint's obj1id/obj2id name
 
 # Joint-limit models (jnt_limit_model): MuJoCo's soft constraint, the normalized cubic
 # penalty, PhysX's hard limit (restitution, contact distance) and PhysX's spring limit.
@@ -291,6 +292,7 @@ class Model:
     # [N m] exceeds these (inf: unbreakable)
     eq_break_force: np.ndarray = _f(0)
     eq_break_torque: np.ndarray = _f(0)
+    eq_objtype: np.ndarray = _i(0)  # OBJ_BODY or OBJ_SITE (connect, weld), OBJ_JOINT
     eq_name: list = field(default_factory=list)
 
     # Rendering-only elements, kept as parsed: lists of dicts (material, texture,

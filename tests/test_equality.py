@@ -111,11 +111,61 @@ def test_builder_makes_the_same_constraints():
     ('<equality><connect body1="nope" anchor="0 0 0"/></equality>', "missing body 'nope'", "body"),
     ('<equality><weld body1="a" body2="a"/></equality>', "two different bodies", "body2"),
     ('<equality><joint joint1="free"/></equality>', "hinge and slide joints only", "joint"),
-    ('<equality><connect site1="s" site2="t" body1="a"/></equality>', "site-based", "site1"),
+    ('<equality><connect site1="s" site2="t" body1="a"/></equality>', "does not go with site1/site2", "body1"),
+    ('<equality><weld site1="s"/></equality>', "needs attribute 'site2'", "site2"),
+    ('<equality><connect site1="s" site2="nope"/></equality>', "missing site 'nope'", "site"),
 ])
 def test_bad_equalities_name_the_element(xml, words, attribute):
-    text = ('<mujoco><worldbody><body name="a"><joint name="free" type="free"/><geom size="0.1"/></body>'
-            f'</worldbody>{xml}</mujoco>')
+    text = ('<mujoco><worldbody><site name="t"/><body name="a"><joint name="free" type="free"/><geom size="0.1"/>'
+            f'<site name="s"/></body></worldbody>{xml}</mujoco>')
     with pytest.raises(ModelError) as info:
         load_mjcf_string(text)
     assert words in str(info.value) and info.value.attribute == attribute and info.value.line == 1
+
+
+SITES = """<mujoco>
+  <option timestep="0.002"/>
+  <worldbody>
+    <site name="anchor" pos="0.2 0.1 1.2" euler="10 20 30"/>
+    <body name="a" pos="0 0 1">
+      <freejoint/>
+      <geom type="box" size="0.1 0.2 0.05"/>
+      <site name="a_tip" pos="0.1 0.2 0.05" euler="0 30 0"/>
+      <site name="a_side" pos="-0.1 0 0" euler="45 0 0"/>
+    </body>
+    <body name="b" pos="0.5 0 1">
+      <freejoint/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>
+      <site name="b_end" pos="0.3 0 0" euler="0 0 90"/>
+    </body>
+  </worldbody>
+  <equality>
+    <connect name="pin" site1="a_tip" site2="anchor"/>
+    <weld name="glue" site1="b_end" site2="a_side" torquescale="3" solref="0.05 1"/>
+  </equality>
+</mujoco>"""
+
+
+def test_site_equalities_match_mujoco(device):
+    """connect and weld between sites (MuJoCo's site semantics: the sites' positions and
+    frames are held together, nothing taken from qpos0)."""
+    mjm, model = _converged(SITES)
+    assert list(model.eq_objtype) == [6, 6] and list(mjm.eq_objtype) == [6, 6]
+    rng = np.random.default_rng(2)
+    states = []
+    for _ in range(4):
+        qpos = mjm.qpos0 + rng.normal(scale=0.3, size=mjm.nq)
+        for a in (3, 10):
+            qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
+        states.append((qpos, rng.normal(size=mjm.nv)))
+    world = physics.World(model, num_envs=4, device=device, precision="float64")
+    world.set_state(qpos=np.array([s[0] for s in states]), qvel=np.array([s[1] for s in states]))
+    world.forward()
+    for e, (qpos, qvel) in enumerate(states):
+        d = mujoco.MjData(mjm)
+        d.qpos[:], d.qvel[:] = qpos, qvel
+        mujoco.mj_forward(mjm, d)
+        assert world.get("nefc")[e] == d.nefc == 9
+        np.testing.assert_allclose(world.get("efc_pos")[e], d.efc_pos, atol=1e-12)
+        np.testing.assert_allclose(world.get("efc_aref")[e], d.efc_aref, rtol=1e-9, atol=1e-9)
+        assert rel_err(world.get("qfrc_constraint")[e], d.qfrc_constraint) <= 1e-7
