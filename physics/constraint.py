@@ -29,6 +29,7 @@ from . import layout as L
 from ._math import make_math
 from .inertia import make_inertia
 from .limits import make_limits
+from .pgs_cone import make_pgs_cone
 from .primal import make_primal
 from .model import (DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, DSBL_REFSAFE, DSBL_WARMSTART, EQ_CONNECT,
                     EQ_JOINT, EQ_WELD, JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE)
@@ -70,6 +71,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
     inertia = make_inertia(fp)
     physx_limits = make_limits(fp).physx_limit_rows  # hard and spring limits (physics/limits.py)
     primal = make_primal(fp, solver == "Newton", cone == "elliptic")
+    pgs_cone = make_pgs_cone(fp)
 
     # --- rows -----------------------------------------------------------------------
     @ti.func
@@ -448,8 +450,9 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             point_jacobian_add(w, n + k, b1, point, axis, fp(-1.0), rotational, body_i, body_d, dof_d, efc_J)
             pos = con_f[w, c, C["dist"]] if k == 0 else fp(0.0)
             margin = con_f[w, c, C["includemargin"]] if k == 0 else fp(0.0)
-            set_row(w, n + k, efc_f, CNSTR_CONTACT_ELLIPTIC, c, pos, margin, tran if k < 3 else rot, fp(0.0),
-                    fp(_INF))
+            # the normal force is >= 0; friction forces have either sign, bounded by the cone
+            set_row(w, n + k, efc_f, CNSTR_CONTACT_ELLIPTIC, c, pos, margin, tran if k < 3 else rot,
+                    fp(0.0) if k == 0 else fp(-_INF), fp(_INF))
             efc_f[w, n + k, E["imppos"]] = con_f[w, c, C["dist"]] - con_f[w, c, C["includemargin"]] + margin
             efc_f[w, n + k, E["fric"]] = con_f[w, c, C["friction"] + k - 1] if k > 0 else fp(0.0)
         efc_f[w, n, E["cone"] + 5] = dim
@@ -684,6 +687,24 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             efc_f[w, i, E["force"]] = f
 
     @ti.func
+    def pgs_row(w, i, nv, dof_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template()):
+        """Gauss-Seidel update of one scalar row within its bounds; returns the dual's decrease."""
+        # gradient of the dual: J_i (qacc_smooth + v) - aref_i + R_i f_i
+        grad = (efc_f[w, i, E["bias"]] + row_dot(w, i, efc_J, nv, dof_d, CVEL)
+                + efc_f[w, i, E["R"]] * efc_f[w, i, E["force"]])
+        old = efc_f[w, i, E["force"]]
+        new = old - grad / efc_f[w, i, E["AR"]]
+        new = ti.min(ti.max(new, efc_f[w, i, E["lower"]]), efc_f[w, i, E["upper"]])
+        delta = new - old
+        decrease = fp(0.0)
+        if delta != 0:
+            efc_f[w, i, E["force"]] = new
+            for d in range(nv):
+                dof_d[w, d, CVEL] += delta * efc_Y[w, i, d]
+            decrease = -delta * (grad + fp(0.5) * efc_f[w, i, E["AR"]] * delta)
+        return decrease
+
+    @ti.func
     def pgs(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
             efc_Y: ti.template(), efc_f: ti.template()):
         """Projected Gauss-Seidel on the dual; leaves qacc - qacc_smooth = M^-1 J^T f in CVEL and
@@ -705,19 +726,18 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         it = 0
         while it < sizes[L.SIZE_ITERATIONS] and converged == 0:
             improvement = fp(0.0)
-            for i in range(nefc):
-                # gradient of the dual: J_i (qacc_smooth + v) - aref_i + R_i f_i
-                grad = (efc_f[w, i, E["bias"]] + row_dot(w, i, efc_J, nv, dof_d, CVEL)
-                        + efc_f[w, i, E["R"]] * efc_f[w, i, E["force"]])
-                old = efc_f[w, i, E["force"]]
-                new = old - grad / efc_f[w, i, E["AR"]]
-                new = ti.min(ti.max(new, efc_f[w, i, E["lower"]]), efc_f[w, i, E["upper"]])
-                delta = new - old
-                if delta != 0:
-                    efc_f[w, i, E["force"]] = new
-                    for d in range(nv):
-                        dof_d[w, d, CVEL] += delta * efc_Y[w, i, d]
-                    improvement -= delta * (grad + fp(0.5) * efc_f[w, i, E["AR"]] * delta)
+            i = 0
+            while i < nefc:
+                step = 1
+                if ti.static(cone == "elliptic"):
+                    if efc_f[w, i, E["type"]] == CNSTR_CONTACT_ELLIPTIC:
+                        step = ti.cast(efc_f[w, i, E["cone"] + 5], ti.i32)
+                        improvement += pgs_cone.update(w, i, step, nv, dof_d, efc_J, efc_Y, efc_f)
+                    else:
+                        improvement += pgs_row(w, i, nv, dof_d, efc_J, efc_Y, efc_f)
+                else:
+                    improvement += pgs_row(w, i, nv, dof_d, efc_J, efc_Y, efc_f)
+                i += step
             it += 1
             if improvement * scale < tolerance:
                 converged = 1

@@ -43,8 +43,6 @@ def _check_solver_options(opt) -> None:
         raise WorldError(f"option solver must be one of {list(L.SOLVERS)}, got {opt.solver!r}")
     if opt.cone not in L.CONES:
         raise WorldError(f"option cone must be one of {list(L.CONES)}, got {opt.cone!r}")
-    if opt.cone == "elliptic" and opt.solver == "PGS":
-        raise WorldError("option cone='elliptic' needs solver 'Newton' or 'CG' (PGS solves pyramidal cones)")
     if opt.ls_iterations < 1 or opt.ls_tolerance < 0:
         raise WorldError(f"option ls_iterations must be >= 1 and ls_tolerance >= 0, got {opt.ls_iterations}, "
                          f"{opt.ls_tolerance}")

@@ -75,12 +75,6 @@ class SimulationConfig(Strict):
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     precision: Literal["float32", "float64"] = "float32"
 
-    @model_validator(mode="after")
-    def _cone_needs_primal_solver(self):
-        if self.cone == "elliptic" and self.solver == "PGS":
-            raise ValueError("cone 'elliptic' needs solver 'Newton' or 'CG' (PGS solves pyramidal cones)")
-        return self
-
 
 class ActionConfig(Strict):
     """How a policy's action becomes actuator controls: ctrl = offset + scale * action; or,
