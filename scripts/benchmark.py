@@ -59,7 +59,7 @@ CONSTRAINTS_NOTE = (
 )
 CONSTRAINTS_ON_NOTE = (
     "enabled on both sides: contacts, limits and equality constraints with each model's own solver "
-    "settings (MuJoCo: its option solver; ours: PGS with the same iterations and tolerance)"
+    "settings (both: the option solver, cone, iterations and tolerance of the MJCF)"
 )
 DEFAULT_NUM_ENVS = (1, 64, 256, 1024, 4096)
 QUICK_NUM_ENVS = (1, 16)
