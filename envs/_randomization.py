@@ -17,6 +17,8 @@ _NOMINAL = {
     "actuator_gear": lambda m: m.actuator_gear[:, 0],
     "dof_damping": lambda m: m.dof_damping,
     "gravity": lambda m: m.opt.gravity,
+    "jnt_range": lambda m: m.jnt_range,
+    "geom_friction": lambda m: m.geom_friction[:, 0],
 }
 
 
@@ -31,7 +33,8 @@ class ParameterWriter:
     def write(self, env_ids, draws):
         names = {name for d in draws for name in d}
         for name in names:
-            rows = np.tile(np.asarray(_NOMINAL[name](self.model), dtype=np.float64), (len(env_ids), 1))
+            nominal = np.asarray(_NOMINAL[name](self.model), dtype=np.float64)
+            rows = np.repeat(nominal[None], len(env_ids), axis=0)
             for k, d in enumerate(draws):
                 if name in d:
                     idx, values = d[name]

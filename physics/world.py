@@ -13,7 +13,7 @@ import taichi as ti
 
 from . import broadphase as B
 from . import layout as L
-from .collision import NGEOM_X, pack_collision_model
+from .collision import NGEOM_X, P_FRICTION, pack_collision_model
 from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON_F, NCON_I
 from ._taichi import ensure_runtime
 from .errors import WorldError
@@ -29,7 +29,8 @@ _EXTRA_MODEL = (("pair_i", ti.i32), ("geom_i", ti.i32), ("pair_f", None), ("geom
 _DEFAULT_MAX_CONTACTS = 64
 # per-env parameters: name -> (model table, column, model size naming the rows)
 _PARAMS = {"body_mass": ("body_f", "mass", "nbody"), "dof_damping": ("dof_f", "damping", "nv"),
-           "actuator_gear": ("act_f", "gear", "nu"), "gravity": ("opt_f", "gravity", None)}
+           "actuator_gear": ("act_f", "gear", "nu"), "gravity": ("opt_f", "gravity", None),
+           "jnt_range": ("jnt_f", "range", "njnt"), "geom_friction": ("pair_f", "friction", "ngeom")}
 # width of each get() quantity when it is a matrix
 _MATRICES = {"xmat": (3, 3), "ximat": (3, 3)}
 
@@ -206,14 +207,28 @@ class World:
 
         ``name``: "body_mass" (num_envs, nbody) [kg], each body's inertia scaled with it
         (a uniform change of density); "dof_damping" (num_envs, nv); "actuator_gear"
-        (num_envs, nu) (the first gear component); "gravity" (num_envs, 3). With
+        (num_envs, nu) (the first gear component); "gravity" (num_envs, 3); "jnt_range"
+        (num_envs, njnt, 2) (the limits of MuJoCo's soft-limit rows); "geom_friction"
+        (num_envs, ngeom), each geom's sliding friction, which a contact between two geoms
+        mixes by max as MuJoCo does (explicit ``<pair>`` contacts keep their own). With
         ``env_ids`` one row per id. Envs not named keep their values; reset() keeps them.
         """
         if name not in _PARAMS:
             raise WorldError(f"unknown parameter {name!r}; per-env parameters are {sorted(_PARAMS)}")
         table, column, count = _PARAMS[name]
         width = 3 if name == "gravity" else getattr(self.model, count)
+        if name == "jnt_range":
+            arr = _to_numpy(values, name)
+            values = arr.reshape(-1) if arr.shape == (width, 2) else arr.reshape(arr.shape[0], -1)
+            width *= 2
         rows = self._rows(values, width, name, env_ids)
+        if name == "jnt_range" and np.any(rows[:, 0::2] > rows[:, 1::2]):
+            raise WorldError("jnt_range lower bounds must be <= upper bounds")
+        if name == "geom_friction":
+            if np.any(rows < 0):
+                raise WorldError("geom_friction must be >= 0")
+            self._set_geom_friction(rows, env_ids)
+            return
         if name == "body_mass" and np.any(rows[:, 1:] <= 0) and self.model.nbody > 1:
             raise WorldError("body_mass must be > 0 for every body but the world")
         if name == "dof_damping" and np.any(rows < 0):
@@ -221,7 +236,7 @@ class World:
         host = self._per_env_table(table)
         ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
         start = L.OPT_F[column][0] if table == "opt_f" else {"body_f": L.BODY_F, "dof_f": L.DOF_F,
-                                                              "act_f": L.ACT_F}[table][column][0]
+                                                              "act_f": L.ACT_F, "jnt_f": L.JNT_F}[table][column][0]
         if name == "gravity":
             host[ids, 0, start : start + 3] = rows
         elif name == "body_mass":
@@ -231,9 +246,27 @@ class World:
             host[ids, : self.model.nbody, start] = rows
             host[ids, : self.model.nbody, moments : moments + 3] = (
                 self._packed["body_f"][0, : self.model.nbody, moments : moments + 3] * scale[..., None])
+        elif name == "jnt_range":
+            host[ids, : width // 2, start : start + 2] = rows.reshape(len(ids), -1, 2)
         else:
             host[ids, :width, start] = rows
         self._m[table].from_numpy(host)
+        self._host_cache.clear()
+
+    def _set_geom_friction(self, rows, env_ids) -> None:
+        ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+        if not hasattr(self, "_geom_friction"):
+            self._geom_friction = np.tile(self.model.geom_friction[:, 0], (self.num_envs, 1)).astype(np.float64)
+        self._geom_friction[ids] = rows
+        pairs = self._pairs
+        auto = np.nonzero(pairs.explicit[: pairs.npair] < 0)[0]
+        if not len(auto):
+            return
+        host = self._per_env_table("pair_f")
+        mixed = np.maximum(self._geom_friction[ids][:, pairs.geom1[auto]], self._geom_friction[ids][:, pairs.geom2[auto]])
+        for k in range(2):  # both tangent directions slide with the mixed coefficient
+            host[ids[:, None], auto[None, :], P_FRICTION + k] = mixed
+        self._m["pair_f"].from_numpy(host)
         self._host_cache.clear()
 
     def get_param(self, name: str) -> np.ndarray:
@@ -247,6 +280,11 @@ class World:
         if name == "gravity":
             start = L.OPT_F["gravity"][0]
             return host[:, 0, start : start + 3].astype(np.float64)
+        if name == "geom_friction":
+            return getattr(self, "_geom_friction", np.tile(self.model.geom_friction[:, 0], (self.num_envs, 1))).copy()
+        if name == "jnt_range":
+            start = L.JNT_F["range"][0]
+            return host[:, : self.model.njnt, start : start + 2].astype(np.float64)
         start = {"body_f": L.BODY_F, "dof_f": L.DOF_F, "act_f": L.ACT_F}[table][column][0]
         return host[:, : getattr(self.model, count), start].astype(np.float64)
 

@@ -77,3 +77,63 @@ def test_task_randomization_draws_per_env_parameters():
     env.reset(seed=3)  # the same seeds draw the same parameters
     np.testing.assert_array_equal(env.world.get_param("body_mass")[:, b0] / model.body_mass[b0], first)
     env.step(env.action_space.sample())
+
+
+SLIDER = """<mujoco><compiler angle="radian"/><option timestep="0.002"/><worldbody>
+  <geom name="floor" type="plane" size="0 0 1" friction="{floor} 0.005 0.0001"/>
+  <body name="box" pos="0 0 0.05"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.05" friction="{box} 0.005 0.0001"/></body>
+  <body name="arm" pos="0 2 1"><joint name="hinge" axis="0 1 0" range="{lo} {hi}"/>
+    <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03" contype="0" conaffinity="0"/></body>
+</worldbody></mujoco>"""
+
+
+def test_friction_and_joint_range_per_env(device):
+    """Env k with geom friction f_k and joint range r_k steps exactly as a World whose
+    MJCF has them: a contact mixes the two geoms' friction by max, the range moves the
+    soft limit."""
+    from physics.mjcf import load_mjcf_string
+
+    settings = [(1.0, 0.3, -0.5, 0.5), (0.2, 0.6, -0.2, 1.0), (0.9, 0.9, -1.0, 0.1)]
+    model = load_mjcf_string(SLIDER.format(floor=1.0, box=1.0, lo=-1, hi=1))
+    world = physics.World(model, num_envs=3, device=device, precision="float64")
+    world.set_param("geom_friction", [[floor, box, 0.0] for floor, box, _, _ in settings])
+    world.set_param("jnt_range", [[[0, 0], [lo, hi]] for _, _, lo, hi in settings])
+    np.testing.assert_allclose(world.get_param("jnt_range")[1, 1], [-0.2, 1.0])
+    qpos = model.qpos0.copy()
+    qpos[2] = 0.0499
+    qvel = np.zeros(model.nv)
+    qvel[0], qvel[6] = 1.5, 3.0
+    world.set_state(qpos=qpos, qvel=qvel)
+    world.step(300)
+    for k, (floor, box, lo, hi) in enumerate(settings):
+        single = physics.World(load_mjcf_string(SLIDER.format(floor=floor, box=box, lo=lo, hi=hi)), num_envs=1,
+                               device=device, precision="float64")
+        single.set_state(qpos=qpos, qvel=qvel)
+        single.step(300)
+        np.testing.assert_allclose(world.get("qpos")[k], single.get("qpos")[0], rtol=0, atol=1e-12)
+
+
+def test_friction_and_range_are_checked(device):
+    world = physics.World(_pendulum(), num_envs=2, device=device, precision="float64")
+    with pytest.raises(WorldError, match="lower bounds must be <= upper"):
+        world.set_param("jnt_range", [[1.0, -1.0]])
+    with pytest.raises(WorldError, match="geom_friction must be >= 0"):
+        world.set_param("geom_friction", [-1.0])
+
+
+def test_friction_and_range_randomization_terms():
+    from envs.vector import TaiGymVectorEnv
+
+    overrides = {"randomization": [
+        {"term": "geom_friction_scale", "params": {"low": 0.5, "high": 1.5}},
+        {"term": "jnt_range_scale", "params": {"joints": ["joint1"], "low": 0.8, "high": 1.2}},
+    ]}
+    env = TaiGymVectorEnv("TaiGym/Reacher-v0", num_envs=4, overrides=overrides)
+    env.reset(seed=5)
+    model = env.task.model
+    ratios = env.world.get_param("geom_friction") / model.geom_friction[:, 0]
+    assert np.all((ratios >= 0.5) & (ratios <= 1.5)) and len(set(np.round(ratios[:, 0], 12))) == 4
+    j = model.joint("joint1")
+    width = np.diff(env.world.get_param("jnt_range")[:, j], axis=1)[:, 0] / np.diff(model.jnt_range[j])[0]
+    assert np.all((width >= 0.8) & (width <= 1.2))
+    env.step(env.action_space.sample())

@@ -59,3 +59,32 @@ def gravity_uniform(model, *, low: list[float], high: list[float]):
         return {"gravity": (axes, rng.uniform(low=lo, high=hi))}
 
     return Term(draw, info={"parameters": ("gravity",)})
+
+
+@register("randomization")
+def geom_friction_scale(model, *, low: float, high: float, geoms: list[str] | None = None):
+    """Sliding friction of the listed geoms (default: all) = nominal * U(low, high); a
+    contact mixes its two geoms' values by max, as MuJoCo does."""
+    if geoms is None:
+        idx = np.arange(model.ngeom)
+    else:
+        idx = np.array([lookup(model.geom_name, g, "geom", "geoms") for g in geoms])
+    return _scale_term("geom_friction", model.geom_friction[:, 0], idx, low, high)
+
+
+@register("randomization")
+def jnt_range_scale(model, *, joints: list[str], low: float, high: float):
+    """Each listed joint's range widened or narrowed about its middle by U(low, high)."""
+    if low > high:
+        raise TermError(f"low ({low}) must be <= high ({high})", "low")
+    if low <= 0:
+        raise TermError(f"scales must be > 0, got low={low}", "low")
+    idx = np.array([lookup(model.jnt_name, j, "joint", "joints") for j in joints])
+    middle = model.jnt_range[idx].mean(axis=1)
+    half = 0.5 * (model.jnt_range[idx, 1] - model.jnt_range[idx, 0])
+
+    def draw(rng):
+        scale = rng.uniform(low=low, high=high, size=len(idx))
+        return {"jnt_range": (idx, np.stack([middle - half * scale, middle + half * scale], axis=1))}
+
+    return Term(draw, info={"parameters": ("jnt_range",)})
