@@ -165,15 +165,22 @@ def make_primal(fp, newton: bool, elliptic: bool):
         return cost
 
     @ti.func
-    def elliptic_update(w, i, dim, efc_f: ti.template()):
-        """Forces, state and cost of an elliptic contact's rows i .. i+dim-1."""
-        mu = efc_f[w, i, E["fric"]]
-        n = efc_f[w, i, E["jar"]] * mu
+    def cone_coordinates(w, i, dim, efc_f: ti.template()):
+        """(N, T) of an elliptic contact: its jar in the circular space U = diag(mu,
+        friction) jar, split into the normal component and the tangents' norm."""
         t2 = fp(0.0)
         for j in range(1, dim):
             u = efc_f[w, i + j, E["jar"]] * efc_f[w, i + j, E["fric"]]
             t2 += u * u
-        t = ti.sqrt(t2)
+        return ti.Vector([efc_f[w, i, E["jar"]] * efc_f[w, i, E["fric"]], ti.sqrt(t2)])
+
+    @ti.func
+    def elliptic_update(w, i, dim, efc_f: ti.template()):
+        """Forces, state and cost of an elliptic contact's rows i .. i+dim-1."""
+        mu = efc_f[w, i, E["fric"]]
+        nt = cone_coordinates(w, i, dim, efc_f)
+        n = nt[0]
+        t = nt[1]
         zone = cone_zone(n, t, mu)
         cost = fp(0.0)
         state = STATE_SATISFIED
@@ -283,12 +290,9 @@ def make_primal(fp, newton: bool, elliptic: bool):
         1/2 Dm (N - mu T)^2 in the rows' own coordinates (MuJoCo's cone Hessian): formed in
         the circular space U = diag(mu, friction) jar, then mapped back."""
         mu = efc_f[w, i, E["fric"]]
-        n = efc_f[w, i, E["jar"]] * mu
-        t2 = fp(0.0)
-        for r in range(1, dim):
-            u = efc_f[w, i + r, E["jar"]] * efc_f[w, i + r, E["fric"]]
-            t2 += u * u
-        t = ti.sqrt(t2)
+        nt = cone_coordinates(w, i, dim, efc_f)
+        n = nt[0]
+        t = nt[1]
         dm = 1 / (efc_f[w, i, E["R"]] * mu * mu * (1 + mu * mu))
         uk = efc_f[w, i + k, E["jar"]] * efc_f[w, i + k, E["fric"]]
         uj = efc_f[w, i + j, E["jar"]] * efc_f[w, i + j, E["fric"]]

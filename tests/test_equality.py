@@ -51,6 +51,20 @@ def _converged(xml):
     return mjm, model
 
 
+def _check_rows_and_forces(world, mjm, states, nefc):
+    """Each env's rows (count, residuals, reference accelerations) and constraint forces
+    against mujoco's at the same state."""
+    for e, (qpos, qvel) in enumerate(states):
+        d = mujoco.MjData(mjm)
+        d.qpos[:], d.qvel[:] = qpos, qvel
+        mujoco.mj_forward(mjm, d)
+        assert world.get("nefc")[e] == d.nefc == nefc
+        np.testing.assert_allclose(world.get("efc_pos")[e], d.efc_pos, atol=1e-12)
+        np.testing.assert_allclose(world.get("efc_aref")[e], d.efc_aref, rtol=1e-9, atol=1e-9)
+        assert rel_err(world.get("qfrc_constraint")[e], d.qfrc_constraint) <= 1e-7
+        assert rel_err(world.get("qacc")[e], d.qacc) <= 1e-7
+
+
 def test_model_records_the_constraints():
     model = load_mjcf_string(LINKAGE)
     assert model.neq == 3 and model.eq_name == ["loop", "hold", "gear"]
@@ -70,15 +84,7 @@ def test_equality_forces_match_mujoco(device):
         states.append((qpos, rng.normal(size=mjm.nv)))
     world.set_state(qpos=np.array([s[0] for s in states]), qvel=np.array([s[1] for s in states]))
     world.forward()
-    for e, (qpos, qvel) in enumerate(states):
-        d = mujoco.MjData(mjm)
-        d.qpos[:], d.qvel[:] = qpos, qvel
-        mujoco.mj_forward(mjm, d)
-        assert world.get("nefc")[e] == d.nefc == 10
-        np.testing.assert_allclose(world.get("efc_pos")[e], d.efc_pos, atol=1e-12)
-        np.testing.assert_allclose(world.get("efc_aref")[e], d.efc_aref, rtol=1e-9, atol=1e-9)
-        assert rel_err(world.get("qfrc_constraint")[e], d.qfrc_constraint) <= 1e-7
-        assert rel_err(world.get("qacc")[e], d.qacc) <= 1e-7
+    _check_rows_and_forces(world, mjm, states, nefc=10)
 
 
 def test_closed_loop_moves_like_mujoco(device):
@@ -161,11 +167,4 @@ def test_site_equalities_match_mujoco(device):
     world = physics.World(model, num_envs=4, device=device, precision="float64")
     world.set_state(qpos=np.array([s[0] for s in states]), qvel=np.array([s[1] for s in states]))
     world.forward()
-    for e, (qpos, qvel) in enumerate(states):
-        d = mujoco.MjData(mjm)
-        d.qpos[:], d.qvel[:] = qpos, qvel
-        mujoco.mj_forward(mjm, d)
-        assert world.get("nefc")[e] == d.nefc == 9
-        np.testing.assert_allclose(world.get("efc_pos")[e], d.efc_pos, atol=1e-12)
-        np.testing.assert_allclose(world.get("efc_aref")[e], d.efc_aref, rtol=1e-9, atol=1e-9)
-        assert rel_err(world.get("qfrc_constraint")[e], d.qfrc_constraint) <= 1e-7
+    _check_rows_and_forces(world, mjm, states, nefc=9)
