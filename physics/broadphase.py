@@ -41,6 +41,7 @@ COLLIDE_PLANE_SPHERE, COLLIDE_PLANE_CAPSULE, COLLIDE_PLANE_BOX, COLLIDE_PLANE_CY
 COLLIDE_PLANE_ELLIPSOID, COLLIDE_SPHERE_SPHERE, COLLIDE_SPHERE_CAPSULE, COLLIDE_SPHERE_CYLINDER = 5, 6, 7, 8
 COLLIDE_SPHERE_BOX, COLLIDE_CAPSULE_CAPSULE, COLLIDE_CAPSULE_BOX, COLLIDE_BOX_BOX = 9, 10, 11, 12
 COLLIDE_HFIELD_SPHERE, COLLIDE_HFIELD_CAPSULE, COLLIDE_HFIELD_BOX = 13, 14, 15  # physics/hfield.py
+COLLIDE_CONVEX = 16  # physics/convex.py: GJK and EPA on support functions
 COLLIDERS = {
     (GEOM_PLANE, GEOM_SPHERE): (COLLIDE_PLANE_SPHERE, 1),
     (GEOM_PLANE, GEOM_CAPSULE): (COLLIDE_PLANE_CAPSULE, 2),
@@ -58,7 +59,18 @@ COLLIDERS = {
     (GEOM_HFIELD, GEOM_SPHERE): (COLLIDE_HFIELD_SPHERE, 4),
     (GEOM_HFIELD, GEOM_CAPSULE): (COLLIDE_HFIELD_CAPSULE, 6),
     (GEOM_HFIELD, GEOM_BOX): (COLLIDE_HFIELD_BOX, 8),
+    # MuJoCo's general convex collider: one contact, and up to four more from slightly
+    # rotated poses (multi-CCD) where neither geom is a sphere or an ellipsoid
+    (GEOM_SPHERE, GEOM_ELLIPSOID): (COLLIDE_CONVEX, 1),
+    (GEOM_CAPSULE, GEOM_ELLIPSOID): (COLLIDE_CONVEX, 1),
+    (GEOM_CAPSULE, GEOM_CYLINDER): (COLLIDE_CONVEX, 5),
+    (GEOM_ELLIPSOID, GEOM_ELLIPSOID): (COLLIDE_CONVEX, 1),
+    (GEOM_ELLIPSOID, GEOM_CYLINDER): (COLLIDE_CONVEX, 1),
+    (GEOM_ELLIPSOID, GEOM_BOX): (COLLIDE_CONVEX, 1),
+    (GEOM_CYLINDER, GEOM_CYLINDER): (COLLIDE_CONVEX, 5),
+    (GEOM_CYLINDER, GEOM_BOX): (COLLIDE_CONVEX, 5),
 }
+DSBL_MULTICCD = 524288  # mjDSBL_MULTICCD: the convex collider makes one contact a pair
 # MuJoCo collides no plane or hfield with another plane or hfield: static terrain
 _NEVER = {(GEOM_PLANE, GEOM_PLANE), (GEOM_PLANE, GEOM_HFIELD), (GEOM_HFIELD, GEOM_HFIELD)}
 
@@ -96,6 +108,11 @@ class PairTable:
     @property
     def npair(self) -> int:
         return len(self.geom1)
+
+    @property
+    def convex(self) -> bool:
+        """Whether a pair needs the convex collider (compiled into a kernel only then)."""
+        return bool((self.collider == COLLIDE_CONVEX).any())
 
 
 def geom_rbound(m: Model) -> np.ndarray:
@@ -170,7 +187,10 @@ def _ordered(m: Model, g1: int, g2: int):
 def _collider(m: Model, g1: int, g2: int, skip_unsupported: bool, skipped: list):
     key = (int(m.geom_type[g1]), int(m.geom_type[g2]))
     if key in COLLIDERS:
-        return COLLIDERS[key]
+        code, maxcon = COLLIDERS[key]
+        if code == COLLIDE_CONVEX and m.opt.disableflags & DSBL_MULTICCD:
+            maxcon = 1
+        return code, maxcon
     if key in _NEVER:
         return None
     names = lambda g: m.geom_name[g] or f"geom {g}"

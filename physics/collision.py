@@ -29,6 +29,7 @@ from ._math import make_math
 from .layout import _columns
 from ._taichi import ensure_runtime
 from .errors import WorldError
+from .convex import make_convex
 from .hfield import make_hfield
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
 from .narrowphase import (
@@ -104,10 +105,13 @@ def _pack_hfields(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarra
 
 
 @functools.cache
-def make_collision(fp):
+def make_collision(fp, convex: bool = False):
+    """The collision stage's ``@ti.func``s; ``convex`` compiles in the convex collider
+    (:mod:`physics.convex`), which only models with such pairs need."""
     m = make_math(fp)
     nph = make_narrowphase(fp)
     hf = make_hfield(fp)
+    cvx = make_convex(fp) if convex else None
     vec3 = m.vec3
 
     @ti.func
@@ -164,6 +168,19 @@ def make_collision(fp):
             nph.box_box(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
 
     @ti.func
+    def primitive(w, p, g1, g2, collider, pair_i: ti.template(), geom_i: ti.template(), geom_f: ti.template(), mg,
+                  con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2, mat2, margin):
+        """A height field's or two primitives' analytic routine."""
+        if collider >= B.COLLIDE_HFIELD_SPHERE:
+            hf.collide(w, con_f, con_n, geom_f, mg, geom_i[g1, GEOM_HF_BASE], geom_i[g1, GEOM_HF_NROW],
+                       geom_i[g1, GEOM_HF_NCOL], m.ld4(geom_f, mg, g1, G_HSIZE), pos1, mat1,
+                       geom_i[g2, GEOM_TYPE], pos2, mat2, m.ld3(geom_f, mg, g2, G_SIZE), margin,
+                       pair_i[p, PAIR_MAXCON])
+        else:
+            narrow(w, collider, con_f, con_n, pos1, mat1, m.ld3(geom_f, mg, g1, G_SIZE), pos2, mat2,
+                   m.ld3(geom_f, mg, g2, G_SIZE), margin)
+
+    @ti.func
     def set_params(w, p, c, mp, pair_i: ti.template(), pair_f: ti.template(), con_f: ti.template(),
                    con_i: ti.template()):
         """Copy pair p's geoms and mixed parameters onto contact c."""
@@ -205,14 +222,18 @@ def make_collision(fp):
                          mat2, geom_f[mg, g2, G_RBOUND], margin):
                 first = con_n[w, NCON]
                 collider = pair_i[p, PAIR_COLLIDER]
-                if collider >= B.COLLIDE_HFIELD_SPHERE:
-                    hf.collide(w, con_f, con_n, geom_f, mg, geom_i[g1, GEOM_HF_BASE], geom_i[g1, GEOM_HF_NROW],
-                               geom_i[g1, GEOM_HF_NCOL], m.ld4(geom_f, mg, g1, G_HSIZE), pos1, mat1,
-                               geom_i[g2, GEOM_TYPE], pos2, mat2, m.ld3(geom_f, mg, g2, G_SIZE), margin,
-                               pair_i[p, PAIR_MAXCON])
+                if ti.static(convex):
+                    if collider == B.COLLIDE_CONVEX:
+                        cvx.collide(w, con_f, con_n, geom_i[g1, GEOM_TYPE], pos1, mat1, m.ld3(geom_f, mg, g1, G_SIZE),
+                                    geom_f[mg, g1, G_RBOUND], geom_i[g2, GEOM_TYPE], pos2, mat2,
+                                    m.ld3(geom_f, mg, g2, G_SIZE), geom_f[mg, g2, G_RBOUND], margin,
+                                    pair_i[p, PAIR_MAXCON])
+                    else:
+                        primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
+                                  mat2, margin)
                 else:
-                    narrow(w, collider, con_f, con_n, pos1, mat1, m.ld3(geom_f, mg, g1, G_SIZE), pos2, mat2,
-                           m.ld3(geom_f, mg, g2, G_SIZE), margin)
+                    primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
+                              margin)
                 for c in range(first, con_n[w, NCON]):
                     nph.complete_frame(w, c, con_f)
                     set_params(w, p, c, mp, pair_i, pair_f, con_f, con_i)
@@ -259,8 +280,8 @@ class Collider:
         self.num_envs = int(num_envs)
         self.device = ensure_runtime(device)
         self._fp, self.dtype = _PRECISIONS[precision]
-        self._k = make_collision(self._fp)
         self.pairs = B.candidate_pairs(model, exclude=exclude, pairs=pairs, skip_unsupported=skip_unsupported)
+        self._k = make_collision(self._fp, self.pairs.convex)
         disabled = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self.npair = 0 if disabled else self.pairs.npair
         most = int(self.pairs.maxcon[: self.npair].sum())

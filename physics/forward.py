@@ -25,7 +25,7 @@ QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR = (L.DOF_D[k][0] for k in ("qfrc_bias", "
 
 
 @functools.lru_cache(maxsize=None)
-def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal"):
+def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False):
     kin = make_kinematics(fp)
     inertia = make_inertia(fp)
     bias = make_bias(fp)
@@ -34,7 +34,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal"):
     lim = make_limits(fp)
     act = make_actuation(fp)
     cons = make_constraint(fp, solver, cone)
-    col = make_collision(fp)
+    col = make_collision(fp, convex)
 
     @ti.func
     def forward(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), act_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(),

@@ -30,10 +30,10 @@ J_STIFFNESS = L.JNT_F["stiffness"][0]
 
 
 @functools.lru_cache(maxsize=None)
-def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal"):
+def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False):
     m = make_math(fp)
     inertia = make_inertia(fp)
-    forward = make_forward(fp, solver, cone)
+    forward = make_forward(fp, solver, cone, convex)
 
     @ti.func
     def integrate_pos(w, sizes: ti.template(), jnt_i: ti.template(), qpos: ti.template(), dof_d: ti.template(), vcol: ti.template(), h):

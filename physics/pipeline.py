@@ -18,10 +18,11 @@ from .reaction import make_reaction
 
 
 @functools.lru_cache(maxsize=None)
-def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal"):
+def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False):
     """The kernels for one precision and constraint solver configuration (a model's
-    ``opt.solver`` and ``opt.cone``): each compiles only its own solver."""
-    step = make_integrate(fp, solver, cone)
+    ``opt.solver`` and ``opt.cone``): each compiles only its own solver. ``convex``
+    compiles in the convex collider, for models whose pair table needs it."""
+    step = make_integrate(fp, solver, cone, convex)
     reaction = make_reaction(fp)
     # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
     # than through untyped ndarray arguments.

@@ -61,8 +61,8 @@ class World:
             candidate geom pairs can make, capped at 64. Contacts past it are counted in
             ``contacts()["overflow"]``, never dropped silently.
         skip_unsupported_pairs: leave out, with a warning, geom pairs that have no
-            collision routine yet (capsule-cylinder, cylinder-cylinder, ellipsoids
-            against anything but a plane) instead of raising a ModelError.
+            collision routine yet (cylinders and ellipsoids against a height field)
+            instead of raising a ModelError.
     """
 
     def __init__(self, model: Model, num_envs: int = 1, *, device: str = "cpu", precision: str = "float32",
@@ -79,11 +79,10 @@ class World:
         self.device = ensure_runtime(device)
         self._fp, self.dtype = _PRECISIONS[precision]
         _check_solver_options(model.opt)
-        self._kernels = make_kernels(self._fp, model.opt.solver, model.opt.cone)
-
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self._pairs = (B.no_pairs() if contacts_off
                        else B.candidate_pairs(model, skip_unsupported=skip_unsupported_pairs))
+        self._kernels = make_kernels(self._fp, model.opt.solver, model.opt.cone, self._pairs.convex)
         npair = self._pairs.npair
         possible = int(self._pairs.maxcon[:npair].sum())
         self.max_contacts = max(1, min(possible, _DEFAULT_MAX_CONTACTS) if max_contacts is None else int(max_contacts))

@@ -209,12 +209,18 @@ def test_exclude_and_explicit_pairs():
 
 
 def test_unsupported_pair_is_refused_or_skipped_with_a_warning():
-    model = load_mjcf_string(two_body_scene("cylinder", "ellipsoid"))
-    with pytest.raises(physics.ModelError, match="ellipsoid-cylinder"):
+    xml = """<mujoco><asset><hfield name="h" nrow="2" ncol="2" size="1 1 .1 .1" elevation="0 0 0 0"/></asset>
+      <worldbody><geom type="hfield" hfield="h"/><geom type="plane" size="5 5 .1"/>
+      <body pos="0 0 .3"><freejoint/><geom type="ellipsoid" size=".08 .06 .04"/></body></worldbody></mujoco>"""
+    model = load_mjcf_string(xml)
+    with pytest.raises(physics.ModelError, match="hfield-ellipsoid"):
         B.candidate_pairs(model)
-    with pytest.warns(UserWarning, match="ellipsoid-cylinder"):
+    with pytest.warns(UserWarning, match="hfield-ellipsoid"):
         table = B.candidate_pairs(model, skip_unsupported=True)
-    assert table.npair == 2  # the two plane pairs
+    assert table.npair == 1  # the plane pair
+    # the convex pairs have a routine now (tests/test_convex.py)
+    table = B.candidate_pairs(load_mjcf_string(two_body_scene("cylinder", "ellipsoid")))
+    assert table.npair == 3 and table.convex
 
 
 def test_geom_poses_match_mujoco():
