@@ -4,10 +4,14 @@ For each task, the native vector env (`gym.make_vec(id, num_envs=N)`, one World 
 batch) steps random actions at several batch sizes; in the same run Gymnasium's own
 `<Task>-v5` steps the same number of copies in a `SyncVectorEnv`. Both sides include what
 an RL loop pays per step: physics with its frame skip, observations, rewards,
-terminations and autoresets. The table gives env steps/s and the ratio, and the JSON
-keeps every number with the machine's load, since timings on a shared machine drift.
+terminations and autoresets. Tasks without a Gymnasium counterpart (the quadrupeds, the
+arm) are measured on our side only. The table gives env steps/s, the ratio and the
+process's peak resident memory after each of our measurements; a PNG plots steps/s
+against num_envs; the JSON keeps every number with the machine's load, since timings on
+a shared machine drift.
 
     python scripts/benchmark_envs.py --tasks Ant Hopper --num-envs 1 64 1024
+    python scripts/benchmark_envs.py --tasks all
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import time
 from pathlib import Path
 
@@ -44,6 +49,20 @@ def steps_per_second(env, num_envs: int, seconds: float, seed: int) -> float:
     return num_envs * steps / (time.perf_counter() - start)
 
 
+def peak_rss_mb() -> float:
+    """The process's peak resident memory so far (Linux reports kB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (2**20 if platform.system() == "Darwin" else 2**10)
+
+
+def single_agent_tasks() -> list[str]:
+    import gymnasium as gym
+
+    import envs  # noqa: F401  (registers TaiGym ids)
+
+    return sorted(k[len("TaiGym/"):-len("-v0")] for k in gym.registry if k.startswith("TaiGym/"))
+
+
 def measure_task(task: str, num_envs: list[int], seconds: float, seed: int) -> list[dict]:
     import gymnasium as gym
 
@@ -54,26 +73,60 @@ def measure_task(task: str, num_envs: list[int], seconds: float, seed: int) -> l
         ours_env = gym.make_vec(f"TaiGym/{task}-v0", num_envs=n, vectorization_mode="vector_entry_point")
         ours = steps_per_second(ours_env, n, seconds, seed)
         ours_env.close()
-        theirs_env = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
-        theirs = steps_per_second(theirs_env, n, seconds, seed)
-        theirs_env.close()
-        rows.append(dict(task=task, num_envs=n, taigym=ours, gymnasium=theirs, ratio=ours / theirs))
-        print(f"{task:24s} {n:6d} envs: taigym {ours:10,.0f}  gymnasium {theirs:10,.0f}  ({ours / theirs:.2f}x)",
-              flush=True)
+        memory = peak_rss_mb()
+        theirs = None
+        if task in GYMNASIUM:
+            theirs_env = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
+            theirs = steps_per_second(theirs_env, n, seconds, seed)
+            theirs_env.close()
+        rows.append(dict(task=task, num_envs=n, taigym=ours, gymnasium=theirs,
+                         ratio=None if theirs is None else ours / theirs, peak_rss_mb=memory))
+        other = "(no Gymnasium counterpart)" if theirs is None else f"gymnasium {theirs:10,.0f}  ({ours / theirs:.2f}x)"
+        print(f"{task:24s} {n:6d} envs: taigym {ours:10,.0f}  {other}  peak RSS {memory:,.0f} MB", flush=True)
     return rows
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| task | num_envs | taigym native vector env | Gymnasium v5, SyncVectorEnv | ratio |",
-             "|---|---:|---:|---:|---:|"]
-    lines += [f"| {r['task']} | {r['num_envs']} | {r['taigym']:,.0f} | {r['gymnasium']:,.0f} | {r['ratio']:.2f}x |"
-              for r in rows]
+    lines = ["| task | num_envs | taigym native vector env | Gymnasium v5, SyncVectorEnv | ratio | peak RSS |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        theirs = "—" if r["gymnasium"] is None else f"{r['gymnasium']:,.0f}"
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        lines.append(f"| {r['task']} | {r['num_envs']} | {r['taigym']:,.0f} | {theirs} | {ratio} | "
+                     f"{r['peak_rss_mb']:,.0f} MB |")
     return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[dict], png: Path) -> bool:
+    """Steps/s against num_envs per task, ours solid and Gymnasium's dashed (log-log)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for task in dict.fromkeys(r["task"] for r in rows):
+        mine = [r for r in rows if r["task"] == task]
+        line, = ax.plot([r["num_envs"] for r in mine], [r["taigym"] for r in mine], "o-", label=f"{task} (taigym)")
+        theirs = [r for r in mine if r["gymnasium"] is not None]
+        if theirs:
+            ax.plot([r["num_envs"] for r in theirs], [r["gymnasium"] for r in theirs], "s--", color=line.get_color(),
+                    label=f"{task} (Gymnasium, SyncVectorEnv)")
+    ax.set(xscale="log", yscale="log", xlabel="num_envs", ylabel="env steps/s")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+    return True
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tasks", nargs="+", default=["Ant", "Hopper"], choices=sorted(GYMNASIUM))
+    p.add_argument("--tasks", nargs="+", default=["Ant", "Hopper"],
+                   help="task names (TaiGym/<name>-v0), or 'all' for every registered single-agent task")
     p.add_argument("--num-envs", nargs="+", type=int, default=[1, 64, 1024])
     p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default: 3)")
     p.add_argument("--seed", type=int, default=0)
@@ -84,15 +137,22 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    known = single_agent_tasks()
+    tasks = known if args.tasks == ["all"] else args.tasks
+    unknown = sorted(set(tasks) - set(known))
+    if unknown:
+        raise SystemExit(f"unknown task(s) {unknown}; registered: {known}")
     load_start = os.getloadavg()
-    rows = [row for task in args.tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed)]
+    rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed)]
     report = dict(rows=rows, machine=dict(platform=platform.platform(), cpus=os.cpu_count(),
                                           load_average_at_start=load_start, load_average_at_end=os.getloadavg()),
                   settings=dict(seconds=args.seconds, seed=args.seed, actions="uniform random, fixed per run"))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
     args.out.with_suffix(".md").write_text(markdown(rows))
-    print("\n" + markdown(rows) + f"\nWrote {args.out} and {args.out.with_suffix('.md')}")
+    plotted = plot(rows, args.out.with_suffix(".png"))
+    print("\n" + markdown(rows) + f"\nWrote {args.out}, {args.out.with_suffix('.md')}"
+          + (f" and {args.out.with_suffix('.png')}" if plotted else ""))
     return 0
 
 

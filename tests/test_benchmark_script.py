@@ -70,5 +70,13 @@ def test_env_benchmark_reports_both_sides(tmp_path):
     out = tmp_path / "envs.json"
     assert main(["--tasks", "InvertedPendulum", "--num-envs", "2", "--seconds", "0.2", "--out", str(out)]) == 0
     (row,) = json.loads(out.read_text())["rows"]
-    assert row["taigym"] > 0 and row["gymnasium"] > 0 and row["ratio"] > 0
+    assert row["taigym"] > 0 and row["gymnasium"] > 0 and row["ratio"] > 0 and row["peak_rss_mb"] > 10
     assert "| InvertedPendulum | 2 |" in out.with_suffix(".md").read_text()
+    assert out.with_suffix(".png").stat().st_size > 1000
+
+
+def test_env_benchmark_refuses_unknown_tasks(tmp_path):
+    from scripts.benchmark_envs import main
+
+    with pytest.raises(SystemExit, match="unknown task"):
+        main(["--tasks", "Antt", "--out", str(tmp_path / "x.json")])
