@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import physics
-from physics.model import INTEGRATORS, TRN_JOINT
+from physics.model import INTEGRATORS, JNT_HINGE, JNT_NV, JNT_SLIDE, LIMIT_CUBIC, LIMIT_MODELS, TRN_JOINT
 
 from .errors import did_you_mean
 from .loader import CONFIG_DIR, error_at
@@ -53,6 +53,7 @@ def build_model(cfg: TaskConfig) -> physics.Model:
     edits = {"opt": _options(cfg, model)}
     _joint_edits(cfg, model, edits)
     _body_edits(cfg, model, edits)
+    _geom_edits(cfg, model, edits)
     _actuator_edits(cfg, model, edits)
     return dataclasses.replace(model, **edits).freeze()
 
@@ -129,6 +130,40 @@ def _joint_edits(cfg, model, edits):
         for key in ("damping", "armature"):
             if getattr(o, key) is not None:
                 _copy(model, edits, f"dof_{key}")[dof] = getattr(o, key)
+        if o.limit is not None:
+            _limit_edits(cfg, model, edits, name, j, o.limit, o.limited is not False)
+        if o.drive is not None:
+            dofs = slice(dof, dof + _JOINT_DOFS[int(model.jnt_type[j])])
+            for key, field in (("stiffness", "stiffness"), ("damping", "damping"), ("force_limit", "forcelimit"),
+                               ("acceleration", "acceleration")):
+                value = getattr(o.drive, key)
+                if value is not None:
+                    _copy(model, edits, f"dof_drive_{field}")[dofs] = value
+
+
+_JOINT_DOFS = JNT_NV
+
+
+def _limit_edits(cfg, model, edits, name, j, limit, limited):
+    path = ("robot", "joints", name, "limit")
+    kind = LIMIT_MODELS[limit.model]
+    if kind == LIMIT_CUBIC and model.jnt_type[j] not in (JNT_HINGE, JNT_SLIDE):
+        raise error_at(cfg, path + ("model",), "the cubic limit is for hinge and slide joints")
+    strength = limit.strength if limit.strength is not None else model.jnt_limit_strength[j]
+    if kind == LIMIT_CUBIC and not strength > 0:
+        raise error_at(cfg, path + ("strength",), "a cubic limit needs a strength > 0")
+    _copy(model, edits, "jnt_limit_model")[j] = kind
+    _copy(model, edits, "jnt_limited")[j] = int(limited)  # a limit model limits the joint
+    for key in ("strength", "stiffness", "damping", "distance", "restitution", "bounce"):
+        if getattr(limit, key) is not None:
+            _copy(model, edits, f"jnt_limit_{key}")[j] = getattr(limit, key)
+
+
+def _geom_edits(cfg, model, edits):
+    for name, o in cfg.robot.geoms.items():
+        g = _named(cfg, model.geom_name, name, "geom", ("robot", "geoms", name))
+        if o.friction is not None:
+            _copy(model, edits, "geom_friction")[g, 0] = o.friction
 
 
 def _body_edits(cfg, model, edits):

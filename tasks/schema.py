@@ -17,12 +17,35 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class LimitOverride(Strict):
+    """A joint's limit model (physics/limits.py) and its parameters; units as the joint's."""
+
+    model: Literal["soft", "cubic", "hard", "spring"]
+    strength: float | None = Field(None, gt=0)  # cubic
+    stiffness: float | None = Field(None, ge=0)  # spring
+    damping: float | None = Field(None, ge=0)  # spring
+    distance: float | None = Field(None, ge=0)  # hard, spring: where the limit starts acting
+    restitution: float | None = Field(None, ge=0, le=1)  # hard
+    bounce: float | None = Field(None, ge=0)  # hard: slowest approach that rebounds
+
+
+class DriveOverride(Strict):
+    """A PD drive on the joint's dofs: force = stiffness (q* - q) + damping (qd* - qd)."""
+
+    stiffness: float | None = Field(None, ge=0)
+    damping: float | None = Field(None, ge=0)
+    force_limit: float | None = Field(None, gt=0)
+    acceleration: bool | None = None  # gains per unit of the dof's effective inertia
+
+
 class JointOverride(Strict):
     range: tuple[float, float] | None = None
     limited: bool | None = None
     damping: float | None = Field(None, ge=0)
     armature: float | None = Field(None, ge=0)
     stiffness: float | None = Field(None, ge=0)
+    limit: LimitOverride | None = None
+    drive: DriveOverride | None = None
 
     @field_validator("range")
     @classmethod
@@ -34,6 +57,10 @@ class JointOverride(Strict):
 
 class BodyOverride(Strict):
     mass: float | None = Field(None, gt=0)
+
+
+class GeomOverride(Strict):
+    friction: float | None = Field(None, ge=0)  # sliding friction; contacts mix two geoms' by max
 
 
 class ActuatorOverride(Strict):
@@ -57,6 +84,7 @@ class RobotConfig(Strict):
     init_qpos: list[float] | None = None  # the reset pose (before reset noise) in place of qpos0
     joints: dict[str, JointOverride] = {}
     bodies: dict[str, BodyOverride] = {}
+    geoms: dict[str, GeomOverride] = {}
     actuators: dict[str, ActuatorOverride] = {}
 
 

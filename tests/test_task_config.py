@@ -102,6 +102,20 @@ def test_overrides_reach_the_model(tmp_path):
     assert m.body_mass[m.body("pole")] == 2.0 and m.dof_damping[m.jnt_dofadr[m.joint("hinge")]] == 0.5
 
 
+def test_limit_drive_and_friction_overrides_reach_the_model(tmp_path):
+    from physics.model import LIMIT_CUBIC
+
+    task = Task.from_source(write(tmp_path, GOOD), [
+        "robot.joints.hinge.limit.model=cubic", "robot.joints.hinge.limit.strength=5.0",
+        "robot.joints.hinge.drive.stiffness=10.0", "robot.joints.hinge.drive.damping=1.0",
+        "robot.joints.hinge.drive.force_limit=3.0", "robot.geoms.cpole.friction=0.3"])
+    m = task.model
+    j, d = m.joint("hinge"), m.jnt_dofadr[m.joint("hinge")]
+    assert m.jnt_limit_model[j] == LIMIT_CUBIC and m.jnt_limit_strength[j] == 5.0 and m.jnt_limited[j] == 1
+    assert (m.dof_drive_stiffness[d], m.dof_drive_damping[d], m.dof_drive_forcelimit[d]) == (10.0, 1.0, 3.0)
+    assert m.geom_friction[m.geom("cpole"), 0] == 0.3
+
+
 # --- malformed configs: each names the key path ----------------------------------------------------
 # (edit applied to GOOD, key path expected in the message, another fragment expected)
 MALFORMED = [
@@ -115,6 +129,12 @@ MALFORMED = [
     ("  frame_skip: 2", "  frame_skip: 2\n  integrator: leapfrog", "simulation.integrator", "RK4"),
     ("  frame_skip: 2", "  frame_skip: 2\n  device: tpu", "simulation.device", "cuda"),
     ("  frame_skip: 2", "  frame_skip: 2\n  solver: Jacobi", "simulation.solver", "Newton"),
+    ("  asset: gymnasium:inverted_pendulum.xml", ("  asset: gymnasium:inverted_pendulum.xml\n  joints:\n"
+     "    hinge: {limit: {model: rubber}}"), "robot.joints.hinge.limit.model", "cubic"),
+    ("  asset: gymnasium:inverted_pendulum.xml", ("  asset: gymnasium:inverted_pendulum.xml\n  joints:\n"
+     "    hinge: {drive: {stifness: 1}}"), "robot.joints.hinge.drive.stifness", "did you mean 'stiffness'"),
+    ("  asset: gymnasium:inverted_pendulum.xml", ("  asset: gymnasium:inverted_pendulum.xml\n  geoms:\n"
+     "    cpole: {friction: -1}"), "robot.geoms.cpole.friction", "greater than or equal to 0"),
     ("  frame_skip: 2", "  frame_skip: 2\n  cone: round", "simulation.cone", "elliptic"),
     ("  frame_skip: 2", "  frame_skp: 2", "simulation.frame_skp", "did you mean 'frame_skip'"),
     ("episode_length: 100", "episode_length: 100\nrewardz: []", "rewardz", "did you mean 'rewards'"),
