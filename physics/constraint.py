@@ -569,6 +569,11 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                 y = fp(0.0)
                 if power == 1:
                     y = x
+                elif power == 2:  # the default: pow() is a library call, and x * x is as exact
+                    if x <= mid:
+                        y = x * x / mid
+                    else:
+                        y = 1 - (1 - x) * (1 - x) / (1 - mid)
                 elif x <= mid:
                     y = ti.pow(x, power) / ti.pow(mid, power - 1)
                 else:

@@ -554,8 +554,10 @@ def make_primal(fp, newton: bool, elliptic: bool):
     @ti.func
     def start(w, nefc, nv, dof_i: ti.template(), qM: ti.template(), qacc: ti.template(), dof_d: ti.template(),
               efc_J: ti.template(), efc_f: ti.template(), warmstart):
-        """qacc <- the better of the previous step's acceleration and qacc_smooth (one loop
-        around one update_rows, which the compiler inlines)."""
+        """qacc <- the better of the previous step's acceleration and qacc_smooth, with jar
+        and MA at it (one loop around one update_rows, which the compiler inlines). At
+        qacc_smooth, jar is the rows' bias and MA is zero: nothing to recompute."""
+        use_smooth = 1
         if warmstart:
             cost_warm = fp(0.0)
             for k in range(2):
@@ -566,16 +568,22 @@ def make_primal(fp, newton: bool, elliptic: bool):
                     set_jar(w, nefc, nv, qacc, efc_J, efc_f)
                     gauss = set_ma(w, nv, dof_i, qM, qacc, dof_d)
                 else:
-                    for i in range(nefc):
+                    for i in range(nefc):  # keep the warm start's jar in jv, free until the line search
+                        efc_f[w, i, E["jv"]] = efc_f[w, i, E["jar"]]
                         efc_f[w, i, E["jar"]] = efc_f[w, i, E["bias"]]
                 cost = update_rows(w, nefc, efc_f)[0] + gauss
                 if k == 0:
                     cost_warm = cost
-                elif cost < cost_warm:
-                    for d in range(nv):
-                        qacc[w, d] = dof_d[w, d, QACC_SMOOTH]
-        set_jar(w, nefc, nv, qacc, efc_J, efc_f)
-        set_ma(w, nv, dof_i, qM, qacc, dof_d)
+                elif cost >= cost_warm:
+                    use_smooth = 0
+                    for i in range(nefc):
+                        efc_f[w, i, E["jar"]] = efc_f[w, i, E["jv"]]
+        if use_smooth != 0:
+            for d in range(nv):
+                qacc[w, d] = dof_d[w, d, QACC_SMOOTH]
+                dof_d[w, d, MA] = 0
+            for i in range(nefc):
+                efc_f[w, i, E["jar"]] = efc_f[w, i, E["bias"]]
 
     @ti.func
     def solve(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_i: ti.template(), qM: ti.template(),
@@ -593,10 +601,10 @@ def make_primal(fp, newton: bool, elliptic: bool):
             for d in range(nv):
                 efc_f[w, i, E["bias"]] += efc_J[w, i, d] * dof_d[w, d, QACC_SMOOTH]
         start(w, nefc, nv, dof_i, qM, qacc, dof_d, efc_J, efc_f, warmstart)
-        # stage 0: the start point's certificate (M^-1 preconditioning); 1: Newton's first
-        # Hessian; 2: iterating
-        stage = 0
-        hess = 0
+        # stage 0 (CG): the start point's certificate (M^-1 preconditioning); 1 (Newton):
+        # the first Hessian, whose decrement certifies the start; 2: iterating
+        stage = 1 if ti.static(newton) else 0
+        hess = 1 if ti.static(newton) else 0
         it = 0
         improvement = fp(0.0)
         done = 0
@@ -610,13 +618,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
             decrement = ti.max(fp(0.0), fp(0.5) * scale * dot(w, nv, dof_d, GRAD, MGRAD))
             if stage == 0:
                 stage = 2
-                if ti.static(newton):
-                    if decrement < tolerance and gradient < tolerance:
-                        done = 1
-                    else:
-                        stage = 1
-                        hess = 1
-                elif decrement < tolerance:
+                if decrement < tolerance:
                     done = 1
             elif stage == 1:
                 stage = 2
