@@ -780,7 +780,6 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         efc_n[w, L.EFC_N] = nefc
         for d in range(nv):
             dof_d[w, d, QACC_SMOOTH] = qacc[w, d]
-            dof_d[w, d, QFRC_CONSTRAINT] = 0
         if nefc > 0:
             soft_parameters(w, nefc, sizes, opt_f, efc_f)
             cone_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
@@ -795,10 +794,12 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                 efc_n[w, L.EFC_NITER] = primal.solve(w, nefc, nv, sizes, opt_f, dof_i, qM, qLD, qacc, dof_d, efc_J,
                                                      efc_f, efc_Y, (disabled & DSBL_WARMSTART) == 0)
             break_overloaded(w, nefc, eq_i, eq_f, eq_d, efc_f)
+        # J^T f as one reduction per dof: accumulating in place would store in the inner loop
+        for d in range(nv):
+            qfrc = fp(0.0)
             for i in range(nefc):
-                f = efc_f[w, i, E["force"]]
-                for d in range(nv):
-                    dof_d[w, d, QFRC_CONSTRAINT] += f * efc_J[w, i, d]
+                qfrc += efc_f[w, i, E["force"]] * efc_J[w, i, d]
+            dof_d[w, d, QFRC_CONSTRAINT] = qfrc
         for d in range(nv):
             dof_d[w, d, QACC_WARMSTART] = qacc[w, d]
 

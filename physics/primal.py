@@ -260,18 +260,26 @@ def make_primal(fp, newton: bool, elliptic: bool):
                 efc_Y: ti.template()):
         """Lower triangle of H = M + J^T D J over the quadratic rows, plus each elliptic
         contact's cone Hessian while it slides on the cone. Each entry of J^T D J is one
-        reduction over the rows: a loop without stores, which runs several times faster
-        than accumulating outer products row by row."""
+        reduction, a loop without stores (several times faster than accumulating outer
+        products row by row), over only the rows that touch its column: a limit or a
+        contact's row touches the few dofs of its bodies' chains, not all of them."""
         for i in range(nefc):
             weight = fp(0.0)
             if efc_f[w, i, E["state"]] == STATE_QUADRATIC:
                 weight = 1 / efc_f[w, i, E["R"]]
             efc_f[w, i, E["hess"]] = weight
         for a in range(nv):
+            count = 0
+            for i in range(nefc):
+                v = efc_f[w, i, E["hess"]] * efc_J[w, i, a]
+                if v != 0:
+                    efc_f[w, count, E["hrow"]] = i
+                    efc_f[w, count, E["hval"]] = v
+                    count += 1
             for b in range(a + 1):
                 h = fp(0.0)
-                for i in range(nefc):
-                    h += efc_f[w, i, E["hess"]] * efc_J[w, i, a] * efc_J[w, i, b]
+                for k in range(count):
+                    h += efc_f[w, k, E["hval"]] * efc_J[w, ti.cast(efc_f[w, k, E["hrow"]], ti.i32), b]
                 efc_Y[w, a, b] = h
         for i in range(nv):
             adr = dof_i[i, L.DOF_MADR]
@@ -597,9 +605,10 @@ def make_primal(fp, newton: bool, elliptic: bool):
         scale = 1 / (opt_f[mo, 0, MEANINERTIA] * ti.max(1, nv))
         gtol_scale = tolerance * opt_f[mo, 0, LS_TOLERANCE] / scale
         for i in range(nefc):
-            efc_f[w, i, E["bias"]] = -efc_f[w, i, E["aref"]]
+            bias = -efc_f[w, i, E["aref"]]
             for d in range(nv):
-                efc_f[w, i, E["bias"]] += efc_J[w, i, d] * dof_d[w, d, QACC_SMOOTH]
+                bias += efc_J[w, i, d] * dof_d[w, d, QACC_SMOOTH]
+            efc_f[w, i, E["bias"]] = bias
         start(w, nefc, nv, dof_i, qM, qacc, dof_d, efc_J, efc_f, warmstart)
         # stage 0 (CG): the start point's certificate (M^-1 preconditioning); 1 (Newton):
         # the first Hessian, whose decrement certifies the start; 2: iterating
