@@ -229,3 +229,58 @@ def test_leaderboard_ray_needs_ray(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as where it is not installed
     with pytest.raises(SystemExit, match="needs Ray"):
         leaderboard.run_cells([{"key": "x"}], tmp_path, workers=1, ray_address="auto", log=print)
+
+
+class FakeRef:
+    def __init__(self, value):
+        self.value = value
+
+
+class FakeRay:
+    """The part of Ray's API the leaderboard uses, running each task at once in this process."""
+
+    def __init__(self):
+        self.init_kwargs, self.calls = None, []
+
+    def init(self, **kwargs):
+        self.init_kwargs = kwargs
+
+    def remote(self, num_cpus):
+        def wrap(fn):
+            outer = self
+
+            class Remote:
+                @staticmethod
+                def remote(*args):
+                    outer.calls.append((num_cpus, args))
+                    return FakeRef(fn(*args))
+
+            return Remote
+
+        return wrap
+
+    def wait(self, refs, num_returns):
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref):
+        return ref.value
+
+
+def test_leaderboard_sends_each_cell_to_ray_and_keeps_the_records(tmp_path, monkeypatch):
+    fake = FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+
+    def run_cell(cell, cell_dir, workers):
+        return {"key": cell["key"], "eval_return_mean": 1.0, "env_steps": 8, "wall_time_s": 0.5,
+                "env_steps_per_s": 16.0, "ran_in": cell_dir}
+
+    monkeypatch.setattr(leaderboard, "run_cell", run_cell)
+    cells = [{"key": "A-PPO-0"}, {"key": "A-PPO-1"}]
+    records = leaderboard.run_cells(cells, tmp_path, workers=3, ray_address="ray://head:10001", log=print)
+    assert fake.init_kwargs["address"] == "ray://head:10001"
+    assert fake.init_kwargs["runtime_env"]["working_dir"] == str(leaderboard.REPO_ROOT)
+    assert [c[0] for c in fake.calls] == [1, 1]  # one CPU per cell
+    assert sorted(r["key"] for r in records) == ["A-PPO-0", "A-PPO-1"]
+    for cell in cells:  # the record that came back is the cell's result on this machine
+        saved = json.loads((tmp_path / cell["key"] / "cell.json").read_text())
+        assert saved["key"] == cell["key"] and saved["ran_in"].endswith(cell["key"])
