@@ -1,6 +1,6 @@
 """Run a fixed, versioned training protocol and render its leaderboard.
 
-    python scripts/leaderboard.py                                  # configs/leaderboard/v2.yaml
+    python scripts/leaderboard.py                                  # configs/leaderboard/v3.yaml
     python scripts/leaderboard.py --workers 2                      # two cells at a time
     python scripts/leaderboard.py --render-only                    # tables and plots from finished cells
     python scripts/leaderboard.py --ray-address auto               # cells as Ray tasks on a cluster
@@ -41,7 +41,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v2.yaml"
+DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v3.yaml"
 
 
 # --- protocol ------------------------------------------------------------------------------
