@@ -284,3 +284,15 @@ def test_leaderboard_sends_each_cell_to_ray_and_keeps_the_records(tmp_path, monk
     for cell in cells:  # the record that came back is the cell's result on this machine
         saved = json.loads((tmp_path / cell["key"] / "cell.json").read_text())
         assert saved["key"] == cell["key"] and saved["ran_in"].endswith(cell["key"])
+
+
+@pytest.mark.parametrize("path", sorted((leaderboard.REPO_ROOT / "configs" / "leaderboard").glob("v*.yaml")),
+                         ids=lambda p: p.name)
+def test_every_shipped_protocol_makes_its_cells(path):
+    protocol = leaderboard.load_protocol(path)
+    assert f"v{protocol.version}.yaml" == path.name  # a protocol's file is named by its version
+    cells = leaderboard.make_cells(protocol)
+    assert len(cells) == len(protocol.tasks) * len(protocol.algorithms) * len(protocol.seeds)
+    assert len({c["key"] for c in cells}) == len(cells) and len({c["digest"] for c in cells}) == len(cells)
+    assert leaderboard.DEFAULT_PROTOCOL.name == max(
+        (p.name for p in path.parent.glob("v*.yaml")), key=lambda n: int(n[1:-5]))  # the newest is the default
