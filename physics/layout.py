@@ -179,6 +179,18 @@ def friction_rows(m: Model) -> int:
     return int(np.count_nonzero(m.dof_frictionloss) + np.count_nonzero(m.tendon_frictionloss))
 
 
+FLOAT32_MIN_TOLERANCE = 1e-6
+
+
+def solver_tolerance(tolerance: float, dtype) -> float:
+    """The tolerance the solvers stop at. MuJoCo's default (1e-8) was chosen for float64:
+    in float32 the gradient's round-off alone is larger, so the solver would spend
+    iterations moving around the optimum; float32 Worlds stop at 1e-6 at the finest."""
+    if np.dtype(dtype) == np.float32:
+        return max(tolerance, FLOAT32_MIN_TOLERANCE)
+    return tolerance
+
+
 def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
     integrator = m.opt.integrator
@@ -265,7 +277,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     _put(opt_f, 0, OPT_F, "density", m.opt.density)
     _put(opt_f, 0, OPT_F, "viscosity", m.opt.viscosity)
     _put(opt_f, 0, OPT_F, "friction_smoothing", 1000.0)
-    _put(opt_f, 0, OPT_F, "tolerance", m.opt.tolerance)
+    _put(opt_f, 0, OPT_F, "tolerance", solver_tolerance(m.opt.tolerance, dtype))
     _put(opt_f, 0, OPT_F, "impratio", m.opt.impratio)
     _put(opt_f, 0, OPT_F, "meaninertia", m.stat_meaninertia)
     _put(opt_f, 0, OPT_F, "ls_tolerance", m.opt.ls_tolerance)

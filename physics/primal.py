@@ -38,7 +38,8 @@ STATE_SATISFIED, STATE_QUADRATIC, STATE_LINEARNEG, STATE_LINEARPOS, STATE_CONE =
 _MINVAL, _HALF_INF, _INF = 1e-15, 1e29, 1e30
 MA, GRAD, MGRAD, SEARCH, MV = DOF["ma"], DOF["grad"], DOF["mgrad"], DOF["search"], DOF["mv"]
 GRADOLD, MGRADOLD, SCRATCH = DOF["gradold"], DOF["mgradold"], DOF["scratch"]
-QACC_SMOOTH, QACC_WARMSTART = DOF["qacc_smooth"], DOF["qacc_warmstart"]
+QACC_SMOOTH, QACC_WARMSTART, QFRC_SMOOTH = DOF["qacc_smooth"], DOF["qacc_warmstart"], DOF["qfrc_smooth"]
+FLOAT32_EPS = 2.0**-24  # unit round-off
 
 
 @functools.lru_cache(maxsize=None)
@@ -46,6 +47,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
     """The solver for one configuration: Newton or CG, with or without elliptic cones,
     compiled in only where used (the fused step kernel's compile time is user-facing)."""
     inertia = make_inertia(fp)
+    single = fp == ti.f32
 
     # --- vectors ------------------------------------------------------------------------
     @ti.func
@@ -219,13 +221,22 @@ def make_primal(fp, newton: bool, elliptic: bool):
         """Row forces at the current jar, grad = M (a - a0) - J^T f, and the preconditioned
         gradient MGRAD: with ``hess`` (Newton) H^-1 grad, else M^-1 grad. ``hess`` 1 builds
         and factors the Hessian; 2 keeps the factor from the last update unless a row's
-        Hessian changed. Returns the total cost."""
+        Hessian changed. Returns the total cost and, in float32, the squared norm of the
+        gradient's terms (sum over dofs of (|qfrc_smooth| + sum_i |J f|)^2) that bounds
+        its round-off."""
         rows = update_rows(w, nefc, efc_f)
         cost = rows[0]
+        size2 = fp(0.0)
         for d in range(nv):
             g = dof_d[w, d, MA]
+            size = ti.abs(dof_d[w, d, QFRC_SMOOTH])
             for i in range(nefc):
-                g -= efc_J[w, i, d] * efc_f[w, i, E["force"]]
+                force = efc_J[w, i, d] * efc_f[w, i, E["force"]]
+                g -= force
+                if ti.static(single):
+                    size += ti.abs(force)
+            if ti.static(single):
+                size2 += size * size
             dof_d[w, d, GRAD] = g
             dof_d[w, d, MGRAD] = g
             dof_d[w, d, SCRATCH] = qacc[w, d] - dof_d[w, d, QACC_SMOOTH]
@@ -239,7 +250,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
                 inertia.solve(w, sizes, dof_i, qLD, dof_d, MGRAD)
         else:
             inertia.solve(w, sizes, dof_i, qLD, dof_d, MGRAD)
-        return cost + fp(0.5) * dot(w, nv, dof_d, SCRATCH, MA)
+        return ti.Vector([cost + fp(0.5) * dot(w, nv, dof_d, SCRATCH, MA), size2])
 
     # --- Newton's Hessian -------------------------------------------------------------------------
     @ti.func
@@ -618,10 +629,17 @@ def make_primal(fp, newton: bool, elliptic: bool):
         improvement = fp(0.0)
         done = 0
         while done == 0:
-            update(w, nefc, nv, sizes, dof_i, qLD, qM, qacc, dof_d, efc_J, efc_f, efc_Y, hess)
+            terms2 = update(w, nefc, nv, sizes, dof_i, qLD, qM, qacc, dof_d, efc_J, efc_f, efc_Y, hess)[1]
             if hess == 1:
                 hess = 2  # factored: later updates refactor only where rows changed
             gradient = scale * ti.sqrt(dot(w, nv, dof_d, GRAD, GRAD))
+            if ti.static(single):
+                # a gradient within its own round-off (a sum of nv + nefc terms, each with
+                # relative error eps) is zero as far as float32 can tell: iterating on it
+                # only moves around the optimum
+                floor = scale * (nv + nefc) * FLOAT32_EPS * ti.sqrt(terms2)
+                if gradient < floor:
+                    gradient = fp(0.0)
             # 1/2 grad^T P^-1 grad: with P = M it bounds the suboptimality (the cost is
             # strongly convex in the M norm); with P = H it is Newton's decrement
             decrement = ti.max(fp(0.0), fp(0.5) * scale * dot(w, nv, dof_d, GRAD, MGRAD))

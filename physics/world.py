@@ -56,7 +56,9 @@ class World:
         model: the Model to simulate.
         num_envs: number of independent worlds (environments).
         device: "cpu", "cuda" or "auto" (cuda when available). One per process.
-        precision: "float32" (fast) or "float64" (what oracle tests use).
+        precision: "float32" (fast) or "float64" (what oracle tests use). float32
+            raises the solver's ``tolerance`` to at least 1e-6, which its round-off
+            allows it to reach.
         max_contacts: contacts each env can hold; by default every contact the
             candidate geom pairs can make, capped at 64. Contacts past it are counted in
             ``contacts()["overflow"]``, never dropped silently.
