@@ -21,19 +21,14 @@ Geom order within a pair: lower geom type first, as MuJoCo's collision table.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ModelError
 from .model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_PLANE, GEOM_SPHERE, Model
 
 DSBL_FILTERPARENT = 1024  # mjDSBL_FILTERPARENT
 MINVAL = 1e-15  # mjMINVAL
-
-GEOM_TYPE_NAMES = {GEOM_PLANE: "plane", GEOM_HFIELD: "hfield", GEOM_SPHERE: "sphere", GEOM_CAPSULE: "capsule",
-                   GEOM_ELLIPSOID: "ellipsoid", GEOM_CYLINDER: "cylinder", GEOM_BOX: "box"}
 
 # Narrow-phase routine of each (lower type, higher type) pair, and the most contacts it
 # can produce (MuJoCo's mj_maxContact for the primitive colliders).
@@ -42,6 +37,7 @@ COLLIDE_PLANE_ELLIPSOID, COLLIDE_SPHERE_SPHERE, COLLIDE_SPHERE_CAPSULE, COLLIDE_
 COLLIDE_SPHERE_BOX, COLLIDE_CAPSULE_CAPSULE, COLLIDE_CAPSULE_BOX, COLLIDE_BOX_BOX = 9, 10, 11, 12
 COLLIDE_HFIELD_SPHERE, COLLIDE_HFIELD_CAPSULE, COLLIDE_HFIELD_BOX = 13, 14, 15  # physics/hfield.py
 COLLIDE_CONVEX = 16  # physics/convex.py: GJK and EPA on support functions
+COLLIDE_HFIELD_CONVEX = 17  # physics/hfield.py, with the prisms through physics/convex.py
 COLLIDERS = {
     (GEOM_PLANE, GEOM_SPHERE): (COLLIDE_PLANE_SPHERE, 1),
     (GEOM_PLANE, GEOM_CAPSULE): (COLLIDE_PLANE_CAPSULE, 2),
@@ -59,6 +55,8 @@ COLLIDERS = {
     (GEOM_HFIELD, GEOM_SPHERE): (COLLIDE_HFIELD_SPHERE, 4),
     (GEOM_HFIELD, GEOM_CAPSULE): (COLLIDE_HFIELD_CAPSULE, 6),
     (GEOM_HFIELD, GEOM_BOX): (COLLIDE_HFIELD_BOX, 8),
+    (GEOM_HFIELD, GEOM_ELLIPSOID): (COLLIDE_HFIELD_CONVEX, 4),
+    (GEOM_HFIELD, GEOM_CYLINDER): (COLLIDE_HFIELD_CONVEX, 16),
     # MuJoCo's general convex collider: one contact, and up to four more from slightly
     # rotated poses (multi-CCD) where neither geom is a sphere or an ellipsoid
     (GEOM_SPHERE, GEOM_ELLIPSOID): (COLLIDE_CONVEX, 1),
@@ -112,7 +110,7 @@ class PairTable:
     @property
     def convex(self) -> bool:
         """Whether a pair needs the convex collider (compiled into a kernel only then)."""
-        return bool((self.collider == COLLIDE_CONVEX).any())
+        return bool(np.isin(self.collider, (COLLIDE_CONVEX, COLLIDE_HFIELD_CONVEX)).any())
 
 
 def geom_rbound(m: Model) -> np.ndarray:
@@ -184,23 +182,16 @@ def _ordered(m: Model, g1: int, g2: int):
     return (g2, g1) if m.geom_type[g1] > m.geom_type[g2] else (g1, g2)
 
 
-def _collider(m: Model, g1: int, g2: int, skip_unsupported: bool, skipped: list):
+def _collider(m: Model, g1: int, g2: int):
+    """(routine, most contacts) of a geom pair, or None for terrain against terrain.
+    Every other pair of the geom types a Model can hold has a routine."""
     key = (int(m.geom_type[g1]), int(m.geom_type[g2]))
-    if key in COLLIDERS:
-        code, maxcon = COLLIDERS[key]
-        if code == COLLIDE_CONVEX and m.opt.disableflags & DSBL_MULTICCD:
-            maxcon = 1
-        return code, maxcon
     if key in _NEVER:
         return None
-    names = lambda g: m.geom_name[g] or f"geom {g}"
-    if skip_unsupported:
-        skipped.append(f"{GEOM_TYPE_NAMES[key[0]]}-{GEOM_TYPE_NAMES[key[1]]} ('{names(g1)}', '{names(g2)}')")
-        return None
-    raise ModelError(
-        f"no collision routine for {GEOM_TYPE_NAMES[key[0]]}-{GEOM_TYPE_NAMES[key[1]]} "
-        f"('{names(g1)}', '{names(g2)}'); set contype/conaffinity to filter the pair, "
-        "or pass skip_unsupported=True to leave such pairs out", element=f"geom '{names(g1)}'")
+    code, maxcon = COLLIDERS[key]
+    if code == COLLIDE_CONVEX and m.opt.disableflags & DSBL_MULTICCD:
+        maxcon = 1
+    return code, maxcon
 
 
 def _explicit_pairs(m: Model, pairs):
@@ -232,23 +223,21 @@ def _body_signature(m: Model, g1: int, g2: int) -> tuple:
     return (min(b1, b2), max(b1, b2))
 
 
-def candidate_pairs(m: Model, *, exclude=None, pairs=None, skip_unsupported: bool = False) -> PairTable:
+def candidate_pairs(m: Model, *, exclude=None, pairs=None) -> PairTable:
     """The geom pairs the narrow phase examines each step, with their contact parameters.
 
     ``exclude``: body-id pairs never to collide; ``pairs``: :class:`ExplicitPair` list.
     By default both are read from the Model's ``exclude_body1/2`` and ``pair_*`` arrays
-    when it has them. A pair of geom types without a routine raises ModelError unless
-    ``skip_unsupported``.
+    when it has them.
     """
     explicit = _explicit_pairs(m, pairs)
     excluded = _excluded_bodies(m, exclude)
     rows = []
     explicit_keys = set()
-    skipped = []
     for k, p in enumerate(explicit):
         g1, g2 = _ordered(m, p.geom1, p.geom2)
         explicit_keys.add(frozenset((g1, g2)))
-        col = _collider(m, g1, g2, skip_unsupported, skipped)
+        col = _collider(m, g1, g2)
         if col is not None:
             rows.append((g1, g2, *col, k, p.condim, np.asarray(p.friction, float), np.asarray(p.solref, float),
                          np.asarray(p.solimp, float), p.margin, p.gap))
@@ -267,7 +256,7 @@ def candidate_pairs(m: Model, *, exclude=None, pairs=None, skip_unsupported: boo
                     g1, g2 = _ordered(m, int(ga), int(gb))
                     if frozenset((g1, g2)) in explicit_keys:
                         continue
-                    col = _collider(m, g1, g2, skip_unsupported, skipped)
+                    col = _collider(m, g1, g2)
                     if col is None:
                         continue
                     condim, friction, solref, solimp = contact_params(m, g1, g2)
@@ -275,10 +264,6 @@ def candidate_pairs(m: Model, *, exclude=None, pairs=None, skip_unsupported: boo
                     margin = m.geom_margin[g1] + m.geom_margin[g2]
                     gap = m.geom_gap[g1] + m.geom_gap[g2]
                     rows.append((g1, g2, *col, -1, condim, friction, solref, solimp, margin, gap))
-
-    if skipped:
-        warnings.warn(f"{len(skipped)} geom pair(s) without a collision routine are left out: " + "; ".join(skipped[:10]),
-                      stacklevel=2)
 
     # MuJoCo's contact order: by body pair (lower body id first), an explicit pair before
     # the automatic pairs of its bodies; the sort is stable, so geom order holds within

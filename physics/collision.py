@@ -110,7 +110,7 @@ def make_collision(fp, convex: bool = False):
     (:mod:`physics.convex`), which only models with such pairs need."""
     m = make_math(fp)
     nph = make_narrowphase(fp)
-    hf = make_hfield(fp)
+    hf = make_hfield(fp, convex)
     cvx = make_convex(fp) if convex else None
     vec3 = m.vec3
 
@@ -265,7 +265,7 @@ class Collider:
         device: "cpu", "cuda" or "auto"; the Taichi runtime of the process.
         max_contacts: rows of the contact table per env; by default the most contacts
             all candidate pairs can make at once, so the table cannot overflow.
-        exclude, pairs, skip_unsupported: see :func:`physics.broadphase.candidate_pairs`.
+        exclude, pairs: see :func:`physics.broadphase.candidate_pairs`.
 
     ``collide(xpos, xquat)`` (numpy or Taichi ndarrays, (num_envs, nbody, 3/4)) or
     ``collide_body_table(body_d, xpos_col, xquat_col)`` (a World's packed body table)
@@ -273,14 +273,14 @@ class Collider:
     """
 
     def __init__(self, model: Model, num_envs: int = 1, *, precision: str = "float32", device: str = "cpu",
-                 max_contacts=None, exclude=None, pairs=None, skip_unsupported: bool = False):
+                 max_contacts=None, exclude=None, pairs=None):
         if precision not in _PRECISIONS:
             raise WorldError(f"precision must be 'float32' or 'float64', got {precision!r}")
         self.model = model
         self.num_envs = int(num_envs)
         self.device = ensure_runtime(device)
         self._fp, self.dtype = _PRECISIONS[precision]
-        self.pairs = B.candidate_pairs(model, exclude=exclude, pairs=pairs, skip_unsupported=skip_unsupported)
+        self.pairs = B.candidate_pairs(model, exclude=exclude, pairs=pairs)
         self._k = make_collision(self._fp, self.pairs.convex)
         disabled = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self.npair = 0 if disabled else self.pairs.npair

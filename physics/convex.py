@@ -41,6 +41,7 @@ NFACE = 2 * NVERT  # live faces of a closed triangulated polytope: 2 V - 4
 NVIS = 32  # faces visible from a new vertex, and horizon edges, at most
 MULTICCD_TOLERANCE = 1e-3  # distinct contacts are farther apart than this times the smaller rbound
 MULTICCD_ANGLE = 1e-3  # radians of each perturbation
+PRISM = 100  # not a geom type: the prism under one height-field triangle (physics/hfield.py)
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,7 +55,8 @@ def make_convex(fp):
     ivec3 = ti.types.vector(3, ti.i32)
     ivec4 = ti.types.vector(4, ti.i32)
     simplex_t = ti.types.matrix(4, 3, fp)
-    obj_t = ti.types.matrix(6, 3, fp)  # rows: mat (3), pos, size, (type, radius, growth)
+    # rows: mat (3), pos, size, (type, radius, growth); a prism's corners after them
+    obj_t = ti.types.matrix(9, 3, fp)
     verts_t = ti.types.matrix(NVERT, 3, fp)
     faces_t = ti.types.matrix(NFACE, 3, ti.i32)
     facev_t = ti.types.matrix(NFACE, 3, fp)
@@ -103,6 +105,43 @@ def make_convex(fp):
         return o
 
     @ti.func
+    def make_prism(v0, v1, v2, zbottom, growth):
+        """The prism under triangle (v0, v1, v2) down to height zbottom: its top corners
+        in rows 6-8, zbottom in row 4, in an identity frame."""
+        o = obj_t(0)
+        for r in ti.static(range(3)):
+            o[r, r] = fp(1.0)
+        set_row(o, 6, v0)
+        set_row(o, 7, v1)
+        set_row(o, 8, v2)
+        o[4, 0] = zbottom
+        o[5, 0] = fp(float(PRISM))
+        o[5, 2] = growth
+        return o
+
+    @ti.func
+    def center(o):
+        """The point GJK starts from: the geom's centre, a prism's centroid."""
+        c = row(o, 3)
+        if ti.cast(o[5, 0], ti.i32) == PRISM:
+            c = (row(o, 6) + row(o, 7) + row(o, 8)) / 3
+            c[2] = fp(0.5) * (c[2] + o[4, 0])
+        return c
+
+    @ti.func
+    def prism_support(o, d):
+        best = vec3(0)
+        most = -fp(BIG)
+        for i in ti.static(range(3)):
+            v = row(o, 6 + i)
+            if d[2] < 0:
+                v[2] = o[4, 0]
+            if v.dot(d) > most:
+                most = v.dot(d)
+                best = v
+        return best
+
+    @ti.func
     def obj_mat(o):
         return mat3(o[0, 0], o[0, 1], o[0, 2], o[1, 0], o[1, 1], o[1, 2], o[2, 0], o[2, 1], o[2, 2])
 
@@ -137,6 +176,8 @@ def make_convex(fp):
             if n2 >= fp(MINVAL * MINVAL):
                 scl = size[0] / ti.sqrt(n2)
             s = vec3(scl * local[0], scl * local[1], size[1] if local[2] >= 0 else -size[1])
+        elif gtype == PRISM:  # its frame is the world's (identity, origin)
+            s = prism_support(o, local)
         else:  # box
             s = vec3(size[0] if local[0] >= 0 else -size[0], size[1] if local[1] >= 0 else -size[1],
                      size[2] if local[2] >= 0 else -size[2])
@@ -800,13 +841,29 @@ def make_convex(fp):
         if full:
             o1 = make_obj(type1, pos1, mat1, size1, size1[0], half)
             o2 = make_obj(type2, pos2, mat2, size2, size2[0], half)
-            separated, d, ns = gjk(o1, o2, sv, s1, s2, xw, fp(0.0))
-            if d <= fp(CCD_TOLERANCE) and ns > 1 and not separated:
-                found, depth, w1, w2 = epa(o1, o2, sv, s1, s2, ns)
-                if found:
-                    dist = -depth
-                    set_row(xw, 0, w1)
-                    set_row(xw, 1, w2)
+            dist, x1, x2 = overlap(o1, o2)
+            set_row(xw, 0, x1)
+            set_row(xw, 1, x2)
+        return dist, row(xw, 0), row(xw, 1)
+
+    @ti.func
+    def overlap(o1, o2):
+        """Signed distance of two objects (negative: they overlap, BIG: they do not) and
+        the witness points on them: GJK decides, EPA measures."""
+        sv = simplex_t(0)
+        s1 = simplex_t(0)
+        s2 = simplex_t(0)
+        xw = ti.types.matrix(2, 3, fp)(0)
+        set_row(xw, 0, center(o1))
+        set_row(xw, 1, center(o2))
+        dist = fp(BIG)
+        separated, d, ns = gjk(o1, o2, sv, s1, s2, xw, fp(0.0))
+        if d <= fp(CCD_TOLERANCE) and ns > 1 and not separated:
+            found, depth, w1, w2 = epa(o1, o2, sv, s1, s2, ns)
+            if found:
+                dist = -depth
+                set_row(xw, 0, w1)
+                set_row(xw, 1, w2)
         return dist, row(xw, 0), row(xw, 1)
 
     @ti.func
@@ -861,4 +918,5 @@ def make_convex(fp):
                     nph.emit(w, con_f, con_n, dist0, pos, nrm, vec3(0))
         return nmade
 
-    return types.SimpleNamespace(support=support, penetration=penetration, collide=collide)
+    return types.SimpleNamespace(support=support, penetration=penetration, collide=collide, make_obj=make_obj,
+                                 make_prism=make_prism, overlap=overlap, normalize=normalize)

@@ -1,4 +1,4 @@
-"""Height-field collisions: sphere, capsule and box against an hfield geom (geom1).
+"""Height-field collisions: every primitive against an hfield geom (geom1).
 
 MuJoCo splits each grid cell (r, c) along the diagonal from sample (r, c) to (r + 1,
 c + 1) into two triangles and collides the prisms under them with its convex solver.
@@ -13,6 +13,12 @@ frame, over the cells under the primitive's bounding box:
 - ridges (convex grid edges) clipped to a box: their points inside it push it out along
   its axis nearest the hfield's up direction (bumps and ridges under a box face).
 
+Ellipsoids and cylinders collide as MuJoCo collides every geom: with the prism under
+each triangle, by the convex solver (GJK and EPA, physics/convex.py). The prisms' walls
+inside the grid are not terrain, so a contact whose normal leaves a prism through a wall
+(a sliver of the geom reaching into a neighbouring prism) is left out, as is every
+contact with the grid's outer walls; MuJoCo keeps those.
+
 Candidates go through a small table that merges duplicates (the same point reached from
 neighbouring triangles) and keeps the deepest few; contacts are emitted with MuJoCo's
 frame convention, the normal pointing from the hfield (geom1) to the other geom.
@@ -25,19 +31,26 @@ import types
 import taichi as ti
 
 from ._math import make_math
-from .model import GEOM_BOX, GEOM_CAPSULE
+from .convex import make_convex
+from .model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
 from .narrowphase import MINVAL, make_narrowphase
 
-HF_MAXCON = 8  # rows of the candidate table; a pair's own limit may be lower
+# rows of the candidate table (a pair's own limit may be lower): the prisms' path keeps up
+# to 16, so that the contacts under a flat face average out the arbitrary points EPA picks
+HF_MAXCON, HF_MAXCON_CONVEX = 8, 16
 _MERGE = 1e-3  # candidates closer than this fraction of a cell, with the same normal, are one
+_WALL = 1e-3  # a prism contact whose normal's up component is below this leaves through a wall
 
 
 @functools.cache
-def make_hfield(fp):
+def make_hfield(fp, convex: bool = False):
+    """The height-field colliders; ``convex`` compiles in the prisms' convex path
+    (ellipsoids and cylinders), which only models with such pairs need."""
     m = make_math(fp)
     nph = make_narrowphase(fp)
+    cvx = make_convex(fp) if convex else None
     vec3 = m.vec3
-    buf_t = ti.types.matrix(HF_MAXCON, 7, fp)  # candidate rows: dist, pos (3), normal (3), hfield frame
+    buf_t = ti.types.matrix(HF_MAXCON_CONVEX if convex else HF_MAXCON, 7, fp)  # candidate rows: dist, pos (3), normal (3), hfield frame
 
     # --- the grid ---------------------------------------------------------------------
     @ti.func
@@ -164,6 +177,102 @@ def make_hfield(fp):
                 buf[slot, 1 + i] = pos[i]
                 buf[slot, 4 + i] = normal[i]
         return n
+
+    @ti.func
+    def keep_spread(buf: ti.template(), n, maxcon, dist, pos, normal, merge2):
+        """As keep(), but a full table drops the shallower of its two closest candidates
+        (the new one included): contacts from many prisms under a flat face stay spread
+        over the face instead of crowding the first cells visited."""
+        slot = -1
+        for k in range(n):
+            d = pos - vec3(buf[k, 1], buf[k, 2], buf[k, 3])
+            if d.dot(d) < merge2 and normal.dot(vec3(buf[k, 4], buf[k, 5], buf[k, 6])) > fp(0.99):
+                slot = k
+        write = True
+        if slot >= 0:
+            write = dist < buf[slot, 0]
+        elif n < maxcon:
+            slot = n
+            n += 1
+        else:
+            closest = fp(1e30)
+            for i in range(n + 1):
+                pi = pos
+                di = dist
+                if i < n:
+                    pi = vec3(buf[i, 1], buf[i, 2], buf[i, 3])
+                    di = buf[i, 0]
+                for j in range(i):
+                    d = pi - vec3(buf[j, 1], buf[j, 2], buf[j, 3])
+                    if d.dot(d) < closest:
+                        closest = d.dot(d)
+                        slot = i if di >= buf[j, 0] else j
+            write = slot < n
+        if write:
+            buf[slot, 0] = dist
+            for i in ti.static(range(3)):
+                buf[slot, 1 + i] = pos[i]
+                buf[slot, 4 + i] = normal[i]
+        return n
+
+    # --- ellipsoid and cylinder: the prisms under the triangles ---------------------------
+    @ti.func
+    def convex_prisms(buf: ti.template(), n, maxcon, geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r0, r1,
+                      c0, c1, type2, pos2, rot, size, zmin, margin, merge2):
+        half = fp(0.5) * margin
+        obj = cvx.make_obj(type2, pos2, rot, size, size[0], half)
+        for cell in range((r1 - r0) * (c1 - c0)):
+            r = r0 + cell // (c1 - c0)
+            c = c0 + cell % (c1 - c0)
+            for which in range(2):
+                v0, v1, v2 = triangle(geom_f, mg, base, ncol, hsize, dx, dy, r, c, which)
+                if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
+                    prism = cvx.make_prism(v0, v1, v2, -hsize[3], half)
+                    dist, x1, x2 = cvx.overlap(prism, obj)
+                    if dist < 0:
+                        dist += margin
+                        nrm = cvx.normalize(x1 - x2)
+                        pos = (x1 + x2) * fp(0.5)
+                        face = face_normal(v0, v1, v2)
+                        found = 0
+                        if nrm.dot(face) > fp(0.99):
+                            if type2 == GEOM_ELLIPSOID:
+                                dist, pos, nrm = ellipsoid_face(dist, pos, nrm, v0, v1, v2, face, pos2, rot, size)
+                            else:
+                                n, found = cylinder_face(buf, n, maxcon, v0, v1, v2, face, pos2, rot, size, margin,
+                                                         merge2)
+                        if found == 0 and nrm[2] > fp(_WALL):
+                            n = keep_spread(buf, n, maxcon, dist, pos, nrm, merge2)
+        return n
+
+    @ti.func
+    def cylinder_face(buf: ti.template(), n, maxcon, v0, v1, v2, face, pos2, rot, size, margin, merge2):
+        """A cylinder's contacts through a prism's top face, as against a plane: the rim
+        points that lie over the triangle (EPA's points on a flat face are arbitrary, and
+        change from step to step enough to rattle a resting cylinder). Returns the count
+        and how many points were over the triangle."""
+        dist, points = nph.cylinder_rim(face, face.dot(pos2 - v0), pos2, rot, size)
+        found = 0
+        if dist[0] <= margin:
+            for k in ti.static(range(4)):
+                if k == 0 or (k == 1 and dist[1] <= margin) or (k >= 2 and dist[2] <= margin):
+                    p = vec3(points[k, 0], points[k, 1], points[k, 2])
+                    if over_face(p, v0, v1, v2, face):
+                        found += 1
+                        n = keep_spread(buf, n, maxcon, dist[k], p - face * (dist[k] / 2), face, merge2)
+        return n, found
+
+    @ti.func
+    def ellipsoid_face(dist, pos, nrm, v0, v1, v2, face, center, rot, size):
+        """An ellipsoid's contact through a prism's top face, exact: its deepest point
+        below the face's plane, where EPA's (within its tolerance) would tilt the normal
+        and move the point enough to rock a resting ellipsoid."""
+        deepest = cvx.support(cvx.make_obj(GEOM_ELLIPSOID, center, rot, size, size[0], fp(0.0)), -face)
+        if over_face(deepest, v0, v1, v2, face):
+            dist = face.dot(deepest - v0)
+            pos = deepest - face * (dist / 2)
+            nrm = face
+        return dist, pos, nrm
 
     # --- sphere and capsule: a segment a-b of radius rad --------------------------------
     @ti.func
@@ -323,7 +432,8 @@ def make_hfield(fp):
     @ti.func
     def hfield_collide(w, con_f: ti.template(), con_n: ti.template(), geom_f: ti.template(), mg, base, nrow, ncol,
                        hsize, pos1, mat1, type2, pos2, mat2, size2, margin, maxcon):
-        """Contacts of geom2 (sphere, capsule or box) with the hfield geom1 whose samples
+        """Contacts of geom2 (any primitive; ellipsoids and cylinders where compiled
+        with ``convex``) with the hfield geom1 whose samples
         start at flat index ``base`` of geom_f and whose size (4) is ``hsize``."""
         pos = mat1.transpose() @ (pos2 - pos1)
         rot = mat1.transpose() @ mat2
@@ -333,6 +443,12 @@ def make_hfield(fp):
             half = ti.abs(axis) * size2[1] + size2[0]
         elif type2 == GEOM_BOX:
             half = ti.abs(rot) @ size2
+        elif type2 == GEOM_ELLIPSOID:
+            for i in ti.static(range(3)):
+                half[i] = vec3(rot[i, 0] * size2[0], rot[i, 1] * size2[1], rot[i, 2] * size2[2]).norm()
+        elif type2 == GEOM_CYLINDER:
+            for i in ti.static(range(3)):
+                half[i] = ti.abs(axis[i]) * size2[1] + size2[0] * ti.sqrt(ti.max(fp(0.0), 1 - axis[i] * axis[i]))
         lo = pos - half - margin
         hi = pos + half + margin
         if not (lo[0] > hsize[0] or hi[0] < -hsize[0] or lo[1] > hsize[1] or hi[1] < -hsize[1]
@@ -353,7 +469,7 @@ def make_hfield(fp):
                               zmin, margin, merge2)
                 n = box_edges(buf, n, maxcon, geom_f, mg, base, nrow, ncol, hsize, dx, dy, r0, r1, c0, c1, pos, rot,
                               size2, margin, merge2)
-            else:
+            elif type2 == GEOM_SPHERE or type2 == GEOM_CAPSULE:
                 a = pos
                 b = pos
                 if type2 == GEOM_CAPSULE:
@@ -363,6 +479,9 @@ def make_hfield(fp):
                                   size2[0], zmin, margin, merge2)
                 n = segment_edges(buf, n, maxcon, geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, a, b,
                                   size2[0], margin, merge2)
+            elif ti.static(convex):
+                n = convex_prisms(buf, n, maxcon, geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, type2, pos,
+                                  rot, size2, zmin, margin, merge2)
             for k in range(n):
                 p = vec3(buf[k, 1], buf[k, 2], buf[k, 3])
                 nrm = vec3(buf[k, 4], buf[k, 5], buf[k, 6])
@@ -371,4 +490,4 @@ def make_hfield(fp):
     return types.SimpleNamespace(collide=hfield_collide)
 
 
-__all__ = ["HF_MAXCON", "make_hfield"]
+__all__ = ["HF_MAXCON", "HF_MAXCON_CONVEX", "make_hfield"]

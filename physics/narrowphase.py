@@ -126,12 +126,23 @@ def make_narrowphase(fp):
         """Up to four points on the rim nearest the plane: the deepest point, the one
         across the rim on the other cap, and two more on the near rim at 120 degrees."""
         normal = col(mat1, 2)
+        dist, points = cylinder_rim(normal, (pos2 - pos1).dot(normal), pos2, mat2, size2)
+        if dist[0] <= margin:
+            for k in ti.static(range(4)):
+                if k == 0 or (k == 1 and dist[1] <= margin) or (k >= 2 and dist[2] <= margin):
+                    p = vec3(points[k, 0], points[k, 1], points[k, 2])
+                    emit(w, con_f, con_n, dist[k], p - normal * (dist[k] * fp(0.5)), normal, vec3(0))
+
+    @ti.func
+    def cylinder_rim(normal, dist0, pos2, mat2, size2):
+        """The rim points plane_cylinder weighs against a plane with this normal whose
+        distance from the cylinder's centre is dist0, and their distances from it: the
+        deepest, the one across on the other cap, the two at 120 degrees on the near rim."""
         axis = col(mat2, 2)
         prjaxis = normal.dot(axis)
         if prjaxis > 0:  # make the axis point towards the plane
             axis = -axis
             prjaxis = -prjaxis
-        dist0 = (pos2 - pos1).dot(normal)
         # in-rim direction towards the plane: -normal without its axial component
         vec = axis * prjaxis - normal
         len_sqr = vec.dot(vec)
@@ -142,20 +153,14 @@ def make_narrowphase(fp):
         prjvec = vec.dot(normal)
         axis = axis * size2[1]
         prjaxis = prjaxis * size2[1]
-        if dist0 + prjaxis + prjvec <= margin:
-            d = dist0 + prjaxis + prjvec
-            emit(w, con_f, con_n, d, pos2 + vec + axis - normal * (d * fp(0.5)), normal, vec3(0))
-            if dist0 - prjaxis + prjvec <= margin:
-                d = dist0 - prjaxis + prjvec
-                emit(w, con_f, con_n, d, pos2 + vec - axis - normal * (d * fp(0.5)), normal, vec3(0))
-            prjvec1 = -prjvec * fp(0.5)
-            if dist0 + prjaxis + prjvec1 <= margin:
-                side, _ = normalize(vec.cross(axis))
-                side = side * (size2[0] * ti.sqrt(fp(3.0)) / 2)
-                d = dist0 + prjaxis + prjvec1
-                base = pos2 + axis - vec * fp(0.5) - normal * (d * fp(0.5))
-                emit(w, con_f, con_n, d, base + side, normal, vec3(0))
-                emit(w, con_f, con_n, d, base - side, normal, vec3(0))
+        side, _ = normalize(vec.cross(axis))
+        side = side * (size2[0] * ti.sqrt(fp(3.0)) / 2)
+        near = -prjvec * fp(0.5)
+        dist = ti.Vector([dist0 + prjaxis + prjvec, dist0 - prjaxis + prjvec, dist0 + prjaxis + near,
+                          dist0 + prjaxis + near], fp)
+        points = ti.Matrix.rows([pos2 + vec + axis, pos2 + vec - axis, pos2 + axis - vec * fp(0.5) + side,
+                                 pos2 + axis - vec * fp(0.5) - side])
+        return dist, points
 
     @ti.func
     def plane_box(w, con_f: ti.template(), con_n: ti.template(), pos1, mat1, size1, pos2, mat2, size2, margin):
@@ -710,7 +715,7 @@ def make_narrowphase(fp):
                 box_box_face(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, rot, pos21, pos12, code, margin)
 
     return types.SimpleNamespace(
-        emit=emit, complete_frame=complete_frame, plane_sphere=plane_sphere, plane_capsule=plane_capsule, plane_cylinder=plane_cylinder,
+        emit=emit, complete_frame=complete_frame, plane_sphere=plane_sphere, plane_capsule=plane_capsule, plane_cylinder=plane_cylinder, cylinder_rim=cylinder_rim,
         plane_box=plane_box, plane_ellipsoid=plane_ellipsoid, sphere_sphere=sphere_sphere,
         sphere_capsule=sphere_capsule, sphere_cylinder=sphere_cylinder, capsule_capsule=capsule_capsule,
         sphere_box=sphere_box, capsule_box=capsule_box, box_box=box_box,

@@ -62,13 +62,10 @@ class World:
         max_contacts: contacts each env can hold; by default every contact the
             candidate geom pairs can make, capped at 64. Contacts past it are counted in
             ``contacts()["overflow"]``, never dropped silently.
-        skip_unsupported_pairs: leave out, with a warning, geom pairs that have no
-            collision routine yet (cylinders and ellipsoids against a height field)
-            instead of raising a ModelError.
     """
 
     def __init__(self, model: Model, num_envs: int = 1, *, device: str = "cpu", precision: str = "float32",
-                 max_contacts=None, skip_unsupported_pairs: bool = False):
+                 max_contacts=None):
         if not isinstance(model, Model):
             raise WorldError(f"model must be a physics.Model, got {type(model).__name__}")
         if int(num_envs) < 1:
@@ -82,8 +79,7 @@ class World:
         self._fp, self.dtype = _PRECISIONS[precision]
         _check_solver_options(model.opt)
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
-        self._pairs = (B.no_pairs() if contacts_off
-                       else B.candidate_pairs(model, skip_unsupported=skip_unsupported_pairs))
+        self._pairs = B.no_pairs() if contacts_off else B.candidate_pairs(model)
         self._kernels = make_kernels(self._fp, model.opt.solver, model.opt.cone, self._pairs.convex)
         npair = self._pairs.npair
         possible = int(self._pairs.maxcon[:npair].sum())

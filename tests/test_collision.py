@@ -18,6 +18,7 @@ import physics
 from physics import broadphase as B
 from physics.collision import Collider
 from physics.mjcf import load_mjcf_string
+from physics.model import GEOM_BOX, GEOM_HFIELD, GEOM_PLANE
 
 TOL = 1e-9
 CONTACT_FIELDS = ("geom", "dist", "pos", "frame", "friction", "solref", "solimp", "dim", "includemargin", "exclude")
@@ -208,17 +209,21 @@ def test_exclude_and_explicit_pairs():
     assert (model.geom("s2"), model.geom("s3")) not in pairs_seen
 
 
-def test_unsupported_pair_is_refused_or_skipped_with_a_warning():
+def test_every_pair_of_geom_types_has_a_routine():
+    """MuJoCo collides every primitive with every other, and each with a plane or a height
+    field (terrain never with terrain): so does the pair table, the convex collider
+    compiled in only where a pair needs it."""
+    types = range(GEOM_PLANE, GEOM_BOX + 1)
+    for t1 in types:
+        for t2 in types:
+            if t1 <= t2 and not (t1 <= GEOM_HFIELD and t2 <= GEOM_HFIELD):
+                assert (t1, t2) in B.COLLIDERS, (t1, t2)
     xml = """<mujoco><asset><hfield name="h" nrow="2" ncol="2" size="1 1 .1 .1" elevation="0 0 0 0"/></asset>
       <worldbody><geom type="hfield" hfield="h"/><geom type="plane" size="5 5 .1"/>
       <body pos="0 0 .3"><freejoint/><geom type="ellipsoid" size=".08 .06 .04"/></body></worldbody></mujoco>"""
-    model = load_mjcf_string(xml)
-    with pytest.raises(physics.ModelError, match="hfield-ellipsoid"):
-        B.candidate_pairs(model)
-    with pytest.warns(UserWarning, match="hfield-ellipsoid"):
-        table = B.candidate_pairs(model, skip_unsupported=True)
-    assert table.npair == 1  # the plane pair
-    # the convex pairs have a routine now (tests/test_convex.py)
+    table = B.candidate_pairs(load_mjcf_string(xml))
+    assert table.npair == 2 and table.convex  # hfield-ellipsoid goes through the prisms' convex path
+    assert not B.candidate_pairs(load_mjcf_string(two_body_scene("sphere", "box"))).convex
     table = B.candidate_pairs(load_mjcf_string(two_body_scene("cylinder", "ellipsoid")))
     assert table.npair == 3 and table.convex
 
