@@ -50,7 +50,8 @@ def make_hfield(fp, convex: bool = False):
     nph = make_narrowphase(fp)
     cvx = make_convex(fp) if convex else None
     vec3 = m.vec3
-    buf_t = ti.types.matrix(HF_MAXCON_CONVEX if convex else HF_MAXCON, 7, fp)  # candidate rows: dist, pos (3), normal (3), hfield frame
+    # candidate rows: dist, pos (3), normal (3), in the hfield frame
+    buf_t = ti.types.matrix(HF_MAXCON_CONVEX if convex else HF_MAXCON, 7, fp)
 
     # --- the grid ---------------------------------------------------------------------
     @ti.func
@@ -151,9 +152,12 @@ def make_hfield(fp, convex: bool = False):
 
     # --- the candidate table ------------------------------------------------------------
     @ti.func
-    def keep(buf: ti.template(), n, maxcon, dist, pos, normal, merge2):
+    def keep(buf: ti.template(), n, maxcon, dist, pos, normal, merge2, spread: ti.template()):
         """Add a candidate: merged with one at the same place and normal (the deeper wins),
-        else appended, else it replaces the shallowest if deeper. Returns the count."""
+        else appended. A full table replaces its shallowest if the new one is deeper; with
+        ``spread`` it drops the shallower of its two closest candidates instead (the new one
+        included), so that contacts from many prisms under a flat face stay spread over the
+        face rather than crowding the first cells visited. Returns the count."""
         slot = -1
         for k in range(n):
             d = pos - vec3(buf[k, 1], buf[k, 2], buf[k, 3])
@@ -165,36 +169,7 @@ def make_hfield(fp, convex: bool = False):
         elif n < maxcon:
             slot = n
             n += 1
-        else:
-            slot = 0
-            for k in range(1, n):
-                if buf[k, 0] > buf[slot, 0]:
-                    slot = k
-            write = dist < buf[slot, 0]
-        if write:
-            buf[slot, 0] = dist
-            for i in ti.static(range(3)):
-                buf[slot, 1 + i] = pos[i]
-                buf[slot, 4 + i] = normal[i]
-        return n
-
-    @ti.func
-    def keep_spread(buf: ti.template(), n, maxcon, dist, pos, normal, merge2):
-        """As keep(), but a full table drops the shallower of its two closest candidates
-        (the new one included): contacts from many prisms under a flat face stay spread
-        over the face instead of crowding the first cells visited."""
-        slot = -1
-        for k in range(n):
-            d = pos - vec3(buf[k, 1], buf[k, 2], buf[k, 3])
-            if d.dot(d) < merge2 and normal.dot(vec3(buf[k, 4], buf[k, 5], buf[k, 6])) > fp(0.99):
-                slot = k
-        write = True
-        if slot >= 0:
-            write = dist < buf[slot, 0]
-        elif n < maxcon:
-            slot = n
-            n += 1
-        else:
+        elif ti.static(spread):
             closest = fp(1e30)
             for i in range(n + 1):
                 pi = pos
@@ -208,6 +183,12 @@ def make_hfield(fp, convex: bool = False):
                         closest = d.dot(d)
                         slot = i if di >= buf[j, 0] else j
             write = slot < n
+        else:
+            slot = 0
+            for k in range(1, n):
+                if buf[k, 0] > buf[slot, 0]:
+                    slot = k
+            write = dist < buf[slot, 0]
         if write:
             buf[slot, 0] = dist
             for i in ti.static(range(3)):
@@ -242,7 +223,7 @@ def make_hfield(fp, convex: bool = False):
                                 n, found = cylinder_face(buf, n, maxcon, v0, v1, v2, face, pos2, rot, size, margin,
                                                          merge2)
                         if found == 0 and nrm[2] > fp(_WALL):
-                            n = keep_spread(buf, n, maxcon, dist, pos, nrm, merge2)
+                            n = keep(buf, n, maxcon, dist, pos, nrm, merge2, True)
         return n
 
     @ti.func
@@ -259,7 +240,7 @@ def make_hfield(fp, convex: bool = False):
                     p = vec3(points[k, 0], points[k, 1], points[k, 2])
                     if over_face(p, v0, v1, v2, face):
                         found += 1
-                        n = keep_spread(buf, n, maxcon, dist[k], p - face * (dist[k] / 2), face, merge2)
+                        n = keep(buf, n, maxcon, dist[k], p - face * (dist[k] / 2), face, merge2, True)
         return n, found
 
     @ti.func
@@ -296,7 +277,7 @@ def make_hfield(fp, convex: bool = False):
                                 p = a + (b - a) * t
                                 dist = nrm.dot(p - v0) - rad
                                 if dist <= margin:
-                                    n = keep(buf, n, maxcon, dist, p - nrm * (rad + dist / 2), nrm, merge2)
+                                    n = keep(buf, n, maxcon, dist, p - nrm * (rad + dist / 2), nrm, merge2, False)
         return n
 
     @ti.func
@@ -356,7 +337,7 @@ def make_hfield(fp, convex: bool = False):
             dist = length - rad
             if dist <= margin and length >= fp(MINVAL) and nrm[2] > 0:
                 if not over_any_face(geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, ps):
-                    n = keep(buf, n, maxcon, dist, pe + nrm * (dist / 2), nrm, merge2)
+                    n = keep(buf, n, maxcon, dist, pe + nrm * (dist / 2), nrm, merge2, False)
         return n
 
     # --- box --------------------------------------------------------------------------------
@@ -377,7 +358,7 @@ def make_hfield(fp, convex: bool = False):
                         p = pos + rot @ local
                         dist = nrm.dot(p - v0)
                         if dist <= margin and over_face(p, v0, v1, v2, nrm):
-                            n = keep(buf, n, maxcon, dist, p - nrm * (dist / 2), nrm, merge2)
+                            n = keep(buf, n, maxcon, dist, p - nrm * (dist / 2), nrm, merge2, False)
         return n
 
     @ti.func
@@ -425,7 +406,7 @@ def make_hfield(fp, convex: bool = False):
                     dist = -(sgn * q[k] + size[k])
                     if dist <= margin:
                         p = ea + (eb - ea) * t
-                        n = keep(buf, n, maxcon, dist, p + axis * (dist / 2), axis, merge2)
+                        n = keep(buf, n, maxcon, dist, p + axis * (dist / 2), axis, merge2, False)
         return n
 
     # --- entry ------------------------------------------------------------------------------
