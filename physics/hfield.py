@@ -74,6 +74,13 @@ def make_hfield(fp, convex: bool = False):
         return v0, v1, v2
 
     @ti.func
+    def nth_triangle(geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r0, c0, c1, item):
+        """Triangle ``item`` of the cells from (r0, c0), row by row over columns c0..c1 - 1,
+        two triangles a cell."""
+        cell = item // 2
+        return triangle(geom_f, mg, base, ncol, hsize, dx, dy, r0 + cell // (c1 - c0), c0 + cell % (c1 - c0), item % 2)
+
+    @ti.func
     def face_normal(v0, v1, v2):
         n, _ = normalize_up((v1 - v0).cross(v2 - v0))
         return n
@@ -202,28 +209,25 @@ def make_hfield(fp, convex: bool = False):
                       c0, c1, type2, pos2, rot, size, zmin, margin, merge2):
         half = fp(0.5) * margin
         obj = cvx.make_obj(type2, pos2, rot, size, size[0], half)
-        for cell in range((r1 - r0) * (c1 - c0)):
-            r = r0 + cell // (c1 - c0)
-            c = c0 + cell % (c1 - c0)
-            for which in range(2):
-                v0, v1, v2 = triangle(geom_f, mg, base, ncol, hsize, dx, dy, r, c, which)
-                if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
-                    prism = cvx.make_prism(v0, v1, v2, -hsize[3], half)
-                    dist, x1, x2 = cvx.overlap(prism, obj)
-                    if dist < 0:
-                        dist += margin
-                        nrm = cvx.normalize(x1 - x2)
-                        pos = (x1 + x2) * fp(0.5)
-                        face = face_normal(v0, v1, v2)
-                        found = 0
-                        if nrm.dot(face) > fp(0.99):
-                            if type2 == GEOM_ELLIPSOID:
-                                dist, pos, nrm = ellipsoid_face(dist, pos, nrm, v0, v1, v2, face, pos2, rot, size)
-                            else:
-                                n, found = cylinder_face(buf, n, maxcon, v0, v1, v2, face, pos2, rot, size, margin,
-                                                         merge2)
-                        if found == 0 and nrm[2] > fp(_WALL):
-                            n = keep(buf, n, maxcon, dist, pos, nrm, merge2, True)
+        for item in range(2 * (r1 - r0) * (c1 - c0)):
+            v0, v1, v2 = nth_triangle(geom_f, mg, base, ncol, hsize, dx, dy, r0, c0, c1, item)
+            if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
+                prism = cvx.make_prism(v0, v1, v2, -hsize[3], half)
+                dist, x1, x2 = cvx.overlap(prism, obj)
+                if dist < 0:
+                    dist += margin
+                    nrm = cvx.normalize(x1 - x2)
+                    pos = (x1 + x2) * fp(0.5)
+                    face = face_normal(v0, v1, v2)
+                    found = 0
+                    if nrm.dot(face) > fp(0.99):
+                        if type2 == GEOM_ELLIPSOID:
+                            dist, pos, nrm = ellipsoid_face(dist, pos, nrm, v0, v1, v2, face, pos2, rot, size)
+                        else:
+                            n, found = cylinder_face(buf, n, maxcon, v0, v1, v2, face, pos2, rot, size, margin,
+                                                     merge2)
+                    if found == 0 and nrm[2] > fp(_WALL):
+                        n = keep(buf, n, maxcon, dist, pos, nrm, merge2, True)
         return n
 
     @ti.func
@@ -259,25 +263,22 @@ def make_hfield(fp, convex: bool = False):
     @ti.func
     def segment_faces(buf: ti.template(), n, maxcon, geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r0, r1,
                       c0, c1, a, b, rad, zmin, margin, merge2):
-        for cell in range((r1 - r0) * (c1 - c0)):
-            r = r0 + cell // (c1 - c0)
-            c = c0 + cell % (c1 - c0)
-            for which in range(2):
-                v0, v1, v2 = triangle(geom_f, mg, base, ncol, hsize, dx, dy, r, c, which)
-                if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
-                    nrm = face_normal(v0, v1, v2)
-                    t0, t1 = clip_segment(a, b, v0, v1, v2, nrm)
-                    # only the segment's own ends: where the segment leaves a triangle over
-                    # a flat or concave edge the ends are deeper, over a ridge the edge
-                    # pass finds the contact
-                    if t0 <= t1:
-                        for k in range(2):
-                            t = t0 if k == 0 else t1
-                            if (k == 0 and t0 == 0) or (k == 1 and t1 == 1 and t1 - t0 > fp(MINVAL)):
-                                p = a + (b - a) * t
-                                dist = nrm.dot(p - v0) - rad
-                                if dist <= margin:
-                                    n = keep(buf, n, maxcon, dist, p - nrm * (rad + dist / 2), nrm, merge2, False)
+        for item in range(2 * (r1 - r0) * (c1 - c0)):
+            v0, v1, v2 = nth_triangle(geom_f, mg, base, ncol, hsize, dx, dy, r0, c0, c1, item)
+            if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
+                nrm = face_normal(v0, v1, v2)
+                t0, t1 = clip_segment(a, b, v0, v1, v2, nrm)
+                # only the segment's own ends: where the segment leaves a triangle over
+                # a flat or concave edge the ends are deeper, over a ridge the edge
+                # pass finds the contact
+                if t0 <= t1:
+                    for k in range(2):
+                        t = t0 if k == 0 else t1
+                        if (k == 0 and t0 == 0) or (k == 1 and t1 == 1 and t1 - t0 > fp(MINVAL)):
+                            p = a + (b - a) * t
+                            dist = nrm.dot(p - v0) - rad
+                            if dist <= margin:
+                                n = keep(buf, n, maxcon, dist, p - nrm * (rad + dist / 2), nrm, merge2, False)
         return n
 
     @ti.func
@@ -345,20 +346,17 @@ def make_hfield(fp, convex: bool = False):
     def box_faces(buf: ti.template(), n, maxcon, geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1,
                   pos, rot, size, zmin, margin, merge2):
         """Box corners over a triangle, at or below its plane plus the margin."""
-        for cell in range((r1 - r0) * (c1 - c0)):
-            r = r0 + cell // (c1 - c0)
-            c = c0 + cell % (c1 - c0)
-            for which in range(2):
-                v0, v1, v2 = triangle(geom_f, mg, base, ncol, hsize, dx, dy, r, c, which)
-                if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
-                    nrm = face_normal(v0, v1, v2)
-                    for i in range(8):
-                        local = vec3(size[0] if i & 1 else -size[0], size[1] if i & 2 else -size[1],
-                                     size[2] if i & 4 else -size[2])
-                        p = pos + rot @ local
-                        dist = nrm.dot(p - v0)
-                        if dist <= margin and over_face(p, v0, v1, v2, nrm):
-                            n = keep(buf, n, maxcon, dist, p - nrm * (dist / 2), nrm, merge2, False)
+        for item in range(2 * (r1 - r0) * (c1 - c0)):
+            v0, v1, v2 = nth_triangle(geom_f, mg, base, ncol, hsize, dx, dy, r0, c0, c1, item)
+            if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
+                nrm = face_normal(v0, v1, v2)
+                for i in range(8):
+                    local = vec3(size[0] if i & 1 else -size[0], size[1] if i & 2 else -size[1],
+                                 size[2] if i & 4 else -size[2])
+                    p = pos + rot @ local
+                    dist = nrm.dot(p - v0)
+                    if dist <= margin and over_face(p, v0, v1, v2, nrm):
+                        n = keep(buf, n, maxcon, dist, p - nrm * (dist / 2), nrm, merge2, False)
         return n
 
     @ti.func
