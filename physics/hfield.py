@@ -209,6 +209,7 @@ def make_hfield(fp, convex: bool = False):
                       c0, c1, type2, pos2, rot, size, zmin, margin, merge2):
         half = fp(0.5) * margin
         obj = cvx.make_obj(type2, pos2, rot, size, size[0], half)
+        bare = cvx.make_obj(type2, pos2, rot, size, size[0], fp(0.0))  # not grown: for exact face contacts
         for item in range(2 * (r1 - r0) * (c1 - c0)):
             v0, v1, v2 = nth_triangle(geom_f, mg, base, ncol, hsize, dx, dy, r0, c0, c1, item)
             if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
@@ -222,7 +223,7 @@ def make_hfield(fp, convex: bool = False):
                     found = 0
                     if nrm.dot(face) > fp(0.99):
                         if type2 == GEOM_ELLIPSOID:
-                            dist, pos, nrm = ellipsoid_face(dist, pos, nrm, v0, v1, v2, face, pos2, rot, size)
+                            dist, pos, nrm = ellipsoid_face(dist, pos, nrm, v0, v1, v2, face, bare)
                         else:
                             n, found = cylinder_face(buf, n, maxcon, v0, v1, v2, face, pos2, rot, size, margin,
                                                      merge2)
@@ -236,23 +237,21 @@ def make_hfield(fp, convex: bool = False):
         points that lie over the triangle (EPA's points on a flat face are arbitrary, and
         change from step to step enough to rattle a resting cylinder). Returns the count
         and how many points were over the triangle."""
-        dist, points = nph.cylinder_rim(face, face.dot(pos2 - v0), pos2, rot, size)
+        dist, points = nph.cylinder_rim(face, face.dot(pos2 - v0), pos2, rot, size, margin)
         found = 0
-        if dist[0] <= margin:
-            for k in ti.static(range(4)):
-                if k == 0 or (k == 1 and dist[1] <= margin) or (k >= 2 and dist[2] <= margin):
-                    p = vec3(points[k, 0], points[k, 1], points[k, 2])
-                    if over_face(p, v0, v1, v2, face):
-                        found += 1
-                        n = keep(buf, n, maxcon, dist[k], p - face * (dist[k] / 2), face, merge2, True)
+        for k in ti.static(range(4)):
+            p = vec3(points[k, 0], points[k, 1], points[k, 2])
+            if dist[k] <= margin and over_face(p, v0, v1, v2, face):
+                found += 1
+                n = keep(buf, n, maxcon, dist[k], p - face * (dist[k] / 2), face, merge2, True)
         return n, found
 
     @ti.func
-    def ellipsoid_face(dist, pos, nrm, v0, v1, v2, face, center, rot, size):
+    def ellipsoid_face(dist, pos, nrm, v0, v1, v2, face, bare):
         """An ellipsoid's contact through a prism's top face, exact: its deepest point
         below the face's plane, where EPA's (within its tolerance) would tilt the normal
         and move the point enough to rock a resting ellipsoid."""
-        deepest = cvx.support(cvx.make_obj(GEOM_ELLIPSOID, center, rot, size, size[0], fp(0.0)), -face)
+        deepest = cvx.support(bare, -face)
         if over_face(deepest, v0, v1, v2, face):
             dist = face.dot(deepest - v0)
             pos = deepest - face * (dist / 2)

@@ -36,6 +36,7 @@ NCON, NOVERFLOW = 0, 1
 C_DIST, C_POS, C_FRAME = CONTACT_F["dist"][0], CONTACT_F["pos"][0], CONTACT_F["frame"][0]
 
 MINVAL = 1e-15  # mjMINVAL
+FAR = 1e30  # the distance of a candidate point that makes no contact
 MAXVAL = 1e10  # mjMAXVAL
 # box-box rounding slacks in units of float64 epsilon (MuJoCo's mjBOXBOX_* in double)
 BOX_SEPEPS, BOX_PAREPS, BOX_SGNEPS, BOX_DUPEPS, BOX_EDGEBIAS = 1e-13, 1e-16, 1e-9, 1e-14, 1e-6
@@ -126,18 +127,19 @@ def make_narrowphase(fp):
         """Up to four points on the rim nearest the plane: the deepest point, the one
         across the rim on the other cap, and two more on the near rim at 120 degrees."""
         normal = col(mat1, 2)
-        dist, points = cylinder_rim(normal, (pos2 - pos1).dot(normal), pos2, mat2, size2)
-        if dist[0] <= margin:
-            for k in ti.static(range(4)):
-                if k == 0 or (k == 1 and dist[1] <= margin) or (k >= 2 and dist[2] <= margin):
-                    p = vec3(points[k, 0], points[k, 1], points[k, 2])
-                    emit(w, con_f, con_n, dist[k], p - normal * (dist[k] * fp(0.5)), normal, vec3(0))
+        dist, points = cylinder_rim(normal, (pos2 - pos1).dot(normal), pos2, mat2, size2, margin)
+        for k in ti.static(range(4)):
+            if dist[k] <= margin:
+                p = vec3(points[k, 0], points[k, 1], points[k, 2])
+                emit(w, con_f, con_n, dist[k], p - normal * (dist[k] * fp(0.5)), normal, vec3(0))
 
     @ti.func
-    def cylinder_rim(normal, dist0, pos2, mat2, size2):
+    def cylinder_rim(normal, dist0, pos2, mat2, size2, margin):
         """The rim points plane_cylinder weighs against a plane with this normal whose
         distance from the cylinder's centre is dist0, and their distances from it: the
-        deepest, the one across on the other cap, the two at 120 degrees on the near rim."""
+        deepest, the one across on the other cap, the two at 120 degrees on the near rim.
+        Points that make no contact (none does unless the deepest is within the margin)
+        get distance FAR."""
         axis = col(mat2, 2)
         prjaxis = normal.dot(axis)
         if prjaxis > 0:  # make the axis point towards the plane
@@ -160,6 +162,8 @@ def make_narrowphase(fp):
                           dist0 + prjaxis + near], fp)
         points = ti.Matrix.rows([pos2 + vec + axis, pos2 + vec - axis, pos2 + axis - vec * fp(0.5) + side,
                                  pos2 + axis - vec * fp(0.5) - side])
+        if dist[0] > margin:
+            dist = ti.Vector([fp(FAR)] * 4)
         return dist, points
 
     @ti.func
