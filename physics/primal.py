@@ -217,32 +217,38 @@ def make_primal(fp, newton: bool, elliptic: bool):
     @ti.func
     def update(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), qM: ti.template(),
                qacc: ti.template(), dof_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(),
-               efc_Y: ti.template(), hess):
+               efc_Y: ti.template(), hess, rows_moved):
         """Row forces at the current jar, grad = M (a - a0) - J^T f, and the preconditioned
         gradient MGRAD: with ``hess`` (Newton) H^-1 grad, else M^-1 grad. ``hess`` 1 builds
         and factors the Hessian; 2 keeps the factor from the last update unless a row's
-        Hessian changed. Returns the total cost and, in float32, the squared norm of the
-        gradient's terms (sum over dofs of (|qfrc_smooth| + sum_i |J f|)^2) that bounds
-        its round-off."""
-        rows = update_rows(w, nefc, efc_f)
-        cost = rows[0]
-        size2 = fp(0.0)
-        for d in range(nv):
-            g = dof_d[w, d, MA]
-            size = ti.abs(dof_d[w, d, QFRC_SMOOTH])
-            for i in range(nefc):
-                force = efc_J[w, i, d] * efc_f[w, i, E["force"]]
-                g -= force
+        Hessian changed. Without ``rows_moved`` the rows and grad are those of the last
+        update and only MGRAD is redone. Returns the total cost and, in float32, the
+        squared norm of the gradient's terms (sum over dofs of (|qfrc_smooth| + sum_i
+        |J f|)^2) that bounds its round-off."""
+        out = ti.Vector([fp(0.0), fp(0.0)])
+        changed = fp(1.0)
+        if rows_moved != 0:
+            rows = update_rows(w, nefc, efc_f)
+            changed = rows[1]
+            size2 = fp(0.0)
+            for d in range(nv):
+                g = dof_d[w, d, MA]
+                size = ti.abs(dof_d[w, d, QFRC_SMOOTH])
+                for i in range(nefc):
+                    force = efc_J[w, i, d] * efc_f[w, i, E["force"]]
+                    g -= force
+                    if ti.static(single):
+                        size += ti.abs(force)
                 if ti.static(single):
-                    size += ti.abs(force)
-            if ti.static(single):
-                size2 += size * size
-            dof_d[w, d, GRAD] = g
-            dof_d[w, d, MGRAD] = g
-            dof_d[w, d, SCRATCH] = qacc[w, d] - dof_d[w, d, QACC_SMOOTH]
+                    size2 += size * size
+                dof_d[w, d, GRAD] = g
+                dof_d[w, d, SCRATCH] = qacc[w, d] - dof_d[w, d, QACC_SMOOTH]
+            out = ti.Vector([rows[0] + fp(0.5) * dot(w, nv, dof_d, SCRATCH, MA), size2])
+        for d in range(nv):
+            dof_d[w, d, MGRAD] = dof_d[w, d, GRAD]
         if ti.static(newton):
             if hess != 0:
-                if hess == 1 or rows[1] > 0:
+                if hess == 1 or changed > 0:
                     hessian(w, nefc, nv, dof_i, qM, efc_J, efc_f, efc_Y)
                     cholesky(w, nv, efc_Y)
                 cholesky_solve(w, nv, efc_Y, dof_d, MGRAD)
@@ -250,7 +256,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
                 inertia.solve(w, sizes, dof_i, qLD, dof_d, MGRAD)
         else:
             inertia.solve(w, sizes, dof_i, qLD, dof_d, MGRAD)
-        return ti.Vector([cost + fp(0.5) * dot(w, nv, dof_d, SCRATCH, MA), size2])
+        return out
 
     # --- Newton's Hessian -------------------------------------------------------------------------
     @ti.func
@@ -622,14 +628,22 @@ def make_primal(fp, newton: bool, elliptic: bool):
             efc_f[w, i, E["bias"]] = bias
         start(w, nefc, nv, dof_i, qM, qacc, dof_d, efc_J, efc_f, warmstart)
         # stage 0 (CG): the start point's certificate (M^-1 preconditioning); 1 (Newton):
-        # the first Hessian, whose decrement certifies the start; 2: iterating
+        # the same, and failing it, the first Hessian, whose decrement certifies the start;
+        # 2: iterating
         stage = 1 if ti.static(newton) else 0
-        hess = 1 if ti.static(newton) else 0
+        # Newton tries M^-1 first: H = M + J^T D J >= M, so grad^T M^-1 grad bounds Newton's
+        # decrement, and a warm start it certifies needs no Hessian at all
+        hess = 0
+        rows_moved = 1
+        terms2 = fp(0.0)
         it = 0
         improvement = fp(0.0)
         done = 0
         while done == 0:
-            terms2 = update(w, nefc, nv, sizes, dof_i, qLD, qM, qacc, dof_d, efc_J, efc_f, efc_Y, hess)[1]
+            upd = update(w, nefc, nv, sizes, dof_i, qLD, qM, qacc, dof_d, efc_J, efc_f, efc_Y, hess, rows_moved)
+            if rows_moved != 0:
+                terms2 = upd[1]
+            rows_moved = 1
             if hess == 1:
                 hess = 2  # factored: later updates refactor only where rows changed
             gradient = scale * ti.sqrt(dot(w, nv, dof_d, GRAD, GRAD))
@@ -648,9 +662,13 @@ def make_primal(fp, newton: bool, elliptic: bool):
                 if decrement < tolerance:
                     done = 1
             elif stage == 1:
-                stage = 2
                 if gradient < tolerance and decrement < tolerance:
                     done = 1
+                elif hess == 0:
+                    hess = 1  # not certified by M: factor H at the same point and ask again
+                    rows_moved = 0
+                else:
+                    stage = 2
             elif (improvement > 0 and improvement < tolerance) or gradient < tolerance:
                 done = 1
             elif ti.static(newton) and decrement < tolerance:
