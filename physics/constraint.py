@@ -390,19 +390,15 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                     point = m.vec3(con_f[w, c, C["pos"]], con_f[w, c, C["pos"] + 1], con_f[w, c, C["pos"] + 2])
                     tran = body_f[mb, b1, B_INVWEIGHT] + body_f[mb, b2, B_INVWEIGHT]
                     rot = body_f[mb, b1, B_INVWEIGHT + 1] + body_f[mb, b2, B_INVWEIGHT + 1]
-                    for r in range(nrow):
-                        for d in range(sizes[L.SIZE_NV]):
-                            efc_J[w, n + r, d] = 0
+                    nv = sizes[L.SIZE_NV]
+                    contact_jacobian(w, n, c, dim, nv, b1, b2, point, body_i, body_d, dof_d, con_f, efc_J)
                     if ti.static(cone == "elliptic"):
                         if dim > 1:
-                            elliptic_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i, body_d, dof_d, con_f,
-                                          efc_J, efc_f)
+                            elliptic_rows(w, n, c, dim, tran, rot, con_f, efc_f)
                         else:
-                            pyramid_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i, body_d, dof_d, con_f,
-                                         efc_J, efc_f)
+                            pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
                     else:
-                        pyramid_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i, body_d, dof_d, con_f, efc_J,
-                                     efc_f)
+                        pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
                     for r in range(nrow):
                         for k in ti.static(range(2)):
                             efc_f[w, n + r, E["solref"] + k] = con_f[w, c, C["solref"] + k]
@@ -412,42 +408,76 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         return n
 
     @ti.func
-    def pyramid_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i: ti.template(), body_d: ti.template(),
-                     dof_d: ti.template(), con_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
-        nrow = 1 if dim == 1 else 2 * (dim - 1)
-        # normal direction on every row; geom2 moves relative to geom1
-        normal = contact_axis(w, c, con_f, 0)
-        for r in range(nrow):
-            point_jacobian_add(w, n + r, b2, point, normal, fp(1.0), False, body_i, body_d, dof_d, efc_J)
-            point_jacobian_add(w, n + r, b1, point, normal, fp(-1.0), False, body_i, body_d, dof_d, efc_J)
-        for k in range(1, dim):
-            mu = con_f[w, c, C["friction"] + k - 1]
-            # dims 1, 2 slide along the tangents; 3 spins about the normal; 4, 5 roll
-            rotational = k >= 3
-            axis = contact_axis(w, c, con_f, k % 3)
-            for s in ti.static(range(2)):
-                sign = mu if s == 0 else -mu
-                row = n + 2 * (k - 1) + s
-                point_jacobian_add(w, row, b2, point, axis, sign, rotational, body_i, body_d, dof_d, efc_J)
-                point_jacobian_add(w, row, b1, point, axis, -sign, rotational, body_i, body_d, dof_d, efc_J)
-                diag = tran + mu * mu * (rot if rotational else tran)
-                set_row(w, row, efc_f, CNSTR_CONTACT_PYRAMIDAL, c, con_f[w, c, C["dist"]],
-                        con_f[w, c, C["includemargin"]], diag, fp(0.0), fp(_INF))
+    def contact_jacobian(w, n, c, dim, nv, b1, b2, point, body_i: ti.template(), body_d: ti.template(),
+                         dof_d: ti.template(), con_f: ti.template(), efc_J: ti.template()):
+        """Rows n .. n+dim-1 <- the contact frame's components of d(velocity of geom2
+        relative to geom1)/d qvel at the contact point: linear along the normal and the
+        tangents, then angular about them (MuJoCo's mj_jacDifPair seen in the frame). One
+        walk per body's chain serves every row."""
+        for k in range(dim):
+            for d in range(nv):
+                efc_J[w, n + k, d] = 0
+        frame = ti.Matrix.rows([contact_axis(w, c, con_f, 0), contact_axis(w, c, con_f, 1),
+                                contact_axis(w, c, con_f, 2)])
+        for side in ti.static(range(2)):
+            b = b2 if side == 0 else b1
+            sign = fp(1.0) if side == 0 else fp(-1.0)
+            offset = point - m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
+            while b > 0:
+                adr = body_i[b, L.BODY_DOFADR]
+                for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):
+                    cdof = m.ld6(dof_d, w, d, CDOF)
+                    ang = m.vec3(cdof[0], cdof[1], cdof[2])
+                    lin = frame @ (m.vec3(cdof[3], cdof[4], cdof[5]) + ang.cross(offset))
+                    for k in ti.static(range(3)):
+                        if k < dim:
+                            efc_J[w, n + k, d] += sign * lin[k]
+                    if dim > 3:
+                        rot = frame @ ang
+                        for k in ti.static(range(3)):
+                            if k + 3 < dim:
+                                efc_J[w, n + 3 + k, d] += sign * rot[k]
+                b = body_i[b, L.BODY_PARENT]
+
+    @ti.func
+    def pyramid_rows(w, n, c, dim, nv, tran, rot, con_f: ti.template(), efc_J: ti.template(),
+                     efc_f: ti.template()):
+        """The frame rows n .. n+dim-1 of contact_jacobian become the pyramid's edges
+        J_n +- mu_k J_k, in place."""
         if dim == 1:
             set_row(w, n, efc_f, CNSTR_CONTACT_FRICTIONLESS, c, con_f[w, c, C["dist"]],
                     con_f[w, c, C["includemargin"]], tran, fp(0.0), fp(_INF))
+        else:
+            mu = m.vec6(0)
+            for k in ti.static(range(1, 6)):
+                if k < dim:
+                    mu[k] = con_f[w, c, C["friction"] + k - 1]
+            for d in range(nv):
+                p = m.vec6(0)
+                for k in ti.static(range(6)):
+                    if k < dim:
+                        p[k] = efc_J[w, n + k, d]
+                for k in ti.static(range(1, 6)):
+                    if k < dim:
+                        efc_J[w, n + 2 * (k - 1), d] = p[0] + mu[k] * p[k]
+                        efc_J[w, n + 2 * (k - 1) + 1, d] = p[0] - mu[k] * p[k]
+            for k in ti.static(range(1, 6)):
+                if k < dim:
+                    # dims 1, 2 slide along the tangents; 3 spins about the normal; 4, 5 roll
+                    other = tran
+                    if ti.static(k >= 3):
+                        other = rot
+                    diag = tran + mu[k] * mu[k] * other
+                    for s in ti.static(range(2)):
+                        set_row(w, n + 2 * (k - 1) + s, efc_f, CNSTR_CONTACT_PYRAMIDAL, c, con_f[w, c, C["dist"]],
+                                con_f[w, c, C["includemargin"]], diag, fp(0.0), fp(_INF))
 
     @ti.func
-    def elliptic_rows(w, n, c, dim, b1, b2, point, tran, rot, body_i: ti.template(), body_d: ti.template(),
-                      dof_d: ti.template(), con_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+    def elliptic_rows(w, n, c, dim, tran, rot, con_f: ti.template(), efc_f: ti.template()):
         """The normal row, then one row per friction direction (tangents, spin, rolling):
-        the contact-frame components of the relative velocity. Only the normal row has a
-        position; the impedance of all of them comes from the contact's distance."""
+        the contact-frame rows of contact_jacobian. Only the normal row has a position; the
+        impedance of all of them comes from the contact's distance."""
         for k in range(dim):
-            axis = contact_axis(w, c, con_f, k % 3)
-            rotational = k >= 3
-            point_jacobian_add(w, n + k, b2, point, axis, fp(1.0), rotational, body_i, body_d, dof_d, efc_J)
-            point_jacobian_add(w, n + k, b1, point, axis, fp(-1.0), rotational, body_i, body_d, dof_d, efc_J)
             pos = con_f[w, c, C["dist"]] if k == 0 else fp(0.0)
             margin = con_f[w, c, C["includemargin"]] if k == 0 else fp(0.0)
             # the normal force is >= 0; friction forces have either sign, bounded by the cone
