@@ -119,10 +119,8 @@ EFC_F, NEFC_F = _columns(
     # scales the row into the elliptic cone's circular space, and (first row of an elliptic
     # contact) the cone's line-search terms U0, V0, UU, UV, VV and the contact's condim
     ("jar", 1), ("jv", 1), ("quad", 3), ("state", 1), ("fric", 1), ("cone", 6),
-    # the row's weight in Newton's Hessian J^T D J: 1/R while the row is quadratic, else 0;
-    # while one column a of J^T D J is built, rows 0..k hold the k rows that touch it (those
-    # with a weight and J[:, a] nonzero): their index and weight * J[:, a]
-    ("hess", 1), ("hrow", 1), ("hval", 1),
+    # the row's weight in Newton's Hessian J^T D J: 1/R while the row is quadratic, else 0
+    ("hess", 1),
 )
 EFC_N, EFC_OVERFLOW, EFC_NITER = 0, 1, 2  # columns of efc_n: active rows, rows that did not fit, solver iterations
 NEFC_N = 3

@@ -40,6 +40,7 @@ MA, GRAD, MGRAD, SEARCH, MV = DOF["ma"], DOF["grad"], DOF["mgrad"], DOF["search"
 GRADOLD, MGRADOLD, SCRATCH = DOF["gradold"], DOF["mgradold"], DOF["scratch"]
 QACC_SMOOTH, QACC_WARMSTART, QFRC_SMOOTH = DOF["qacc_smooth"], DOF["qacc_warmstart"], DOF["qfrc_smooth"]
 FLOAT32_EPS = 2.0**-24  # unit round-off
+HESS_CHUNK = 32  # rows of J^T D J summed per pass over a column
 
 
 @functools.lru_cache(maxsize=None)
@@ -279,25 +280,34 @@ def make_primal(fp, newton: bool, elliptic: bool):
         contact's cone Hessian while it slides on the cone. Each entry of J^T D J is one
         reduction, a loop without stores (several times faster than accumulating outer
         products row by row), over only the rows that touch its column: a limit or a
-        contact's row touches the few dofs of its bodies' chains, not all of them."""
+        contact's row touches the few dofs of its bodies' chains, not all of them. Those
+        rows are listed in registers, HESS_CHUNK at a time: a list in memory costs twice
+        the time."""
         for i in range(nefc):
             weight = fp(0.0)
             if efc_f[w, i, E["state"]] == STATE_QUADRATIC:
                 weight = 1 / efc_f[w, i, E["R"]]
             efc_f[w, i, E["hess"]] = weight
         for a in range(nv):
-            count = 0
-            for i in range(nefc):
-                v = efc_f[w, i, E["hess"]] * efc_J[w, i, a]
-                if v != 0:
-                    efc_f[w, count, E["hrow"]] = i
-                    efc_f[w, count, E["hval"]] = v
-                    count += 1
             for b in range(a + 1):
-                h = fp(0.0)
-                for k in range(count):
-                    h += efc_f[w, k, E["hval"]] * efc_J[w, ti.cast(efc_f[w, k, E["hrow"]], ti.i32), b]
-                efc_Y[w, a, b] = h
+                efc_Y[w, a, b] = 0
+            i = 0
+            while i < nefc:
+                rows = ti.Vector([0] * HESS_CHUNK)
+                vals = ti.Vector([fp(0.0)] * HESS_CHUNK)
+                count = 0
+                while i < nefc and count < HESS_CHUNK:
+                    v = efc_f[w, i, E["hess"]] * efc_J[w, i, a]
+                    if v != 0:
+                        rows[count] = i
+                        vals[count] = v
+                        count += 1
+                    i += 1
+                for b in range(a + 1):
+                    h = fp(0.0)
+                    for k in range(count):
+                        h += vals[k] * efc_J[w, rows[k], b]
+                    efc_Y[w, a, b] += h
         for i in range(nv):
             adr = dof_i[i, L.DOF_MADR]
             efc_Y[w, i, i] += qM[w, adr]
