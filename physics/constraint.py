@@ -144,23 +144,6 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         return n
 
     @ti.func
-    def point_jacobian_add(w, row, b, point, direction, sign, rotational, body_i: ti.template(),
-                           body_d: ti.template(), dof_d: ti.template(), efc_J: ti.template()):
-        """efc_J[row] += sign * direction . (d point / d qvel) of body b, or of its angular
-        velocity when ``rotational`` (MuJoCo's mj_jac from the com-based cdof)."""
-        offset = point - m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
-        while b > 0:
-            adr = body_i[b, L.BODY_DOFADR]
-            for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):
-                cdof = m.ld6(dof_d, w, d, CDOF)
-                ang = m.vec3(cdof[0], cdof[1], cdof[2])
-                lin = m.vec3(cdof[3], cdof[4], cdof[5]) + ang.cross(offset)
-                if rotational:
-                    lin = ang
-                efc_J[w, row, d] += sign * direction.dot(lin)
-            b = body_i[b, L.BODY_PARENT]
-
-    @ti.func
     def equalities(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
                    dof_i: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(),
                    qvel: ti.template(), body_d: ti.template(),
@@ -308,11 +291,10 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         tran = body_f[mb, b1, B_INVWEIGHT] + body_f[mb, b2, B_INVWEIGHT]
         rot = body_f[mb, b1, B_INVWEIGHT + 1] + body_f[mb, b2, B_INVWEIGHT + 1]
         norm2 = cpos.dot(cpos)
+        # connect: the points' relative velocity; weld: and the bodies' relative angular velocity
+        relative_jacobian(w, row, 6 if kind == EQ_WELD else 3, dof_d.shape[1], b1, p1, b2, p2,
+                          ti.Matrix.identity(fp, 3), body_i, body_d, dof_d, efc_J)
         for k in ti.static(range(3)):
-            axis = m.vec3(fp(1.0) if k == 0 else fp(0.0), fp(1.0) if k == 1 else fp(0.0),
-                          fp(1.0) if k == 2 else fp(0.0))
-            point_jacobian_add(w, row + k, b1, p1, axis, fp(1.0), False, body_i, body_d, dof_d, efc_J)
-            point_jacobian_add(w, row + k, b2, p2, axis, fp(-1.0), False, body_i, body_d, dof_d, efc_J)
             set_row(w, row + k, efc_f, CNSTR_EQUALITY, e, cpos[k], fp(0.0), tran, fp(-_INF), fp(_INF))
         jdv1 = point_jacdot_qvel(w, b1, p1, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
         jdv2 = point_jacdot_qvel(w, b2, p2, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
@@ -328,11 +310,6 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             q1rel = m.quat_mul(m.ld4(body_d, w, b1, XQUAT), rel)
             q2inv = m.quat_conj(m.quat_mul(m.ld4(body_d, w, b2, XQUAT), quat2))
             err = m.quat_mul(q2inv, q1rel)
-            for k in ti.static(range(3)):
-                axis = m.vec3(fp(1.0) if k == 0 else fp(0.0), fp(1.0) if k == 1 else fp(0.0),
-                              fp(1.0) if k == 2 else fp(0.0))
-                point_jacobian_add(w, row + 3 + k, b1, p1, axis, fp(1.0), True, body_i, body_d, dof_d, efc_J)
-                point_jacobian_add(w, row + 3 + k, b2, p2, axis, fp(-1.0), True, body_i, body_d, dof_d, efc_J)
             # d(err)/d(qvel): 0.5 conj(q2) (w1 - w2) q1 relpose, per dof
             for d in range(dof_d.shape[1]):
                 omega = m.vec4(fp(0.0), efc_J[w, row + 3, d], efc_J[w, row + 4, d], efc_J[w, row + 5, d])
@@ -391,7 +368,10 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                     tran = body_f[mb, b1, B_INVWEIGHT] + body_f[mb, b2, B_INVWEIGHT]
                     rot = body_f[mb, b1, B_INVWEIGHT + 1] + body_f[mb, b2, B_INVWEIGHT + 1]
                     nv = sizes[L.SIZE_NV]
-                    contact_jacobian(w, n, c, dim, nv, b1, b2, point, body_i, body_d, dof_d, con_f, efc_J)
+                    # frame rows: the normal and tangents; geom2 moves relative to geom1
+                    frame = ti.Matrix.rows([contact_axis(w, c, con_f, 0), contact_axis(w, c, con_f, 1),
+                                            contact_axis(w, c, con_f, 2)])
+                    relative_jacobian(w, n, dim, nv, b2, point, b1, point, frame, body_i, body_d, dof_d, efc_J)
                     if ti.static(cone == "elliptic"):
                         if dim > 1:
                             elliptic_rows(w, n, c, dim, tran, rot, con_f, efc_f)
@@ -408,21 +388,19 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         return n
 
     @ti.func
-    def contact_jacobian(w, n, c, dim, nv, b1, b2, point, body_i: ti.template(), body_d: ti.template(),
-                         dof_d: ti.template(), con_f: ti.template(), efc_J: ti.template()):
-        """Rows n .. n+dim-1 <- the contact frame's components of d(velocity of geom2
-        relative to geom1)/d qvel at the contact point: linear along the normal and the
-        tangents, then angular about them (MuJoCo's mj_jacDifPair seen in the frame). One
-        walk per body's chain serves every row."""
-        for k in range(dim):
+    def relative_jacobian(w, n, nrow, nv, b1, p1, b2, p2, frame, body_i: ti.template(), body_d: ti.template(),
+                          dof_d: ti.template(), efc_J: ti.template()):
+        """Rows n .. n+nrow-1 <- the frame's components of d(velocity of point p1 on body
+        b1 relative to p2 on b2)/d qvel, then of the bodies' relative angular velocity
+        (MuJoCo's mj_jacDifPair seen in the frame). One walk per body's chain serves every
+        row."""
+        for k in range(nrow):
             for d in range(nv):
                 efc_J[w, n + k, d] = 0
-        frame = ti.Matrix.rows([contact_axis(w, c, con_f, 0), contact_axis(w, c, con_f, 1),
-                                contact_axis(w, c, con_f, 2)])
         for side in ti.static(range(2)):
-            b = b2 if side == 0 else b1
+            b = b1 if side == 0 else b2
             sign = fp(1.0) if side == 0 else fp(-1.0)
-            offset = point - m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
+            offset = (p1 if side == 0 else p2) - m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
             while b > 0:
                 adr = body_i[b, L.BODY_DOFADR]
                 for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):
@@ -430,19 +408,19 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                     ang = m.vec3(cdof[0], cdof[1], cdof[2])
                     lin = frame @ (m.vec3(cdof[3], cdof[4], cdof[5]) + ang.cross(offset))
                     for k in ti.static(range(3)):
-                        if k < dim:
+                        if k < nrow:
                             efc_J[w, n + k, d] += sign * lin[k]
-                    if dim > 3:
+                    if nrow > 3:
                         rot = frame @ ang
                         for k in ti.static(range(3)):
-                            if k + 3 < dim:
+                            if k + 3 < nrow:
                                 efc_J[w, n + 3 + k, d] += sign * rot[k]
                 b = body_i[b, L.BODY_PARENT]
 
     @ti.func
     def pyramid_rows(w, n, c, dim, nv, tran, rot, con_f: ti.template(), efc_J: ti.template(),
                      efc_f: ti.template()):
-        """The frame rows n .. n+dim-1 of contact_jacobian become the pyramid's edges
+        """The frame rows n .. n+dim-1 of relative_jacobian become the pyramid's edges
         J_n +- mu_k J_k, in place."""
         if dim == 1:
             set_row(w, n, efc_f, CNSTR_CONTACT_FRICTIONLESS, c, con_f[w, c, C["dist"]],
@@ -475,7 +453,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
     @ti.func
     def elliptic_rows(w, n, c, dim, tran, rot, con_f: ti.template(), efc_f: ti.template()):
         """The normal row, then one row per friction direction (tangents, spin, rolling):
-        the contact-frame rows of contact_jacobian. Only the normal row has a position; the
+        the contact-frame rows of relative_jacobian. Only the normal row has a position; the
         impedance of all of them comes from the contact's distance."""
         for k in range(dim):
             pos = con_f[w, c, C["dist"]] if k == 0 else fp(0.0)
