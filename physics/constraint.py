@@ -163,10 +163,10 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                 if n + nrow > sizes[L.SIZE_NEFC]:
                     efc_n[w, L.EFC_OVERFLOW] += nrow
                 else:
-                    for r in range(nrow):
-                        for d in range(sizes[L.SIZE_NV]):
-                            efc_J[w, n + r, d] = 0
                     if kind == EQ_JOINT:
+                        # a joint row fills only its joints' columns (body rows write all theirs)
+                        for d in range(sizes[L.SIZE_NV]):
+                            efc_J[w, n, d] = 0
                         joint_coupling(w, n, e, me, jnt_i, dof_f, q_f, qpos, eq_i, eq_f, efc_J, efc_f)
                     else:
                         body_equality(w, n, e, me, kind, body_i, body_f, jnt_i, dof_i, qvel, body_d, dof_d, eq_i, eq_f,
