@@ -15,9 +15,12 @@ What is measured, per model:
   after one step from the same states.
 
 Both sides start from the same states (qpos0 plus small noise, random controls within
-ctrlrange), use the model's own integrator and timestep, and run without constraints:
-our engine does not simulate contacts yet, so the constraint and contact stages are
-disabled in both models' options and both sides step smooth dynamics only.
+ctrlrange, held), use the model's own integrator and timestep, and by default run without
+constraints: the constraint and contact stages are disabled in both models' options and
+both sides step smooth dynamics only. With ``--constraints`` both run their full
+pipelines, and the states are first settled by ``--settle`` seconds (default 1) of MuJoCo
+simulation so that a legged robot is timed standing on its feet, with contacts, rather than
+falling from its initial pose; the mean number of contacts at those states is reported.
 
 Every timing is the median of several short repetitions that together last about
 ``--seconds``; each repetition starts again from the initial states so that the work per
@@ -149,6 +152,46 @@ def initial_states(mjm, num_envs: int, seed: int):
     low[limited], high[limited] = mjm.actuator_ctrlrange[limited].T
     ctrl = rng.uniform(low, high, size=(num_envs, mjm.nu))
     return qpos, qvel, ctrl
+
+
+def settle(mjm, states, seconds: float, threads: int):
+    """The states after ``seconds`` of MuJoCo simulation under the held controls.
+
+    From qpos0 a legged robot starts in the air: a short timed call would measure free fall,
+    not contacts. Settled states put its feet on the ground before either side is timed."""
+    import mujoco
+    from mujoco import rollout
+
+    qpos, qvel, ctrl = states
+    nstep = round(seconds / mjm.opt.timestep)
+    if nstep < 1:
+        return states
+    initial = full_physics_states(mjm, qpos, qvel)
+    out = np.zeros((len(qpos), nstep, initial.shape[1]))
+    datas = [mujoco.MjData(mjm) for _ in range(threads)]
+    rollout.rollout(mjm, datas, initial, ctrl[:, None, :], nstep=nstep, state=out)
+    data = mujoco.MjData(mjm)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    settled_q, settled_v = np.empty_like(qpos), np.empty_like(qvel)
+    for i in range(len(qpos)):
+        mujoco.mj_setState(mjm, data, out[i, -1], spec)
+        settled_q[i], settled_v[i] = data.qpos, data.qvel
+    if not (np.all(np.isfinite(settled_q)) and np.all(np.isfinite(settled_v))):
+        raise RuntimeError(f"MuJoCo diverged while settling the states for {seconds} s; try --settle 0")
+    return settled_q, settled_v, ctrl
+
+
+def mean_contacts(mjm, states) -> float:
+    """MuJoCo's mean number of contacts at the given states (what the timed calls start from)."""
+    import mujoco
+
+    data = mujoco.MjData(mjm)
+    total = 0
+    for q, v in zip(*states[:2]):
+        data.qpos[:], data.qvel[:] = q, v
+        mujoco.mj_forward(mjm, data)
+        total += data.ncon
+    return total / len(states[0])
 
 
 # --- timing -------------------------------------------------------------------------------
@@ -337,6 +380,11 @@ def benchmark_model(name: str, args) -> dict:
     print(f"\n{name}: nq={info['nq']} nv={info['nv']} nu={info['nu']} {info['integrator']} "
           f"dt={info['timestep']}; our model from {route}", flush=True)
     states = initial_states(mjm, max(args.num_envs), args.seed)
+    states = settle(mjm, states, args.settle, args.threads)
+    info["settle_s"] = args.settle
+    info["mean_contacts"] = mean_contacts(mjm, states)
+    print(f"  timed from states settled for {args.settle} s: {info['mean_contacts']:.1f} contacts per env",
+          flush=True)
 
     info["ours"], info["one_step_max_qpos_diff"], info["startup"] = [], {}, {}
     for precision in args.precision:
@@ -424,7 +472,9 @@ def markdown_report(report: dict) -> str:
             for precision, t in m["startup"].items():
                 lines.append(f"| {precision} | {t['cold_s']:.1f} s | {t['warm_s']:.1f} s |")
         diffs = ", ".join(f"{p} {d:.1e}" for p, d in m["one_step_max_qpos_diff"].items())
-        lines += ["", f"Max |qpos| difference from mj_step after one step: {diffs}. Our model from {m['loader']}."]
+        lines += ["", f"Timed from states settled for {m['settle_s']} s of MuJoCo simulation "
+                      f"({m['mean_contacts']:.1f} contacts per env there). Max |qpos| difference from mj_step after "
+                      f"one step: {diffs}. Our model from {m['loader']}."]
     lines += ["", f"Total run time: {report['total_seconds']:.0f} s."]
     return "\n".join(lines) + "\n"
 
@@ -450,6 +500,9 @@ def parse_args(argv):
     p.add_argument("--no-startup", action="store_true", help="skip the cold/warm start-up measurement")
     p.add_argument("--constraints", action="store_true",
                    help="keep contacts, limits and equality constraints on both sides (default: smooth dynamics)")
+    p.add_argument("--settle", type=float, default=None,
+                   help="seconds of MuJoCo simulation under the held controls before timing, so that both "
+                        "sides are timed from states with contacts (default: 1 with --constraints, else 0)")
     p.add_argument("--quick", action="store_true",
                    help=f"tiny settings for smoke tests: num_envs {' '.join(map(str, QUICK_NUM_ENVS))}, "
                         f"{QUICK_SECONDS} s per measurement")
@@ -458,10 +511,12 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.num_envs is None:
         args.num_envs = list(QUICK_NUM_ENVS if args.quick else DEFAULT_NUM_ENVS)
+    if args.settle is None:
+        args.settle = 1.0 if args.constraints else 0.0
     if args.seconds is None:
         args.seconds = QUICK_SECONDS if args.quick else 1.5
-    if min(args.num_envs) < 1 or args.threads < 1 or args.seconds <= 0:
-        p.error("--num-envs and --threads must be >= 1 and --seconds > 0")
+    if min(args.num_envs) < 1 or args.threads < 1 or args.seconds <= 0 or args.settle < 0:
+        p.error("--num-envs and --threads must be >= 1, --seconds > 0 and --settle >= 0")
     return args
 
 
@@ -490,7 +545,7 @@ def main(argv=None) -> int:
         "machine": {**machine_info(), "load_average_at_start": load_at_start, "load_average_at_end": load_average()},
         "engine": engine_version(),
         "settings": {"num_envs": args.num_envs, "precision": args.precision, "threads": args.threads,
-                     "seconds": args.seconds, "seed": args.seed, "state_noise": STATE_NOISE, "device": "cpu"},
+                     "seconds": args.seconds, "seed": args.seed, "settle_s": args.settle, "state_noise": STATE_NOISE, "device": "cpu"},
         "models": models,
         "total_seconds": time.perf_counter() - start,
     }
