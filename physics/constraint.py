@@ -10,9 +10,10 @@ solref/solimp parameters. The soft-constraint model (Todorov 2014) gives each ro
 
 and the constraint forces f minimise the dual  1/2 f^T (A + R) f + f^T (J qacc_smooth - aref)
 under each row's bounds (unilateral rows f >= 0). Projected Gauss-Seidel solves it row by
-row; A is never formed: the solver keeps v = M^-1 J^T f, so (A f)_i = J_i . v, which costs
-O(nv) per row update instead of O(nefc) and needs no nefc x nefc buffer per env. The warm
-start maps the previous step's acceleration back to forces, as MuJoCo does.
+row on A, formed once per forward pass (nefc solves with M and nefc^2/2 dot products) as
+MuJoCo does: a row's update then reads one row of A, where keeping v = M^-1 J^T f up to
+date instead would cost 2 nv per row, and a solve takes tens of sweeps. The warm start
+maps the previous step's acceleration back to forces, as MuJoCo does.
 
 Rows, in MuJoCo's order: equality constraints (connect, weld, joint coupling), friction
 loss of dofs and tendons (unless Option.frictionloss is "smooth"), limits of joints
@@ -672,19 +673,21 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
 
     # --- solver -------------------------------------------------------------------------
     @ti.func
-    def inverse_inertia_rows(w, nefc, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(),
-                             dof_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template()):
-        """Y_i = M^-1 J_i^T for every row, and AR_ii = J_i . Y_i + R_i."""
+    def dual_matrix(w, nefc, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(),
+                    dof_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template()):
+        """A = J M^-1 J^T into efc_Y (nefc x nefc, both triangles), and AR_ii = A_ii + R_i.
+        One solve per row gives column j (M^-1 J_j^T, held in CVEL); a sweep of Gauss-Seidel
+        then costs nefc per row instead of 2 nv to keep M^-1 J^T f up to date."""
         nv = sizes[L.SIZE_NV]
-        for i in range(nefc):
+        for j in range(nefc):
             for d in range(nv):
-                dof_d[w, d, CVEL] = efc_J[w, i, d]
+                dof_d[w, d, CVEL] = efc_J[w, j, d]
             inertia.solve(w, sizes, dof_i, qLD, dof_d, CVEL)
-            a_ii = fp(0.0)
-            for d in range(nv):
-                efc_Y[w, i, d] = dof_d[w, d, CVEL]
-                a_ii += efc_J[w, i, d] * dof_d[w, d, CVEL]
-            efc_f[w, i, E["AR"]] = a_ii + efc_f[w, i, E["R"]]
+            for i in range(j, nefc):
+                a = row_dot(w, i, efc_J, nv, dof_d, CVEL)
+                efc_Y[w, i, j] = a
+                efc_Y[w, j, i] = a
+            efc_f[w, j, E["AR"]] = efc_Y[w, j, j] + efc_f[w, j, E["R"]]
 
     @ti.func
     def warm_start(w, nefc, nv, sizes: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
@@ -700,11 +703,12 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             efc_f[w, i, E["force"]] = f
 
     @ti.func
-    def pgs_row(w, i, nv, dof_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template()):
+    def pgs_row(w, i, nefc, efc_Y: ti.template(), efc_f: ti.template()):
         """Gauss-Seidel update of one scalar row within its bounds; returns the dual's decrease."""
-        # gradient of the dual: J_i (qacc_smooth + v) - aref_i + R_i f_i
-        grad = (efc_f[w, i, E["bias"]] + row_dot(w, i, efc_J, nv, dof_d, CVEL)
-                + efc_f[w, i, E["R"]] * efc_f[w, i, E["force"]])
+        # gradient of the dual: J_i qacc_smooth - aref_i + (A f)_i + R_i f_i
+        grad = efc_f[w, i, E["bias"]] + efc_f[w, i, E["R"]] * efc_f[w, i, E["force"]]
+        for j in range(nefc):
+            grad += efc_Y[w, i, j] * efc_f[w, j, E["force"]]
         old = efc_f[w, i, E["force"]]
         new = old - grad / efc_f[w, i, E["AR"]]
         new = ti.min(ti.max(new, efc_f[w, i, E["lower"]]), efc_f[w, i, E["upper"]])
@@ -712,22 +716,14 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         decrease = fp(0.0)
         if delta != 0:
             efc_f[w, i, E["force"]] = new
-            for d in range(nv):
-                dof_d[w, d, CVEL] += delta * efc_Y[w, i, d]
             decrease = -delta * (grad + fp(0.5) * efc_f[w, i, E["AR"]] * delta)
         return decrease
 
     @ti.func
     def pgs(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
             efc_Y: ti.template(), efc_f: ti.template()):
-        """Projected Gauss-Seidel on the dual; leaves qacc - qacc_smooth = M^-1 J^T f in CVEL and
-        returns the sweeps it made."""
-        for d in range(nv):
-            dof_d[w, d, CVEL] = 0
-        for i in range(nefc):
-            f = efc_f[w, i, E["force"]]
-            for d in range(nv):
-                dof_d[w, d, CVEL] += f * efc_Y[w, i, d]
+        """Projected Gauss-Seidel on the dual, with A = J M^-1 J^T in efc_Y; returns the
+        sweeps it made."""
         mo = w % opt_f.shape[0]
         tolerance = opt_f[mo, 0, TOLERANCE]
         for i in range(nefc):
@@ -745,11 +741,11 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                 if ti.static(cone == "elliptic"):
                     if efc_f[w, i, E["type"]] == CNSTR_CONTACT_ELLIPTIC:
                         step = ti.cast(efc_f[w, i, E["cone"] + 5], ti.i32)
-                        improvement += pgs_cone.update(w, i, step, nv, dof_d, efc_J, efc_Y, efc_f)
+                        improvement += pgs_cone.update(w, i, step, nefc, efc_Y, efc_f)
                     else:
-                        improvement += pgs_row(w, i, nv, dof_d, efc_J, efc_Y, efc_f)
+                        improvement += pgs_row(w, i, nefc, efc_Y, efc_f)
                 else:
-                    improvement += pgs_row(w, i, nv, dof_d, efc_J, efc_Y, efc_f)
+                    improvement += pgs_row(w, i, nefc, efc_Y, efc_f)
                 i += step
             it += 1
             if improvement * scale < tolerance:
@@ -793,9 +789,16 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             cone_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
             reference(w, nefc, nv, qvel, dof_d, efc_J, efc_f)
             if ti.static(solver == "PGS"):
-                inverse_inertia_rows(w, nefc, sizes, dof_i, qLD, dof_d, efc_J, efc_Y, efc_f)
+                dual_matrix(w, nefc, sizes, dof_i, qLD, dof_d, efc_J, efc_Y, efc_f)
                 warm_start(w, nefc, nv, sizes, dof_d, efc_J, efc_f)
                 efc_n[w, L.EFC_NITER] = pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f)
+                # qacc = qacc_smooth + M^-1 J^T f
+                for d in range(nv):
+                    qfrc = fp(0.0)
+                    for i in range(nefc):
+                        qfrc += efc_f[w, i, E["force"]] * efc_J[w, i, d]
+                    dof_d[w, d, CVEL] = qfrc
+                inertia.solve(w, sizes, dof_i, qLD, dof_d, CVEL)
                 for d in range(nv):
                     qacc[w, d] += dof_d[w, d, CVEL]
             else:

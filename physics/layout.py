@@ -349,7 +349,8 @@ def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:
         act_d=(num_envs, _pad(m.nu), NACT_D),
         ten_d=(num_envs, _pad(m.ntendon), NTEN_D),
         efc_J=(num_envs, nefc, nv),
-        # PGS keeps M^-1 J^T here; Newton its nv x nv Hessian's Cholesky factor
-        efc_Y=(num_envs, max(nefc, nv), nv),
+        # PGS keeps the rows' dual matrix A = J M^-1 J^T here (nefc x nefc); Newton its
+        # nv x nv Hessian's Cholesky factor
+        efc_Y=(num_envs, max(nefc, nv), nefc if m.opt.solver == "PGS" else nv),
         efc_f=(num_envs, nefc, NEFC_F),
     )

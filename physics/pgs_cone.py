@@ -18,7 +18,6 @@ import taichi as ti
 from . import layout as L
 
 E = {k: v[0] for k, v in L.EFC_F.items()}
-CVEL = L.DOF_D["constraint_vel"][0]
 _MINVAL = 1e-15
 _QCQP_ITERATIONS = 20
 
@@ -29,13 +28,6 @@ def make_pgs_cone(fp):
     mat6 = ti.types.matrix(6, 6, fp)
     vec5 = ti.types.vector(5, fp)
     mat5 = ti.types.matrix(5, 5, fp)
-
-    @ti.func
-    def dot_rows(w, nv, a: ti.template(), i, b: ti.template(), k):
-        s = fp(0.0)
-        for d in range(nv):
-            s += a[w, i, d] * b[w, k, d]
-        return s
 
     @ti.func
     def solve5(a, b):
@@ -85,11 +77,10 @@ def make_pgs_cone(fp):
         return y
 
     @ti.func
-    def update(w, i, dim, nv, dof_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(),
-               efc_f: ti.template()):
-        """One Gauss-Seidel update of the elliptic contact in rows i .. i+dim-1; keeps
-        CVEL = M^-1 J^T f and returns the decrease of the dual cost."""
-        # the block of A + R (A = J M^-1 J^T) and the dual's gradient at the current forces
+    def update(w, i, dim, nefc, efc_Y: ti.template(), efc_f: ti.template()):
+        """One Gauss-Seidel update of the elliptic contact in rows i .. i+dim-1, with
+        A = J M^-1 J^T in efc_Y; returns the decrease of the dual cost."""
+        # the block of A + R and the dual's gradient at the current forces
         a = mat6(0)
         res = vec6(0)
         old = vec6(0)
@@ -97,13 +88,13 @@ def make_pgs_cone(fp):
             if j < dim:
                 old[j] = efc_f[w, i + j, E["force"]]
                 s = efc_f[w, i + j, E["bias"]] + efc_f[w, i + j, E["R"]] * old[j]
-                for d in range(nv):
-                    s += efc_J[w, i + j, d] * dof_d[w, d, CVEL]
+                for m in range(nefc):
+                    s += efc_Y[w, i + j, m] * efc_f[w, m, E["force"]]
                 res[j] = s
-                a[j, j] = dot_rows(w, nv, efc_J, i + j, efc_Y, i + j) + efc_f[w, i + j, E["R"]]
+                a[j, j] = efc_Y[w, i + j, i + j] + efc_f[w, i + j, E["R"]]
                 for k in ti.static(range(j + 1, 6)):
                     if k < dim:
-                        a[j, k] = dot_rows(w, nv, efc_J, i + j, efc_Y, i + k)
+                        a[j, k] = efc_Y[w, i + j, i + k]
                         a[k, j] = a[j, k]
         force = old
         if force[0] < fp(_MINVAL):
@@ -140,9 +131,6 @@ def make_pgs_cone(fp):
         for j in ti.static(range(6)):
             if j < dim:
                 efc_f[w, i + j, E["force"]] = force[j]
-                if delta[j] != 0:
-                    for d in range(nv):
-                        dof_d[w, d, CVEL] += delta[j] * efc_Y[w, i + j, d]
         return -(delta.dot(res) + fp(0.5) * delta.dot(a @ delta))
 
     return types.SimpleNamespace(update=update)
