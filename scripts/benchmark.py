@@ -25,8 +25,10 @@ falling from its initial pose; the mean number of contacts at those states is re
 Every timing is the median of several short repetitions that together last about
 ``--seconds``; each repetition starts again from the initial states so that the work per
 step stays representative of the model rather than of a state that drifted far away.
-Other processes on the machine slow every row by a different amount, so the load average
-is reported (and warned about) next to the numbers.
+The rows of a model are timed round-robin, one repetition of each per round, so that
+load from other processes on the machine falls on every row alike and the ratios hold
+even where the absolute numbers drift; the load average is reported (and warned about)
+next to the numbers.
 
 Results are printed as Markdown and written to ``--out`` (JSON) and the same path with a
 ``.md`` suffix.
@@ -37,6 +39,7 @@ Results are printed as Markdown and written to ``--out`` (JSON) and the same pat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import math
@@ -47,6 +50,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -195,40 +200,61 @@ def mean_contacts(mjm, states) -> float:
 
 
 # --- timing -------------------------------------------------------------------------------
-def measure_rate(advance, prepare, num_envs: int, seconds: float) -> dict:
-    """Median steps/s of ``advance(k)``, which moves ``num_envs`` envs ``k`` steps each.
+@dataclass
+class Case:
+    """One row of the table: ``advance(k)`` moves ``num_envs`` envs ``k`` steps each;
+    ``prepare(k)`` runs untimed before every call (resetting the state, allocating
+    outputs); ``finish()`` adds what is known once timing is over."""
 
-    ``prepare(k)`` runs untimed before every call (resetting the state, allocating outputs).
-    K is doubled until one call is long enough to time, then set so that one call lasts
-    about an eighth of ``seconds``: the median of several short calls shrugs off the
-    moments when other processes take the CPU. At least three timed calls are made.
-    """
-    prepare(1)
-    advance(1)  # the first call compiles, allocates and fills caches
+    advance: Callable[[int], None]
+    prepare: Callable[[int], None]
+    num_envs: int
+    finish: Callable[[], dict]
+    k: int = 1
+
+
+def calibrate(case: Case, seconds: float) -> None:
+    """Compile and warm up, then pick K so that one call lasts about ``seconds / 8``."""
+    case.prepare(1)
+    case.advance(1)  # the first call compiles, allocates and fills caches
     k = 1
     while True:
-        prepare(k)
+        case.prepare(k)
         t = time.perf_counter()
-        advance(k)
+        case.advance(k)
         elapsed = time.perf_counter() - t
         if elapsed >= seconds / 40 or k >= 1 << 24:
             break
         k *= 2
-    k = max(1, round(k * (seconds / 8) / max(elapsed, 1e-9)))
-    rates, spent = [], 0.0
-    while len(rates) < 3 or spent < seconds:
-        prepare(k)
-        t = time.perf_counter()
-        advance(k)
-        elapsed = time.perf_counter() - t
-        rates.append(num_envs * k / elapsed)
-        spent += elapsed
-    return {"steps_per_s": statistics.median(rates), "steps_per_call": k, "repeats": len(rates),
-            "num_envs": num_envs}
+    case.k = max(1, round(k * (seconds / 8) / max(elapsed, 1e-9)))
 
 
-def time_ours(model, states, num_envs: int, precision: str, seconds: float) -> dict:
-    """Steps/s of one World of ``num_envs`` envs stepped with ``World.step(n=K)``."""
+def measure_interleaved(cases: list[Case], seconds: float) -> list[dict]:
+    """Median steps/s of every case, timed round-robin: one call of each case per round.
+
+    On a shared machine the load from other processes comes and goes; timing the rows one
+    after another would give each its own share of it, and their ratio would measure the
+    neighbours. Interleaved, every row sees the same conditions. Each case gets about
+    ``seconds`` of calls and at least three.
+    """
+    for case in cases:
+        calibrate(case, seconds)
+    rates = [[] for _ in cases]
+    spent = 0.0
+    while min(len(r) for r in rates) < 3 or spent < seconds * len(cases):
+        for case, r in zip(cases, rates):
+            case.prepare(case.k)
+            t = time.perf_counter()
+            case.advance(case.k)
+            elapsed = time.perf_counter() - t
+            r.append(case.num_envs * case.k / elapsed)
+            spent += elapsed
+    return [{"steps_per_s": statistics.median(r), "steps_per_call": case.k, "repeats": len(r),
+             "num_envs": case.num_envs, **case.finish()} for case, r in zip(cases, rates)]
+
+
+def ours_case(model, states, num_envs: int, precision: str) -> Case:
+    """One World of ``num_envs`` envs stepped with ``World.step(n=K)``."""
     import taichi as ti
 
     import physics
@@ -244,14 +270,14 @@ def time_ours(model, states, num_envs: int, precision: str, seconds: float) -> d
         world.step(n=k)
         ti.sync()
 
-    result = measure_rate(advance, prepare, num_envs, seconds)
-    result["finite"] = bool(np.all(np.isfinite(world.get("qpos"))))
-    result["precision"] = precision
-    return result
+    def finish():
+        return {"finite": bool(np.all(np.isfinite(world.get("qpos")))), "precision": precision}
+
+    return Case(advance, prepare, num_envs, finish)
 
 
-def time_mujoco_single_thread(mjm, states, seconds: float) -> dict:
-    """Steps/s of ``mj_step`` in a loop on one MjData (MuJoCo computes in float64)."""
+def mujoco_single_thread_case(mjm, states) -> Case:
+    """``mj_step`` in a loop on one MjData (MuJoCo computes in float64)."""
     import mujoco
 
     data = mujoco.MjData(mjm)
@@ -265,13 +291,12 @@ def time_mujoco_single_thread(mjm, states, seconds: float) -> dict:
         for _ in range(k):
             mujoco.mj_step(mjm, data)
 
-    result = measure_rate(advance, prepare, 1, seconds)
-    result["finite"] = bool(np.all(np.isfinite(data.qpos)))
-    return result
+    return Case(advance, prepare, 1, lambda: {"finite": bool(np.all(np.isfinite(data.qpos)))})
 
 
-def time_mujoco_rollout(mjm, states, threads: int, seconds: float) -> dict:
-    """Steps/s of ``mujoco.rollout`` over every initial state with ``threads`` threads."""
+def mujoco_rollout_case(mjm, states, threads: int, stack: contextlib.ExitStack) -> Case:
+    """``mujoco.rollout`` over every initial state with ``threads`` threads (its thread
+    pool lives as long as ``stack``)."""
     import mujoco
     from mujoco import rollout
 
@@ -281,6 +306,7 @@ def time_mujoco_rollout(mjm, states, threads: int, seconds: float) -> dict:
     controls = ctrl[:, None, :]  # one control per env, held for every step
     datas = [mujoco.MjData(mjm) for _ in range(threads)]
     outputs = {}
+    pool = stack.enter_context(rollout.Rollout(nthread=threads))
 
     def prepare(k):
         # rollout writes every step's state; allocating that buffer is not stepping
@@ -288,16 +314,14 @@ def time_mujoco_rollout(mjm, states, threads: int, seconds: float) -> dict:
             outputs.clear()
             outputs[k] = np.zeros((num_envs, k, initial.shape[1]))
 
-    with rollout.Rollout(nthread=threads) as pool:
+    def advance(k):
+        pool.rollout(mjm, datas, initial, controls, nstep=k, state=outputs[k])
 
-        def advance(k):
-            pool.rollout(mjm, datas, initial, controls, nstep=k, state=outputs[k])
+    def finish():
+        final = next(iter(outputs.values()))[:, -1]
+        return {"finite": bool(np.all(np.isfinite(final))), "threads": threads}
 
-        result = measure_rate(advance, prepare, num_envs, seconds)
-    final = next(iter(outputs.values()))[:, -1]
-    result["finite"] = bool(np.all(np.isfinite(final)))
-    result["threads"] = threads
-    return result
+    return Case(advance, prepare, num_envs, finish)
 
 
 def full_physics_states(mjm, qpos, qvel) -> np.ndarray:
@@ -386,20 +410,19 @@ def benchmark_model(name: str, args) -> dict:
     print(f"  timed from states settled for {args.settle} s: {info['mean_contacts']:.1f} contacts per env",
           flush=True)
 
-    info["ours"], info["one_step_max_qpos_diff"], info["startup"] = [], {}, {}
+    info["one_step_max_qpos_diff"], info["startup"] = {}, {}
     for precision in args.precision:
         info["one_step_max_qpos_diff"][precision] = one_step_difference(model, mjm, states, precision)
-        for n in args.num_envs:
-            r = time_ours(model, states, n, precision, args.seconds)
-            print(f"  ours {precision} num_envs={n}: {r['steps_per_s']:,.0f} steps/s", flush=True)
-            info["ours"].append(r)
         if not args.no_startup:
             t = info["startup"][precision] = time_startup(path, precision)
             print(f"  ours {precision} start-up: cold {t['cold_s']:.1f} s, warm {t['warm_s']:.1f} s", flush=True)
-
-    info["mujoco_1thread"] = time_mujoco_single_thread(mjm, states, args.seconds)
+    with contextlib.ExitStack() as stack:
+        cases = [ours_case(model, states, n, p) for p in args.precision for n in args.num_envs]
+        cases += [mujoco_single_thread_case(mjm, states), mujoco_rollout_case(mjm, states, args.threads, stack)]
+        *info["ours"], info["mujoco_1thread"], info["mujoco_rollout"] = measure_interleaved(cases, args.seconds)
+    for r in info["ours"]:
+        print(f"  ours {r['precision']} num_envs={r['num_envs']}: {r['steps_per_s']:,.0f} steps/s", flush=True)
     print(f"  MuJoCo mj_step 1 thread: {info['mujoco_1thread']['steps_per_s']:,.0f} steps/s", flush=True)
-    info["mujoco_rollout"] = time_mujoco_rollout(mjm, states, args.threads, args.seconds)
     print(f"  MuJoCo rollout {args.threads} threads, {max(args.num_envs)} envs: "
           f"{info['mujoco_rollout']['steps_per_s']:,.0f} steps/s", flush=True)
     for r in info["ours"]:
