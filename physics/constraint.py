@@ -728,6 +728,17 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         tolerance = opt_f[mo, 0, TOLERANCE]
         for i in range(nefc):
             efc_f[w, i, E["bias"]] = row_dot(w, i, efc_J, nv, dof_d, QACC_SMOOTH) - efc_f[w, i, E["aref"]]
+        # the warm start is kept only if its dual cost is below that of zero forces (MuJoCo's)
+        cost = fp(0.0)
+        for i in range(nefc):
+            f = efc_f[w, i, E["force"]]
+            af = efc_f[w, i, E["R"]] * f
+            for j in range(nefc):
+                af += efc_Y[w, i, j] * efc_f[w, j, E["force"]]
+            cost += f * (efc_f[w, i, E["bias"]] + fp(0.5) * af)
+        if cost > 0:
+            for i in range(nefc):
+                efc_f[w, i, E["force"]] = 0
         # MuJoCo's stopping rule: the sweep's decrease of the dual cost, in units of the
         # model's mean inertia, falls below the tolerance
         scale = 1 / (opt_f[mo, 0, MEANINERTIA] * ti.max(1, nv))
@@ -811,7 +822,5 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             for i in range(nefc):
                 qfrc += efc_f[w, i, E["force"]] * efc_J[w, i, d]
             dof_d[w, d, QFRC_CONSTRAINT] = qfrc
-        for d in range(nv):
-            dof_d[w, d, QACC_WARMSTART] = qacc[w, d]
 
     return types.SimpleNamespace(constraint=constraint)

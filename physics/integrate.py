@@ -21,7 +21,7 @@ from .inertia import make_inertia
 from .model import DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4, JNT_FREE, JNT_HINGE, JNT_SLIDE
 
 QFRC_SMOOTH, SCRATCH, DX_VEL = L.DOF_D["qfrc_smooth"][0], L.DOF_D["scratch"][0], L.DOF_D["dx_vel"][0]
-QFRC_CONSTRAINT = L.DOF_D["qfrc_constraint"][0]
+QFRC_CONSTRAINT, QACC_WARMSTART = L.DOF_D["qfrc_constraint"][0], L.DOF_D["qacc_warmstart"][0]
 IMPLICIT_K, IMPLICIT_D = L.DOF_D["implicit_stiffness"][0], L.DOF_D["implicit_damping"][0]
 QACC_RK, QVEL_RK, QVEL_START = L.DOF_D["qacc_rk"][0], L.DOF_D["qvel_rk"][0], L.DOF_D["qvel_start"][0]
 TIMESTEP = L.OPT_F["timestep"][0]
@@ -148,6 +148,11 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                 for d in range(nv):
                     dof_d[w, d, QVEL_RK + stage] = qvel[w, d]
                     dof_d[w, d, QACC_RK + stage] = qacc[w, d]
+        if advance != 0:
+            # the next step's solver starts from this step's last qacc, in every RK4 stage
+            # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
+            for d in range(nv):
+                dof_d[w, d, QACC_WARMSTART] = qacc[w, d]
         if advance == 0:
             pass
         elif integrator == INT_RK4:

@@ -128,9 +128,14 @@ def make_pgs_cone(fp):
         for j in ti.static(range(5)):
             force[j + 1] = mu[j] * y[j] if j + 1 < dim else fp(0.0)
         delta = force - old
+        change = delta.dot(res) + fp(0.5) * delta.dot(a @ delta)
+        if change > fp(1e-10):
+            # the QCQP is solved approximately: a step that raises the cost is undone (MuJoCo's)
+            force = old
+            change = fp(0.0)
         for j in ti.static(range(6)):
             if j < dim:
                 efc_f[w, i + j, E["force"]] = force[j]
-        return -(delta.dot(res) + fp(0.5) * delta.dot(a @ delta))
+        return -change
 
     return types.SimpleNamespace(update=update)
