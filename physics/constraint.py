@@ -13,7 +13,8 @@ under each row's bounds (unilateral rows f >= 0). Projected Gauss-Seidel solves 
 row on A, formed once per forward pass (nefc solves with M and nefc^2/2 dot products) as
 MuJoCo does: a row's update then reads one row of A, where keeping v = M^-1 J^T f up to
 date instead would cost 2 nv per row, and a solve takes tens of sweeps. The warm start
-maps the previous step's acceleration back to forces, as MuJoCo does.
+maps the previous step's acceleration back to forces and is dropped for zero forces when
+its dual cost is positive, as MuJoCo does.
 
 Rows, in MuJoCo's order: equality constraints (connect, weld, joint coupling), friction
 loss of dofs and tendons (unless Option.frictionloss is "smooth"), limits of joints
