@@ -804,15 +804,6 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                 dual_matrix(w, nefc, sizes, dof_i, qLD, dof_d, efc_J, efc_Y, efc_f)
                 warm_start(w, nefc, nv, sizes, dof_d, efc_J, efc_f)
                 efc_n[w, L.EFC_NITER] = pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f)
-                # qacc = qacc_smooth + M^-1 J^T f
-                for d in range(nv):
-                    qfrc = fp(0.0)
-                    for i in range(nefc):
-                        qfrc += efc_f[w, i, E["force"]] * efc_J[w, i, d]
-                    dof_d[w, d, CVEL] = qfrc
-                inertia.solve(w, sizes, dof_i, qLD, dof_d, CVEL)
-                for d in range(nv):
-                    qacc[w, d] += dof_d[w, d, CVEL]
             else:
                 efc_n[w, L.EFC_NITER] = primal.solve(w, nefc, nv, sizes, opt_f, dof_i, qM, qLD, qacc, dof_d, efc_J,
                                                      efc_f, efc_Y, (disabled & DSBL_WARMSTART) == 0)
@@ -823,5 +814,13 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             for i in range(nefc):
                 qfrc += efc_f[w, i, E["force"]] * efc_J[w, i, d]
             dof_d[w, d, QFRC_CONSTRAINT] = qfrc
+        if ti.static(solver == "PGS"):
+            # the dual leaves qacc to us: qacc_smooth + M^-1 J^T f (the primal solvers move it)
+            if nefc > 0:
+                for d in range(nv):
+                    dof_d[w, d, CVEL] = dof_d[w, d, QFRC_CONSTRAINT]
+                inertia.solve(w, sizes, dof_i, qLD, dof_d, CVEL)
+                for d in range(nv):
+                    qacc[w, d] += dof_d[w, d, CVEL]
 
     return types.SimpleNamespace(constraint=constraint)
