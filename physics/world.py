@@ -2,7 +2,9 @@
 
 MuJoCo's mjData with a leading env axis: ``get("qpos")`` is (num_envs, nq), ``get("xpos")``
 (num_envs, nbody, 3), ``get("qM")`` (num_envs, nv, nv). Inputs are numpy arrays or torch
-tensors; outputs are numpy copies.
+tensors; ``get`` returns numpy copies and ``get_tensor`` torch tensors on the World's device.
+A torch tensor given on the World's device is written there directly, and ``get_tensor``
+copies device to device, so a CUDA World exchanges data with torch without the host.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import numpy as np
 import taichi as ti
 
 from . import broadphase as B
+from . import device_io
 from . import layout as L
 from .collision import NGEOM_X, P_FRICTION, pack_collision_model
 from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON_F, NCON_I
@@ -31,6 +34,11 @@ _DEFAULT_MAX_CONTACTS = 64
 _PARAMS = {"body_mass": ("body_f", "mass", "nbody"), "dof_damping": ("dof_f", "damping", "nv"),
            "actuator_gear": ("act_f", "gear", "nu"), "gravity": ("opt_f", "gravity", None),
            "jnt_range": ("jnt_f", "range", "njnt"), "geom_friction": ("pair_f", "friction", "ngeom")}
+# quantities that are a data table's leading columns: table, and the model size naming them
+_DIRECT = {"qpos": "qpos", "joint_q": "qpos", "qvel": "qvel", "joint_qd": "qvel", "qacc": "qacc", "ctrl": "ctrl",
+           "qfrc_applied": "qfrc_applied"}
+_DIRECT_SIZE = {"qpos": "nq", "joint_q": "nq", "qvel": "nv", "joint_qd": "nv", "qacc": "nv", "ctrl": "nu",
+                "qfrc_applied": "nv"}
 # width of each get() quantity when it is a matrix
 _MATRICES = {"xmat": (3, 3), "ximat": (3, 3)}
 
@@ -101,6 +109,7 @@ class World:
         self._d = {name: ti.ndarray(self._fp, shape) for name, shape in shapes.items()}
         self._efc_n = ti.ndarray(ti.i32, (self.num_envs, L.NEFC_N))
         self._host_cache: dict = {}
+        self._tensor_cache: dict = {}
         self._eq_d = ti.ndarray(ti.i32, (self.num_envs, max(model.neq, 1), 2))
         n = self.num_envs
         self._c = dict(geom_x=ti.ndarray(self._fp, (n, max(model.ngeom, 1), NGEOM_X)),
@@ -135,7 +144,7 @@ class World:
         eq_d[ids, : m.neq, L.EQ_D_ACTIVE] = m.eq_active0
         eq_d[ids, :, L.EQ_D_BROKEN] = 0
         self._eq_d.from_numpy(eq_d)
-        self._host_cache.clear()
+        self._stale()
 
     def set_equality_active(self, active, *, env_ids=None) -> None:
         """Switch equality constraints on or off per env: ``active`` (num_envs, neq) or (neq,)."""
@@ -143,7 +152,7 @@ class World:
         eq_d = self._eq_d.to_numpy()
         eq_d[slice(None) if env_ids is None else np.asarray(env_ids), : self.model.neq, L.EQ_D_ACTIVE] = rows != 0
         self._eq_d.from_numpy(eq_d)
-        self._host_cache.clear()
+        self._stale()
 
     def broken_equalities(self, clear: bool = True) -> np.ndarray:
         """(num_envs, neq) bool: the equality constraints that broke (their force or torque
@@ -153,7 +162,7 @@ class World:
         if clear and out.any():
             eq_d[:, :, L.EQ_D_BROKEN] = 0
             self._eq_d.from_numpy(eq_d)
-        self._host_cache.clear()
+        self._stale()
         return out
 
     def set_state(self, qpos=None, qvel=None, *, env_ids=None) -> None:
@@ -194,9 +203,14 @@ class World:
         """dof_d[ids, :nv, column name] = rows, by a small kernel: no whole-table round trip."""
         from .drives import make_dof_column_kernel
 
-        self._host_cache.clear()
-        make_dof_column_kernel(self._fp)(self._d["dof_d"], np.ascontiguousarray(rows, dtype=self.dtype),
-                                         np.asarray(ids, dtype=np.int32), L.DOF_D[name][0])
+        self._stale()
+        if hasattr(rows, "detach"):  # a tensor on the World's device (_rows): ids go there too
+            import torch
+
+            ids = torch.as_tensor(np.asarray(ids, dtype=np.int32), device=rows.device)
+        else:
+            rows, ids = np.ascontiguousarray(rows, dtype=self.dtype), np.asarray(ids, dtype=np.int32)
+        make_dof_column_kernel(self._fp)(self._d["dof_d"], rows, ids, L.DOF_D[name][0])
 
     # --- per-env parameters (domain randomization) -------------------------------------------
     def set_param(self, name: str, values, *, env_ids=None) -> None:
@@ -248,7 +262,7 @@ class World:
         else:
             host[ids, :width, start] = rows
         self._m[table].from_numpy(host)
-        self._host_cache.clear()
+        self._stale()
 
     def _set_geom_friction(self, rows, env_ids) -> None:
         ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
@@ -264,7 +278,7 @@ class World:
         for k in range(2):  # both tangent directions slide with the mixed coefficient
             host[ids[:, None], auto[None, :], P_FRICTION + k] = mixed
         self._m["pair_f"].from_numpy(host)
-        self._host_cache.clear()
+        self._stale()
 
     def get_param(self, name: str) -> np.ndarray:
         """(num_envs, n) values of a per-env parameter (see :meth:`set_param`)."""
@@ -321,13 +335,8 @@ class World:
         joint_q, joint_qd, body_q (position and quaternion per body).
         """
         m = self.model
-        n = {"qpos": m.nq, "joint_q": m.nq, "qvel": m.nv, "joint_qd": m.nv, "qacc": m.nv, "ctrl": m.nu,
-             "qfrc_applied": m.nv}
         if name == "time":
             return self.time.copy()
-        if name in n:
-            key = {"joint_q": "qpos", "joint_qd": "qvel"}.get(name, name)
-            return self._host(key)[:, : n[name]].copy()
         if name == "qM":
             return self._dense_mass_matrix()
         if name == "body_q":
@@ -341,20 +350,38 @@ class World:
             out = self._host("efc_f")[:, : self.nefc_capacity, L.EFC_F[name[4:]][0]].copy()
             out[np.arange(self.nefc_capacity)[None, :] >= self._host("efc_n")[:, :1]] = 0
             return out
+        return self._view(name, self._host).copy()
+
+    def get_tensor(self, name: str):
+        """``get(name)`` as a torch tensor on the World's device (a new tensor each call).
+        State and mjData quantities are copied device to device; the others (qM, time,
+        body_q, the constraint rows) are made on the host and uploaded."""
+        import torch
+
+        if name in _DIRECT or name in L.DATA_VIEWS:
+            return self._view(name, self._table_tensor).clone()
+        return torch.as_tensor(self.get(name), device=device_io.torch_device(self.device))
+
+    def _view(self, name: str, table_of):
+        """The slice of a table (numpy or torch, from ``table_of(table name)``) that holds
+        quantity ``name``; a view into the cached copy."""
+        m = self.model
+        if name in _DIRECT:
+            return table_of(_DIRECT[name])[:, : getattr(m, _DIRECT_SIZE[name])]
         if name not in L.DATA_VIEWS:
-            known = sorted([*n, "qM", "time", "body_q", *_EFC_COUNTS, *L.DATA_VIEWS,
+            known = sorted([*_DIRECT, "qM", "time", "body_q", "eq_active", *_EFC_COUNTS, *L.DATA_VIEWS,
                             *(f"efc_{k}" for k in L.EFC_F)])
             raise WorldError(f"unknown quantity {name!r}; known: {known}")
         if name in L.POST_CONSTRAINT:
             self._post_constraint()
         table, start, width = L.DATA_VIEWS[name]
         rows = {"body_d": m.nbody, "jnt_d": m.njnt, "dof_d": m.nv, "act_d": m.nu, "ten_d": m.ntendon}[table]
-        out = self._host(table)[:, :rows, start : start + width]
+        out = table_of(table)[:, :rows, start : start + width]
         if width == 1:
             out = out[..., 0]
         elif name in _MATRICES:
             out = out.reshape(self.num_envs, rows, *_MATRICES[name])
-        return out.copy()
+        return out
 
     def render(self, env_ids=None, **kwargs) -> np.ndarray:
         """RGB frames (n, H, W, 3) uint8 of the envs, ray cast in Taichi; keyword
@@ -386,7 +413,7 @@ class World:
 
     # --- helpers ------------------------------------------------------------------------
     def _launch(self, n: int, advance: int) -> None:
-        self._host_cache.clear()
+        self._stale()
         d, mm = self._d, self._m
         self._kernels.step(
             *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
@@ -396,17 +423,30 @@ class World:
             mm["eq_i"], mm["eq_f"], self._eq_d, n, advance,
         )
 
+    def _stale(self) -> None:
+        # the tables changed on the device: cached copies of them are out of date
+        self._host_cache.clear()
+        self._tensor_cache.clear()
+
+    def _table_tensor(self, name: str):
+        """A torch copy of a device table on the World's device, made once until the next
+        write or launch, as ``_host``."""
+        if name not in self._tensor_cache:
+            self._tensor_cache[name] = device_io.table_to_tensor(self._tables()[name], self.device)
+        return self._tensor_cache[name]
+
+    def _tables(self) -> dict:
+        return {**self._d, **self._c, "efc_n": self._efc_n, "eq_d": self._eq_d}
+
     def _host(self, name: str) -> np.ndarray:
         """A host copy of a device table, made once until the next write or launch: the
         terms of an env step read several quantities of the same table."""
         if name not in self._host_cache:
-            tables = {**self._d, **self._c, "efc_n": self._efc_n, "eq_d": self._eq_d}
-            table = tables[name]
-            self._host_cache[name] = table.to_numpy()
+            self._host_cache[name] = self._tables()[name].to_numpy()
         return self._host_cache[name]
 
     def _post_constraint(self) -> None:
-        self._host_cache.clear()
+        self._stale()
         d, mm, c = self._d, self._m, self._c
         self._kernels.post(mm["sizes"], mm["body_i"], mm["opt_f"], d["qvel"], d["qacc"], d["body_d"], d["dof_d"],
                            mm["geom_i"], c["con_f"], c["con_i"], d["efc_f"], self._efc_n)
@@ -432,36 +472,53 @@ class World:
         return dense
 
     def _rows(self, value, n, what, env_ids):
-        arr = _to_numpy(value, what)
+        """``value`` checked as one row per env (or per id), broadcast from one row: a numpy
+        array, or a torch tensor left where it is when it is on the World's device."""
         count = self.num_envs if env_ids is None else len(np.atleast_1d(env_ids))
+        arr = self._on_device(value) if hasattr(value, "detach") else None
+        if arr is None:
+            arr = _to_numpy(value, what)
         if arr.ndim == 1:
-            arr = np.broadcast_to(arr, (count, arr.shape[0]))
-        if arr.shape != (count, n):
+            arr = (arr.expand(count, arr.shape[0]).contiguous() if hasattr(arr, "detach")
+                   else np.broadcast_to(arr, (count, arr.shape[0])))
+        if tuple(arr.shape) != (count, n):
             raise WorldError(f"{what} must have shape ({count}, {n}) or ({n},), got {tuple(arr.shape)}")
-        if not np.all(np.isfinite(arr)):
-            bad = np.unique(np.nonzero(~np.isfinite(arr))[0])
+        finite = arr.isfinite() if hasattr(arr, "detach") else np.isfinite(arr)
+        if not bool(finite.all()):
+            bad = np.unique(np.nonzero(~_host_array(finite))[0])
             raise WorldError(f"{what} has non-finite values in rows {bad.tolist()[:10]}")
         return arr
 
+    def _on_device(self, value):
+        # a tensor on this World's device stays there, in the World's dtype; others go by host
+        import torch
+
+        if value.device != device_io.torch_device(self.device):
+            return None
+        return value.detach().to(getattr(torch, np.dtype(self.dtype).name)).contiguous()
+
     def _write(self, key, rows, env_ids=None):
-        self._host_cache.clear()
-        nd = self._d[key]
-        width = rows.shape[1]
-        if env_ids is None and width == nd.shape[1]:
-            nd.from_numpy(np.ascontiguousarray(rows, dtype=self.dtype))
-            return
-        full = nd.to_numpy()
-        if env_ids is None:
-            full[:, :width] = rows
+        """Rows of a data table (all envs, or ``env_ids``), by a kernel on the device."""
+        self._stale()
+        ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+        if hasattr(rows, "detach"):
+            import torch
+
+            ids = torch.as_tensor(ids.astype(np.int32), device=rows.device)
         else:
-            full[np.asarray(env_ids), :width] = rows
-        nd.from_numpy(full)
+            rows = np.ascontiguousarray(rows, dtype=self.dtype)
+            ids = ids.astype(np.int32)
+        device_io.write_rows(self._d[key], rows, ids)
 
 
 def _upload(arr: np.ndarray, dtype) -> ti.Ndarray:
     nd = ti.ndarray(dtype, arr.shape)
     nd.from_numpy(arr)
     return nd
+
+
+def _host_array(x) -> np.ndarray:
+    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
 
 def _to_numpy(value, what) -> np.ndarray:

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import physics
+from conftest import gym_asset
 from physics.errors import WorldError
 
 
@@ -58,3 +59,37 @@ def test_ctrl_clamped_and_state_per_env(device):
     assert np.allclose(world.get("qpos")[:, 0], [0.0, 0.3])
     world.step(3)
     assert np.allclose(world.get("time"), 3 * world.model.opt.timestep)
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_tensors_in_and_out_on_the_worlds_device(device, precision):
+    # get_tensor is get() as a torch tensor on the World's device; a tensor on that device
+    # is written where it is, and gives the same steps as the same numpy input
+    torch = pytest.importorskip("torch")
+    from physics.device_io import torch_device
+
+    model = physics.load_model(gym_asset("ant"))  # contacts: constraint tables too
+    nu, dev = model.nu, torch_device(device)
+    rng = np.random.default_rng(3)
+    ctrl = rng.uniform(-1, 1, (4, nu))
+    a = physics.World(model, num_envs=4, device=device, precision=precision)
+    b = physics.World(model, num_envs=4, device=device, precision=precision)
+    a.set_ctrl(torch.as_tensor(ctrl, device=dev))
+    b.set_ctrl(ctrl)
+    qpos = np.tile(model.qpos0, (2, 1)) + 0.01
+    a.set_state(qpos=torch.as_tensor(qpos, device=dev), env_ids=[1, 3])
+    b.set_state(qpos=qpos, env_ids=[1, 3])
+    a.step(3)
+    b.step(3)
+    for key in ("qpos", "qvel", "ctrl", "xpos", "xmat", "cvel", "cfrc_ext", "qfrc_actuator", "qM", "nefc"):
+        out = a.get_tensor(key)
+        assert out.device == dev
+        np.testing.assert_array_equal(out.cpu().numpy(), b.get(key), err_msg=key)
+    a.set_ctrl(torch.ones(nu, device=dev))  # one row for every env
+    np.testing.assert_array_equal(a.get("ctrl"), np.ones((4, nu)))
+    with pytest.raises(WorldError, match=r"ctrl has non-finite values in rows \[2\]"):
+        bad = torch.zeros((4, nu), device=dev)
+        bad[2, 0] = float("nan")
+        a.set_ctrl(bad)
+    with pytest.raises(WorldError, match=r"ctrl must have shape \(4, "):
+        a.set_ctrl(torch.zeros((3, nu), device=dev))
