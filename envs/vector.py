@@ -20,10 +20,14 @@ config's ``render`` settings; ``physics.render.tile`` makes them one grid image.
 
 With ``tensor_backend="torch"`` (``gym.make_vec(id, num_envs=n, tensor_backend="torch")``),
 observations, rewards, terminated and truncated are torch tensors on the World's device
-(``env.device``), and actions may be torch tensors. Every tensor returned owns its memory:
-on CPU it wraps the fresh array the step made (no copy), so nothing the env keeps can be
-changed through it. The task terms run on the host, so a CUDA World's outputs are uploaded
-once per step and CUDA actions are read back once. In ``info``, arrays become tensors too;
+(``env.device``), and actions may be torch tensors. The step stays on that device: actions
+are written into the World from the device, the World's quantities are copied out device to
+device (``World.get_tensor``), and the task terms compute on those tensors (``ctx.xp``,
+tasks/arrays.py). What crosses to the host each step is the (num_envs,) terminated and
+diverged flags, because resets are drawn there from each env's own generator, and the
+truncation flags back; reset states, resampled commands and observation noise (when the
+config has any) go up for the envs concerned. Every tensor returned owns its memory, so
+nothing the env keeps can be changed through it. In ``info``, arrays become tensors too;
 ``final_obs`` is then one (num_envs, obs_size) tensor whose rows of envs that did not end are
 zero (``_final_obs`` says which rows hold a final observation).
 """
@@ -38,6 +42,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 import physics
+from tasks.arrays import NUMPY, TorchOps
 from tasks.context import StepContext, snapshot
 from tasks.task import Task
 
@@ -87,6 +92,8 @@ class TaiGymVectorEnv(VectorEnv):
         self._params = ParameterWriter(self.task, self.world) if self.task.randomization else None
         self.device = self.world.device  # where torch outputs live
         self._torch = _TorchOutputs(self.device) if tensor_backend == "torch" else None
+        # the namespace the env's per-env arrays and the task terms live in
+        self._xp = TorchOps(physics.device_io.torch_device(self.device)) if self._torch else NUMPY
         self._time_limit = time_limit
         self.episode_length = int(max_episode_steps or self.task.episode_length)
         self._frame_skip = cfg.simulation.frame_skip
@@ -100,12 +107,13 @@ class TaiGymVectorEnv(VectorEnv):
         self._rngs = self._noise_rngs = None
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
         self._needs_reset = np.ones(self.num_envs, dtype=bool)
-        self._obs = np.zeros((self.num_envs, self.task.obs_size))
+        xp = self._xp
+        self._obs = xp.zeros((self.num_envs, self.task.obs_size))
         self._prev = None  # each env's task.prev_needs as of its last step or reset
         self.last_context = None  # the terms' inputs of the last step or full reset
         # per-env task state the terms read through the context: current commands, term memory
-        self._commands = {name: np.zeros((self.num_envs, term.size)) for name, term, _ in self.task.commands}
-        self._memory = {name: np.zeros((self.num_envs, width)) for name, width in self.task.memory.items()}
+        self._commands = {name: xp.zeros((self.num_envs, term.size)) for name, term, _ in self.task.commands}
+        self._memory = {name: xp.zeros((self.num_envs, width)) for name, width in self.task.memory.items()}
 
     # --- Gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed=None, options=None):
@@ -113,31 +121,35 @@ class TaiGymVectorEnv(VectorEnv):
         ids = np.arange(self.num_envs) if mask is None else np.flatnonzero(self._mask(mask))
         self._seed(ids, seed)
         self._reset_envs(ids)
-        obs = self._obs.astype(self._obs_dtype)
-        return (obs, {}) if self._torch is None else (self._torch.array(obs), {})
+        return self._obs_out(), {}
 
     def step(self, actions):
         if self._rngs is None:
             raise RuntimeError("call reset() before step()")
+        xp = self._xp
         actions, bad_action = self._checked_actions(actions)
         resetting = self._needs_reset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         prev = self._prev
-        self.task.apply_action(self.world, actions)
+        self.task.apply_action(self.world, actions, xp)
         self.world.step(self._frame_skip)
-        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs), dt=self.task.dt,
-                          action=actions, prev=prev, commands=self._commands, memory=self._memory)
+        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, tensors=xp is not NUMPY),
+                          dt=self.task.dt, action=actions, prev=prev, commands=self._commands,
+                          memory=self._memory, xp=xp)
         with np.errstate(all="ignore"):  # diverged rows are replaced below
             terminated = self.task.terminated(ctx)
-            ctx.terminated = terminated.copy()  # the env keeps ctx: it must not share the returned flags
+            ctx.terminated = xp.copy(terminated)  # the env keeps ctx: it must not share the returned flags
             reward, parts = self.task.reward(ctx)
             # rewards judged the command the action was chosen for; the observation shows the next
             self._resample_commands(self._steps + 1, ~resetting)
             obs = self.task.observe(ctx, self._noise_rngs)
         self._steps += 1
         truncated = self._steps >= self.episode_length if self._time_limit else np.zeros(self.num_envs, bool)
-        self._prev = {key: ctx.get(key).copy() for key in self.task.prev_needs}
+        self._prev = {key: xp.copy(ctx.get(key)) for key in self.task.prev_needs}
         self.last_context = ctx
-        diverged = ~(np.isfinite(ctx.get("qpos")).all(1) & np.isfinite(ctx.get("qvel")).all(1)) & ~resetting
+        finite = xp.isfinite(ctx.get("qpos")).all(1) & xp.isfinite(ctx.get("qvel")).all(1)
+        # the flags the host needs for resets: the one read back from the device per step
+        terminated = xp.to_numpy(terminated).copy()
+        diverged = ~xp.to_numpy(finite) & ~resetting
         info = {}
         if diverged.any():
             self._contain_divergence(np.flatnonzero(diverged), obs, reward, terminated, truncated)
@@ -152,10 +164,11 @@ class TaiGymVectorEnv(VectorEnv):
         info["physics_diverged"] = diverged
         if bad_action is not None:
             info["action_nonfinite"] = bad_action
+        zeroed = xp.asarray(resetting | diverged)
         for name, value in parts.items():
-            info[f"reward_{name}"] = np.where(resetting | diverged, 0.0, value)
-        out = (self._obs.astype(self._obs_dtype), reward, terminated, truncated, info)
-        return out if self._torch is None else self._torch.step(out, self.single_observation_space.shape)
+            info[f"reward_{name}"] = xp.where(zeroed, 0.0, value)
+        out = (self._obs_out(), reward, terminated, truncated, info)
+        return out if self._torch is None else self._torch.step(out)
 
     def render(self):
         """One (H, W, 3) uint8 frame per env, or None without a render mode."""
@@ -202,15 +215,17 @@ class TaiGymVectorEnv(VectorEnv):
         self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
         self.task.hold_reset_pose(self.world, ids, qpos)
         self.world.forward()
+        xp = self._xp
         for rows in self._memory.values():
             rows[ids] = 0.0
-        for i in ids:
-            for name, value in self.task.draw_commands(self._rngs[i]).items():
-                self._commands[name][i] = value
-        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, ids), dt=self.task.dt,
-                          commands={k: v[ids] for k, v in self._commands.items()},
-                          memory={k: v[ids] for k, v in self._memory.items()})
-        self._obs[ids] = self.task.observe(ctx, [self._noise_rngs[i] for i in ids])
+        if self._commands:
+            drawn = [self.task.draw_commands(self._rngs[i]) for i in ids]
+            for name, rows in self._commands.items():
+                rows[ids] = xp.asarray(np.stack([d[name] for d in drawn]))
+        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, ids, tensors=xp is not NUMPY),
+                          dt=self.task.dt, commands={k: v[ids] for k, v in self._commands.items()},
+                          memory={k: v[ids] for k, v in self._memory.items()}, xp=xp)
+        xp.put(self._obs, ids, self.task.observe(ctx, [self._noise_rngs[i] for i in ids]))
         if len(ids) == self.num_envs:
             self.last_context = ctx
         self._keep_prev(ids, ctx)
@@ -220,31 +235,44 @@ class TaiGymVectorEnv(VectorEnv):
     def _resample_commands(self, steps, live):
         # each env on its own schedule (steps since its reset), from its own generator
         for name, due in self.task.commands_due(steps).items():
-            for i in np.flatnonzero(due & live):
-                self._commands[name][i] = self.task.draw_commands(self._rngs[i], (name,))[name]
+            ids = np.flatnonzero(due & live)
+            if len(ids):
+                rows = [self.task.draw_commands(self._rngs[i], (name,))[name] for i in ids]
+                self._commands[name][ids] = self._xp.asarray(np.stack(rows))
 
     def _keep_prev(self, ids, ctx):
         # the reset state is what the next step's differenced terms compare with
         if self._prev is None:
-            self._prev = {key: np.zeros((self.num_envs, *ctx.get(key).shape[1:])) for key in self.task.prev_needs}
+            self._prev = {key: self._xp.zeros((self.num_envs, *ctx.get(key).shape[1:])) for key in self.task.prev_needs}
         for key, rows in self._prev.items():
-            rows[ids] = ctx.get(key)
+            self._xp.put(rows, ids, ctx.get(key))
 
     def _reset_ended(self, ended):
         if not ended.any():
             return {}
         ids = np.flatnonzero(ended)
-        final_obs = np.empty(self.num_envs, dtype=object)
-        for i in ids:
-            final_obs[i] = self._obs[i].astype(self._obs_dtype)
+        if self._torch is not None:
+            # one tensor, rows of envs that did not end zero
+            final_obs = self._obs_out()
+            final_obs[~self._xp.asarray(ended)] = 0
+        else:
+            final_obs = np.empty(self.num_envs, dtype=object)
+            for i in ids:
+                final_obs[i] = self._obs[i].astype(self._obs_dtype)
         self._reset_envs(ids)
         return {"final_obs": final_obs, "_final_obs": ended.copy()}
+
+    def _obs_out(self):
+        """A copy of the current observations in the observation space's dtype."""
+        if self._torch is None:
+            return self._obs.astype(self._obs_dtype)
+        return self._obs.to(getattr(self._xp.torch, np.dtype(self._obs_dtype).name), copy=True)
 
     def _contain_divergence(self, ids, obs, reward, terminated, truncated):
         # back to the reference state now, so no non-finite value stays in the World;
         # the episode ends as truncated (nothing the policy did is being judged)
         self.world.reset(env_ids=ids)
-        self._prev["qpos"][ids] = self.task.model.qpos0
+        self._xp.put(self._prev["qpos"], ids, self._xp.const(self.task.model.qpos0))
         obs[ids] = self._obs[ids]
         reward[ids], terminated[ids], truncated[ids] = 0.0, False, True
 
@@ -257,53 +285,44 @@ class TaiGymVectorEnv(VectorEnv):
         return mask
 
     def _checked_actions(self, actions):
-        if hasattr(actions, "detach"):  # a torch tensor, on any device
-            actions = actions.detach().to("cpu").numpy()
-        arr = np.asarray(actions, dtype=np.float64)
+        """(actions as float64 in the env's namespace, per-env non-finite flags or None)."""
         shape = (self.num_envs, self.task.action_size)
-        if arr.shape != shape:
-            raise ValueError(f"actions must have shape {shape}, got {arr.shape}")
-        bad = ~np.isfinite(arr)
-        if not bad.any():
+        xp = self._xp
+        if xp is NUMPY:
+            if hasattr(actions, "detach"):  # a torch tensor, on any device
+                actions = actions.detach().to("cpu").numpy()
+            arr = np.asarray(actions, dtype=np.float64)
+        else:
+            arr = xp.float64(actions.detach() if hasattr(actions, "detach") else np.asarray(actions, np.float64))
+        if tuple(arr.shape) != shape:
+            raise ValueError(f"actions must have shape {shape}, got {tuple(arr.shape)}")
+        bad = ~xp.isfinite(arr)
+        if not bool(bad.any()):
             return arr, None
-        rows = np.flatnonzero(bad.any(1))
+        rows = np.flatnonzero(xp.to_numpy(bad.any(1)))
         if self.task.config.actions.nonfinite == "error":
             raise ValueError(f"actions contain NaN or inf in envs {rows.tolist()[:10]}; "
                              "set actions.nonfinite=zero in the task config to zero them instead")
-        arr = np.where(bad, 0.0, arr)
-        return arr, bad.any(1)
+        arr = xp.where(bad, 0.0, arr)
+        return arr, xp.to_numpy(bad.any(1))
 
 
 class _TorchOutputs:
-    """Step results as torch tensors on ``device``, each owning its memory."""
+    """Step results as torch tensors on ``device``, each owning its memory: host arrays
+    (the flags) are copied up, tensors the env made for this step are passed on."""
 
     def __init__(self, device):
         import torch
 
         self.torch, self.device = torch, torch.device(device)
 
-    def array(self, a: np.ndarray):
-        # the env's step results are fresh arrays it keeps no reference to: wrapping them is
-        # safe on CPU, and on CUDA .to() makes the device copy
-        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+    def array(self, a):
+        if isinstance(a, self.torch.Tensor):
+            return a
+        return self.torch.from_numpy(np.array(a)).to(self.device)
 
-    def step(self, out, obs_shape):
+    def step(self, out):
         obs, reward, terminated, truncated, info = out
-        return (self.array(obs), self.array(reward), self.array(terminated), self.array(truncated),
-                self.info(info, obs.dtype, obs_shape))
-
-    def info(self, info: dict, obs_dtype, obs_shape) -> dict:
-        converted = {}
-        for key, value in info.items():
-            if key == "final_obs":
-                # one tensor instead of an object array of per-env rows
-                rows = np.zeros((len(value), *obs_shape), dtype=obs_dtype)
-                for i, row in enumerate(value):
-                    if row is not None:
-                        rows[i] = row
-                converted[key] = self.array(rows)
-            elif isinstance(value, np.ndarray) and value.dtype != object:
-                converted[key] = self.array(value.copy())
-            else:
-                converted[key] = value
-        return converted
+        info = {key: self.array(v) if isinstance(v, np.ndarray) and v.dtype != object else v
+                for key, v in info.items()}
+        return obs, reward, self.array(terminated), self.array(truncated), info

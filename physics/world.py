@@ -9,18 +9,17 @@ copies device to device, so a CUDA World exchanges data with torch without the h
 
 from __future__ import annotations
 
-
 import numpy as np
 import taichi as ti
 
 from . import broadphase as B
 from . import device_io
 from . import layout as L
-from .collision import NGEOM_X, P_FRICTION, pack_collision_model
-from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON_F, NCON_I
 from ._taichi import ensure_runtime
+from .collision import NGEOM_X, P_FRICTION, pack_collision_model
 from .errors import WorldError
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
+from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON_F, NCON_I
 from .pipeline import make_kernels
 
 _PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}

@@ -1,4 +1,4 @@
-"""StepContext: what terms see after a step, as host arrays with a leading env axis.
+"""StepContext: what terms see after a step, as arrays with a leading env axis.
 
 Terms read World quantities (``qpos``, ``xpos``, ...) through :meth:`StepContext.get`.
 The env fills a context with every quantity its terms declared, right after the physics
@@ -13,18 +13,25 @@ from the previous step or reset, so it too is the one MuJoCo's data held at that
 Per-env task state that is not World data persists in the env and is lent to the context:
 ``commands`` (the goals drawn by command terms, :meth:`StepContext.command`) and ``memory``
 (buffers terms declared in ``Term.memory``, updated in place by the terms that own them).
+
+The arrays are numpy arrays, or torch tensors on the World's device when the env runs with
+``tensor_backend="torch"``; ``ctx.xp`` (:mod:`tasks.arrays`) computes on either.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .arrays import NUMPY
 
-def snapshot(world, keys, env_ids=None) -> dict:
-    """Copies of World quantities ``keys`` (all envs, or rows ``env_ids``)."""
+
+def snapshot(world, keys, env_ids=None, tensors=False) -> dict:
+    """Copies of World quantities ``keys`` (all envs, or rows ``env_ids``), as numpy arrays or
+    (``tensors``) torch tensors on the World's device."""
+    get = world.get_tensor if tensors else world.get
     out = {}
     for key in keys:
-        value = world.get(key)
+        value = get(key)
         out[key] = value if env_ids is None else value[env_ids]
     return out
 
@@ -33,8 +40,9 @@ class StepContext:
     """Batched inputs of the terms for one step (or one reset)."""
 
     def __init__(self, model, data: dict, *, dt: float, action=None, prev=None, terminated=None, commands=None,
-                 memory=None):
+                 memory=None, xp=NUMPY):
         self.model = model
+        self.xp = xp  # the array namespace of ``data`` (tasks.arrays)
         self.data = data
         self.dt = dt  # control period: timestep * frame_skip
         self.action = action  # (num_envs, nu_action) as given by the policy; None at reset
@@ -67,4 +75,4 @@ class StepContext:
         m = self.model
         body = m.site_bodyid[site]
         xmat = self.data["xmat"][:, body]
-        return self.data["xpos"][:, body] + xmat @ m.site_pos[site]
+        return self.data["xpos"][:, body] + self.xp.einsum("nij,j->ni", xmat, self.xp.const(m.site_pos)[site])

@@ -14,6 +14,7 @@ import numpy as np
 from physics.model import BIAS_NONE
 
 from . import registry
+from .arrays import NUMPY
 from .drive_actions import DRIVE_KINDS, DriveActions, check_kind_fields
 from .loader import error_at, load_task_config, per_item
 from .robot import actuator_index, build_model, reset_pose
@@ -57,6 +58,7 @@ class Task:
         self._check_command_references(cfg)
         self.memory = self._memory()
         self._bind_actions(cfg)
+        self._actuator_ids = np.asarray(self.actuators, dtype=np.int64)  # long-lived, for xp.const
         self.prev_needs = self._prev_needs()
         self.needs = tuple(sorted({*self._needs(), *self.prev_needs}))
 
@@ -70,23 +72,28 @@ class Task:
         return len(self.action_low)
 
     # --- actions ----------------------------------------------------------------------------
-    def action_to_ctrl(self, action: np.ndarray) -> np.ndarray:
-        """(num_envs, action_size) actions -> (num_envs, nu) controls; unlisted actuators get 0."""
-        if self.config.actions.clip:
-            action = np.clip(action, self.action_low, self.action_high)
-        ctrl = np.zeros((action.shape[0], self.model.nu))
-        ctrl[:, self.actuators] = self.offset + self.scale * action
+    def action_to_ctrl(self, action, xp=NUMPY):
+        """(num_envs, action_size) actions -> (num_envs, nu) controls; unlisted actuators get 0.
+        ``action`` is a numpy array, or a tensor with ``xp`` its namespace (tasks.arrays)."""
+        action = self._clipped(action, xp)
+        ctrl = xp.zeros((action.shape[0], self.model.nu))
+        ctrl[:, xp.const(self._actuator_ids)] = xp.const(self.offset) + xp.const(self.scale) * action
         return ctrl
 
-    def apply_action(self, world, action: np.ndarray) -> None:
+    def apply_action(self, world, action, xp=NUMPY) -> None:
         """Write one step's (num_envs, action_size) actions into ``world``: actuator controls,
         or PD-drive targets for the drive kinds."""
         if self.drive is None:
-            world.set_ctrl(self.action_to_ctrl(action))
+            world.set_ctrl(self.action_to_ctrl(action, xp))
             return
+        action = self._clipped(action, xp)
+        world.set_drive_target(q=self.drive.targets(action, xp), qd=xp.zeros((action.shape[0], self.model.nv)))
+
+    def _clipped(self, action, xp):
+        action = xp.float64(action)
         if self.config.actions.clip:
-            action = np.clip(action, self.action_low, self.action_high)
-        world.set_drive_target(q=self.drive.targets(action), qd=np.zeros(self.model.nv))
+            action = xp.clip(action, self.action_low, self.action_high)
+        return action
 
     def hold_reset_pose(self, world, env_ids, qpos: np.ndarray) -> None:
         """Drive actions: point reset envs' drive targets at their fresh poses (targets persist
@@ -98,29 +105,30 @@ class Task:
     # --- per-step terms -----------------------------------------------------------------------
     def observe(self, ctx, noise_rngs=None, observations=None) -> np.ndarray:
         """(num_envs, obs_size); ``noise_rngs[i]`` draws env i's observation noise."""
-        parts = []
+        xp, parts = ctx.xp, []
         for obs in observations or self.observations:
-            value = np.asarray(obs.term.fn(ctx), dtype=np.float64).reshape(ctx.num_envs, -1)
+            value = xp.float64(obs.term.fn(ctx)).reshape(ctx.num_envs, -1)
             if obs.clip is not None:
-                value = np.clip(value, *obs.clip)
+                value = xp.clip(value, *obs.clip)
             if obs.noise is not None and noise_rngs is not None:
-                value = value + _noise(obs.noise, noise_rngs, value.shape[1])
+                # drawn on the host from each env's own generator, so that env i replays alone
+                value = value + xp.asarray(_noise(obs.noise, noise_rngs, value.shape[1]))
             parts.append(value)
-        return np.concatenate(parts, axis=1)
+        return xp.concatenate(parts, axis=1)
 
     def terminated(self, ctx) -> np.ndarray:
-        out = np.zeros(ctx.num_envs, dtype=bool)
+        out = ctx.xp.zeros(ctx.num_envs, dtype=bool)
         for term in self.terminations:
-            out |= np.asarray(term.fn(ctx), dtype=bool)
+            out |= ctx.xp.bool(term.fn(ctx))
         return out
 
     def reward(self, ctx, rewards=None) -> tuple[np.ndarray, dict]:
         """Total reward (num_envs,) and each weighted term by name (ctx.terminated must be set),
         of the task's reward terms or of ``rewards`` (an agent's own)."""
-        total = np.zeros(ctx.num_envs)
+        total = ctx.xp.zeros(ctx.num_envs)
         parts = {}
         for name, weight, term in self.rewards if rewards is None else rewards:
-            value = weight * np.asarray(term.fn(ctx), dtype=np.float64)
+            value = weight * ctx.xp.float64(term.fn(ctx))
             parts[name] = parts.get(name, 0.0) + value
             total += value
         return total, parts

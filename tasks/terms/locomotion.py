@@ -37,7 +37,7 @@ def _free_base(model, body: str):
 def _base_lin_vel(ctx, b, dof):
     """(num_envs, 3) linear velocity of the base origin in the base frame."""
     rot = ctx.get("xmat")[:, b]
-    return np.einsum("nji,nj->ni", rot, ctx.get("qvel")[:, dof : dof + 3])
+    return ctx.xp.einsum("nji,nj->ni", rot, ctx.get("qvel")[:, dof : dof + 3])
 
 
 def _projected_gravity(ctx, b):
@@ -127,7 +127,8 @@ def joint_pos_rel(model, *, joints: list[str] | None = None):
     """Joint positions minus the default pose qpos0 (hinge and slide joints; all by default)."""
     qadr, _ = _joint_dofs(model, joints)
     default = np.asarray(model.qpos0, dtype=np.float64)[qadr]
-    return Term(lambda ctx: ctx.get("qpos")[:, qadr] - default, needs=("qpos",), size=len(qadr))
+    return Term(lambda ctx: ctx.get("qpos")[:, ctx.xp.const(qadr)] - ctx.xp.const(default), needs=("qpos",),
+                size=len(qadr))
 
 
 @register("observation")
@@ -146,8 +147,8 @@ def track_lin_vel_xy_exp(model, *, std: float = 0.5, command: str = "base_veloci
     _positive(std, "std")
 
     def reward(ctx):
-        error = np.square(ctx.command(command)[:, :2] - _base_lin_vel(ctx, b, dof)[:, :2]).sum(axis=1)
-        return np.exp(-error / std**2)
+        error = ctx.xp.square(ctx.command(command)[:, :2] - _base_lin_vel(ctx, b, dof)[:, :2]).sum(axis=1)
+        return ctx.xp.exp(-error / std**2)
 
     return Term(reward, needs=("qvel", "xmat"), info={"command": command})
 
@@ -159,8 +160,8 @@ def track_ang_vel_z_exp(model, *, std: float = 0.5, command: str = "base_velocit
     _positive(std, "std")
 
     def reward(ctx):
-        error = np.square(ctx.command(command)[:, 2] - ctx.get("qvel")[:, dof + 5])
-        return np.exp(-error / std**2)
+        error = ctx.xp.square(ctx.command(command)[:, 2] - ctx.get("qvel")[:, dof + 5])
+        return ctx.xp.exp(-error / std**2)
 
     return Term(reward, needs=("qvel",), info={"command": command})
 
@@ -169,21 +170,21 @@ def track_ang_vel_z_exp(model, *, std: float = 0.5, command: str = "base_velocit
 def lin_vel_z_l2(model, *, body: str = "base"):
     """Squared vertical velocity of the base (base frame z): penalizes bouncing."""
     b, dof = _free_base(model, body)
-    return Term(lambda ctx: np.square(_base_lin_vel(ctx, b, dof)[:, 2]), needs=("qvel", "xmat"))
+    return Term(lambda ctx: ctx.xp.square(_base_lin_vel(ctx, b, dof)[:, 2]), needs=("qvel", "xmat"))
 
 
 @register("reward")
 def ang_vel_xy_l2(model, *, body: str = "base"):
     """Squared roll and pitch rates of the base: penalizes rocking."""
     _, dof = _free_base(model, body)
-    return Term(lambda ctx: np.square(ctx.get("qvel")[:, dof + 3 : dof + 5]).sum(axis=1), needs=("qvel",))
+    return Term(lambda ctx: ctx.xp.square(ctx.get("qvel")[:, dof + 3 : dof + 5]).sum(axis=1), needs=("qvel",))
 
 
 @register("reward")
 def flat_orientation_l2(model, *, body: str = "base"):
     """Squared x and y of the projected gravity: 0 when the base is level."""
     b, _ = _free_base(model, body)
-    return Term(lambda ctx: np.square(_projected_gravity(ctx, b)[:, :2]).sum(axis=1), needs=("xmat",))
+    return Term(lambda ctx: ctx.xp.square(_projected_gravity(ctx, b)[:, :2]).sum(axis=1), needs=("xmat",))
 
 
 @register("reward")
@@ -193,8 +194,9 @@ def joint_acc_l2(model, *, joints: list[str] | None = None):
     _, dofs = _joint_dofs(model, joints)
 
     def cost(ctx):
-        acc = (ctx.get("qvel")[:, dofs] - ctx.get_prev("qvel")[:, dofs]) / ctx.dt
-        return np.square(acc).sum(axis=1)
+        idx = ctx.xp.const(dofs)
+        acc = (ctx.get("qvel")[:, idx] - ctx.get_prev("qvel")[:, idx]) / ctx.dt
+        return ctx.xp.square(acc).sum(axis=1)
 
     return Term(cost, needs=("qvel",), needs_prev=("qvel",))
 
@@ -204,7 +206,7 @@ def action_rate_l2(model):
     """Squared change of the controls over the step, sum over actuators. On controls rather
     than raw actions: ctrl = offset + scale * action, so this is scale^2 times the action
     rate; a reset zeroes the controls, so the first step compares with the default pose."""
-    return Term(lambda ctx: np.square(ctx.get("ctrl") - ctx.get_prev("ctrl")).sum(axis=1),
+    return Term(lambda ctx: ctx.xp.square(ctx.get("ctrl") - ctx.get_prev("ctrl")).sum(axis=1),
                 needs=("ctrl",), needs_prev=("ctrl",))
 
 
@@ -212,13 +214,14 @@ def action_rate_l2(model):
 def joint_torques_l2(model, *, joints: list[str] | None = None):
     """Squared actuator forces on the joints' dofs (qfrc_actuator)."""
     _, dofs = _joint_dofs(model, joints)
-    return Term(lambda ctx: np.square(ctx.get("qfrc_actuator")[:, dofs]).sum(axis=1), needs=("qfrc_actuator",))
+    return Term(lambda ctx: ctx.xp.square(ctx.get("qfrc_actuator")[:, ctx.xp.const(dofs)]).sum(axis=1),
+                needs=("qfrc_actuator",))
 
 
 def _in_contact(ctx, bodies, force):
     """(num_envs, len(bodies)) bool: the net contact force on each body exceeds ``force``.
     cfrc_ext's last three components are the force, whatever point its torque is about."""
-    return np.linalg.norm(ctx.get("cfrc_ext")[:, bodies, 3:], axis=2) > force
+    return ctx.xp.norm(ctx.get("cfrc_ext")[:, ctx.xp.const(bodies), 3:], axis=2) > force
 
 
 @register("reward")
@@ -238,10 +241,11 @@ def feet_air_time(model, *, feet: list[str], threshold: float = 0.3, contact_for
         air = ctx.memory["feet_air_time"]
         contact = _in_contact(ctx, bodies, contact_force)
         touchdown = contact & (air > 0)
-        value = np.where(touchdown, air - threshold, 0.0).sum(axis=1)
-        moving = np.linalg.norm(ctx.command(command)[:, :2], axis=1) > min_command
+        xp = ctx.xp
+        value = xp.where(touchdown, air - threshold, 0.0).sum(axis=1)
+        moving = xp.norm(ctx.command(command)[:, :2], axis=1) > min_command
         # a foot in contact starts over; one in the air adds this step's time
-        air[:] = np.where(contact, 0.0, air + ctx.dt)
+        air[:] = xp.where(contact, 0.0, air + ctx.dt)
         return value * moving
 
     return Term(reward, needs=("cfrc_ext",), memory={"feet_air_time": len(bodies)}, info={"command": command})

@@ -42,7 +42,7 @@ def drive_target(model, *, joints: list[str] | None = None):
     """The PD drives' position targets of ``joints`` (default: every driven joint): the last
     position command, in joint space."""
     dofs = _driven_dofs(model, joints)
-    return Term(lambda ctx: ctx.get(TARGET)[:, dofs], needs=(TARGET,), size=len(dofs))
+    return Term(lambda ctx: ctx.get(TARGET)[:, ctx.xp.const(dofs)], needs=(TARGET,), size=len(dofs))
 
 
 @register("reward")
@@ -50,8 +50,11 @@ def drive_target_rate_l2(model, *, joints: list[str] | None = None):
     """Squared change of the drives' position targets over the step, summed over joints (an
     action-rate penalty for position-commanded arms; in rad^2 whatever the action scale)."""
     dofs = _driven_dofs(model, joints)
-    return Term(lambda ctx: np.square(ctx.get(TARGET)[:, dofs] - ctx.get_prev(TARGET)[:, dofs]).sum(axis=1),
-                needs=(TARGET,), needs_prev=(TARGET,))
+    def cost(ctx):
+        idx = ctx.xp.const(dofs)
+        return ctx.xp.square(ctx.get(TARGET)[:, idx] - ctx.get_prev(TARGET)[:, idx]).sum(axis=1)
+
+    return Term(cost, needs=(TARGET,), needs_prev=(TARGET,))
 
 
 @register("reward")
@@ -65,7 +68,7 @@ def body_within(model, *, body: str, target: str, radius: float):
 
     def inside(ctx):
         xpos = ctx.get("xpos")
-        return (np.linalg.norm(xpos[:, a] - xpos[:, b], axis=1) < radius).astype(np.float64)
+        return ctx.xp.float64(ctx.xp.norm(xpos[:, a] - xpos[:, b], axis=1) < radius)
 
     return Term(inside, needs=("xpos",))
 

@@ -8,41 +8,49 @@ from ..registry import Term, TermError, register
 from ._select import body_indices, coordinate_indices, lookup
 
 
+def _same(xp, x):
+    return x
+
+
 def _coordinates(model, which, joints, start, stop, transform, key=None):
     # ``which`` picks the index space (qpos or dofs); ``key`` the quantity read in it
     idx = coordinate_indices(model, which, joints, start, stop)
     key = key or which
-    return Term(lambda ctx: transform(ctx.get(key)[:, idx]), needs=(key,), size=len(idx))
+    return Term(lambda ctx: transform(ctx.xp, ctx.get(key)[:, ctx.xp.const(idx)]), needs=(key,), size=len(idx))
 
 
 @register("observation")
 def qpos(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
     """Generalized positions, chosen by joint names or an index slice."""
-    return _coordinates(model, "qpos", joints, start, stop, lambda x: x)
+    return _coordinates(model, "qpos", joints, start, stop, _same)
 
 
 @register("observation")
 def qpos_sin(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
     """sin of (angular) generalized positions."""
-    return _coordinates(model, "qpos", joints, start, stop, np.sin)
+    return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.sin(x))
 
 
 @register("observation")
 def qpos_cos(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
     """cos of (angular) generalized positions."""
-    return _coordinates(model, "qpos", joints, start, stop, np.cos)
+    return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.cos(x))
 
 
 @register("observation")
 def qvel(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
     """Generalized velocities, chosen by joint names or an index slice."""
-    return _coordinates(model, "qvel", joints, start, stop, lambda x: x)
+    return _coordinates(model, "qvel", joints, start, stop, _same)
 
 
 @register("observation")
 def qfrc_constraint(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
     """Constraint forces in generalized coordinates (joint limits, contacts), per dof."""
-    return _coordinates(model, "qvel", joints, start, stop, lambda x: x, key="qfrc_constraint")
+    return _coordinates(model, "qvel", joints, start, stop, _same, key="qfrc_constraint")
+
+
+def _axes(axes) -> np.ndarray:
+    return np.array(list(axes), dtype=np.int64)
 
 
 def _local_frame(frame) -> bool:
@@ -53,7 +61,7 @@ def _local_frame(frame) -> bool:
 
 def _in_frame_of(ctx, b, vectors):
     # world vectors (num_envs, 3) seen in body b's frame: R_b^T v
-    return np.einsum("nji,nj->ni", ctx.get("xmat")[:, b], vectors)
+    return ctx.xp.einsum("nji,nj->ni", ctx.get("xmat")[:, b], vectors)
 
 
 def point_velocity(ctx, b):
@@ -63,7 +71,7 @@ def point_velocity(ctx, b):
     root = ctx.model.body_rootid[b]
     cvel = ctx.get("cvel")[:, b]
     arm = ctx.get("xpos")[:, b] - ctx.get("subtree_com")[:, root]
-    return cvel[:, 3:] + np.cross(cvel[:, :3], arm)
+    return cvel[:, 3:] + ctx.xp.cross(cvel[:, :3], arm)
 
 
 @register("observation")
@@ -74,11 +82,11 @@ def body_offset(model, *, body: str, relative_to: str, axes: list[int] = [0, 1, 
     another robot is, as this one sees it)."""
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, relative_to, "body", "relative_to")
-    ax, local = list(axes), _local_frame(frame)
+    ax, local = _axes(axes), _local_frame(frame)
 
     def offset(ctx):
         d = ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b]
-        return (_in_frame_of(ctx, b, d) if local else d)[:, ax]
+        return (_in_frame_of(ctx, b, d) if local else d)[:, ctx.xp.const(ax)]
 
     return Term(offset, needs=("xpos", "xmat") if local else ("xpos",), size=len(ax))
 
@@ -91,11 +99,11 @@ def body_relative_velocity(model, *, body: str, relative_to: str, axes: list[int
     approaches). Read from cvel, so it holds for any body, not only free-floating ones."""
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, relative_to, "body", "relative_to")
-    ax, local = list(axes), _local_frame(frame)
+    ax, local = _axes(axes), _local_frame(frame)
 
     def velocity(ctx):
         v = point_velocity(ctx, a) - point_velocity(ctx, b)
-        return (_in_frame_of(ctx, b, v) if local else v)[:, ax]
+        return (_in_frame_of(ctx, b, v) if local else v)[:, ctx.xp.const(ax)]
 
     return Term(velocity, needs=("cvel", "xpos", "subtree_com", "xmat"), size=len(ax))
 
@@ -104,21 +112,22 @@ def body_relative_velocity(model, *, body: str, relative_to: str, axes: list[int
 def body_position(model, *, body: str, axes: list[int] = [0, 1, 2]):  # noqa: B006
     """World position of a body frame's origin."""
     a = lookup(model.body_name, body, "body", "body")
-    ax = list(axes)
-    return Term(lambda ctx: ctx.get("xpos")[:, a][:, ax], needs=("xpos",), size=len(ax))
+    ax = _axes(axes)
+    return Term(lambda ctx: ctx.get("xpos")[:, a][:, ctx.xp.const(ax)], needs=("xpos",), size=len(ax))
 
 
 @register("observation")
 def qfrc_actuator(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
     """Actuator forces in generalized coordinates, per dof (Gymnasium's Humanoid)."""
-    return _coordinates(model, "qvel", joints, start, stop, lambda x: x, key="qfrc_actuator")
+    return _coordinates(model, "qvel", joints, start, stop, _same, key="qfrc_actuator")
 
 
 def _per_body(model, key, width, bodies, start, stop):
     # (num_envs, nbody, width) rows of the chosen bodies, flattened body by body as
     # Gymnasium's ``data.<key>[1:].flatten()``
     idx = body_indices(model, bodies, start, stop)
-    return Term(lambda ctx: ctx.get(key)[:, idx].reshape(ctx.num_envs, -1), needs=(key,), size=len(idx) * width)
+    return Term(lambda ctx: ctx.get(key)[:, ctx.xp.const(idx)].reshape(ctx.num_envs, -1), needs=(key,),
+                size=len(idx) * width)
 
 
 @register("observation")

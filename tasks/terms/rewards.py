@@ -6,8 +6,6 @@ does, so that one term serves as a cost or a bonus.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..registry import Term, TermError, register
 from ._select import body_indices, coordinate_indices, lookup, vector
 
@@ -15,13 +13,13 @@ from ._select import body_indices, coordinate_indices, lookup, vector
 @register("reward")
 def alive(model):
     """1 while the episode has not terminated this step (Gymnasium's healthy reward)."""
-    return Term(lambda ctx: (~ctx.terminated).astype(np.float64))
+    return Term(lambda ctx: ctx.xp.float64(~ctx.terminated))
 
 
 @register("reward")
 def action_l2(model):
     """Sum of squared actions as given by the policy (Gymnasium's control cost)."""
-    return Term(lambda ctx: np.square(ctx.action).sum(axis=1))
+    return Term(lambda ctx: ctx.xp.square(ctx.action).sum(axis=1))
 
 
 @register("reward")
@@ -39,7 +37,7 @@ def body_distance(model, *, body: str, target: str):
     """Euclidean distance between two body frame origins."""
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, target, "body", "target")
-    return Term(lambda ctx: np.linalg.norm(ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b], axis=1), needs=("xpos",))
+    return Term(lambda ctx: ctx.xp.norm(ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b], axis=1), needs=("xpos",))
 
 
 @register("reward")
@@ -47,7 +45,11 @@ def site_weighted_sq_error(model, *, site: str, target: list[float], weights: li
     """sum_k weights[k] * (site_xpos[k] - target[k])^2 over world axes."""
     s = lookup(model.site_name, site, "site", "site")
     t, w = vector(target, 3, "target"), vector(weights, 3, "weights")
-    return Term(lambda ctx: (w * np.square(ctx.site_xpos(s) - t)).sum(axis=1), needs=("xpos", "xmat"))
+    def cost(ctx):
+        xp = ctx.xp
+        return (xp.const(w) * xp.square(ctx.site_xpos(s) - xp.const(t))).sum(axis=1)
+
+    return Term(cost, needs=("xpos", "xmat"))
 
 
 @register("reward")
@@ -56,7 +58,11 @@ def qvel_weighted_l2(model, *, weights: list[float], joints: list[str] | None = 
     """sum_i weights[i] * qvel[i]^2 over the chosen dofs."""
     idx = coordinate_indices(model, "qvel", joints, start, stop)
     w = vector(weights, len(idx), "weights")
-    return Term(lambda ctx: (w * np.square(ctx.get("qvel")[:, idx])).sum(axis=1), needs=("qvel",))
+    def cost(ctx):
+        xp = ctx.xp
+        return (xp.const(w) * xp.square(ctx.get("qvel")[:, xp.const(idx)])).sum(axis=1)
+
+    return Term(cost, needs=("qvel",))
 
 
 def _axis(axis):
@@ -101,10 +107,11 @@ def contact_force_l2(model, *, clip: tuple[float, float] | None = None, max_valu
     idx = body_indices(model, bodies, start, stop)
 
     def cost(ctx):
-        wrench = ctx.get("cfrc_ext")[:, idx]
+        xp = ctx.xp
+        wrench = ctx.get("cfrc_ext")[:, xp.const(idx)]
         if clip is not None:
-            wrench = np.clip(wrench, *clip)
-        total = np.square(wrench).sum(axis=(1, 2))
-        return total if max_value is None else np.minimum(total, max_value)
+            wrench = xp.clip(wrench, *clip)
+        total = xp.square(wrench).sum(axis=(1, 2))
+        return total if max_value is None else xp.minimum(total, max_value)
 
     return Term(cost, needs=("cfrc_ext",))

@@ -24,7 +24,7 @@ def _centre(center):
 
 
 def _horizontal_distance(ctx, b, c):
-    return np.linalg.norm(ctx.get("xpos")[:, b, :2] - c, axis=1)
+    return ctx.xp.norm(ctx.get("xpos")[:, b, :2] - ctx.xp.const(c), axis=1)
 
 
 @register("termination")
@@ -77,7 +77,7 @@ def body_within_reached(model, *, body: str, target: str, radius: float):
         raise TermError(f"radius must be > 0, got {radius}", "radius")
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, target, "body", "target")
-    return Term(lambda ctx: np.linalg.norm(ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b], axis=1) < radius,
+    return Term(lambda ctx: ctx.xp.norm(ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b], axis=1) < radius,
                 needs=("xpos",))
 
 
@@ -89,7 +89,7 @@ def ctrl_l2(model, *, actuators: list[str] | None = None):
         idx = np.arange(model.nu)
     else:
         idx = np.array([_actuator(model, name) for name in actuators], dtype=np.int64)
-    return Term(lambda ctx: np.square(ctx.get("ctrl")[:, idx]).sum(axis=1), needs=("ctrl",))
+    return Term(lambda ctx: ctx.xp.square(ctx.get("ctrl")[:, ctx.xp.const(idx)]).sum(axis=1), needs=("ctrl",))
 
 
 def _actuator(model, name):

@@ -5,8 +5,6 @@ The time limit is not a term: the env truncates at ``episode_length`` itself.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..registry import Term, TermError, register
 from ._select import coordinate_indices, lookup
 
@@ -14,7 +12,7 @@ from ._select import coordinate_indices, lookup
 @register("termination")
 def nonfinite_state(model):
     """Any qpos or qvel is NaN or infinite."""
-    return Term(lambda ctx: ~(np.isfinite(ctx.get("qpos")).all(1) & np.isfinite(ctx.get("qvel")).all(1)),
+    return Term(lambda ctx: ~(ctx.xp.isfinite(ctx.get("qpos")).all(1) & ctx.xp.isfinite(ctx.get("qvel")).all(1)),
                 needs=("qpos", "qvel"))
 
 
@@ -31,7 +29,7 @@ def _outside(low, high, inclusive):
 def _coordinates_out_of_range(model, which, low, high, inclusive, joints, start, stop):
     outside = _outside(low, high, inclusive)
     idx = coordinate_indices(model, which, joints, start, stop)
-    return Term(lambda ctx: outside(ctx.get(which)[:, idx]).any(axis=1), needs=(which,))
+    return Term(lambda ctx: outside(ctx.get(which)[:, ctx.xp.const(idx)]).any(axis=1), needs=(which,))
 
 
 @register("termination")
