@@ -139,11 +139,16 @@ class World:
         if m.nv:
             self._write_dof_column("qacc_warmstart", np.zeros((len(ids), m.nv), dtype=self.dtype), ids)
         # and with its equality constraints as the model declares them, none broken
+        if m.neq:
+            self._reset_equalities(ids)
+        self._stale()
+
+    def _reset_equalities(self, ids) -> None:
+        m = self.model
         eq_d = self._eq_d.to_numpy()
         eq_d[ids, : m.neq, L.EQ_D_ACTIVE] = m.eq_active0
         eq_d[ids, :, L.EQ_D_BROKEN] = 0
         self._eq_d.from_numpy(eq_d)
-        self._stale()
 
     def set_equality_active(self, active, *, env_ids=None) -> None:
         """Switch equality constraints on or off per env: ``active`` (num_envs, neq) or (neq,)."""
