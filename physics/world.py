@@ -497,7 +497,7 @@ class World:
         # a tensor on this World's device stays there, in the World's dtype; others go by host
         import torch
 
-        if value.device != device_io.torch_device(self.device):
+        if value.device.type != device_io.torch_device(self.device).type:
             return None
         return value.detach().to(getattr(torch, np.dtype(self.dtype).name)).contiguous()
 

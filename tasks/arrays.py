@@ -116,11 +116,11 @@ class TorchOps:
 
     def float64(self, x):
         x = x if isinstance(x, self.torch.Tensor) else self.asarray(x)
-        return x.to(self.torch.float64)
+        return x.to(self.device, self.torch.float64)
 
     def bool(self, x):
         x = x if isinstance(x, self.torch.Tensor) else self.asarray(x)
-        return x.to(self.torch.bool)
+        return x.to(self.device, self.torch.bool)
 
     def zeros(self, shape, dtype=float):
         t = {float: self.torch.float64, bool: self.torch.bool, int: self.torch.int64}[dtype]
