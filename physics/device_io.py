@@ -14,13 +14,13 @@ _TORCH_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64
 
 
 @ti.kernel
-def _copy(src: ti.types.ndarray(), dst: ti.types.ndarray()):
+def copy_kernel(src: ti.types.ndarray(), dst: ti.types.ndarray()):
     for i in ti.grouped(src):
         dst[i] = src[i]
 
 
 @ti.kernel
-def _write_rows(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray(ndim=2), env_ids: ti.types.ndarray(ndim=1)):
+def write_rows_kernel(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray(ndim=2), env_ids: ti.types.ndarray(ndim=1)):
     # only the first rows.shape[1] columns: a table may be wider than the quantity
     for k, j in ti.ndrange(rows.shape[0], rows.shape[1]):
         dst[env_ids[k], j] = rows[k, j]
@@ -36,9 +36,9 @@ def table_to_tensor(table, device: str):
     """A new torch tensor on ``device`` holding all of a Taichi ndarray."""
     import torch
 
-    dtype = getattr(torch, _TORCH_DTYPES[np.dtype(_numpy_dtype(table))])
+    dtype = getattr(torch, _TORCH_DTYPES[np.dtype(numpy_dtype(table))])
     out = torch.empty(tuple(table.shape), dtype=dtype, device=torch_device(device))
-    _copy(table, out)
+    copy_kernel(table, out)
     return out
 
 
@@ -47,8 +47,8 @@ def write_rows(table, rows, env_ids) -> None:
     array or a torch tensor on the table's device, (n, w) with w <= W."""
     if rows.shape[0] == 0 or rows.shape[1] == 0:
         return
-    _write_rows(table, rows, env_ids)
+    write_rows_kernel(table, rows, env_ids)
 
 
-def _numpy_dtype(table):
+def numpy_dtype(table):
     return {ti.f32: np.float32, ti.f64: np.float64, ti.i32: np.int32}[table.dtype]

@@ -14,6 +14,7 @@ import taichi as ti
 
 from . import broadphase as B
 from . import device_io
+from ._launch import ReusedLaunch
 from . import layout as L
 from ._taichi import ensure_runtime
 from .collision import NGEOM_X, P_FRICTION, pack_collision_model
@@ -88,6 +89,10 @@ class World:
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self._pairs = B.no_pairs() if contacts_off else B.candidate_pairs(model)
         self._kernels = make_kernels(self._fp, model.opt.solver, model.opt.cone, self._pairs.convex)
+        self._step_kernel, self._post_kernel = ReusedLaunch(self._kernels.step), ReusedLaunch(self._kernels.post)
+        self._readers: dict = {}  # table -> (host buffer, its copy launch), made on first read
+        self._writers: dict = {}  # (table, width) -> (staging buffer, env ids, its launch)
+        self._post_fresh = False
         npair = self._pairs.npair
         possible = int(self._pairs.maxcon[:npair].sum())
         self.max_contacts = max(1, min(possible, _DEFAULT_MAX_CONTACTS) if max_contacts is None else int(max_contacts))
@@ -419,7 +424,7 @@ class World:
     def _launch(self, n: int, advance: int) -> None:
         self._stale()
         d, mm = self._d, self._m
-        self._kernels.step(
+        self._step_kernel(
             *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
             d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
             d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
@@ -431,6 +436,7 @@ class World:
         # the tables changed on the device: cached copies of them are out of date
         self._host_cache.clear()
         self._tensor_cache.clear()
+        self._post_fresh = False
 
     def _table_tensor(self, name: str):
         """A torch copy of a device table on the World's device, made once until the next
@@ -446,13 +452,23 @@ class World:
         """A host copy of a device table, made once until the next write or launch: the
         terms of an env step read several quantities of the same table."""
         if name not in self._host_cache:
-            self._host_cache[name] = self._tables()[name].to_numpy()
+            table = self._tables()[name]
+            buffer, copy = self._readers.get(name, (None, None))
+            if buffer is None or buffer.shape != tuple(table.shape):
+                buffer = np.empty(tuple(table.shape), dtype=device_io.numpy_dtype(table))
+                copy = ReusedLaunch(device_io.copy_kernel)
+                self._readers[name] = buffer, copy
+            copy(table, buffer)
+            self._host_cache[name] = buffer
         return self._host_cache[name]
 
     def _post_constraint(self) -> None:
+        if self._post_fresh:  # already run on this state
+            return
         self._stale()
         d, mm, c = self._d, self._m, self._c
-        self._kernels.post(mm["sizes"], mm["body_i"], mm["opt_f"], d["qvel"], d["qacc"], d["body_d"], d["dof_d"],
+        self._post_fresh = True
+        self._post_kernel(mm["sizes"], mm["body_i"], mm["opt_f"], d["qvel"], d["qacc"], d["body_d"], d["dof_d"],
                            mm["geom_i"], c["con_f"], c["con_i"], d["efc_f"], self._efc_n)
 
     def _collision_args(self):
@@ -504,6 +520,9 @@ class World:
     def _write(self, key, rows, env_ids=None):
         """Rows of a data table (all envs, or ``env_ids``), by a kernel on the device."""
         self._stale()
+        if env_ids is None and not hasattr(rows, "detach"):
+            self._write_all(key, rows)
+            return
         ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
         if hasattr(rows, "detach"):
             import torch
@@ -513,6 +532,20 @@ class World:
             rows = np.ascontiguousarray(rows, dtype=self.dtype)
             ids = ids.astype(np.int32)
         device_io.write_rows(self._d[key], rows, ids)
+
+
+    def _write_all(self, key, rows) -> None:
+        # every env's rows (a control every step) go through a staging buffer kept per
+        # quantity, so that the write's launch is set up once
+        stage = self._writers.get((key, rows.shape[1]))
+        if stage is None:
+            stage = (np.empty((self.num_envs, rows.shape[1]), self.dtype), np.arange(self.num_envs, dtype=np.int32),
+                     ReusedLaunch(device_io.write_rows_kernel))
+            self._writers[(key, rows.shape[1])] = stage
+        buffer, ids, launch = stage
+        buffer[...] = rows
+        if buffer.size:
+            launch(self._d[key], buffer, ids)
 
 
 def _upload(arr: np.ndarray, dtype) -> ti.Ndarray:

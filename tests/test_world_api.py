@@ -93,3 +93,34 @@ def test_tensors_in_and_out_on_the_worlds_device(device, precision):
         a.set_ctrl(bad)
     with pytest.raises(WorldError, match=r"ctrl must have shape \(4, "):
         a.set_ctrl(torch.zeros((3, nu), device=dev))
+
+
+def test_reused_launch_matches_taichis_own_path(device):
+    # a launch on the same arrays reuses its setup; new arrays or scalars still take effect
+    import taichi as ti
+
+    from physics._launch import ReusedLaunch
+
+    physics.World(_model(), device=device)  # starts the runtime on the test's device
+
+    @ti.kernel
+    def axpy(y: ti.types.ndarray(dtype=ti.f64, ndim=1), x: ti.types.ndarray(dtype=ti.f64, ndim=1), a: ti.f64,
+             k: ti.i32):
+        for i in range(y.shape[0]):
+            y[i] += a * x[i] + k
+
+    launch = ReusedLaunch(axpy)
+    y, x = ti.ndarray(ti.f64, 4), np.arange(4.0)
+    expected = np.zeros(4)
+    for a, k in ((1.0, 0), (2.5, 1), (-1.0, 3)):
+        launch(y, x, a, k)
+        expected += a * x + k
+        np.testing.assert_array_equal(y.to_numpy(), expected)
+    x[:] = 10.0  # the same numpy array, new contents: read at each launch
+    launch(y, x, 1.0, 0)
+    expected += 10.0
+    np.testing.assert_array_equal(y.to_numpy(), expected)
+    z = ti.ndarray(ti.f64, 4)  # a new array: the setup is made again for it
+    launch(z, x, 1.0, 0)
+    np.testing.assert_array_equal(z.to_numpy(), np.full(4, 10.0))
+    np.testing.assert_array_equal(y.to_numpy(), expected)

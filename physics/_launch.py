@@ -1,0 +1,92 @@
+"""Launching a Taichi kernel again on the same arrays without redoing its argument setup.
+
+Taichi's Python side checks every argument and looks the compiled kernel up from all of
+them on every call (about 5-10 µs per argument on this CPU): the fused step kernel takes
+some 45 arrays, so at small batches the launch cost more than the physics. A World passes
+the same arrays to a kernel every time, so :class:`ReusedLaunch` checks them once, keeps the
+compiled kernel and a launch context, and on a call with the same array objects only writes
+the arguments into that context (the launcher rewrites array entries when it launches, so
+they are set anew each time) and launches. Any other call (new arrays, torch tensors) goes
+through Taichi's own path, which compiles and type-checks, and the kept state is rebuilt.
+
+CPU only: Taichi's CUDA launcher points the context's argument buffer at a device copy that
+it frees after the launch, so a CUDA context cannot be launched twice; on CUDA every call
+takes Taichi's path.
+"""
+
+import numpy as np
+import taichi as ti
+from taichi.lang import impl
+from taichi.lang._ndarray import Ndarray
+from taichi.types import ndarray_type, primitive_types
+
+
+class ReusedLaunch:
+    """A ``@ti.kernel`` function whose launches on the same arrays skip argument setup.
+
+    Arguments may be Taichi ndarrays, C-contiguous numpy arrays (the same objects each call:
+    their address is kept) and Python scalars; a kernel with template arguments, or a call
+    with anything else, always takes Taichi's path.
+    """
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+        self._primal = kernel._primal
+        self._arrays = None  # the array arguments the kept context points at, by position
+        self._ctx = self._compiled = self._setters = None
+
+    def __call__(self, *args):
+        if self._arrays is not None and len(args) == len(self._arrays) and all(
+                kept is None or arg is kept for arg, kept in zip(args, self._arrays)):
+            for i, setter in self._setters:
+                setter((i,), args[i])
+            impl.get_runtime().prog.launch_kernel(self._compiled, self._ctx)
+            return
+        self._kernel(*args)
+        self._keep(args)
+
+    def _keep(self, args):
+        self._arrays = None
+        if impl.current_cfg().arch != ti.cpu:
+            return
+        annotations = [a.annotation for a in self._primal.arguments]
+        if any(isinstance(a, ti.template) for a in annotations) or self._primal.return_type:
+            return
+        key = self._primal.ensure_compiled(*args)
+        t_kernel = self._primal.compiled_kernels[key]
+        ctx = t_kernel.make_launch_context()
+        arrays, setters = [], []
+        for i, (arg, ann) in enumerate(zip(args, annotations)):
+            if isinstance(arg, Ndarray) and arg.grad is None:
+                setters.append((i, _ndarray_setter(ctx)))
+                arrays.append(arg)
+            elif isinstance(arg, np.ndarray) and arg.flags.c_contiguous and _scalar_elements(ann):
+                setters.append((i, _external_setter(ctx)))
+                arrays.append(arg)
+            elif isinstance(arg, (int, float, np.integer, np.floating)) and id(ann) in primitive_types.type_ids:
+                setters.append((i, _scalar_setter(ctx, id(ann) in primitive_types.real_type_ids)))
+                arrays.append(None)
+            else:
+                return  # anything else: Taichi's path every time
+        prog = impl.get_runtime().prog
+        self._compiled = prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel)
+        self._ctx, self._setters, self._arrays = ctx, setters, arrays
+
+
+def _ndarray_setter(ctx):
+    return lambda idx, v: ctx.set_arg_ndarray(idx, v.arr)
+
+
+def _external_setter(ctx):
+    return lambda idx, v: ctx.set_arg_external_array_with_shape(idx, int(v.ctypes.data), v.nbytes, v.shape, 0)
+
+
+def _scalar_setter(ctx, real):
+    if real:
+        return lambda idx, v: ctx.set_arg_float(idx, float(v))
+    return lambda idx, v: ctx.set_arg_int(idx, int(v))
+
+
+def _scalar_elements(ann) -> bool:
+    # an external array whose elements are scalars: its shape is the array's own
+    return isinstance(ann, ndarray_type.NdarrayType) and (ann.dtype is None or id(ann.dtype) in primitive_types.type_ids)
