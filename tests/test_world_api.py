@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from conftest import gym_asset
 
 import physics
-from conftest import gym_asset
 from physics.errors import WorldError
 
 
