@@ -92,8 +92,9 @@ class TaiGymVectorEnv(VectorEnv):
         self._params = ParameterWriter(self.task, self.world) if self.task.randomization else None
         self.device = self.world.device  # where torch outputs live
         self._torch = _TorchOutputs(self.device) if tensor_backend == "torch" else None
-        # the namespace the env's per-env arrays and the task terms live in
-        self._xp = TorchOps(physics.device_io.torch_device(self.device)) if self._torch else NUMPY
+        # the namespace the env's per-env arrays and the task terms live in ("cpu" and "cuda"
+        # name the same devices in torch)
+        self._xp = TorchOps(self.device) if self._torch else NUMPY
         self._time_limit = time_limit
         self.episode_length = int(max_episode_steps or self.task.episode_length)
         self._frame_skip = cfg.simulation.frame_skip
