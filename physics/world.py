@@ -114,6 +114,8 @@ class World:
         self._efc_n = ti.ndarray(ti.i32, (self.num_envs, L.NEFC_N))
         self._host_cache: dict = {}
         self._tensor_cache: dict = {}
+        # torch tensors move by device kernels (CUDA); on CPU they share the host path
+        self._device_tensors = self.device != "cpu"
         self._eq_d = ti.ndarray(ti.i32, (self.num_envs, max(model.neq, 1), 2))
         n = self.num_envs
         self._c = dict(geom_x=ti.ndarray(self._fp, (n, max(model.ngeom, 1), NGEOM_X)),
@@ -442,7 +444,12 @@ class World:
         """A torch copy of a device table on the World's device, made once until the next
         write or launch, as ``_host``."""
         if name not in self._tensor_cache:
-            self._tensor_cache[name] = device_io.table_to_tensor(self._tables()[name], self.device)
+            if not self._device_tensors:  # host memory is the device's: share the host copy
+                import torch
+
+                self._tensor_cache[name] = torch.from_numpy(self._host(name))
+            else:
+                self._tensor_cache[name] = device_io.table_to_tensor(self._tables()[name], self.device)
         return self._tensor_cache[name]
 
     def _tables(self) -> dict:
@@ -495,7 +502,8 @@ class World:
         """``value`` checked as one row per env (or per id), broadcast from one row: a numpy
         array, or a torch tensor left where it is when it is on the World's device."""
         count = self.num_envs if env_ids is None else len(np.atleast_1d(env_ids))
-        arr = self._on_device(value) if hasattr(value, "detach") else None
+        # on CPU a tensor is host memory: numpy's path, with its kept launches, takes it
+        arr = self._on_device(value) if hasattr(value, "detach") and self._device_tensors else None
         if arr is None:
             arr = _to_numpy(value, what)
         if arr.ndim == 1:

@@ -61,8 +61,9 @@ def test_ctrl_clamped_and_state_per_env(device):
     assert np.allclose(world.get("time"), 3 * world.model.opt.timestep)
 
 
+@pytest.mark.parametrize("device_kernels", [False, True])
 @pytest.mark.parametrize("precision", ["float32", "float64"])
-def test_tensors_in_and_out_on_the_worlds_device(device, precision):
+def test_tensors_in_and_out_on_the_worlds_device(device, precision, device_kernels):
     # get_tensor is get() as a torch tensor on the World's device; a tensor on that device
     # is written where it is, and gives the same steps as the same numpy input
     torch = pytest.importorskip("torch")
@@ -74,6 +75,8 @@ def test_tensors_in_and_out_on_the_worlds_device(device, precision):
     ctrl = rng.uniform(-1, 1, (4, nu))
     a = physics.World(model, num_envs=4, device=device, precision=precision)
     b = physics.World(model, num_envs=4, device=device, precision=precision)
+    # a CUDA World moves tensors by device kernels; force that path on CPU too
+    a._device_tensors = device_kernels or a._device_tensors
     a.set_ctrl(torch.as_tensor(ctrl, device=dev))
     b.set_ctrl(ctrl)
     qpos = np.tile(model.qpos0, (2, 1)) + 0.01
