@@ -20,14 +20,17 @@ config's ``render`` settings; ``physics.render.tile`` makes them one grid image.
 
 With ``tensor_backend="torch"`` (``gym.make_vec(id, num_envs=n, tensor_backend="torch")``),
 observations, rewards, terminated and truncated are torch tensors on the World's device
-(``env.device``), and actions may be torch tensors. The step stays on that device: actions
-are written into the World from the device, the World's quantities are copied out device to
-device (``World.get_tensor``), and the task terms compute on those tensors (``ctx.xp``,
-tasks/arrays.py). What crosses to the host each step is the (num_envs,) terminated and
-diverged flags, because resets are drawn there from each env's own generator, and the
-truncation flags back; reset states, resampled commands and observation noise (when the
-config has any) go up for the envs concerned. Every tensor returned owns its memory, so
-nothing the env keeps can be changed through it. In ``info``, arrays become tensors too;
+(``env.device``), and actions may be torch tensors. On a GPU World the step stays on the
+device: actions are written into the World from the device, the World's quantities are
+copied out device to device (``World.get_tensor``), and the task terms compute on those
+tensors (``ctx.xp``, tasks/arrays.py). What crosses to the host each step is the
+(num_envs,) terminated and diverged flags, because resets are drawn there from each env's
+own generator, and the truncation flags back; reset states, resampled commands and
+observation noise (when the config has any) go up for the envs concerned. On a CPU World
+the terms run on numpy arrays (the same memory, and numpy's per-call cost is lower on small
+batches) and the outputs are wrapped as tensors; ``torch_terms=True`` computes them with
+torch there too. Every tensor returned owns its memory, so nothing the env keeps can be
+changed through it. In ``info``, arrays become tensors too;
 ``final_obs`` is then one (num_envs, obs_size) tensor whose rows of envs that did not end are
 zero (``_final_obs`` says which rows hold a final observation).
 """
@@ -67,12 +70,15 @@ class TaiGymVectorEnv(VectorEnv):
         render_mode: None or "rgb_array".
         tensor_backend: "numpy" (default) or "torch": outputs as torch tensors on the World's
             device, and torch actions accepted.
+        torch_terms: with the torch backend, compute the task terms with torch on the World's
+            device; default: when the World is not on the CPU.
     """
 
     metadata: ClassVar[dict] = {"render_modes": RENDER_MODES, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, config, num_envs: int = 1, *, overrides=None, autoreset_mode=AutoresetMode.NEXT_STEP,
-                 time_limit: bool = True, max_episode_steps=None, render_mode=None, tensor_backend="numpy"):
+                 time_limit: bool = True, max_episode_steps=None, render_mode=None, tensor_backend="numpy",
+                 torch_terms=None):
         check_render_mode(render_mode)
         if tensor_backend not in TENSOR_BACKENDS:
             raise ValueError(f"tensor_backend must be one of {TENSOR_BACKENDS}, got {tensor_backend!r}")
@@ -92,9 +98,13 @@ class TaiGymVectorEnv(VectorEnv):
         self._params = ParameterWriter(self.task, self.world) if self.task.randomization else None
         self.device = self.world.device  # where torch outputs live
         self._torch = _TorchOutputs(self.device) if tensor_backend == "torch" else None
+        if torch_terms and not self._torch:
+            raise ValueError("torch_terms=True needs tensor_backend='torch'")
+        if torch_terms is None:
+            torch_terms = self._torch is not None and self.device != "cpu"
         # the namespace the env's per-env arrays and the task terms live in ("cpu" and "cuda"
         # name the same devices in torch)
-        self._xp = TorchOps(self.device) if self._torch else NUMPY
+        self._xp = TorchOps(self.device) if torch_terms else NUMPY
         self._time_limit = time_limit
         self.episode_length = int(max_episode_steps or self.task.episode_length)
         self._frame_skip = cfg.simulation.frame_skip
@@ -122,7 +132,8 @@ class TaiGymVectorEnv(VectorEnv):
         ids = np.arange(self.num_envs) if mask is None else np.flatnonzero(self._mask(mask))
         self._seed(ids, seed)
         self._reset_envs(ids)
-        return self._obs_out(), {}
+        obs = self._obs_out()
+        return (obs, {}) if self._torch is None else (self._torch.array(obs), {})
 
     def step(self, actions):
         if self._rngs is None:
@@ -256,6 +267,7 @@ class TaiGymVectorEnv(VectorEnv):
             # one tensor, rows of envs that did not end zero
             final_obs = self._obs_out()
             final_obs[~self._xp.asarray(ended)] = 0
+            final_obs = self._torch.array(final_obs)
         else:
             final_obs = np.empty(self.num_envs, dtype=object)
             for i in ids:
@@ -265,7 +277,7 @@ class TaiGymVectorEnv(VectorEnv):
 
     def _obs_out(self):
         """A copy of the current observations in the observation space's dtype."""
-        if self._torch is None:
+        if self._xp is NUMPY:
             return self._obs.astype(self._obs_dtype)
         return self._obs.to(getattr(self._xp.torch, np.dtype(self._obs_dtype).name), copy=True)
 
@@ -326,4 +338,4 @@ class _TorchOutputs:
         obs, reward, terminated, truncated, info = out
         info = {key: self.array(v) if isinstance(v, np.ndarray) and v.dtype != object else v
                 for key, v in info.items()}
-        return obs, reward, self.array(terminated), self.array(truncated), info
+        return self.array(obs), self.array(reward), self.array(terminated), self.array(truncated), info

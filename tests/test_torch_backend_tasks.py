@@ -1,5 +1,5 @@
-"""Every task on the torch path (``tensor_backend="torch"``: task terms computed with torch on
-the World's device, tasks/arrays.py) gives what the numpy path gives, step by step through
+"""Every task on the torch path (``tensor_backend="torch", torch_terms=True``: task terms
+computed with torch on the World's device, tasks/arrays.py, as a GPU World does by default) gives what the numpy path gives, step by step through
 resets, resampled commands, term memory, observation noise and drive actions.
 
 The World's state is the same on both sides; the terms' arithmetic may round differently
@@ -24,7 +24,8 @@ def _envs(config, **kwargs):
     path = Path(__file__).resolve().parents[1] / "configs" / "tasks" / config
     # short episodes: the comparison goes through time-limit resets too
     return (TaiGymVectorEnv(str(path), num_envs=3, max_episode_steps=25, **kwargs),
-            TaiGymVectorEnv(str(path), num_envs=3, max_episode_steps=25, tensor_backend="torch", **kwargs))
+            TaiGymVectorEnv(str(path), num_envs=3, max_episode_steps=25, tensor_backend="torch", torch_terms=True,
+                            **kwargs))
 
 
 def _close(t, a, what, precision="float64"):
@@ -87,7 +88,7 @@ def test_nonfinite_torch_actions():
     info = env.step(action)[4]
     np.testing.assert_array_equal(info["action_nonfinite"].numpy(), [False, True, False])
     strict = TaiGymVectorEnv(str(Path(__file__).resolve().parents[1] / "configs" / "tasks" / "inverted_pendulum.yaml"),
-                             num_envs=3, tensor_backend="torch")
+                             num_envs=3, tensor_backend="torch", torch_terms=True)
     strict.reset(seed=0)
     with pytest.raises(ValueError, match=r"actions contain NaN or inf in envs \[1\]"):
         strict.step(action)

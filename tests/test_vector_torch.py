@@ -18,9 +18,10 @@ def make(backend, **kwargs):
     return gym.make_vec(TASK, num_envs=4, vectorization_mode="vector_entry_point", tensor_backend=backend, **kwargs)
 
 
+@pytest.mark.parametrize("torch_terms", [False, True])
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
-def test_torch_outputs_equal_numpy_outputs(mode):
-    ref, env = make("numpy", autoreset_mode=mode), make("torch", autoreset_mode=mode)
+def test_torch_outputs_equal_numpy_outputs(mode, torch_terms):
+    ref, env = make("numpy", autoreset_mode=mode), make("torch", autoreset_mode=mode, torch_terms=torch_terms)
     obs_np, _ = ref.reset(seed=3)
     obs_t, _ = env.reset(seed=3)
     assert isinstance(obs_t, torch.Tensor) and obs_t.device == torch.device(env.unwrapped.device)
@@ -46,22 +47,29 @@ def test_torch_outputs_equal_numpy_outputs(mode):
     assert ended > 0  # the comparison went through autoresets
 
 
-def test_torch_outputs_do_not_alias_the_env():
-    env = make("torch")
+@pytest.mark.parametrize("torch_terms", [False, True])
+def test_torch_outputs_do_not_alias_the_env(torch_terms):
+    env = make("torch", torch_terms=torch_terms)
     obs, _ = env.reset(seed=0)
     inner = env.unwrapped
-    kept = inner._obs.clone()
+    held = lambda x: np.asarray(x.numpy() if hasattr(x, "numpy") else x)  # noqa: E731
+    kept = held(inner._obs).copy()
     obs += 100.0  # a user writing into a returned tensor changes nothing the env holds
-    torch.testing.assert_close(inner._obs, kept, rtol=0, atol=0)
+    np.testing.assert_array_equal(held(inner._obs), kept)
     obs2, reward, terminated, truncated, _ = env.step(torch.zeros(env.action_space.shape))
     for t in (obs2, reward, terminated, truncated):
-        assert not np.shares_memory(t.numpy(), inner._obs.numpy())
+        assert not np.shares_memory(t.numpy(), held(inner._obs))
         assert not np.shares_memory(t.numpy(), inner._needs_reset)
-        assert not np.shares_memory(t.numpy(), inner.last_context.terminated.numpy())
-    before = inner._obs.clone()
+        assert not np.shares_memory(t.numpy(), held(inner.last_context.terminated))
+    before = held(inner._obs).copy()
     obs2.zero_()
     reward.zero_()
-    torch.testing.assert_close(inner._obs, before, rtol=0, atol=0)
+    np.testing.assert_array_equal(held(inner._obs), before)
+
+
+def test_torch_terms_need_the_torch_backend():
+    with pytest.raises(ValueError, match="torch_terms=True needs tensor_backend='torch'"):
+        make("numpy", torch_terms=True)
 
 
 def test_tensor_backend_is_checked():
