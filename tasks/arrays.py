@@ -161,9 +161,13 @@ class TorchOps:
         return self.torch.clamp(x, self.const(low), self.const(high))
 
     def minimum(self, a, b):
+        if isinstance(b, (int, float)):  # a python scalar takes the array's dtype, as in numpy
+            return self.torch.clamp(a, max=b)
         return self.torch.minimum(self._tensor(a), self._tensor(b))
 
     def maximum(self, a, b):
+        if isinstance(b, (int, float)):
+            return self.torch.clamp(a, min=b)
         return self.torch.maximum(self._tensor(a), self._tensor(b))
 
     def einsum(self, spec, *xs):

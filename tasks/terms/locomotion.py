@@ -42,7 +42,8 @@ def _base_lin_vel(ctx, b, dof):
 
 def _projected_gravity(ctx, b):
     """(num_envs, 3) unit gravity direction in the base frame: (0, 0, -1) when level."""
-    return ctx.get("xmat")[:, b, 2, :] * GRAVITY_DIRECTION[2]
+    # float64 on a float32 World too: numpy promotes by the float64 scalar, torch would not
+    return ctx.xp.float64(ctx.get("xmat")[:, b, 2, :]) * GRAVITY_DIRECTION[2]
 
 
 def _joint_dofs(model, joints):
@@ -269,5 +270,6 @@ def base_tilt_above(model, *, max_angle: float, body: str = "base"):
     if not 0 < max_angle <= np.pi:
         raise TermError(f"must be in (0, pi], got {max_angle}", "max_angle")
     cos_max = np.cos(max_angle)
-    # cos(tilt) is the base z axis' world z: xmat[2, 2]; NaN compares False, so it ends too
-    return Term(lambda ctx: ~(ctx.get("xmat")[:, b, 2, 2] >= cos_max), needs=("xmat",))
+    # cos(tilt) is the base z axis' world z: xmat[2, 2]; NaN compares False, so it ends too.
+    # Compared in float64, as numpy does with the float64 cos_max (torch would round it to float32)
+    return Term(lambda ctx: ~(ctx.xp.float64(ctx.get("xmat")[:, b, 2, 2]) >= cos_max), needs=("xmat",))

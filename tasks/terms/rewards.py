@@ -112,6 +112,7 @@ def contact_force_l2(model, *, clip: tuple[float, float] | None = None, max_valu
         if clip is not None:
             wrench = xp.clip(wrench, *clip)
         total = xp.square(wrench).sum(axis=(1, 2))
-        return total if max_value is None else xp.minimum(total, max_value)
+        # a clip, not xp.minimum: TorchOps.minimum makes a python float a float32 tensor, rounding the cap
+        return total if max_value is None else xp.clip(total, None, max_value)
 
     return Term(cost, needs=("cfrc_ext",))

@@ -47,8 +47,9 @@ def body_distance_from(model, *, body: str, center: list[float] = [0.0, 0.0]):  
 
 
 def _cos_tilt(ctx, b):
-    # the body's z axis seen in world z: xmat[2, 2], 1 when upright
-    return ctx.get("xmat")[:, b, 2, 2]
+    # the body's z axis seen in world z: xmat[2, 2], 1 when upright; in float64, so that the
+    # comparison with a float64 cos_max is numpy's on torch too (which would round it to float32)
+    return ctx.xp.float64(ctx.get("xmat")[:, b, 2, 2])
 
 
 @register("termination")
