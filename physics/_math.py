@@ -60,6 +60,43 @@ def make_math(fp):
         for n in ti.static(range(9)):
             a[i, j, k + n] = r[n // 3, n % 3]
 
+    # --- flat tables (layout.FLAT_TABLES): a row's columns at i, i + 1, ...
+    @ti.func
+    def at3(a: ti.template(), i):
+        return vec3(a[i], a[i + 1], a[i + 2])
+
+    @ti.func
+    def at4(a: ti.template(), i):
+        return vec4(a[i], a[i + 1], a[i + 2], a[i + 3])
+
+    @ti.func
+    def at6(a: ti.template(), i):
+        return vec6(a[i], a[i + 1], a[i + 2], a[i + 3], a[i + 4], a[i + 5])
+
+    @ti.func
+    def at10(a: ti.template(), i):
+        v = vec10(0)
+        for n in ti.static(range(10)):
+            v[n] = a[i + n]
+        return v
+
+    @ti.func
+    def at_mat3(a: ti.template(), i):
+        r = mat3(0)
+        for n in ti.static(range(9)):
+            r[n // 3, n % 3] = a[i + n]
+        return r
+
+    @ti.func
+    def put(a: ti.template(), i, v):
+        for n in ti.static(range(v.n)):
+            a[i + n] = v[n]
+
+    @ti.func
+    def put_mat3(a: ti.template(), i, r):
+        for n in ti.static(range(9)):
+            a[i + n] = r[n // 3, n % 3]
+
     # --- quaternions (w, x, y, z)
     @ti.func
     def quat_mul(a: ti.template(), b):

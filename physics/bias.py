@@ -31,29 +31,30 @@ def make_bias(fp):
         # Data out: cacc, cfrc (scratch), qfrc_bias
         body_d: ti.template(), dof_d: ti.template(),
     ):
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
         mo = w % opt_f.shape[0]
         # the world accelerates upwards at -gravity, which applies gravity to every body
         g = m.vec3(0)
         if (sizes[L.SIZE_DISABLE] & DSBL_GRAVITY) == 0:
             g = -m.ld3(opt_f, mo, 0, GRAVITY)
-        m.st(body_d, w, 0, CACC, m.spatial(m.vec3(0), g))
+        m.put(body_d, o_body + CACC, m.spatial(m.vec3(0), g))
         nbody = sizes[L.SIZE_NBODY]
         for b in range(1, nbody):
-            cacc = m.ld6(body_d, w, body_i[b, L.BODY_PARENT], CACC)
+            cacc = m.at6(body_d, o_body + body_i[b, L.BODY_PARENT] * L.NBODY_D + CACC)
             da = body_i[b, L.BODY_DOFADR]
             for d in range(da, da + body_i[b, L.BODY_DOFNUM]):
                 cacc += m.ld6(dof_d, w, d, CDOF_DOT) * qvel[w, d]
-            m.st(body_d, w, b, CACC, cacc)
-            cinert = m.ld10(body_d, w, b, CINERT)
-            cvel = m.ld6(body_d, w, b, CVEL)
-            m.st(body_d, w, b, CFRC, m.mul_inert(cinert, cacc) + m.cross_force(cvel, m.mul_inert(cinert, cvel)))
-        m.st(body_d, w, 0, CFRC, m.vec6(0))
+            m.put(body_d, o_body + b * L.NBODY_D + CACC, cacc)
+            cinert = m.at10(body_d, o_body + b * L.NBODY_D + CINERT)
+            cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL)
+            m.put(body_d, o_body + b * L.NBODY_D + CFRC, m.mul_inert(cinert, cacc) + m.cross_force(cvel, m.mul_inert(cinert, cvel)))
+        m.put(body_d, o_body + CFRC, m.vec6(0))
         for i in range(nbody - 1):
             b = nbody - 1 - i
             p = body_i[b, L.BODY_PARENT]
             if p > 0:
-                m.st(body_d, w, p, CFRC, m.ld6(body_d, w, p, CFRC) + m.ld6(body_d, w, b, CFRC))
+                m.put(body_d, o_body + p * L.NBODY_D + CFRC, m.at6(body_d, o_body + p * L.NBODY_D + CFRC) + m.at6(body_d, o_body + b * L.NBODY_D + CFRC))
         for d in range(sizes[L.SIZE_NV]):
-            dof_d[w, d, QFRC_BIAS] = m.ld6(dof_d, w, d, CDOF).dot(m.ld6(body_d, w, dof_i[d, L.DOF_BODY], CFRC))
+            dof_d[w, d, QFRC_BIAS] = m.ld6(dof_d, w, d, CDOF).dot(m.at6(body_d, o_body + dof_i[d, L.DOF_BODY] * L.NBODY_D + CFRC))
 
     return types.SimpleNamespace(rne=rne)

@@ -115,14 +115,15 @@ def make_collision(fp, convex: bool = False):
     vec3 = m.vec3
 
     @ti.func
-    def geom_poses(w, ngeom, geom_i: ti.template(), geom_f: ti.template(), body: ti.template(), xpos_col, xquat_col,
-                   geom_x: ti.template()):
-        """geom_xpos = xpos + R(xquat) geom_pos, geom_xmat = R(xquat * geom_quat), as MuJoCo."""
+    def geom_poses(w, ngeom, geom_i: ti.template(), geom_f: ti.template(), body: ti.template(), body_base, body_row,
+                   xpos_col, xquat_col, geom_x: ti.template()):
+        """geom_xpos = xpos + R(xquat) geom_pos, geom_xmat = R(xquat * geom_quat), as MuJoCo.
+        ``body`` is a flat table: body b's pose at body_base + b * body_row + xpos_col/xquat_col."""
         mg = w % geom_f.shape[0]
         for g in range(ngeom):
             b = geom_i[g, GEOM_BODY]
-            xquat = m.ld4(body, w, b, xquat_col)
-            pos = m.ld3(body, w, b, xpos_col) + m.quat_to_mat(xquat) @ m.ld3(geom_f, mg, g, G_POS)
+            xquat = m.at4(body, body_base + b * body_row + xquat_col)
+            pos = m.at3(body, body_base + b * body_row + xpos_col) + m.quat_to_mat(xquat) @ m.ld3(geom_f, mg, g, G_POS)
             mat = m.quat_to_mat(m.quat_mul(xquat, m.ld4(geom_f, mg, g, G_QUAT)))
             m.st(geom_x, w, g, X_POS, pos)
             m.st_mat3(geom_x, w, g, X_MAT, mat)
@@ -201,11 +202,11 @@ def make_collision(fp, convex: bool = False):
 
     @ti.func
     def collide(w, npair, ngeom, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
-                geom_f: ti.template(), body: ti.template(), xpos_col, xquat_col, geom_x: ti.template(),
-                con_f: ti.template(), con_i: ti.template(), con_n: ti.template()):
+                geom_f: ti.template(), body: ti.template(), body_base, body_row, xpos_col, xquat_col,
+                geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template()):
         """Every contact of env w: geom poses, then each candidate pair that passes the
         bounding-sphere test through its narrow-phase routine."""
-        geom_poses(w, ngeom, geom_i, geom_f, body, xpos_col, xquat_col, geom_x)
+        geom_poses(w, ngeom, geom_i, geom_f, body, body_base, body_row, xpos_col, xquat_col, geom_x)
         mp = w % pair_f.shape[0]
         mg = w % geom_f.shape[0]
         con_n[w, NCON] = 0
@@ -239,15 +240,17 @@ def make_collision(fp, convex: bool = False):
                     set_params(w, p, c, mp, pair_i, pair_f, con_f, con_i)
 
     i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
+    f1 = ti.types.ndarray(dtype=fp, ndim=1)
     f3 = ti.types.ndarray(dtype=fp, ndim=3)
     i3 = ti.types.ndarray(dtype=ti.i32, ndim=3)
 
     @ti.kernel
-    def collide_kernel(npair: ti.i32, ngeom: ti.i32, pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, body: f3,
-                       xpos_col: ti.i32, xquat_col: ti.i32, geom_x: f3, con_f: f3, con_i: i3, con_n: i2):
-        for w in range(body.shape[0]):
-            collide(w, npair, ngeom, pair_i, pair_f, geom_i, geom_f, body, xpos_col, xquat_col, geom_x, con_f, con_i,
-                    con_n)
+    def collide_kernel(npair: ti.i32, ngeom: ti.i32, pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, body: f1,
+                       body_stride: ti.i32, body_row: ti.i32, xpos_col: ti.i32, xquat_col: ti.i32, geom_x: f3,
+                       con_f: f3, con_i: i3, con_n: i2):
+        for w in range(con_n.shape[0]):
+            collide(w, npair, ngeom, pair_i, pair_f, geom_i, geom_f, body, w * body_stride, body_row, xpos_col,
+                    xquat_col, geom_x, con_f, con_i, con_n)
 
     return types.SimpleNamespace(collide=collide, geom_poses=geom_poses, kernel=collide_kernel)
 
@@ -268,7 +271,7 @@ class Collider:
         exclude, pairs: see :func:`physics.broadphase.candidate_pairs`.
 
     ``collide(xpos, xquat)`` (numpy or Taichi ndarrays, (num_envs, nbody, 3/4)) or
-    ``collide_body_table(body_d, xpos_col, xquat_col)`` (a World's packed body table)
+    ``collide_body_table(body, row, xpos_col, xquat_col)`` (a flat table of body rows)
     fills the contact table; ``get()`` reads it back.
     """
 
@@ -302,16 +305,17 @@ class Collider:
         xpos = _host(xpos).reshape(self.num_envs, nbody, 3)
         xquat = _host(xquat).reshape(self.num_envs, nbody, 4)
         if self._poses is None:
-            self._poses = ti.ndarray(self._fp, (self.num_envs, nbody, 7))
-        self._poses.from_numpy(np.concatenate([xpos, xquat], axis=2).astype(self.dtype))
-        self.collide_body_table(self._poses, 0, 3)
+            self._poses = ti.ndarray(self._fp, (self.num_envs * nbody * 7,))
+        self._poses.from_numpy(np.concatenate([xpos, xquat], axis=2).astype(self.dtype).ravel())
+        self.collide_body_table(self._poses, 7, 0, 3)
 
-    def collide_body_table(self, body_d, xpos_col: int, xquat_col: int) -> None:
-        """Contacts from a device table (num_envs, nbody, cols) holding each body's
-        position at columns xpos_col..+3 and quaternion at xquat_col..+4."""
+    def collide_body_table(self, body, row: int, xpos_col: int, xquat_col: int) -> None:
+        """Contacts from a flat device table of (num_envs, nbody, row) entries holding
+        each body's position at columns xpos_col..+3 and quaternion at xquat_col..+4."""
         mm = self._m
-        self._k.kernel(self.npair, self.model.ngeom, mm["pair_i"], mm["pair_f"], mm["geom_i"], mm["geom_f"], body_d,
-                       int(xpos_col), int(xquat_col), self._geom_x, self._con_f, self._con_i, self._con_n)
+        self._k.kernel(self.npair, self.model.ngeom, mm["pair_i"], mm["pair_f"], mm["geom_i"], mm["geom_f"], body,
+                       self.model.nbody * int(row), int(row), int(xpos_col), int(xquat_col), self._geom_x,
+                       self._con_f, self._con_i, self._con_n)
 
     # --- reading --------------------------------------------------------------------------
     def get(self) -> dict:

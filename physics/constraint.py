@@ -239,9 +239,10 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                           qvel: ti.template(), body_d: ti.template(), dof_d: ti.template()):
         """(dJ_rot/dt qvel, dJ_pos/dt qvel) of a point fixed to body b, as a spatial vector
         (MuJoCo's mj_jacDot times qvel)."""
-        com = m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
+        o_body = w * body_i.shape[0] * L.NBODY_D
+        com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
         offset = point - com
-        cvel = m.ld6(body_d, w, b, CVEL_B)
+        cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL_B)
         pvel = m.lin(cvel) + m.ang(cvel).cross(offset)
         lin = m.vec3(0)
         ang = m.vec3(0)
@@ -253,7 +254,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                 j = dof_i[d, L.DOF_JNT]
                 jtype = jnt_i[j, L.JNT_TYPE]
                 if jtype == JNT_BALL or (jtype == JNT_FREE and d >= jnt_i[j, L.JNT_DOFADR] + 3):
-                    cdof_dot = m.cross_motion(m.ld6(body_d, w, b, CVEL_B), cdof)
+                    cdof_dot = m.cross_motion(m.at6(body_d, o_body + b * L.NBODY_D + CVEL_B), cdof)
                 v = qvel[w, d]
                 ang += m.ang(cdof_dot) * v
                 lin += (m.lin(cdof_dot) + m.ang(cdof_dot).cross(offset) + m.ang(cdof).cross(pvel)) * v
@@ -270,8 +271,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                                 omega[0] * q[2] - omega[1] * q[1] + omega[2] * q[0])
 
     @ti.func
-    def body_point(w, b, local, body_d: ti.template()):
-        return m.ld3(body_d, w, b, XPOS) + m.quat_rotate(m.ld4(body_d, w, b, XQUAT), local)
+    def body_point(o_body, b, local, body_d: ti.template()):
+        return m.at3(body_d, o_body + b * L.NBODY_D + XPOS) + m.quat_rotate(m.at4(body_d, o_body + b * L.NBODY_D + XQUAT), local)
 
     @ti.func
     def body_equality(w, row, e, me, kind, body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
@@ -279,16 +280,17 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                       eq_i: ti.template(), eq_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
         """Connect: 3 rows p1 - p2 = 0. Weld: those at its anchor plus 3 rows for the
         orientation error, the vector part of conj(q2) q1 relpose, scaled by torquescale."""
+        o_body = w * body_i.shape[0] * L.NBODY_D
         mb = w % body_f.shape[0]
         b1 = eq_i[e, L.EQ_OBJ1]
         b2 = eq_i[e, L.EQ_OBJ2]
         d0 = m.vec3(eq_f[me, e, EQ_DATA], eq_f[me, e, EQ_DATA + 1], eq_f[me, e, EQ_DATA + 2])
         d1 = m.vec3(eq_f[me, e, EQ_DATA + 3], eq_f[me, e, EQ_DATA + 4], eq_f[me, e, EQ_DATA + 5])
-        p1 = body_point(w, b1, d0, body_d)
-        p2 = body_point(w, b2, d1, body_d)
+        p1 = body_point(o_body, b1, d0, body_d)
+        p2 = body_point(o_body, b2, d1, body_d)
         if kind == EQ_WELD:
-            p1 = body_point(w, b1, d1, body_d)
-            p2 = body_point(w, b2, d0, body_d)
+            p1 = body_point(o_body, b1, d1, body_d)
+            p2 = body_point(o_body, b2, d0, body_d)
         cpos = p1 - p2
         tran = body_f[mb, b1, B_INVWEIGHT] + body_f[mb, b2, B_INVWEIGHT]
         rot = body_f[mb, b1, B_INVWEIGHT + 1] + body_f[mb, b2, B_INVWEIGHT + 1]
@@ -309,8 +311,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                          eq_f[me, e, EQ_DATA + 9])
             quat2 = m.vec4(eq_f[me, e, EQ_QUAT2], eq_f[me, e, EQ_QUAT2 + 1], eq_f[me, e, EQ_QUAT2 + 2],
                            eq_f[me, e, EQ_QUAT2 + 3])
-            q1rel = m.quat_mul(m.ld4(body_d, w, b1, XQUAT), rel)
-            q2inv = m.quat_conj(m.quat_mul(m.ld4(body_d, w, b2, XQUAT), quat2))
+            q1rel = m.quat_mul(m.at4(body_d, o_body + b1 * L.NBODY_D + XQUAT), rel)
+            q2inv = m.quat_conj(m.quat_mul(m.at4(body_d, o_body + b2 * L.NBODY_D + XQUAT), quat2))
             err = m.quat_mul(q2inv, q1rel)
             # d(err)/d(qvel): 0.5 conj(q2) (w1 - w2) q1 relpose, per dof
             for d in range(dof_d.shape[1]):
@@ -324,12 +326,12 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                         fp(_INF))
                 norm2 += (scale * err[k + 1]) ** 2
             # d/dt of 0.5 conj(q2) (w1 - w2) q1 relpose, by the product rule
-            omega1 = m.ang(m.ld6(body_d, w, b1, CVEL_B))
-            omega2 = m.ang(m.ld6(body_d, w, b2, CVEL_B))
+            omega1 = m.ang(m.at6(body_d, o_body + b1 * L.NBODY_D + CVEL_B))
+            omega2 = m.ang(m.at6(body_d, o_body + b2 * L.NBODY_D + CVEL_B))
             domega = m.vec4(fp(0.0), omega1[0] - omega2[0], omega1[1] - omega2[1], omega1[2] - omega2[2])
             djr = m.ang(jdv1) - m.ang(jdv2)
-            qdot1rel = m.quat_mul(quat_deriv(m.ld4(body_d, w, b1, XQUAT), omega1), rel)
-            qdot2inv = m.quat_conj(m.quat_mul(quat_deriv(m.ld4(body_d, w, b2, XQUAT), omega2), quat2))
+            qdot1rel = m.quat_mul(quat_deriv(m.at4(body_d, o_body + b1 * L.NBODY_D + XQUAT), omega1), rel)
+            qdot2inv = m.quat_conj(m.quat_mul(quat_deriv(m.at4(body_d, o_body + b2 * L.NBODY_D + XQUAT), omega2), quat2))
             t1 = m.quat_mul(m.quat_mul(qdot2inv, domega), q1rel)
             t2 = m.quat_mul(m.quat_mul(q2inv, m.vec4(fp(0.0), djr[0], djr[1], djr[2])), q1rel)
             t3 = m.quat_mul(m.quat_mul(q2inv, domega), qdot1rel)
@@ -396,13 +398,14 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         b1 relative to p2 on b2)/d qvel, then of the bodies' relative angular velocity
         (MuJoCo's mj_jacDifPair seen in the frame). One walk per body's chain serves every
         row."""
+        o_body = w * body_i.shape[0] * L.NBODY_D
         for k in range(nrow):
             for d in range(nv):
                 efc_J[w, n + k, d] = 0
         for side in ti.static(range(2)):
             b = b1 if side == 0 else b2
             sign = fp(1.0) if side == 0 else fp(-1.0)
-            offset = (p1 if side == 0 else p2) - m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
+            offset = (p1 if side == 0 else p2) - m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
             while b > 0:
                 adr = body_i[b, L.BODY_DOFADR]
                 for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):

@@ -35,17 +35,18 @@ def make_inertia(fp):
         body_d: ti.template(), dof_d: ti.template(), qM: ti.template(),
     ):
         """Composite inertias and the mass matrix M(i, j) = cdof_j . (crb_body(i) cdof_i)."""
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
         md = w % dof_f.shape[0]
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
-            m.st(body_d, w, b, CRB, m.ld10(body_d, w, b, CINERT))
+            m.put(body_d, o_body + b * L.NBODY_D + CRB, m.at10(body_d, o_body + b * L.NBODY_D + CINERT))
         for i in range(nbody - 1):
             b = nbody - 1 - i
             p = body_i[b, L.BODY_PARENT]
             if p > 0:
-                m.st(body_d, w, p, CRB, m.ld10(body_d, w, p, CRB) + m.ld10(body_d, w, b, CRB))
+                m.put(body_d, o_body + p * L.NBODY_D + CRB, m.at10(body_d, o_body + p * L.NBODY_D + CRB) + m.at10(body_d, o_body + b * L.NBODY_D + CRB))
         for i in range(sizes[L.SIZE_NV]):
-            buf = m.mul_inert(m.ld10(body_d, w, dof_i[i, L.DOF_BODY], CRB), m.ld6(dof_d, w, i, CDOF))
+            buf = m.mul_inert(m.at10(body_d, o_body + dof_i[i, L.DOF_BODY] * L.NBODY_D + CRB), m.ld6(dof_d, w, i, CDOF))
             adr = dof_i[i, L.DOF_MADR]
             qM[w, adr] = dof_f[md, i, ARMATURE] + buf.dot(m.ld6(dof_d, w, i, CDOF))
             j = dof_i[i, L.DOF_PARENT]

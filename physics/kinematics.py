@@ -43,14 +43,16 @@ def make_kinematics(fp):
     ):
         """xpos, xquat, xmat of every body, xipos/ximat of its inertia frame, and the
         world anchor and axis of every joint."""
+        o_jnt = w * sizes[L.SIZE_JNT_STRIDE]
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
         mb = w % body_f.shape[0]
         mj = w % jnt_f.shape[0]
         mq = w % q_f.shape[0]
-        m.st(body_d, w, 0, XPOS, m.vec3(0))
-        m.st(body_d, w, 0, XQUAT, m.vec4(1, 0, 0, 0))
-        m.st_mat3(body_d, w, 0, XMAT, ti.Matrix.identity(fp, 3))
-        m.st(body_d, w, 0, XIPOS, m.vec3(0))
-        m.st_mat3(body_d, w, 0, XIMAT, ti.Matrix.identity(fp, 3))
+        m.put(body_d, o_body + XPOS, m.vec3(0))
+        m.put(body_d, o_body + XQUAT, m.vec4(1, 0, 0, 0))
+        m.put_mat3(body_d, o_body + XMAT, ti.Matrix.identity(fp, 3))
+        m.put(body_d, o_body + XIPOS, m.vec3(0))
+        m.put_mat3(body_d, o_body + XIMAT, ti.Matrix.identity(fp, 3))
         for b in range(1, sizes[L.SIZE_NBODY]):
             jadr = body_i[b, L.BODY_JNTADR]
             jnum = body_i[b, L.BODY_JNTNUM]
@@ -61,12 +63,12 @@ def make_kinematics(fp):
                 pos = m.vec3(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2])
                 # qpos itself is left as given: MuJoCo's forward pass normalizes a copy
                 quat = m.quat_normalize(m.vec4(qpos[w, a + 3], qpos[w, a + 4], qpos[w, a + 5], qpos[w, a + 6]))
-                m.st(jnt_d, w, jadr, XANCHOR, pos)
-                m.st(jnt_d, w, jadr, XAXIS, m.vec3(0, 0, 1))
+                m.put(jnt_d, o_jnt + jadr * L.NJNT_D + XANCHOR, pos)
+                m.put(jnt_d, o_jnt + jadr * L.NJNT_D + XAXIS, m.vec3(0, 0, 1))
             else:
                 p = body_i[b, L.BODY_PARENT]
-                pquat = m.ld4(body_d, w, p, XQUAT)
-                pos = m.ld3(body_d, w, p, XPOS) + m.quat_rotate(pquat, m.ld3(body_f, mb, b, B_POS))
+                pquat = m.at4(body_d, o_body + p * L.NBODY_D + XQUAT)
+                pos = m.at3(body_d, o_body + p * L.NBODY_D + XPOS) + m.quat_rotate(pquat, m.ld3(body_f, mb, b, B_POS))
                 quat = m.quat_mul(pquat, m.ld4(body_f, mb, b, B_QUAT))
                 for j in range(jadr, jadr + jnum):
                     jtype = jnt_i[j, L.JNT_TYPE]
@@ -85,16 +87,16 @@ def make_kinematics(fp):
                             qloc = m.axis_angle_quat(axis, qpos[w, a] - q_f[mq, a, QPOS0])
                         quat = m.quat_mul(quat, qloc)
                         pos = xanchor - m.quat_rotate(quat, jpos)
-                    m.st(jnt_d, w, j, XANCHOR, xanchor)
-                    m.st(jnt_d, w, j, XAXIS, xaxis)
+                    m.put(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR, xanchor)
+                    m.put(jnt_d, o_jnt + j * L.NJNT_D + XAXIS, xaxis)
             quat = m.quat_normalize(quat)
             xmat = m.quat_to_mat(quat)
-            m.st(body_d, w, b, XPOS, pos)
-            m.st(body_d, w, b, XQUAT, quat)
-            m.st_mat3(body_d, w, b, XMAT, xmat)
-            m.st(body_d, w, b, XIPOS, pos + xmat @ m.ld3(body_f, mb, b, B_IPOS))
+            m.put(body_d, o_body + b * L.NBODY_D + XPOS, pos)
+            m.put(body_d, o_body + b * L.NBODY_D + XQUAT, quat)
+            m.put_mat3(body_d, o_body + b * L.NBODY_D + XMAT, xmat)
+            m.put(body_d, o_body + b * L.NBODY_D + XIPOS, pos + xmat @ m.ld3(body_f, mb, b, B_IPOS))
             iquat = m.quat_mul(quat, m.ld4(body_f, mb, b, B_IQUAT))
-            m.st_mat3(body_d, w, b, XIMAT, m.quat_to_mat(m.quat_normalize(iquat)))
+            m.put_mat3(body_d, o_body + b * L.NBODY_D + XIMAT, m.quat_to_mat(m.quat_normalize(iquat)))
 
     @ti.func
     def com_pos(
@@ -106,39 +108,41 @@ def make_kinematics(fp):
         body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(),
     ):
         """Subtree centres of mass, com-based inertias (cinert) and motion dofs (cdof)."""
+        o_jnt = w * sizes[L.SIZE_JNT_STRIDE]
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
         mb = w % body_f.shape[0]
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
             mass = body_f[mb, b, B_MASS]
-            m.st(body_d, w, b, SUBTREE_COM, mass * m.ld3(body_d, w, b, XIPOS))
-            body_d[w, b, SUBTREE_MASS] = mass
+            m.put(body_d, o_body + b * L.NBODY_D + SUBTREE_COM, mass * m.at3(body_d, o_body + b * L.NBODY_D + XIPOS))
+            body_d[o_body + b * L.NBODY_D + SUBTREE_MASS] = mass
         for i in range(nbody - 1):
             b = nbody - 1 - i
-            mass = body_d[w, b, SUBTREE_MASS]
-            com = m.ld3(body_d, w, b, SUBTREE_COM)
+            mass = body_d[o_body + b * L.NBODY_D + SUBTREE_MASS]
+            com = m.at3(body_d, o_body + b * L.NBODY_D + SUBTREE_COM)
             p = body_i[b, L.BODY_PARENT]
-            m.st(body_d, w, p, SUBTREE_COM, m.ld3(body_d, w, p, SUBTREE_COM) + com)
-            body_d[w, p, SUBTREE_MASS] += mass
+            m.put(body_d, o_body + p * L.NBODY_D + SUBTREE_COM, m.at3(body_d, o_body + p * L.NBODY_D + SUBTREE_COM) + com)
+            body_d[o_body + p * L.NBODY_D + SUBTREE_MASS] += mass
             if mass < fp(1e-15):
-                m.st(body_d, w, b, SUBTREE_COM, m.ld3(body_d, w, b, XIPOS))
+                m.put(body_d, o_body + b * L.NBODY_D + SUBTREE_COM, m.at3(body_d, o_body + b * L.NBODY_D + XIPOS))
             else:
-                m.st(body_d, w, b, SUBTREE_COM, com / mass)
-        if body_d[w, 0, SUBTREE_MASS] >= fp(1e-15):
-            m.st(body_d, w, 0, SUBTREE_COM, m.ld3(body_d, w, 0, SUBTREE_COM) / body_d[w, 0, SUBTREE_MASS])
-        m.st(body_d, w, 0, CINERT, m.vec10(0))
+                m.put(body_d, o_body + b * L.NBODY_D + SUBTREE_COM, com / mass)
+        if body_d[o_body + SUBTREE_MASS] >= fp(1e-15):
+            m.put(body_d, o_body + SUBTREE_COM, m.at3(body_d, o_body + SUBTREE_COM) / body_d[o_body + SUBTREE_MASS])
+        m.put(body_d, o_body + CINERT, m.vec10(0))
         for b in range(1, nbody):
             root = body_i[b, L.BODY_ROOT]
-            dif = m.ld3(body_d, w, b, XIPOS) - m.ld3(body_d, w, root, SUBTREE_COM)
-            cinert = m.inert_com(m.ld3(body_f, mb, b, B_INERTIA), m.ld_mat3(body_d, w, b, XIMAT), dif,
+            dif = m.at3(body_d, o_body + b * L.NBODY_D + XIPOS) - m.at3(body_d, o_body + root * L.NBODY_D + SUBTREE_COM)
+            cinert = m.inert_com(m.ld3(body_f, mb, b, B_INERTIA), m.at_mat3(body_d, o_body + b * L.NBODY_D + XIMAT), dif,
                                  body_f[mb, b, B_MASS])
-            m.st(body_d, w, b, CINERT, cinert)
+            m.put(body_d, o_body + b * L.NBODY_D + CINERT, cinert)
         for j in range(sizes[L.SIZE_NJNT]):
             b = jnt_i[j, L.JNT_BODY]
             da = jnt_i[j, L.JNT_DOFADR]
             jtype = jnt_i[j, L.JNT_TYPE]
-            offset = m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM) - m.ld3(jnt_d, w, j, XANCHOR)
+            offset = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM) - m.at3(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR)
             if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                m.st(dof_d, w, da, CDOF, m.dof_com(m.ld3(jnt_d, w, j, XAXIS), offset, jtype == JNT_HINGE))
+                m.st(dof_d, w, da, CDOF, m.dof_com(m.at3(jnt_d, o_jnt + j * L.NJNT_D + XAXIS), offset, jtype == JNT_HINGE))
             else:
                 rot = 0
                 if jtype == JNT_FREE:
@@ -147,7 +151,7 @@ def make_kinematics(fp):
                         e = m.vec3(0)
                         e[k] = 1
                         m.st(dof_d, w, da + k, CDOF, m.spatial(m.vec3(0), e))
-                xmat = m.ld_mat3(body_d, w, b, XMAT)
+                xmat = m.at_mat3(body_d, o_body + b * L.NBODY_D + XMAT)
                 for k in ti.static(range(3)):
                     axis = m.vec3(xmat[0, k], xmat[1, k], xmat[2, k])
                     m.st(dof_d, w, da + rot + k, CDOF, m.dof_com(axis, offset, True))
@@ -163,9 +167,10 @@ def make_kinematics(fp):
         body_d: ti.template(), dof_d: ti.template(),
     ):
         """Body spatial velocities (cvel) and the time derivatives of cdof (cdof_dot)."""
-        m.st(body_d, w, 0, CVEL, m.vec6(0))
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
+        m.put(body_d, o_body + CVEL, m.vec6(0))
         for b in range(1, sizes[L.SIZE_NBODY]):
-            cvel = m.ld6(body_d, w, body_i[b, L.BODY_PARENT], CVEL)
+            cvel = m.at6(body_d, o_body + body_i[b, L.BODY_PARENT] * L.NBODY_D + CVEL)
             da = body_i[b, L.BODY_DOFADR]
             k = 0
             while k < body_i[b, L.BODY_DOFNUM]:
@@ -189,7 +194,7 @@ def make_kinematics(fp):
                     for t in ti.static(range(3)):
                         cvel += m.ld6(dof_d, w, d + t, CDOF) * qvel[w, d + t]
                     k += 3
-            m.st(body_d, w, b, CVEL, cvel)
+            m.put(body_d, o_body + b * L.NBODY_D + CVEL, cvel)
 
     @ti.func
     def tendons(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), qpos: ti.template(), qvel: ti.template(), ten_d: ti.template()):

@@ -31,6 +31,7 @@ def make_passive(fp):
     @ti.func
     def apply_ft(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_d: ti.template(), dof_d: ti.template(), force, torque, point, b, col: ti.template()):
         """Add J^T [force, torque] at a world ``point`` on body ``b`` to dof_d[w, :, col]."""
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
         # the last dof on the path from the world to b; its ancestors are the chain
         d = -1
         bb = b
@@ -39,7 +40,7 @@ def make_passive(fp):
                 d = body_i[bb, L.BODY_DOFADR] + body_i[bb, L.BODY_DOFNUM] - 1
             bb = body_i[bb, L.BODY_PARENT]
         while d >= 0:
-            c = m.ld3(body_d, w, body_i[dof_i[d, L.DOF_BODY], L.BODY_ROOT], SUBTREE_COM)
+            c = m.at3(body_d, o_body + (body_i[dof_i[d, L.DOF_BODY], L.BODY_ROOT]) * L.NBODY_D + SUBTREE_COM)
             wrench = m.spatial(torque + (point - c).cross(force), force)
             dof_d[w, d, col] += m.ld6(dof_d, w, d, CDOF).dot(wrench)
             d = dof_i[d, L.DOF_PARENT]
@@ -108,6 +109,7 @@ def make_passive(fp):
     @ti.func
     def fluid_inertia_box(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_f: ti.template(), opt_f: ti.template(), body_d: ti.template(), dof_d: ti.template()):
         """Drag and viscous forces on each body's equivalent inertia box."""
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
         mb = w % body_f.shape[0]
         mo = w % opt_f.shape[0]
         density = opt_f[mo, 0, DENSITY]
@@ -121,10 +123,10 @@ def make_passive(fp):
                 for k in ti.static(range(3)):
                     other = inertia[(k + 1) % 3] + inertia[(k + 2) % 3] - inertia[k]
                     box[k] = ti.sqrt(ti.max(fp(1e-15), other) / mass * 6)
-                xipos = m.ld3(body_d, w, b, XIPOS)
-                ximat = m.ld_mat3(body_d, w, b, XIMAT)
-                cvel = m.ld6(body_d, w, b, CVEL)
-                com = m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
+                xipos = m.at3(body_d, o_body + b * L.NBODY_D + XIPOS)
+                ximat = m.at_mat3(body_d, o_body + b * L.NBODY_D + XIMAT)
+                cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL)
+                com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
                 lang = ximat.transpose() @ m.ang(cvel)
                 llin = ximat.transpose() @ (m.lin(cvel) + m.ang(cvel).cross(xipos - com) - m.ld3(opt_f, mo, 0, WIND))
                 tq = m.vec3(0)

@@ -58,17 +58,19 @@ def make_reaction(fp):
     @ti.func
     def add_wrench_at(w, b, wrench, point, sign, body_i: ti.template(), body_d: ti.template()):
         """cfrc_ext[b] += sign * wrench applied at ``point``, moved to the root's com."""
+        o_body = w * body_i.shape[0] * L.NBODY_D
         if b > 0:
-            com = m.ld3(body_d, w, body_i[b, L.BODY_ROOT], SUBTREE_COM)
+            com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
             frc = m.lin(wrench)
             moved = m.spatial(m.ang(wrench) + (point - com).cross(frc), frc)
-            m.st(body_d, w, b, CFRC_EXT, m.ld6(body_d, w, b, CFRC_EXT) + sign * moved)
+            m.put(body_d, o_body + b * L.NBODY_D + CFRC_EXT, m.at6(body_d, o_body + b * L.NBODY_D + CFRC_EXT) + sign * moved)
 
     @ti.func
     def external(w, sizes: ti.template(), body_i: ti.template(), body_d: ti.template(), geom_i: ti.template(),
                  con_f: ti.template(), con_i: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
         for b in range(sizes[L.SIZE_NBODY]):
-            m.st(body_d, w, b, CFRC_EXT, m.vec6(0))
+            m.put(body_d, o_body + b * L.NBODY_D + CFRC_EXT, m.vec6(0))
         nefc = efc_n[w, L.EFC_N]
         i = 0
         while i < nefc:
@@ -89,26 +91,27 @@ def make_reaction(fp):
                  qacc: ti.template(), body_d: ti.template(), dof_d: ti.template(), geom_i: ti.template(),
                  con_f: ti.template(), con_i: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """cacc, cfrc_ext and cfrc_int of world w from its last forward pass."""
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
         external(w, sizes, body_i, body_d, geom_i, con_f, con_i, efc_f, efc_n)
         g = m.vec3(0)
         if (sizes[L.SIZE_DISABLE] & DSBL_GRAVITY) == 0:
             g = -m.ld3(opt_f, w % opt_f.shape[0], 0, GRAVITY)
-        m.st(body_d, w, 0, CACC, m.spatial(m.vec3(0), g))
-        m.st(body_d, w, 0, CFRC_INT, m.vec6(0))
+        m.put(body_d, o_body + CACC, m.spatial(m.vec3(0), g))
+        m.put(body_d, o_body + CFRC_INT, m.vec6(0))
         nbody = sizes[L.SIZE_NBODY]
         for b in range(1, nbody):
-            cacc = m.ld6(body_d, w, body_i[b, L.BODY_PARENT], CACC)
+            cacc = m.at6(body_d, o_body + body_i[b, L.BODY_PARENT] * L.NBODY_D + CACC)
             da = body_i[b, L.BODY_DOFADR]
             for d in range(da, da + body_i[b, L.BODY_DOFNUM]):
                 cacc += m.ld6(dof_d, w, d, CDOF_DOT) * qvel[w, d] + m.ld6(dof_d, w, d, CDOF) * qacc[w, d]
-            m.st(body_d, w, b, CACC, cacc)
-            cinert = m.ld10(body_d, w, b, CINERT)
-            cvel = m.ld6(body_d, w, b, CVEL)
+            m.put(body_d, o_body + b * L.NBODY_D + CACC, cacc)
+            cinert = m.at10(body_d, o_body + b * L.NBODY_D + CINERT)
+            cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL)
             body = m.mul_inert(cinert, cacc) + m.cross_force(cvel, m.mul_inert(cinert, cvel))
-            m.st(body_d, w, b, CFRC_INT, body - m.ld6(body_d, w, b, CFRC_EXT))
+            m.put(body_d, o_body + b * L.NBODY_D + CFRC_INT, body - m.at6(body_d, o_body + b * L.NBODY_D + CFRC_EXT))
         for k in range(nbody - 1):
             b = nbody - 1 - k
             p = body_i[b, L.BODY_PARENT]
-            m.st(body_d, w, p, CFRC_INT, m.ld6(body_d, w, p, CFRC_INT) + m.ld6(body_d, w, b, CFRC_INT))
+            m.put(body_d, o_body + p * L.NBODY_D + CFRC_INT, m.at6(body_d, o_body + p * L.NBODY_D + CFRC_INT) + m.at6(body_d, o_body + b * L.NBODY_D + CFRC_INT))
 
     return types.SimpleNamespace(rne_post=rne_post)

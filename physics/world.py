@@ -109,8 +109,9 @@ class World:
             self._m[name] = _upload(packed[name], self._fp)
         for name, dtype in _EXTRA_MODEL:
             self._m[name] = _upload(packed[name], dtype or self._fp)
-        shapes = L.data_shapes(model, self.num_envs, self.nefc_capacity)
-        self._d = {name: ti.ndarray(self._fp, shape) for name, shape in shapes.items()}
+        self._shapes = L.data_shapes(model, self.num_envs, self.nefc_capacity)
+        self._d = {name: ti.ndarray(self._fp, (int(np.prod(shape)),) if name in L.FLAT_TABLES else shape)
+                   for name, shape in self._shapes.items()}
         self._efc_n = ti.ndarray(ti.i32, (self.num_envs, L.NEFC_N))
         self._host_cache: dict = {}
         self._tensor_cache: dict = {}
@@ -449,7 +450,8 @@ class World:
 
                 self._tensor_cache[name] = torch.from_numpy(self._host(name))
             else:
-                self._tensor_cache[name] = device_io.table_to_tensor(self._tables()[name], self.device)
+                tensor = device_io.table_to_tensor(self._tables()[name], self.device)
+                self._tensor_cache[name] = tensor.reshape(self._shapes.get(name, tensor.shape))
         return self._tensor_cache[name]
 
     def _tables(self) -> dict:
@@ -466,7 +468,7 @@ class World:
                 copy = ReusedLaunch(device_io.copy_kernel)
                 self._readers[name] = buffer, copy
             copy(table, buffer)
-            self._host_cache[name] = buffer
+            self._host_cache[name] = buffer.reshape(self._shapes.get(name, buffer.shape))
         return self._host_cache[name]
 
     def _post_constraint(self) -> None:
