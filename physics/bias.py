@@ -44,17 +44,20 @@ def make_bias(fp):
             da = body_i[b, L.BODY_DOFADR]
             for d in range(da, da + body_i[b, L.BODY_DOFNUM]):
                 cacc += m.ld6(dof_d, w, d, CDOF_DOT) * qvel[w, d]
-            m.put(body_d, o_body + b * L.NBODY_D + CACC, cacc)
-            cinert = m.at10(body_d, o_body + b * L.NBODY_D + CINERT)
-            cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL)
-            m.put(body_d, o_body + b * L.NBODY_D + CFRC, m.mul_inert(cinert, cacc) + m.cross_force(cvel, m.mul_inert(cinert, cvel)))
+            row = o_body + b * L.NBODY_D
+            m.put(body_d, row + CACC, cacc)
+            cinert = m.at10(body_d, row + CINERT)
+            cvel = m.at6(body_d, row + CVEL)
+            m.put(body_d, row + CFRC, m.mul_inert(cinert, cacc) + m.cross_force(cvel, m.mul_inert(cinert, cvel)))
         m.put(body_d, o_body + CFRC, m.vec6(0))
         for i in range(nbody - 1):
             b = nbody - 1 - i
             p = body_i[b, L.BODY_PARENT]
             if p > 0:
-                m.put(body_d, o_body + p * L.NBODY_D + CFRC, m.at6(body_d, o_body + p * L.NBODY_D + CFRC) + m.at6(body_d, o_body + b * L.NBODY_D + CFRC))
+                prow = o_body + p * L.NBODY_D
+                m.put(body_d, prow + CFRC, m.at6(body_d, prow + CFRC) + m.at6(body_d, o_body + b * L.NBODY_D + CFRC))
         for d in range(sizes[L.SIZE_NV]):
-            dof_d[w, d, QFRC_BIAS] = m.ld6(dof_d, w, d, CDOF).dot(m.at6(body_d, o_body + dof_i[d, L.DOF_BODY] * L.NBODY_D + CFRC))
+            cfrc = m.at6(body_d, o_body + dof_i[d, L.DOF_BODY] * L.NBODY_D + CFRC)
+            dof_d[w, d, QFRC_BIAS] = m.ld6(dof_d, w, d, CDOF).dot(cfrc)
 
     return types.SimpleNamespace(rne=rne)

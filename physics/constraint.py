@@ -272,7 +272,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
 
     @ti.func
     def body_point(o_body, b, local, body_d: ti.template()):
-        return m.at3(body_d, o_body + b * L.NBODY_D + XPOS) + m.quat_rotate(m.at4(body_d, o_body + b * L.NBODY_D + XQUAT), local)
+        row = o_body + b * L.NBODY_D
+        return m.at3(body_d, row + XPOS) + m.quat_rotate(m.at4(body_d, row + XQUAT), local)
 
     @ti.func
     def body_equality(w, row, e, me, kind, body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
@@ -331,7 +332,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             domega = m.vec4(fp(0.0), omega1[0] - omega2[0], omega1[1] - omega2[1], omega1[2] - omega2[2])
             djr = m.ang(jdv1) - m.ang(jdv2)
             qdot1rel = m.quat_mul(quat_deriv(m.at4(body_d, o_body + b1 * L.NBODY_D + XQUAT), omega1), rel)
-            qdot2inv = m.quat_conj(m.quat_mul(quat_deriv(m.at4(body_d, o_body + b2 * L.NBODY_D + XQUAT), omega2), quat2))
+            xquat2 = m.at4(body_d, o_body + b2 * L.NBODY_D + XQUAT)
+            qdot2inv = m.quat_conj(m.quat_mul(quat_deriv(xquat2, omega2), quat2))
             t1 = m.quat_mul(m.quat_mul(qdot2inv, domega), q1rel)
             t2 = m.quat_mul(m.quat_mul(q2inv, m.vec4(fp(0.0), djr[0], djr[1], djr[2])), q1rel)
             t3 = m.quat_mul(m.quat_mul(q2inv, domega), qdot1rel)
@@ -405,7 +407,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         for side in ti.static(range(2)):
             b = b1 if side == 0 else b2
             sign = fp(1.0) if side == 0 else fp(-1.0)
-            offset = (p1 if side == 0 else p2) - m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+            com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+            offset = (p1 if side == 0 else p2) - com
             while b > 0:
                 adr = body_i[b, L.BODY_DOFADR]
                 for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):

@@ -44,7 +44,8 @@ def make_inertia(fp):
             b = nbody - 1 - i
             p = body_i[b, L.BODY_PARENT]
             if p > 0:
-                m.put(body_d, o_body + p * L.NBODY_D + CRB, m.at10(body_d, o_body + p * L.NBODY_D + CRB) + m.at10(body_d, o_body + b * L.NBODY_D + CRB))
+                prow = o_body + p * L.NBODY_D
+                m.put(body_d, prow + CRB, m.at10(body_d, prow + CRB) + m.at10(body_d, o_body + b * L.NBODY_D + CRB))
         for i in range(sizes[L.SIZE_NV]):
             buf = m.mul_inert(m.at10(body_d, o_body + dof_i[i, L.DOF_BODY] * L.NBODY_D + CRB), m.ld6(dof_d, w, i, CDOF))
             adr = dof_i[i, L.DOF_MADR]

@@ -121,7 +121,8 @@ def make_kinematics(fp):
             mass = body_d[o_body + b * L.NBODY_D + SUBTREE_MASS]
             com = m.at3(body_d, o_body + b * L.NBODY_D + SUBTREE_COM)
             p = body_i[b, L.BODY_PARENT]
-            m.put(body_d, o_body + p * L.NBODY_D + SUBTREE_COM, m.at3(body_d, o_body + p * L.NBODY_D + SUBTREE_COM) + com)
+            prow = o_body + p * L.NBODY_D
+            m.put(body_d, prow + SUBTREE_COM, m.at3(body_d, prow + SUBTREE_COM) + com)
             body_d[o_body + p * L.NBODY_D + SUBTREE_MASS] += mass
             if mass < fp(1e-15):
                 m.put(body_d, o_body + b * L.NBODY_D + SUBTREE_COM, m.at3(body_d, o_body + b * L.NBODY_D + XIPOS))
@@ -133,16 +134,18 @@ def make_kinematics(fp):
         for b in range(1, nbody):
             root = body_i[b, L.BODY_ROOT]
             dif = m.at3(body_d, o_body + b * L.NBODY_D + XIPOS) - m.at3(body_d, o_body + root * L.NBODY_D + SUBTREE_COM)
-            cinert = m.inert_com(m.ld3(body_f, mb, b, B_INERTIA), m.at_mat3(body_d, o_body + b * L.NBODY_D + XIMAT), dif,
-                                 body_f[mb, b, B_MASS])
+            ximat = m.at_mat3(body_d, o_body + b * L.NBODY_D + XIMAT)
+            cinert = m.inert_com(m.ld3(body_f, mb, b, B_INERTIA), ximat, dif, body_f[mb, b, B_MASS])
             m.put(body_d, o_body + b * L.NBODY_D + CINERT, cinert)
         for j in range(sizes[L.SIZE_NJNT]):
             b = jnt_i[j, L.JNT_BODY]
             da = jnt_i[j, L.JNT_DOFADR]
             jtype = jnt_i[j, L.JNT_TYPE]
-            offset = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM) - m.at3(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR)
+            com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+            offset = com - m.at3(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR)
             if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                m.st(dof_d, w, da, CDOF, m.dof_com(m.at3(jnt_d, o_jnt + j * L.NJNT_D + XAXIS), offset, jtype == JNT_HINGE))
+                xaxis = m.at3(jnt_d, o_jnt + j * L.NJNT_D + XAXIS)
+                m.st(dof_d, w, da, CDOF, m.dof_com(xaxis, offset, jtype == JNT_HINGE))
             else:
                 rot = 0
                 if jtype == JNT_FREE:

@@ -63,7 +63,8 @@ def make_reaction(fp):
             com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
             frc = m.lin(wrench)
             moved = m.spatial(m.ang(wrench) + (point - com).cross(frc), frc)
-            m.put(body_d, o_body + b * L.NBODY_D + CFRC_EXT, m.at6(body_d, o_body + b * L.NBODY_D + CFRC_EXT) + sign * moved)
+            row = o_body + b * L.NBODY_D
+            m.put(body_d, row + CFRC_EXT, m.at6(body_d, row + CFRC_EXT) + sign * moved)
 
     @ti.func
     def external(w, sizes: ti.template(), body_i: ti.template(), body_d: ti.template(), geom_i: ti.template(),
@@ -112,6 +113,8 @@ def make_reaction(fp):
         for k in range(nbody - 1):
             b = nbody - 1 - k
             p = body_i[b, L.BODY_PARENT]
-            m.put(body_d, o_body + p * L.NBODY_D + CFRC_INT, m.at6(body_d, o_body + p * L.NBODY_D + CFRC_INT) + m.at6(body_d, o_body + b * L.NBODY_D + CFRC_INT))
+            prow = o_body + p * L.NBODY_D
+            child = m.at6(body_d, o_body + b * L.NBODY_D + CFRC_INT)
+            m.put(body_d, prow + CFRC_INT, m.at6(body_d, prow + CFRC_INT) + child)
 
     return types.SimpleNamespace(rne_post=rne_post)
