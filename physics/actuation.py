@@ -26,7 +26,7 @@ T_LEN, T_VEL = L.TEN_D["length"][0], L.TEN_D["velocity"][0]
 
 @functools.lru_cache(maxsize=None)
 def make_actuation(fp):
-    make_math(fp)
+    m = make_math(fp)
 
     @ti.func
     def actuation(
@@ -38,10 +38,11 @@ def make_actuation(fp):
         # Data out:
         act_d: ti.template(), dof_d: ti.template(),
     ):
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         ma = w % act_f.shape[0]
         mw = w % wrap_f.shape[0]
         for d in range(sizes[L.SIZE_NV]):
-            dof_d[w, d, QFRC_ACTUATOR] = 0
+            dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR] = 0
         for u in range(sizes[L.SIZE_NU]):
             gear = act_f[ma, u, GEAR]
             trnid = act_i[u, L.ACT_TRNID]
@@ -70,10 +71,13 @@ def make_actuation(fp):
             act_d[w, u, A_LENGTH] = length
             act_d[w, u, A_VELOCITY] = velocity
             if act_i[u, L.ACT_TRNTYPE] == TRN_JOINT:
-                dof_d[w, jnt_i[trnid, L.JNT_DOFADR], QFRC_ACTUATOR] += gear * force
+                da = jnt_i[trnid, L.JNT_DOFADR]
+                dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR] = (dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR]
+                                                                + gear * force)
             else:
                 for n in range(ten_i[trnid, L.TEN_ADR], ten_i[trnid, L.TEN_ADR] + ten_i[trnid, L.TEN_NUM]):
                     da = jnt_i[wrap_i[n, L.WRAP_OBJID], L.JNT_DOFADR]
-                    dof_d[w, da, QFRC_ACTUATOR] += gear * wrap_f[mw, n, 0] * force
+                    dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR] = (dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR]
+                                                                    + gear * wrap_f[mw, n, 0] * force)
 
     return types.SimpleNamespace(actuation=actuation)

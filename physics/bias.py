@@ -31,6 +31,7 @@ def make_bias(fp):
         # Data out: cacc, cfrc (scratch), qfrc_bias
         body_d: ti.template(), dof_d: ti.template(),
     ):
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
         mo = w % opt_f.shape[0]
         # the world accelerates upwards at -gravity, which applies gravity to every body
@@ -43,7 +44,7 @@ def make_bias(fp):
             cacc = m.at6(body_d, o_body + body_i[b, L.BODY_PARENT] * L.NBODY_D + CACC)
             da = body_i[b, L.BODY_DOFADR]
             for d in range(da, da + body_i[b, L.BODY_DOFNUM]):
-                cacc += m.ld6(dof_d, w, d, CDOF_DOT) * qvel[w, d]
+                cacc += m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT) * qvel[w, d]
             row = o_body + b * L.NBODY_D
             m.put(body_d, row + CACC, cacc)
             cinert = m.at10(body_d, row + CINERT)
@@ -58,6 +59,6 @@ def make_bias(fp):
                 m.put(body_d, prow + CFRC, m.at6(body_d, prow + CFRC) + m.at6(body_d, o_body + b * L.NBODY_D + CFRC))
         for d in range(sizes[L.SIZE_NV]):
             cfrc = m.at6(body_d, o_body + dof_i[d, L.DOF_BODY] * L.NBODY_D + CFRC)
-            dof_d[w, d, QFRC_BIAS] = m.ld6(dof_d, w, d, CDOF).dot(cfrc)
+            dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS] = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF).dot(cfrc)
 
     return types.SimpleNamespace(rne=rne)

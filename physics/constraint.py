@@ -239,6 +239,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                           qvel: ti.template(), body_d: ti.template(), dof_d: ti.template()):
         """(dJ_rot/dt qvel, dJ_pos/dt qvel) of a point fixed to body b, as a spatial vector
         (MuJoCo's mj_jacDot times qvel)."""
+        o_dof = w * dof_i.shape[0] * L.NDOF_D
         o_body = w * body_i.shape[0] * L.NBODY_D
         com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
         offset = point - com
@@ -249,8 +250,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         while b > 0:
             adr = body_i[b, L.BODY_DOFADR]
             for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):
-                cdof = m.ld6(dof_d, w, d, CDOF)
-                cdof_dot = m.ld6(dof_d, w, d, CDOF_DOT)
+                cdof = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF)
+                cdof_dot = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT)
                 j = dof_i[d, L.DOF_JNT]
                 jtype = jnt_i[j, L.JNT_TYPE]
                 if jtype == JNT_BALL or (jtype == JNT_FREE and d >= jnt_i[j, L.JNT_DOFADR] + 3):
@@ -297,7 +298,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         rot = body_f[mb, b1, B_INVWEIGHT + 1] + body_f[mb, b2, B_INVWEIGHT + 1]
         norm2 = cpos.dot(cpos)
         # connect: the points' relative velocity; weld: and the bodies' relative angular velocity
-        relative_jacobian(w, row, 6 if kind == EQ_WELD else 3, dof_d.shape[1], b1, p1, b2, p2,
+        relative_jacobian(w, row, 6 if kind == EQ_WELD else 3, qvel.shape[1], b1, p1, b2, p2,
                           ti.Matrix.identity(fp, 3), body_i, body_d, dof_d, efc_J)
         for k in ti.static(range(3)):
             set_row(w, row + k, efc_f, CNSTR_EQUALITY, e, cpos[k], fp(0.0), tran, fp(-_INF), fp(_INF))
@@ -316,7 +317,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             q2inv = m.quat_conj(m.quat_mul(m.at4(body_d, o_body + b2 * L.NBODY_D + XQUAT), quat2))
             err = m.quat_mul(q2inv, q1rel)
             # d(err)/d(qvel): 0.5 conj(q2) (w1 - w2) q1 relpose, per dof
-            for d in range(dof_d.shape[1]):
+            for d in range(qvel.shape[1]):
                 omega = m.vec4(fp(0.0), efc_J[w, row + 3, d], efc_J[w, row + 4, d], efc_J[w, row + 5, d])
                 if omega[1] != 0 or omega[2] != 0 or omega[3] != 0:
                     col = m.quat_mul(m.quat_mul(q2inv, omega), q1rel)
@@ -400,6 +401,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         b1 relative to p2 on b2)/d qvel, then of the bodies' relative angular velocity
         (MuJoCo's mj_jacDifPair seen in the frame). One walk per body's chain serves every
         row."""
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
         o_body = w * body_i.shape[0] * L.NBODY_D
         for k in range(nrow):
             for d in range(nv):
@@ -412,7 +414,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             while b > 0:
                 adr = body_i[b, L.BODY_DOFADR]
                 for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):
-                    cdof = m.ld6(dof_d, w, d, CDOF)
+                    cdof = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF)
                     ang = m.vec3(cdof[0], cdof[1], cdof[2])
                     lin = frame @ (m.vec3(cdof[3], cdof[4], cdof[5]) + ang.cross(offset))
                     for k in ti.static(range(3)):
@@ -661,17 +663,19 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
 
     @ti.func
     def row_dot(w, i, rows: ti.template(), nv, vec: ti.template(), col):
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
         s = fp(0.0)
         for d in range(nv):
-            s += rows[w, i, d] * vec[w, d, col]
+            s += rows[w, i, d] * vec[o_dof + d * L.NDOF_D + col]
         return s
 
     @ti.func
     def reference(w, nefc, nv, qvel: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
                   efc_f: ti.template()):
         """aref = -B J qvel - K imp (pos - margin)."""
+        o_dof = w * qvel.shape[1] * L.NDOF_D
         for d in range(nv):
-            dof_d[w, d, CVEL] = qvel[w, d]
+            dof_d[o_dof + d * L.NDOF_D + CVEL] = qvel[w, d]
         for i in range(nefc):
             vel = row_dot(w, i, efc_J, nv, dof_d, CVEL)
             efc_f[w, i, E["vel"]] = vel
@@ -685,10 +689,11 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         """A = J M^-1 J^T into efc_Y (nefc x nefc, both triangles), and AR_ii = A_ii + R_i.
         One solve per row gives column j (M^-1 J_j^T, held in CVEL); a sweep of Gauss-Seidel
         then costs nefc per row instead of 2 nv to keep M^-1 J^T f up to date."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         nv = sizes[L.SIZE_NV]
         for j in range(nefc):
             for d in range(nv):
-                dof_d[w, d, CVEL] = efc_J[w, j, d]
+                dof_d[o_dof + d * L.NDOF_D + CVEL] = efc_J[w, j, d]
             inertia.solve(w, sizes, dof_i, qLD, dof_d, CVEL)
             for i in range(j, nefc):
                 a = row_dot(w, i, efc_J, nv, dof_d, CVEL)
@@ -781,6 +786,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                    ten_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(),
                    efc_n: ti.template()):
         """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         nv = sizes[L.SIZE_NV]
         nefc = 0
         efc_n[w, L.EFC_OVERFLOW] = 0
@@ -801,7 +807,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                                 efc_f, efc_n)
         efc_n[w, L.EFC_N] = nefc
         for d in range(nv):
-            dof_d[w, d, QACC_SMOOTH] = qacc[w, d]
+            dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH] = qacc[w, d]
         if nefc > 0:
             soft_parameters(w, nefc, sizes, opt_f, efc_f)
             cone_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
@@ -819,14 +825,14 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             qfrc = fp(0.0)
             for i in range(nefc):
                 qfrc += efc_f[w, i, E["force"]] * efc_J[w, i, d]
-            dof_d[w, d, QFRC_CONSTRAINT] = qfrc
+            dof_d[o_dof + d * L.NDOF_D + QFRC_CONSTRAINT] = qfrc
         if ti.static(solver == "PGS"):
             # the dual leaves qacc to us: qacc_smooth + M^-1 J^T f (the primal solvers move it)
             if nefc > 0:
                 for d in range(nv):
-                    dof_d[w, d, CVEL] = dof_d[w, d, QFRC_CONSTRAINT]
+                    dof_d[o_dof + d * L.NDOF_D + CVEL] = dof_d[o_dof + d * L.NDOF_D + QFRC_CONSTRAINT]
                 inertia.solve(w, sizes, dof_i, qLD, dof_d, CVEL)
                 for d in range(nv):
-                    qacc[w, d] += dof_d[w, d, CVEL]
+                    qacc[w, d] += dof_d[o_dof + d * L.NDOF_D + CVEL]
 
     return types.SimpleNamespace(constraint=constraint)

@@ -43,7 +43,7 @@ _MINVAL = 1e-15
 
 @functools.lru_cache(maxsize=None)
 def make_drives(fp):
-    make_math(fp)
+    m = make_math(fp)
 
     @ti.func
     def drives(w, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), dof_f: ti.template(),
@@ -52,6 +52,7 @@ def make_drives(fp):
         """qfrc_drive and the implicit stiffness and damping of every dof (zero where
         undriven); the drive force is added to qfrc_actuator. Runs after the bias forces
         and before the other contributions to the implicit terms (the cubic limits)."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         md = w % dof_f.shape[0]
         off = (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) != 0
         # the step the integrator treats the drives implicitly over (RK4: none)
@@ -70,16 +71,17 @@ def make_drives(fp):
                     scale = 1 / ti.max(fp(_MINVAL), dof_f[md, d, INVWEIGHT])
                     k *= scale
                     c *= scale
-                error = dof_d[w, d, TARGET_Q] - qpos[w, jnt_i[j, L.JNT_QPOSADR]]
-                force = k * error + c * (dof_d[w, d, TARGET_V] - qvel[w, d])
+                error = dof_d[o_dof + d * L.NDOF_D + TARGET_Q] - qpos[w, jnt_i[j, L.JNT_QPOSADR]]
+                force = k * error + c * (dof_d[o_dof + d * L.NDOF_D + TARGET_V] - qvel[w, d])
                 # The force the implicit step applies, k (e - h v') + c (qd* - v') with v' the
                 # velocity after it, is (force - h k v - h (h k + c) other / m) / (1 + h (h k + c)
                 # / m) for a lone dof of inertia m under other forces: it, not the force now, decides saturation (else a large step
                 # flips a saturated drive from side to side) and is what qfrc_drive reports.
                 shrink = 1 + hi * (hi * k + c) * dof_f[md, d, INVWEIGHT]
                 # the dof's other forces so far (no constraints): the drive also holds them
-                other = (dof_d[w, d, QFRC_PASSIVE] + dof_d[w, d, QFRC_ACTUATOR] + qfrc_applied[w, d]
-                         - dof_d[w, d, QFRC_BIAS])
+                other = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] + dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR]
+                         + qfrc_applied[w, d]
+                         - dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS])
                 applied = (force - hi * k * qvel[w, d]
                            - hi * (hi * k + c) * dof_f[md, d, INVWEIGHT] * other) / shrink
                 limit = dof_f[md, d, FORCELIMIT]
@@ -89,10 +91,10 @@ def make_drives(fp):
                 else:
                     force = ti.min(ti.max(applied, -limit), limit)
                     applied = force
-            dof_d[w, d, QFRC_DRIVE] = applied
-            dof_d[w, d, QFRC_ACTUATOR] += force
-            dof_d[w, d, IMPLICIT_K] = ik
-            dof_d[w, d, IMPLICIT_D] = ic
+            dof_d[o_dof + d * L.NDOF_D + QFRC_DRIVE] = applied
+            dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR] = dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR] + force
+            dof_d[o_dof + d * L.NDOF_D + IMPLICIT_K] = ik
+            dof_d[o_dof + d * L.NDOF_D + IMPLICIT_D] = ic
 
     return types.SimpleNamespace(drives=drives)
 
@@ -100,13 +102,13 @@ def make_drives(fp):
 @functools.lru_cache(maxsize=None)
 def make_dof_column_kernel(fp):
     """A kernel writing one column of chosen envs' rows of the per-env dof table:
-    write(dof_d, values (n, nv), env_ids (n,), column). A kernel, not a host round trip of
+    write(dof_d, values (n, nv), env_ids (n,), column, stride). A kernel, not a host round trip of
     the whole table, because drive targets change every env step and resets come often."""
 
     @ti.kernel
-    def write(dof_d: ti.types.ndarray(dtype=fp, ndim=3), values: ti.types.ndarray(dtype=fp, ndim=2),
-              env_ids: ti.types.ndarray(dtype=ti.i32, ndim=1), column: ti.i32):
+    def write(dof_d: ti.types.ndarray(dtype=fp, ndim=1), values: ti.types.ndarray(dtype=fp, ndim=2),
+              env_ids: ti.types.ndarray(dtype=ti.i32, ndim=1), column: ti.i32, stride: ti.i32):
         for i, d in ti.ndrange(values.shape[0], values.shape[1]):
-            dof_d[env_ids[i], d, column] = values[i, d]
+            dof_d[env_ids[i] * stride + d * L.NDOF_D + column] = values[i, d]
 
     return write

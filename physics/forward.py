@@ -45,6 +45,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
                 geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template(),
                 eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template()):
         # position
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
         kin.com_pos(w, sizes, body_i, body_f, jnt_i, body_d, jnt_d, dof_d)
         kin.tendons(w, sizes, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)
@@ -67,12 +68,13 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         if (sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
             lim.cubic_limits(w, sizes, jnt_i, jnt_f, qpos, dof_d)
         for d in range(sizes[L.SIZE_NV]):
-            f = dof_d[w, d, QFRC_PASSIVE] + dof_d[w, d, QFRC_ACTUATOR] + qfrc_applied[w, d] - dof_d[w, d, QFRC_BIAS]
-            dof_d[w, d, QFRC_SMOOTH] = f
-            dof_d[w, d, SCRATCH] = f
+            f = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] + dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR]
+                 + qfrc_applied[w, d] - dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS])
+            dof_d[o_dof + d * L.NDOF_D + QFRC_SMOOTH] = f
+            dof_d[o_dof + d * L.NDOF_D + SCRATCH] = f
         inertia.solve(w, sizes, dof_i, qLD, dof_d, SCRATCH)
         for d in range(sizes[L.SIZE_NV]):
-            qacc[w, d] = dof_d[w, d, SCRATCH]
+            qacc[w, d] = dof_d[o_dof + d * L.NDOF_D + SCRATCH]
         # constraints
         cons.constraint(w, sizes, body_i, jnt_i, dof_i, body_f, jnt_f, dof_f, q_f, opt_f, qpos, qvel, qacc, body_d, dof_d,
                         qM, qLD,

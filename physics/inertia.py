@@ -35,6 +35,7 @@ def make_inertia(fp):
         body_d: ti.template(), dof_d: ti.template(), qM: ti.template(),
     ):
         """Composite inertias and the mass matrix M(i, j) = cdof_j . (crb_body(i) cdof_i)."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
         md = w % dof_f.shape[0]
         nbody = sizes[L.SIZE_NBODY]
@@ -47,13 +48,14 @@ def make_inertia(fp):
                 prow = o_body + p * L.NBODY_D
                 m.put(body_d, prow + CRB, m.at10(body_d, prow + CRB) + m.at10(body_d, o_body + b * L.NBODY_D + CRB))
         for i in range(sizes[L.SIZE_NV]):
-            buf = m.mul_inert(m.at10(body_d, o_body + dof_i[i, L.DOF_BODY] * L.NBODY_D + CRB), m.ld6(dof_d, w, i, CDOF))
+            buf = m.mul_inert(m.at10(body_d, o_body + dof_i[i, L.DOF_BODY] * L.NBODY_D + CRB),
+                              m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
             adr = dof_i[i, L.DOF_MADR]
-            qM[w, adr] = dof_f[md, i, ARMATURE] + buf.dot(m.ld6(dof_d, w, i, CDOF))
+            qM[w, adr] = dof_f[md, i, ARMATURE] + buf.dot(m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
             j = dof_i[i, L.DOF_PARENT]
             while j >= 0:
                 adr += 1
-                qM[w, adr] = buf.dot(m.ld6(dof_d, w, j, CDOF))
+                qM[w, adr] = buf.dot(m.at6(dof_d, o_dof + j * L.NDOF_D + CDOF))
                 j = dof_i[j, L.DOF_PARENT]
 
     @ti.func
@@ -86,29 +88,30 @@ def make_inertia(fp):
     @ti.func
     def solve(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), x: ti.template(),
               col: ti.template()):
-        """x[w, :, col] <- (L^T D L)^-1 x[w, :, col], in place (x is a (nworld, nv, k) table)."""
+        """Column ``col`` of env w's rows of the flat dof table x <- (L^T D L)^-1 itself, in place."""
         nv = sizes[L.SIZE_NV]
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for r in range(nv):
             i = nv - 1 - r
-            xi = x[w, i, col]
+            xi = x[o_dof + i * L.NDOF_D + col]
             if xi != 0:
                 a = dof_i[i, L.DOF_MADR] + 1
                 j = dof_i[i, L.DOF_PARENT]
                 while j >= 0:
-                    x[w, j, col] -= qLD[w, a] * xi
+                    x[o_dof + j * L.NDOF_D + col] = x[o_dof + j * L.NDOF_D + col] - qLD[w, a] * xi
                     a += 1
                     j = dof_i[j, L.DOF_PARENT]
         for i in range(nv):
-            x[w, i, col] /= qLD[w, dof_i[i, L.DOF_MADR]]
+            x[o_dof + i * L.NDOF_D + col] = x[o_dof + i * L.NDOF_D + col] / qLD[w, dof_i[i, L.DOF_MADR]]
         for i in range(nv):
             a = dof_i[i, L.DOF_MADR] + 1
             j = dof_i[i, L.DOF_PARENT]
-            s = x[w, i, col]
+            s = x[o_dof + i * L.NDOF_D + col]
             while j >= 0:
-                s -= qLD[w, a] * x[w, j, col]
+                s -= qLD[w, a] * x[o_dof + j * L.NDOF_D + col]
                 a += 1
                 j = dof_i[j, L.DOF_PARENT]
-            x[w, i, col] = s
+            x[o_dof + i * L.NDOF_D + col] = s
 
     @ti.func
     def add_diag(w, qLD: ti.template(), dof_i: ti.template(), d, value):

@@ -37,22 +37,24 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
 
     @ti.func
     def integrate_pos(w, sizes: ti.template(), jnt_i: ti.template(), qpos: ti.template(), dof_d: ti.template(), vcol: ti.template(), h):
-        """qpos <- qpos (+) vel * h, vel read from dof_d[w, :, vcol]; quaternions move on
+        """qpos <- qpos (+) vel * h, vel read from column vcol of dof_d; quaternions move on
         the sphere by the body-frame angular velocity."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for j in range(sizes[L.SIZE_NJNT]):
             jtype = jnt_i[j, L.JNT_TYPE]
             pa = jnt_i[j, L.JNT_QPOSADR]
             da = jnt_i[j, L.JNT_DOFADR]
             if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                qpos[w, pa] += h * dof_d[w, da, vcol]
+                qpos[w, pa] += h * dof_d[o_dof + da * L.NDOF_D + vcol]
             else:
                 if jtype == JNT_FREE:
                     for t in ti.static(range(3)):
-                        qpos[w, pa + t] += h * dof_d[w, da + t, vcol]
+                        qpos[w, pa + t] += h * dof_d[o_dof + (da + t) * L.NDOF_D + vcol]
                     pa += 3
                     da += 3
                 q = m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3])
-                omega = m.vec3(dof_d[w, da, vcol], dof_d[w, da + 1, vcol], dof_d[w, da + 2, vcol])
+                omega = m.vec3(dof_d[o_dof + da * L.NDOF_D + vcol], dof_d[o_dof + (da + 1) * L.NDOF_D + vcol],
+                               dof_d[o_dof + (da + 2) * L.NDOF_D + vcol])
                 q = m.quat_integrate(q, omega, h)
                 for t in ti.static(range(4)):
                     qpos[w, pa + t] = q[t]
@@ -62,13 +64,15 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         """dof_d[:, SCRATCH] <- (M + h D + h^2 K)^-1 (qfrc_smooth - h K qvel); refactors qLD.
         D holds the dof damping (if ``with_damping``) and K the joint stiffness (if
         ``with_stiffness``), plus, always, the drives' and cubic limits' implicit terms."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         md = w % dof_f.shape[0]
         mj = w % jnt_f.shape[0]
         inertia.copy_sparse(w, sizes, qM, qLD)
         for d in range(sizes[L.SIZE_NV]):
             if with_damping:
                 inertia.add_diag(w, qLD, dof_i, d, h * dof_f[md, d, DAMPING])
-            dof_d[w, d, SCRATCH] = dof_d[w, d, QFRC_SMOOTH] + dof_d[w, d, QFRC_CONSTRAINT]
+            dof_d[o_dof + d * L.NDOF_D + SCRATCH] = (dof_d[o_dof + d * L.NDOF_D + QFRC_SMOOTH]
+                                                     + dof_d[o_dof + d * L.NDOF_D + QFRC_CONSTRAINT])
         add_drive_and_limit_terms(w, sizes, dof_i, qvel, dof_d, qLD, h)
         if with_stiffness:
             for j in range(sizes[L.SIZE_NJNT]):
@@ -77,7 +81,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                     d = jnt_i[j, L.JNT_DOFADR]
                     k = jnt_f[mj, j, J_STIFFNESS]
                     inertia.add_diag(w, qLD, dof_i, d, h * h * k)
-                    dof_d[w, d, SCRATCH] -= h * k * qvel[w, d]
+                    dof_d[o_dof + d * L.NDOF_D + SCRATCH] = dof_d[o_dof + d * L.NDOF_D + SCRATCH] - h * k * qvel[w, d]
         inertia.factor(w, sizes, dof_i, qLD)
         inertia.solve(w, sizes, dof_i, qLD, dof_d, SCRATCH)
 
@@ -86,16 +90,18 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                                   dof_d: ti.template(), qLD: ti.template(), h):
         """The drives' and cubic limits' stiffness K and damping D (per dof, from forward)
         into the implicit solve: h D + h^2 K on the diagonal, -h K qvel on the right."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for d in range(sizes[L.SIZE_NV]):
-            k = dof_d[w, d, IMPLICIT_K]
-            inertia.add_diag(w, qLD, dof_i, d, h * dof_d[w, d, IMPLICIT_D] + h * h * k)
-            dof_d[w, d, SCRATCH] -= h * k * qvel[w, d]
+            k = dof_d[o_dof + d * L.NDOF_D + IMPLICIT_K]
+            inertia.add_diag(w, qLD, dof_i, d, h * dof_d[o_dof + d * L.NDOF_D + IMPLICIT_D] + h * h * k)
+            dof_d[o_dof + d * L.NDOF_D + SCRATCH] = dof_d[o_dof + d * L.NDOF_D + SCRATCH] - h * k * qvel[w, d]
 
     @ti.func
     def has_drive_or_limit_terms(w, sizes: ti.template(), dof_d: ti.template()):
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         found = 0
         for d in range(sizes[L.SIZE_NV]):
-            if dof_d[w, d, IMPLICIT_K] != 0 or dof_d[w, d, IMPLICIT_D] != 0:
+            if dof_d[o_dof + d * L.NDOF_D + IMPLICIT_K] != 0 or dof_d[o_dof + d * L.NDOF_D + IMPLICIT_D] != 0:
                 found = 1
         return found
 
@@ -118,6 +124,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
              eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template(), advance):
         """One time step of world w: forward() at the current state, then integration;
         with ``advance`` 0, forward() alone (so one compiled kernel serves both)."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
         nv = sizes[L.SIZE_NV]
         integrator = sizes[L.SIZE_INTEGRATOR]
@@ -130,13 +137,14 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                     for i in range(sizes[L.SIZE_NQ]):
                         qpos_start[w, i] = qpos[w, i]
                     for d in range(nv):
-                        dof_d[w, d, QVEL_START] = qvel[w, d]
+                        dof_d[o_dof + d * L.NDOF_D + QVEL_START] = qvel[w, d]
             else:
                 # classic RK4 tableau: stage i advances from the start by a_i * stage i-1
                 a = fp(1.0) if stage == 3 else fp(0.5)
                 for d in range(nv):
-                    dof_d[w, d, DX_VEL] = a * dof_d[w, d, QVEL_RK + stage - 1]
-                    qvel[w, d] = dof_d[w, d, QVEL_START] + h * a * dof_d[w, d, QACC_RK + stage - 1]
+                    dof_d[o_dof + d * L.NDOF_D + DX_VEL] = a * dof_d[o_dof + d * L.NDOF_D + QVEL_RK + stage - 1]
+                    qvel[w, d] = (dof_d[o_dof + d * L.NDOF_D + QVEL_START]
+                                  + h * a * dof_d[o_dof + d * L.NDOF_D + QACC_RK + stage - 1])
                 for i in range(sizes[L.SIZE_NQ]):
                     qpos[w, i] = qpos_start[w, i]
                 integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
@@ -146,13 +154,13 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                     eq_i, eq_f, eq_d)
             if nstage == 4:
                 for d in range(nv):
-                    dof_d[w, d, QVEL_RK + stage] = qvel[w, d]
-                    dof_d[w, d, QACC_RK + stage] = qacc[w, d]
+                    dof_d[o_dof + d * L.NDOF_D + QVEL_RK + stage] = qvel[w, d]
+                    dof_d[o_dof + d * L.NDOF_D + QACC_RK + stage] = qacc[w, d]
         if advance != 0:
             # the next step's solver starts from this step's last qacc, in every RK4 stage
             # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
             for d in range(nv):
-                dof_d[w, d, QACC_WARMSTART] = qacc[w, d]
+                dof_d[o_dof + d * L.NDOF_D + QACC_WARMSTART] = qacc[w, d]
         if advance == 0:
             pass
         elif integrator == INT_RK4:
@@ -161,10 +169,10 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                 acc = fp(0.0)
                 for stage in ti.static(range(4)):
                     weight = fp(1.0 / 6.0) if stage == 0 or stage == 3 else fp(1.0 / 3.0)
-                    vel += weight * dof_d[w, d, QVEL_RK + stage]
-                    acc += weight * dof_d[w, d, QACC_RK + stage]
-                dof_d[w, d, DX_VEL] = vel
-                qvel[w, d] = dof_d[w, d, QVEL_START] + h * acc
+                    vel += weight * dof_d[o_dof + d * L.NDOF_D + QVEL_RK + stage]
+                    acc += weight * dof_d[o_dof + d * L.NDOF_D + QACC_RK + stage]
+                dof_d[o_dof + d * L.NDOF_D + DX_VEL] = vel
+                qvel[w, d] = dof_d[o_dof + d * L.NDOF_D + QVEL_START] + h * acc
             for i in range(sizes[L.SIZE_NQ]):
                 qpos[w, i] = qpos_start[w, i]
             integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
@@ -177,10 +185,10 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                              implicit or eulerdamp)
             else:
                 for d in range(nv):
-                    dof_d[w, d, SCRATCH] = qacc[w, d]
+                    dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d]
             for d in range(nv):
-                qvel[w, d] += h * dof_d[w, d, SCRATCH]
-                dof_d[w, d, DX_VEL] = qvel[w, d]
+                qvel[w, d] += h * dof_d[o_dof + d * L.NDOF_D + SCRATCH]
+                dof_d[o_dof + d * L.NDOF_D + DX_VEL] = qvel[w, d]
             integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
 
     return step

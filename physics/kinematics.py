@@ -108,6 +108,7 @@ def make_kinematics(fp):
         body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(),
     ):
         """Subtree centres of mass, com-based inertias (cinert) and motion dofs (cdof)."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_jnt = w * sizes[L.SIZE_JNT_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
         mb = w % body_f.shape[0]
@@ -123,7 +124,7 @@ def make_kinematics(fp):
             p = body_i[b, L.BODY_PARENT]
             prow = o_body + p * L.NBODY_D
             m.put(body_d, prow + SUBTREE_COM, m.at3(body_d, prow + SUBTREE_COM) + com)
-            body_d[o_body + p * L.NBODY_D + SUBTREE_MASS] += mass
+            body_d[prow + SUBTREE_MASS] = body_d[prow + SUBTREE_MASS] + mass
             if mass < fp(1e-15):
                 m.put(body_d, o_body + b * L.NBODY_D + SUBTREE_COM, m.at3(body_d, o_body + b * L.NBODY_D + XIPOS))
             else:
@@ -145,7 +146,7 @@ def make_kinematics(fp):
             offset = com - m.at3(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR)
             if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                 xaxis = m.at3(jnt_d, o_jnt + j * L.NJNT_D + XAXIS)
-                m.st(dof_d, w, da, CDOF, m.dof_com(xaxis, offset, jtype == JNT_HINGE))
+                m.put(dof_d, o_dof + da * L.NDOF_D + CDOF, m.dof_com(xaxis, offset, jtype == JNT_HINGE))
             else:
                 rot = 0
                 if jtype == JNT_FREE:
@@ -153,11 +154,11 @@ def make_kinematics(fp):
                     for k in ti.static(range(3)):
                         e = m.vec3(0)
                         e[k] = 1
-                        m.st(dof_d, w, da + k, CDOF, m.spatial(m.vec3(0), e))
+                        m.put(dof_d, o_dof + (da + k) * L.NDOF_D + CDOF, m.spatial(m.vec3(0), e))
                 xmat = m.at_mat3(body_d, o_body + b * L.NBODY_D + XMAT)
                 for k in ti.static(range(3)):
                     axis = m.vec3(xmat[0, k], xmat[1, k], xmat[2, k])
-                    m.st(dof_d, w, da + rot + k, CDOF, m.dof_com(axis, offset, True))
+                    m.put(dof_d, o_dof + (da + rot + k) * L.NDOF_D + CDOF, m.dof_com(axis, offset, True))
 
     @ti.func
     def com_vel(
@@ -170,6 +171,7 @@ def make_kinematics(fp):
         body_d: ti.template(), dof_d: ti.template(),
     ):
         """Body spatial velocities (cvel) and the time derivatives of cdof (cdof_dot)."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
         m.put(body_d, o_body + CVEL, m.vec6(0))
         for b in range(1, sizes[L.SIZE_NBODY]):
@@ -180,22 +182,24 @@ def make_kinematics(fp):
                 d = da + k
                 jtype = jnt_i[dof_i[d, L.DOF_JNT], L.JNT_TYPE]
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                    m.st(dof_d, w, d, CDOF_DOT, m.cross_motion(cvel, m.ld6(dof_d, w, d, CDOF)))
-                    cvel += m.ld6(dof_d, w, d, CDOF) * qvel[w, d]
+                    m.put(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT,
+                          m.cross_motion(cvel, m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF)))
+                    cvel += m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF) * qvel[w, d]
                     k += 1
                 else:
                     if jtype == JNT_FREE:
                         # world-fixed translation axes: their derivative is zero
                         for t in ti.static(range(3)):
-                            m.st(dof_d, w, d + t, CDOF_DOT, m.vec6(0))
-                            cvel += m.ld6(dof_d, w, d + t, CDOF) * qvel[w, d + t]
+                            m.put(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF_DOT, m.vec6(0))
+                            cvel += m.at6(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF) * qvel[w, d + t]
                         d += 3
                         k += 3
                     # the three rotations use the velocity before any of them is added
                     for t in ti.static(range(3)):
-                        m.st(dof_d, w, d + t, CDOF_DOT, m.cross_motion(cvel, m.ld6(dof_d, w, d + t, CDOF)))
+                        m.put(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF_DOT,
+                              m.cross_motion(cvel, m.at6(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF)))
                     for t in ti.static(range(3)):
-                        cvel += m.ld6(dof_d, w, d + t, CDOF) * qvel[w, d + t]
+                        cvel += m.at6(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF) * qvel[w, d + t]
                     k += 3
             m.put(body_d, o_body + b * L.NBODY_D + CVEL, cvel)
 

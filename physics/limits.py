@@ -110,6 +110,7 @@ def make_limits(fp):
     def cubic_limits(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), qpos: ti.template(),
                      dof_d: ti.template()):
         """qfrc_passive -= dE/dx and implicit stiffness += d2E/dx2 of every cubic limit."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         mj = w % jnt_f.shape[0]
         for j in range(sizes[L.SIZE_NJNT]):
             jtype = jnt_i[j, L.JNT_TYPE]
@@ -117,8 +118,8 @@ def make_limits(fp):
                 da = jnt_i[j, L.JNT_DOFADR]
                 g = cubic_penalty(qpos[w, jnt_i[j, L.JNT_QPOSADR]], jnt_f[mj, j, J_RANGE], jnt_f[mj, j, J_RANGE + 1],
                                   jnt_f[mj, j, J_STRENGTH])
-                dof_d[w, da, QFRC_PASSIVE] -= g[0]
-                dof_d[w, da, IMPLICIT_K] += g[1]
+                dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] = dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] - g[0]
+                dof_d[o_dof + da * L.NDOF_D + IMPLICIT_K] = dof_d[o_dof + da * L.NDOF_D + IMPLICIT_K] + g[1]
 
     # --- PhysX limits as constraint rows ---------------------------------------------
     @ti.func

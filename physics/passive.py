@@ -30,7 +30,8 @@ def make_passive(fp):
 
     @ti.func
     def apply_ft(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_d: ti.template(), dof_d: ti.template(), force, torque, point, b, col: ti.template()):
-        """Add J^T [force, torque] at a world ``point`` on body ``b`` to dof_d[w, :, col]."""
+        """Add J^T [force, torque] at a world ``point`` on body ``b`` to column col of dof_d."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
         # the last dof on the path from the world to b; its ancestors are the chain
         d = -1
@@ -42,11 +43,13 @@ def make_passive(fp):
         while d >= 0:
             c = m.at3(body_d, o_body + (body_i[dof_i[d, L.DOF_BODY], L.BODY_ROOT]) * L.NBODY_D + SUBTREE_COM)
             wrench = m.spatial(torque + (point - c).cross(force), force)
-            dof_d[w, d, col] += m.ld6(dof_d, w, d, CDOF).dot(wrench)
+            dof_d[o_dof + d * L.NDOF_D + col] = (dof_d[o_dof + d * L.NDOF_D + col]
+                                                 + (m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF).dot(wrench)))
             d = dof_i[d, L.DOF_PARENT]
 
     @ti.func
     def joint_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(), qvel: ti.template(), dof_d: ti.template()):
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         mj = w % jnt_f.shape[0]
         mq = w % q_f.shape[0]
         md = w % dof_f.shape[0]
@@ -57,11 +60,14 @@ def make_passive(fp):
             da = jnt_i[j, L.JNT_DOFADR]
             if k != 0:
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                    dof_d[w, da, QFRC_PASSIVE] -= k * (qpos[w, pa] - q_f[mq, pa, QPOS_SPRING])
+                    dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] = (dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE]
+                                                                   - k * (qpos[w, pa] - q_f[mq, pa, QPOS_SPRING]))
                 else:
                     if jtype == JNT_FREE:
                         for t in ti.static(range(3)):
-                            dof_d[w, da + t, QFRC_PASSIVE] -= k * (qpos[w, pa + t] - q_f[mq, pa + t, QPOS_SPRING])
+                            dof_d[o_dof + (da + t) * L.NDOF_D + QFRC_PASSIVE] = (
+                                dof_d[o_dof + (da + t) * L.NDOF_D + QFRC_PASSIVE]
+                                - k * (qpos[w, pa + t] - q_f[mq, pa + t, QPOS_SPRING]))
                         pa += 3
                         da += 3
                     q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
@@ -69,22 +75,27 @@ def make_passive(fp):
                                 q_f[mq, pa + 2, QPOS_SPRING], q_f[mq, pa + 3, QPOS_SPRING])
                     dif = m.quat_sub(q, q0)
                     for t in ti.static(range(3)):
-                        dof_d[w, da + t, QFRC_PASSIVE] -= k * dif[t]
+                        dof_d[o_dof + (da + t) * L.NDOF_D + QFRC_PASSIVE] = (
+                            dof_d[o_dof + (da + t) * L.NDOF_D + QFRC_PASSIVE] - k * dif[t])
         for d in range(sizes[L.SIZE_NV]):
-            dof_d[w, d, QFRC_PASSIVE] -= dof_f[md, d, DAMPING] * qvel[w, d]
+            dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE]
+                                                          - dof_f[md, d, DAMPING] * qvel[w, d])
 
     @ti.func
     def joint_friction_smooth(w, sizes: ti.template(), dof_f: ti.template(), opt_f: ti.template(), qvel: ti.template(), dof_d: ti.template()):
         """Coulomb friction loss smoothed as frictionloss * tanh(qvel * smoothing)."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         md = w % dof_f.shape[0]
         s = opt_f[w % opt_f.shape[0], 0, SMOOTHING]
         for d in range(sizes[L.SIZE_NV]):
             f = dof_f[md, d, FRICTIONLOSS]
             if f > 0:
-                dof_d[w, d, QFRC_PASSIVE] -= f * ti.tanh(qvel[w, d] * s)
+                dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE]
+                                                              - f * ti.tanh(qvel[w, d] * s))
 
     @ti.func
     def tendon_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), opt_f: ti.template(), ten_d: ti.template(), dof_d: ti.template()):
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         mt = w % ten_f.shape[0]
         mw = w % wrap_f.shape[0]
         s = opt_f[w % opt_f.shape[0], 0, SMOOTHING]
@@ -104,7 +115,8 @@ def make_passive(fp):
                 frc -= ten_f[mt, t, T_FRIC] * ti.tanh(vel * s)
             for n in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
                 da = jnt_i[wrap_i[n, L.WRAP_OBJID], L.JNT_DOFADR]
-                dof_d[w, da, QFRC_PASSIVE] += wrap_f[mw, n, 0] * frc
+                dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] = (dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE]
+                                                               + wrap_f[mw, n, 0] * frc)
 
     @ti.func
     def fluid_inertia_box(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_f: ti.template(), opt_f: ti.template(), body_d: ti.template(), dof_d: ti.template()):
@@ -152,8 +164,9 @@ def make_passive(fp):
         # Data out: qfrc_passive
         dof_d: ti.template(),
     ):
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for d in range(sizes[L.SIZE_NV]):
-            dof_d[w, d, QFRC_PASSIVE] = 0
+            dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] = 0
         if (sizes[L.SIZE_DISABLE] & DSBL_PASSIVE) != DSBL_PASSIVE:
             joint_springs_dampers(w, sizes, jnt_i, jnt_f, dof_f, q_f, qpos, qvel, dof_d)
             if sizes[L.SIZE_SMOOTH_FRICTION] != 0:

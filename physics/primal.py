@@ -27,6 +27,7 @@ import types
 import taichi as ti
 
 from . import layout as L
+from ._math import make_math
 from .inertia import make_inertia
 
 E = {k: v[0] for k, v in L.EFC_F.items()}
@@ -48,39 +49,46 @@ def make_primal(fp, newton: bool, elliptic: bool):
     """The solver for one configuration: Newton or CG, with or without elliptic cones,
     compiled in only where used (the fused step kernel's compile time is user-facing)."""
     inertia = make_inertia(fp)
+    m = make_math(fp)
     single = fp == ti.f32
 
     # --- vectors ------------------------------------------------------------------------
     @ti.func
     def dot(w, nv, dof_d: ti.template(), a: ti.template(), b: ti.template()):
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
         s = fp(0.0)
         for d in range(nv):
-            s += dof_d[w, d, a] * dof_d[w, d, b]
+            s += dof_d[o_dof + d * L.NDOF_D + a] * dof_d[o_dof + d * L.NDOF_D + b]
         return s
 
     @ti.func
     def mul_M(w, nv, dof_i: ti.template(), qM: ti.template(), dof_d: ti.template(), src: ti.template(),
               dst: ti.template()):
         """dof_d[:, dst] <- M dof_d[:, src] from the tree-sparse rows of qM."""
+        o_dof = w * dof_i.shape[0] * L.NDOF_D
         for i in range(nv):
-            dof_d[w, i, dst] = 0
+            dof_d[o_dof + i * L.NDOF_D + dst] = 0
         for i in range(nv):
             a = dof_i[i, L.DOF_MADR]
-            dof_d[w, i, dst] += qM[w, a] * dof_d[w, i, src]
+            dof_d[o_dof + i * L.NDOF_D + dst] = (dof_d[o_dof + i * L.NDOF_D + dst]
+                                                 + qM[w, a] * dof_d[o_dof + i * L.NDOF_D + src])
             j = dof_i[i, L.DOF_PARENT]
             while j >= 0:
                 a += 1
-                dof_d[w, i, dst] += qM[w, a] * dof_d[w, j, src]
-                dof_d[w, j, dst] += qM[w, a] * dof_d[w, i, src]
+                dof_d[o_dof + i * L.NDOF_D + dst] = (dof_d[o_dof + i * L.NDOF_D + dst]
+                                                     + qM[w, a] * dof_d[o_dof + j * L.NDOF_D + src])
+                dof_d[o_dof + j * L.NDOF_D + dst] = (dof_d[o_dof + j * L.NDOF_D + dst]
+                                                     + qM[w, a] * dof_d[o_dof + i * L.NDOF_D + src])
                 j = dof_i[j, L.DOF_PARENT]
 
     @ti.func
     def mul_J(w, nefc, nv, efc_J: ti.template(), dof_d: ti.template(), src: ti.template(), efc_f: ti.template(),
               dst: ti.template()):
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
         for i in range(nefc):
             s = fp(0.0)
             for d in range(nv):
-                s += efc_J[w, i, d] * dof_d[w, d, src]
+                s += efc_J[w, i, d] * dof_d[o_dof + d * L.NDOF_D + src]
             efc_f[w, i, dst] = s
 
     @ti.func
@@ -95,8 +103,9 @@ def make_primal(fp, newton: bool, elliptic: bool):
     @ti.func
     def set_ma(w, nv, dof_i: ti.template(), qM: ti.template(), qacc: ti.template(), dof_d: ti.template()):
         """MA <- M (qacc - qacc_smooth); returns the Gauss cost 1/2 (a - a0)^T M (a - a0)."""
+        o_dof = w * dof_i.shape[0] * L.NDOF_D
         for d in range(nv):
-            dof_d[w, d, SCRATCH] = qacc[w, d] - dof_d[w, d, QACC_SMOOTH]
+            dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d] - dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
         mul_M(w, nv, dof_i, qM, dof_d, SCRATCH, MA)
         return fp(0.5) * dot(w, nv, dof_d, SCRATCH, MA)
 
@@ -226,6 +235,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         update and only MGRAD is redone. Returns the total cost and, in float32, the
         squared norm of the gradient's terms (sum over dofs of (|qfrc_smooth| + sum_i
         |J f|)^2) that bounds its round-off."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         out = ti.Vector([fp(0.0), fp(0.0)])
         changed = fp(1.0)
         if rows_moved != 0:
@@ -233,8 +243,8 @@ def make_primal(fp, newton: bool, elliptic: bool):
             changed = rows[1]
             size2 = fp(0.0)
             for d in range(nv):
-                g = dof_d[w, d, MA]
-                size = ti.abs(dof_d[w, d, QFRC_SMOOTH])
+                g = dof_d[o_dof + d * L.NDOF_D + MA]
+                size = ti.abs(dof_d[o_dof + d * L.NDOF_D + QFRC_SMOOTH])
                 for i in range(nefc):
                     force = efc_J[w, i, d] * efc_f[w, i, E["force"]]
                     g -= force
@@ -242,11 +252,11 @@ def make_primal(fp, newton: bool, elliptic: bool):
                         size += ti.abs(force)
                 if ti.static(single):
                     size2 += size * size
-                dof_d[w, d, GRAD] = g
-                dof_d[w, d, SCRATCH] = qacc[w, d] - dof_d[w, d, QACC_SMOOTH]
+                dof_d[o_dof + d * L.NDOF_D + GRAD] = g
+                dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d] - dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
             out = ti.Vector([rows[0] + fp(0.5) * dot(w, nv, dof_d, SCRATCH, MA), size2])
         for d in range(nv):
-            dof_d[w, d, MGRAD] = dof_d[w, d, GRAD]
+            dof_d[o_dof + d * L.NDOF_D + MGRAD] = dof_d[o_dof + d * L.NDOF_D + GRAD]
         if ti.static(newton):
             if hess != 0:
                 if hess == 1 or changed > 0:
@@ -368,17 +378,18 @@ def make_primal(fp, newton: bool, elliptic: bool):
 
     @ti.func
     def cholesky_solve(w, nv, efc_Y: ti.template(), dof_d: ti.template(), col: ti.template()):
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
         for i in range(nv):
-            s = dof_d[w, i, col]
+            s = dof_d[o_dof + i * L.NDOF_D + col]
             for k in range(i):
-                s -= efc_Y[w, i, k] * dof_d[w, k, col]
-            dof_d[w, i, col] = s / efc_Y[w, i, i]
+                s -= efc_Y[w, i, k] * dof_d[o_dof + k * L.NDOF_D + col]
+            dof_d[o_dof + i * L.NDOF_D + col] = s / efc_Y[w, i, i]
         for r in range(nv):
             i = nv - 1 - r
-            s = dof_d[w, i, col]
+            s = dof_d[o_dof + i * L.NDOF_D + col]
             for k in range(i + 1, nv):
-                s -= efc_Y[w, k, i] * dof_d[w, k, col]
-            dof_d[w, i, col] = s / efc_Y[w, i, i]
+                s -= efc_Y[w, k, i] * dof_d[o_dof + k * L.NDOF_D + col]
+            dof_d[o_dof + i * L.NDOF_D + col] = s / efc_Y[w, i, i]
 
     # --- line search --------------------------------------------------------------------------------
     @ti.func
@@ -592,6 +603,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         """qacc <- the better of the previous step's acceleration and qacc_smooth, with jar
         and MA at it (one loop around one update_rows, which the compiler inlines). At
         qacc_smooth, jar is the rows' bias and MA is zero: nothing to recompute."""
+        o_dof = w * dof_i.shape[0] * L.NDOF_D
         use_smooth = 1
         if warmstart:
             cost_warm = fp(0.0)
@@ -599,7 +611,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
                 gauss = fp(0.0)
                 if k == 0:
                     for d in range(nv):
-                        qacc[w, d] = dof_d[w, d, QACC_WARMSTART]
+                        qacc[w, d] = dof_d[o_dof + d * L.NDOF_D + QACC_WARMSTART]
                     set_jar(w, nefc, nv, qacc, efc_J, efc_f)
                     gauss = set_ma(w, nv, dof_i, qM, qacc, dof_d)
                 else:
@@ -615,8 +627,8 @@ def make_primal(fp, newton: bool, elliptic: bool):
                         efc_f[w, i, E["jar"]] = efc_f[w, i, E["jv"]]
         if use_smooth != 0:
             for d in range(nv):
-                qacc[w, d] = dof_d[w, d, QACC_SMOOTH]
-                dof_d[w, d, MA] = 0
+                qacc[w, d] = dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
+                dof_d[o_dof + d * L.NDOF_D + MA] = 0
             for i in range(nefc):
                 efc_f[w, i, E["jar"]] = efc_f[w, i, E["bias"]]
 
@@ -627,6 +639,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         """qacc <- argmin cost(a), with the rows' forces and states at the minimum (MuJoCo's
         mj_solPrimal); returns the iterations made. One loop around one update() and one
         line_search(), for compile time."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         mo = w % opt_f.shape[0]
         tolerance = opt_f[mo, 0, TOLERANCE]
         scale = 1 / (opt_f[mo, 0, MEANINERTIA] * ti.max(1, nv))
@@ -634,7 +647,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         for i in range(nefc):
             bias = -efc_f[w, i, E["aref"]]
             for d in range(nv):
-                bias += efc_J[w, i, d] * dof_d[w, d, QACC_SMOOTH]
+                bias += efc_J[w, i, d] * dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
             efc_f[w, i, E["bias"]] = bias
         start(w, nefc, nv, dof_i, qM, qacc, dof_d, efc_J, efc_f, warmstart)
         # stage 0 (CG): the start point's certificate (M^-1 preconditioning); 1 (Newton):
@@ -686,10 +699,10 @@ def make_primal(fp, newton: bool, elliptic: bool):
             if done == 0 and stage == 2:
                 if ti.static(newton):
                     for d in range(nv):
-                        dof_d[w, d, SEARCH] = -dof_d[w, d, MGRAD]
+                        dof_d[o_dof + d * L.NDOF_D + SEARCH] = -dof_d[o_dof + d * L.NDOF_D + MGRAD]
                 elif it == 0:
                     for d in range(nv):
-                        dof_d[w, d, SEARCH] = -dof_d[w, d, MGRAD]
+                        dof_d[o_dof + d * L.NDOF_D + SEARCH] = -dof_d[o_dof + d * L.NDOF_D + MGRAD]
                 else:
                     conjugate_direction(w, nv, dof_d)
                 if it >= sizes[L.SIZE_ITERATIONS]:
@@ -709,24 +722,29 @@ def make_primal(fp, newton: bool, elliptic: bool):
     @ti.func
     def move(w, nefc, nv, alpha, qacc: ti.template(), dof_d: ti.template(), efc_f: ti.template()):
         """a += alpha search, and what is linear in a with it; keep the old gradients for CG."""
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
         for d in range(nv):
-            qacc[w, d] += alpha * dof_d[w, d, SEARCH]
-            dof_d[w, d, MA] += alpha * dof_d[w, d, MV]
-            dof_d[w, d, GRADOLD] = dof_d[w, d, GRAD]
-            dof_d[w, d, MGRADOLD] = dof_d[w, d, MGRAD]
+            qacc[w, d] += alpha * dof_d[o_dof + d * L.NDOF_D + SEARCH]
+            dof_d[o_dof + d * L.NDOF_D + MA] = (dof_d[o_dof + d * L.NDOF_D + MA]
+                                                + alpha * dof_d[o_dof + d * L.NDOF_D + MV])
+            dof_d[o_dof + d * L.NDOF_D + GRADOLD] = dof_d[o_dof + d * L.NDOF_D + GRAD]
+            dof_d[o_dof + d * L.NDOF_D + MGRADOLD] = dof_d[o_dof + d * L.NDOF_D + MGRAD]
         for i in range(nefc):
             efc_f[w, i, E["jar"]] += alpha * efc_f[w, i, E["jv"]]
 
     @ti.func
     def conjugate_direction(w, nv, dof_d: ti.template()):
         """Polak-Ribiere-plus update of the M^-1-preconditioned search direction."""
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
         num = fp(0.0)
         den = fp(0.0)
         for d in range(nv):
-            num += dof_d[w, d, GRAD] * (dof_d[w, d, MGRAD] - dof_d[w, d, MGRADOLD])
-            den += dof_d[w, d, GRADOLD] * dof_d[w, d, MGRADOLD]
+            num += dof_d[o_dof + d * L.NDOF_D + GRAD] * (dof_d[o_dof + d * L.NDOF_D + MGRAD]
+                                                         - dof_d[o_dof + d * L.NDOF_D + MGRADOLD])
+            den += dof_d[o_dof + d * L.NDOF_D + GRADOLD] * dof_d[o_dof + d * L.NDOF_D + MGRADOLD]
         beta = ti.max(fp(0.0), num / ti.max(fp(_MINVAL), den))
         for d in range(nv):
-            dof_d[w, d, SEARCH] = -dof_d[w, d, MGRAD] + beta * dof_d[w, d, SEARCH]
+            dof_d[o_dof + d * L.NDOF_D + SEARCH] = (-dof_d[o_dof + d * L.NDOF_D + MGRAD]
+                                                    + beta * dof_d[o_dof + d * L.NDOF_D + SEARCH])
 
     return types.SimpleNamespace(solve=solve)

@@ -92,6 +92,7 @@ def make_reaction(fp):
                  qacc: ti.template(), body_d: ti.template(), dof_d: ti.template(), geom_i: ti.template(),
                  con_f: ti.template(), con_i: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """cacc, cfrc_ext and cfrc_int of world w from its last forward pass."""
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
         external(w, sizes, body_i, body_d, geom_i, con_f, con_i, efc_f, efc_n)
         g = m.vec3(0)
@@ -104,7 +105,8 @@ def make_reaction(fp):
             cacc = m.at6(body_d, o_body + body_i[b, L.BODY_PARENT] * L.NBODY_D + CACC)
             da = body_i[b, L.BODY_DOFADR]
             for d in range(da, da + body_i[b, L.BODY_DOFNUM]):
-                cacc += m.ld6(dof_d, w, d, CDOF_DOT) * qvel[w, d] + m.ld6(dof_d, w, d, CDOF) * qacc[w, d]
+                cacc += (m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT) * qvel[w, d]
+                         + m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF) * qacc[w, d])
             m.put(body_d, o_body + b * L.NBODY_D + CACC, cacc)
             cinert = m.at10(body_d, o_body + b * L.NBODY_D + CINERT)
             cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL)

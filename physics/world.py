@@ -222,7 +222,8 @@ class World:
             ids = torch.as_tensor(np.asarray(ids, dtype=np.int32), device=rows.device)
         else:
             rows, ids = np.ascontiguousarray(rows, dtype=self.dtype), np.asarray(ids, dtype=np.int32)
-        make_dof_column_kernel(self._fp)(self._d["dof_d"], rows, ids, L.DOF_D[name][0])
+        make_dof_column_kernel(self._fp)(self._d["dof_d"], rows, ids, L.DOF_D[name][0],
+                                         self._shapes["dof_d"][1] * L.NDOF_D)
 
     # --- per-env parameters (domain randomization) -------------------------------------------
     def set_param(self, name: str, values, *, env_ids=None) -> None:

@@ -1,0 +1,68 @@
+"""The flat data tables (physics.layout.FLAT_TABLES): their host views, and the one
+coding rule their kernels depend on."""
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import physics
+from physics import layout as L
+
+PHYSICS = Path(physics.__file__).parent
+
+
+def _augmented_flat_writes(source: str) -> list[int]:
+    """Lines with ``table[i] op= v`` on a flat table: Taichi compiles those to atomic
+    compare-and-swap loops (a flat index does not start with the parallel loop's
+    variable), several times slower than the plain ``table[i] = table[i] op v``."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript)
+                and isinstance(node.target.value, ast.Name) and node.target.value.id in L.FLAT_TABLES):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_flat_tables_are_never_updated_in_place():
+    found = {path.name: _augmented_flat_writes(path.read_text()) for path in sorted(PHYSICS.glob("*.py"))}
+    assert {name: lines for name, lines in found.items() if lines} == {}
+
+
+def test_the_rule_finds_an_in_place_update():
+    assert _augmented_flat_writes("dof_d[o + 3] += 1.0\nqpos[w, 0] += 1.0\nbody_d[i] = body_d[i] + 1\n") == [1]
+
+
+def test_flat_tables_read_back_as_env_rows_columns():
+    b = physics.ModelBuilder()
+    link = b.add_body(parent=0, pos=(0, 0, 1), name="link")
+    b.add_joint_revolute(link, axis=(0, 1, 0), name="hinge")
+    b.add_shape_capsule(link, radius=0.05, half_height=0.25, density=1000)
+    tip = b.add_body(link, pos=(0, 0, -0.5), name="tip")
+    b.add_joint_revolute(tip, axis=(1, 0, 0), name="wrist")
+    b.add_shape_sphere(tip, radius=0.05)
+    model = b.finalize()
+    world = physics.World(model, num_envs=3, precision="float64")
+    q = np.array([[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]])
+    world.set_state(qpos=q, qvel=np.zeros((3, 2)))
+    world.forward()
+    # each env's rows are its own: the flat offsets put env w at w * stride
+    for w in range(3):
+        single = physics.World(model, num_envs=1, precision="float64")
+        single.set_state(qpos=q[w:w + 1], qvel=np.zeros((1, 2)))
+        single.forward()
+        for name in ("xpos", "xquat", "cdof", "xanchor", "qfrc_bias"):
+            np.testing.assert_allclose(world.get(name)[w], single.get(name)[0], rtol=0, atol=1e-14, err_msg=name)
+    assert world.get("xpos").shape == (3, model.nbody, 3)
+    assert world.get("cdof").shape == (3, model.nv, 6)
+
+
+@pytest.mark.parametrize("name", L.FLAT_TABLES)
+def test_flat_table_sizes_match_their_strides(name):
+    model = physics.load_model(str(Path(__file__).parent.parent / "configs" / "assets" / "quadruped.xml"))
+    shapes = L.data_shapes(model, 5)
+    sizes = L.pack_model(model, np.float64)["sizes"]
+    stride = {"body_d": L.SIZE_BODY_STRIDE, "jnt_d": L.SIZE_JNT_STRIDE, "dof_d": L.SIZE_DOF_STRIDE}[name]
+    rows, columns = shapes[name][1:]
+    assert sizes[stride] == rows * columns
