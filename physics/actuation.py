@@ -49,8 +49,8 @@ def make_actuation(fp):
             length = fp(0.0)
             velocity = fp(0.0)
             if act_i[u, L.ACT_TRNTYPE] == TRN_JOINT:
-                length = gear * qpos[w, jnt_i[trnid, L.JNT_QPOSADR]]
-                velocity = gear * qvel[w, jnt_i[trnid, L.JNT_DOFADR]]
+                length = gear * qpos[w, jnt_i[trnid * L.NJNT_I + L.JNT_QPOSADR]]
+                velocity = gear * qvel[w, jnt_i[trnid * L.NJNT_I + L.JNT_DOFADR]]
             else:
                 length = gear * ten_d[w, trnid, T_LEN]
                 velocity = gear * ten_d[w, trnid, T_VEL]
@@ -71,12 +71,12 @@ def make_actuation(fp):
             act_d[w, u, A_LENGTH] = length
             act_d[w, u, A_VELOCITY] = velocity
             if act_i[u, L.ACT_TRNTYPE] == TRN_JOINT:
-                da = jnt_i[trnid, L.JNT_DOFADR]
+                da = jnt_i[trnid * L.NJNT_I + L.JNT_DOFADR]
                 dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR] = (dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR]
                                                                 + gear * force)
             else:
                 for n in range(ten_i[trnid, L.TEN_ADR], ten_i[trnid, L.TEN_ADR] + ten_i[trnid, L.TEN_NUM]):
-                    da = jnt_i[wrap_i[n, L.WRAP_OBJID], L.JNT_DOFADR]
+                    da = jnt_i[wrap_i[n, L.WRAP_OBJID] * L.NJNT_I + L.JNT_DOFADR]
                     dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR] = (dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR]
                                                                     + gear * wrap_f[mw, n, 0] * force)
 

@@ -41,9 +41,9 @@ def make_bias(fp):
         m.put(body_d, o_body + CACC, m.spatial(m.vec3(0), g))
         nbody = sizes[L.SIZE_NBODY]
         for b in range(1, nbody):
-            cacc = m.at6(body_d, o_body + body_i[b, L.BODY_PARENT] * L.NBODY_D + CACC)
-            da = body_i[b, L.BODY_DOFADR]
-            for d in range(da, da + body_i[b, L.BODY_DOFNUM]):
+            cacc = m.at6(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_PARENT] * L.NBODY_D + CACC)
+            da = body_i[b * L.NBODY_I + L.BODY_DOFADR]
+            for d in range(da, da + body_i[b * L.NBODY_I + L.BODY_DOFNUM]):
                 cacc += m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT) * qvel[w, d]
             row = o_body + b * L.NBODY_D
             m.put(body_d, row + CACC, cacc)
@@ -53,12 +53,12 @@ def make_bias(fp):
         m.put(body_d, o_body + CFRC, m.vec6(0))
         for i in range(nbody - 1):
             b = nbody - 1 - i
-            p = body_i[b, L.BODY_PARENT]
+            p = body_i[b * L.NBODY_I + L.BODY_PARENT]
             if p > 0:
                 prow = o_body + p * L.NBODY_D
                 m.put(body_d, prow + CFRC, m.at6(body_d, prow + CFRC) + m.at6(body_d, o_body + b * L.NBODY_D + CFRC))
         for d in range(sizes[L.SIZE_NV]):
-            cfrc = m.at6(body_d, o_body + dof_i[d, L.DOF_BODY] * L.NBODY_D + CFRC)
+            cfrc = m.at6(body_d, o_body + dof_i[d * L.NDOF_I + L.DOF_BODY] * L.NBODY_D + CFRC)
             dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS] = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF).dot(cfrc)
 
     return types.SimpleNamespace(rne=rne)

@@ -109,11 +109,11 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         mj = w % jnt_f.shape[0]
         md = w % dof_f.shape[0]
         for j in range(sizes[L.SIZE_NJNT]):
-            jtype = jnt_i[j, L.JNT_TYPE]
-            if jnt_i[j, L.JNT_LIMITED] != 0 and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
-                value = qpos[w, jnt_i[j, L.JNT_QPOSADR]]
+            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+            if jnt_i[j * L.NJNT_I + L.JNT_LIMITED] != 0 and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
+                value = qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
                 margin = jnt_f[mj, j, J_MARGIN]
-                da = jnt_i[j, L.JNT_DOFADR]
+                da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
                 for s in ti.static(range(2)):
                     side = fp(-1.0) if s == 0 else fp(1.0)
                     dist = side * (jnt_f[mj, j, J_RANGE + s] - value)
@@ -125,8 +125,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                                     fp(0.0), fp(_INF))
                             copy_sol(w, row, efc_f, jnt_f, mj, j)
                             n += 1
-            elif jnt_i[j, L.JNT_LIMITED] != 0 and jtype == JNT_BALL:
-                pa = jnt_i[j, L.JNT_QPOSADR]
+            elif jnt_i[j * L.NJNT_I + L.JNT_LIMITED] != 0 and jtype == JNT_BALL:
+                pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
                 q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
                 axis_angle = quat_axis_angle(q)
                 axis = m.vec3(axis_angle[0], axis_angle[1], axis_angle[2])
@@ -136,7 +136,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                 if dist < margin:
                     row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                     if row >= 0:
-                        da = jnt_i[j, L.JNT_DOFADR]
+                        da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
                         for k in ti.static(range(3)):
                             efc_J[w, row, da + k] = -axis[k]
                         set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin, dof_f[md, da, INVWEIGHT],
@@ -214,14 +214,14 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         md = w % dof_f.shape[0]
         j1 = eq_i[e, L.EQ_OBJ1]
         j2 = eq_i[e, L.EQ_OBJ2]
-        a1 = jnt_i[j1, L.JNT_QPOSADR]
-        d1 = jnt_i[j1, L.JNT_DOFADR]
+        a1 = jnt_i[j1 * L.NJNT_I + L.JNT_QPOSADR]
+        d1 = jnt_i[j1 * L.NJNT_I + L.JNT_DOFADR]
         pos = qpos[w, a1] - q_f[0, a1, QPOS0] - eq_f[me, e, EQ_DATA]
         diag = dof_f[md, d1, INVWEIGHT]
         efc_J[w, row, d1] = 1
         if j2 >= 0:
-            a2 = jnt_i[j2, L.JNT_QPOSADR]
-            d2 = jnt_i[j2, L.JNT_DOFADR]
+            a2 = jnt_i[j2 * L.NJNT_I + L.JNT_QPOSADR]
+            d2 = jnt_i[j2 * L.NJNT_I + L.JNT_DOFADR]
             dif = qpos[w, a2] - q_f[0, a2, QPOS0]
             poly = fp(0.0)
             deriv = fp(0.0)
@@ -239,27 +239,27 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                           qvel: ti.template(), body_d: ti.template(), dof_d: ti.template()):
         """(dJ_rot/dt qvel, dJ_pos/dt qvel) of a point fixed to body b, as a spatial vector
         (MuJoCo's mj_jacDot times qvel)."""
-        o_dof = w * dof_i.shape[0] * L.NDOF_D
-        o_body = w * body_i.shape[0] * L.NBODY_D
-        com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+        o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
+        o_body = w * (body_i.shape[0] // L.NBODY_I) * L.NBODY_D
+        com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
         offset = point - com
         cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL_B)
         pvel = m.lin(cvel) + m.ang(cvel).cross(offset)
         lin = m.vec3(0)
         ang = m.vec3(0)
         while b > 0:
-            adr = body_i[b, L.BODY_DOFADR]
-            for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):
+            adr = body_i[b * L.NBODY_I + L.BODY_DOFADR]
+            for d in range(adr, adr + body_i[b * L.NBODY_I + L.BODY_DOFNUM]):
                 cdof = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF)
                 cdof_dot = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT)
-                j = dof_i[d, L.DOF_JNT]
-                jtype = jnt_i[j, L.JNT_TYPE]
-                if jtype == JNT_BALL or (jtype == JNT_FREE and d >= jnt_i[j, L.JNT_DOFADR] + 3):
+                j = dof_i[d * L.NDOF_I + L.DOF_JNT]
+                jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+                if jtype == JNT_BALL or (jtype == JNT_FREE and d >= jnt_i[j * L.NJNT_I + L.JNT_DOFADR] + 3):
                     cdof_dot = m.cross_motion(m.at6(body_d, o_body + b * L.NBODY_D + CVEL_B), cdof)
                 v = qvel[w, d]
                 ang += m.ang(cdof_dot) * v
                 lin += (m.lin(cdof_dot) + m.ang(cdof_dot).cross(offset) + m.ang(cdof).cross(pvel)) * v
-            b = body_i[b, L.BODY_PARENT]
+            b = body_i[b * L.NBODY_I + L.BODY_PARENT]
         return m.spatial(ang, lin)
 
     @ti.func
@@ -282,7 +282,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                       eq_i: ti.template(), eq_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
         """Connect: 3 rows p1 - p2 = 0. Weld: those at its anchor plus 3 rows for the
         orientation error, the vector part of conj(q2) q1 relpose, scaled by torquescale."""
-        o_body = w * body_i.shape[0] * L.NBODY_D
+        o_body = w * (body_i.shape[0] // L.NBODY_I) * L.NBODY_D
         mb = w % body_f.shape[0]
         b1 = eq_i[e, L.EQ_OBJ1]
         b2 = eq_i[e, L.EQ_OBJ2]
@@ -402,18 +402,18 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         (MuJoCo's mj_jacDifPair seen in the frame). One walk per body's chain serves every
         row."""
         o_dof = w * ti.max(nv, 1) * L.NDOF_D
-        o_body = w * body_i.shape[0] * L.NBODY_D
+        o_body = w * (body_i.shape[0] // L.NBODY_I) * L.NBODY_D
         for k in range(nrow):
             for d in range(nv):
                 efc_J[w, n + k, d] = 0
         for side in ti.static(range(2)):
             b = b1 if side == 0 else b2
             sign = fp(1.0) if side == 0 else fp(-1.0)
-            com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+            com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
             offset = (p1 if side == 0 else p2) - com
             while b > 0:
-                adr = body_i[b, L.BODY_DOFADR]
-                for d in range(adr, adr + body_i[b, L.BODY_DOFNUM]):
+                adr = body_i[b * L.NBODY_I + L.BODY_DOFADR]
+                for d in range(adr, adr + body_i[b * L.NBODY_I + L.BODY_DOFNUM]):
                     cdof = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF)
                     ang = m.vec3(cdof[0], cdof[1], cdof[2])
                     lin = frame @ (m.vec3(cdof[3], cdof[4], cdof[5]) + ang.cross(offset))
@@ -425,7 +425,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                         for k in ti.static(range(3)):
                             if k + 3 < nrow:
                                 efc_J[w, n + 3 + k, d] += sign * rot[k]
-                b = body_i[b, L.BODY_PARENT]
+                b = body_i[b * L.NBODY_I + L.BODY_PARENT]
 
     @ti.func
     def pyramid_rows(w, n, c, dim, nv, tran, rot, con_f: ti.template(), efc_J: ti.template(),
@@ -481,7 +481,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         """efc_J[row] += sign * d(length of fixed tendon t)/d(qvel)."""
         mw = w % wrap_f.shape[0]
         for n in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
-            efc_J[w, row, jnt_i[wrap_i[n, L.WRAP_OBJID], L.JNT_DOFADR]] += sign * wrap_f[mw, n, 0]
+            efc_J[w, row, jnt_i[wrap_i[n, L.WRAP_OBJID] * L.NJNT_I + L.JNT_DOFADR]] += sign * wrap_f[mw, n, 0]
 
     @ti.func
     def copy_sol_cols(w, row, efc_f: ti.template(), src: ti.template(), ms, obj, ref_col, imp_col):

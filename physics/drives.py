@@ -64,14 +64,14 @@ def make_drives(fp):
             applied = fp(0.0)
             ik = fp(0.0)
             ic = fp(0.0)
-            j = dof_i[d, L.DOF_JNT]
-            jtype = jnt_i[j, L.JNT_TYPE]
+            j = dof_i[d * L.NDOF_I + L.DOF_JNT]
+            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
             if (k != 0 or c != 0) and not off and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
                 if dof_f[md, d, ACCELERATION] != 0:
                     scale = 1 / ti.max(fp(_MINVAL), dof_f[md, d, INVWEIGHT])
                     k *= scale
                     c *= scale
-                error = dof_d[o_dof + d * L.NDOF_D + TARGET_Q] - qpos[w, jnt_i[j, L.JNT_QPOSADR]]
+                error = dof_d[o_dof + d * L.NDOF_D + TARGET_Q] - qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
                 force = k * error + c * (dof_d[o_dof + d * L.NDOF_D + TARGET_V] - qvel[w, d])
                 # The force the implicit step applies, k (e - h v') + c (qd* - v') with v' the
                 # velocity after it, is (force - h k v - h (h k + c) other / m) / (1 + h (h k + c)

@@ -43,20 +43,20 @@ def make_inertia(fp):
             m.put(body_d, o_body + b * L.NBODY_D + CRB, m.at10(body_d, o_body + b * L.NBODY_D + CINERT))
         for i in range(nbody - 1):
             b = nbody - 1 - i
-            p = body_i[b, L.BODY_PARENT]
+            p = body_i[b * L.NBODY_I + L.BODY_PARENT]
             if p > 0:
                 prow = o_body + p * L.NBODY_D
                 m.put(body_d, prow + CRB, m.at10(body_d, prow + CRB) + m.at10(body_d, o_body + b * L.NBODY_D + CRB))
         for i in range(sizes[L.SIZE_NV]):
-            buf = m.mul_inert(m.at10(body_d, o_body + dof_i[i, L.DOF_BODY] * L.NBODY_D + CRB),
+            buf = m.mul_inert(m.at10(body_d, o_body + dof_i[i * L.NDOF_I + L.DOF_BODY] * L.NBODY_D + CRB),
                               m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
-            adr = dof_i[i, L.DOF_MADR]
+            adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
             qM[w, adr] = dof_f[md, i, ARMATURE] + buf.dot(m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
-            j = dof_i[i, L.DOF_PARENT]
+            j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
             while j >= 0:
                 adr += 1
                 qM[w, adr] = buf.dot(m.at6(dof_d, o_dof + j * L.NDOF_D + CDOF))
-                j = dof_i[j, L.DOF_PARENT]
+                j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
 
     @ti.func
     def copy_sparse(w, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
@@ -69,21 +69,21 @@ def make_inertia(fp):
         nv = sizes[L.SIZE_NV]
         for r in range(nv):
             k = nv - 1 - r
-            kk = dof_i[k, L.DOF_MADR]
+            kk = dof_i[k * L.NDOF_I + L.DOF_MADR]
             if qLD[w, kk] < fp(1e-15):
                 qLD[w, kk] = fp(1e-15)
             dk = qLD[w, kk]
             ki = kk + 1
-            i = dof_i[k, L.DOF_PARENT]
+            i = dof_i[k * L.NDOF_I + L.DOF_PARENT]
             while i >= 0:
                 tmp = qLD[w, ki] / dk
                 # row i (i and its ancestors) -= tmp * the matching tail of row k
-                ii = dof_i[i, L.DOF_MADR]
-                for t in range(dof_i[i, L.DOF_MROWLEN]):
+                ii = dof_i[i * L.NDOF_I + L.DOF_MADR]
+                for t in range(dof_i[i * L.NDOF_I + L.DOF_MROWLEN]):
                     qLD[w, ii + t] -= qLD[w, ki + t] * tmp
                 qLD[w, ki] = tmp
                 ki += 1
-                i = dof_i[i, L.DOF_PARENT]
+                i = dof_i[i * L.NDOF_I + L.DOF_PARENT]
 
     @ti.func
     def solve(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), x: ti.template(),
@@ -95,26 +95,26 @@ def make_inertia(fp):
             i = nv - 1 - r
             xi = x[o_dof + i * L.NDOF_D + col]
             if xi != 0:
-                a = dof_i[i, L.DOF_MADR] + 1
-                j = dof_i[i, L.DOF_PARENT]
+                a = dof_i[i * L.NDOF_I + L.DOF_MADR] + 1
+                j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
                 while j >= 0:
                     x[o_dof + j * L.NDOF_D + col] = x[o_dof + j * L.NDOF_D + col] - qLD[w, a] * xi
                     a += 1
-                    j = dof_i[j, L.DOF_PARENT]
+                    j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
         for i in range(nv):
-            x[o_dof + i * L.NDOF_D + col] = x[o_dof + i * L.NDOF_D + col] / qLD[w, dof_i[i, L.DOF_MADR]]
+            x[o_dof + i * L.NDOF_D + col] = x[o_dof + i * L.NDOF_D + col] / qLD[w, dof_i[i * L.NDOF_I + L.DOF_MADR]]
         for i in range(nv):
-            a = dof_i[i, L.DOF_MADR] + 1
-            j = dof_i[i, L.DOF_PARENT]
+            a = dof_i[i * L.NDOF_I + L.DOF_MADR] + 1
+            j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
             s = x[o_dof + i * L.NDOF_D + col]
             while j >= 0:
                 s -= qLD[w, a] * x[o_dof + j * L.NDOF_D + col]
                 a += 1
-                j = dof_i[j, L.DOF_PARENT]
+                j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
             x[o_dof + i * L.NDOF_D + col] = s
 
     @ti.func
     def add_diag(w, qLD: ti.template(), dof_i: ti.template(), d, value):
-        qLD[w, dof_i[d, L.DOF_MADR]] += value
+        qLD[w, dof_i[d * L.NDOF_I + L.DOF_MADR]] += value
 
     return types.SimpleNamespace(crb=crb, copy_sparse=copy_sparse, factor=factor, solve=solve, add_diag=add_diag)

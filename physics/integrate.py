@@ -41,9 +41,9 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         the sphere by the body-frame angular velocity."""
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for j in range(sizes[L.SIZE_NJNT]):
-            jtype = jnt_i[j, L.JNT_TYPE]
-            pa = jnt_i[j, L.JNT_QPOSADR]
-            da = jnt_i[j, L.JNT_DOFADR]
+            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+            pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
+            da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
             if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                 qpos[w, pa] += h * dof_d[o_dof + da * L.NDOF_D + vcol]
             else:
@@ -76,9 +76,9 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         add_drive_and_limit_terms(w, sizes, dof_i, qvel, dof_d, qLD, h)
         if with_stiffness:
             for j in range(sizes[L.SIZE_NJNT]):
-                jtype = jnt_i[j, L.JNT_TYPE]
+                jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                    d = jnt_i[j, L.JNT_DOFADR]
+                    d = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
                     k = jnt_f[mj, j, J_STIFFNESS]
                     inertia.add_diag(w, qLD, dof_i, d, h * h * k)
                     dof_d[o_dof + d * L.NDOF_D + SCRATCH] = dof_d[o_dof + d * L.NDOF_D + SCRATCH] - h * k * qvel[w, d]

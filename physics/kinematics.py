@@ -54,25 +54,25 @@ def make_kinematics(fp):
         m.put(body_d, o_body + XIPOS, m.vec3(0))
         m.put_mat3(body_d, o_body + XIMAT, ti.Matrix.identity(fp, 3))
         for b in range(1, sizes[L.SIZE_NBODY]):
-            jadr = body_i[b, L.BODY_JNTADR]
-            jnum = body_i[b, L.BODY_JNTNUM]
+            jadr = body_i[b * L.NBODY_I + L.BODY_JNTADR]
+            jnum = body_i[b * L.NBODY_I + L.BODY_JNTNUM]
             pos = m.vec3(0)
             quat = m.vec4(1, 0, 0, 0)
-            if jnum == 1 and jnt_i[jadr, L.JNT_TYPE] == JNT_FREE:
-                a = jnt_i[jadr, L.JNT_QPOSADR]
+            if jnum == 1 and jnt_i[jadr * L.NJNT_I + L.JNT_TYPE] == JNT_FREE:
+                a = jnt_i[jadr * L.NJNT_I + L.JNT_QPOSADR]
                 pos = m.vec3(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2])
                 # qpos itself is left as given: MuJoCo's forward pass normalizes a copy
                 quat = m.quat_normalize(m.vec4(qpos[w, a + 3], qpos[w, a + 4], qpos[w, a + 5], qpos[w, a + 6]))
                 m.put(jnt_d, o_jnt + jadr * L.NJNT_D + XANCHOR, pos)
                 m.put(jnt_d, o_jnt + jadr * L.NJNT_D + XAXIS, m.vec3(0, 0, 1))
             else:
-                p = body_i[b, L.BODY_PARENT]
+                p = body_i[b * L.NBODY_I + L.BODY_PARENT]
                 pquat = m.at4(body_d, o_body + p * L.NBODY_D + XQUAT)
                 pos = m.at3(body_d, o_body + p * L.NBODY_D + XPOS) + m.quat_rotate(pquat, m.ld3(body_f, mb, b, B_POS))
                 quat = m.quat_mul(pquat, m.ld4(body_f, mb, b, B_QUAT))
                 for j in range(jadr, jadr + jnum):
-                    jtype = jnt_i[j, L.JNT_TYPE]
-                    a = jnt_i[j, L.JNT_QPOSADR]
+                    jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+                    a = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
                     axis = m.ld3(jnt_f, mj, j, J_AXIS)
                     jpos = m.ld3(jnt_f, mj, j, J_POS)
                     xaxis = m.quat_rotate(quat, axis)
@@ -121,7 +121,7 @@ def make_kinematics(fp):
             b = nbody - 1 - i
             mass = body_d[o_body + b * L.NBODY_D + SUBTREE_MASS]
             com = m.at3(body_d, o_body + b * L.NBODY_D + SUBTREE_COM)
-            p = body_i[b, L.BODY_PARENT]
+            p = body_i[b * L.NBODY_I + L.BODY_PARENT]
             prow = o_body + p * L.NBODY_D
             m.put(body_d, prow + SUBTREE_COM, m.at3(body_d, prow + SUBTREE_COM) + com)
             body_d[prow + SUBTREE_MASS] = body_d[prow + SUBTREE_MASS] + mass
@@ -133,16 +133,16 @@ def make_kinematics(fp):
             m.put(body_d, o_body + SUBTREE_COM, m.at3(body_d, o_body + SUBTREE_COM) / body_d[o_body + SUBTREE_MASS])
         m.put(body_d, o_body + CINERT, m.vec10(0))
         for b in range(1, nbody):
-            root = body_i[b, L.BODY_ROOT]
+            root = body_i[b * L.NBODY_I + L.BODY_ROOT]
             dif = m.at3(body_d, o_body + b * L.NBODY_D + XIPOS) - m.at3(body_d, o_body + root * L.NBODY_D + SUBTREE_COM)
             ximat = m.at_mat3(body_d, o_body + b * L.NBODY_D + XIMAT)
             cinert = m.inert_com(m.ld3(body_f, mb, b, B_INERTIA), ximat, dif, body_f[mb, b, B_MASS])
             m.put(body_d, o_body + b * L.NBODY_D + CINERT, cinert)
         for j in range(sizes[L.SIZE_NJNT]):
-            b = jnt_i[j, L.JNT_BODY]
-            da = jnt_i[j, L.JNT_DOFADR]
-            jtype = jnt_i[j, L.JNT_TYPE]
-            com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+            b = jnt_i[j * L.NJNT_I + L.JNT_BODY]
+            da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
+            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+            com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
             offset = com - m.at3(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR)
             if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                 xaxis = m.at3(jnt_d, o_jnt + j * L.NJNT_D + XAXIS)
@@ -175,12 +175,12 @@ def make_kinematics(fp):
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
         m.put(body_d, o_body + CVEL, m.vec6(0))
         for b in range(1, sizes[L.SIZE_NBODY]):
-            cvel = m.at6(body_d, o_body + body_i[b, L.BODY_PARENT] * L.NBODY_D + CVEL)
-            da = body_i[b, L.BODY_DOFADR]
+            cvel = m.at6(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_PARENT] * L.NBODY_D + CVEL)
+            da = body_i[b * L.NBODY_I + L.BODY_DOFADR]
             k = 0
-            while k < body_i[b, L.BODY_DOFNUM]:
+            while k < body_i[b * L.NBODY_I + L.BODY_DOFNUM]:
                 d = da + k
-                jtype = jnt_i[dof_i[d, L.DOF_JNT], L.JNT_TYPE]
+                jtype = jnt_i[dof_i[d * L.NDOF_I + L.DOF_JNT] * L.NJNT_I + L.JNT_TYPE]
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                     m.put(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT,
                           m.cross_motion(cvel, m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF)))
@@ -213,8 +213,8 @@ def make_kinematics(fp):
             for k in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
                 j = wrap_i[k, L.WRAP_OBJID]
                 coef = wrap_f[mw, k, 0]
-                length += coef * qpos[w, jnt_i[j, L.JNT_QPOSADR]]
-                vel += coef * qvel[w, jnt_i[j, L.JNT_DOFADR]]
+                length += coef * qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
+                vel += coef * qvel[w, jnt_i[j * L.NJNT_I + L.JNT_DOFADR]]
             ten_d[w, t, T_LEN] = length
             ten_d[w, t, T_VEL] = vel
 

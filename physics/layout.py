@@ -344,6 +344,9 @@ def _pack_limits_and_drives(m: Model, jnt_i, jnt_f, dof_f) -> None:
 # `table[i] = table[i] + v` (each env is one thread's). Flat tables are allocated 1-D;
 # data_shapes gives the (num_envs, rows, columns) the host views them as.
 FLAT_TABLES = ("body_d", "jnt_d", "dof_d")
+# Model tables of the kinematic tree, read in every stage's inner loops (a dof's parent,
+# a body's joints): indexed flat as row * columns + column, for the same reason.
+FLAT_MODEL_TABLES = ("body_i", "jnt_i", "dof_i")
 
 
 def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:

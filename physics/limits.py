@@ -113,11 +113,11 @@ def make_limits(fp):
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         mj = w % jnt_f.shape[0]
         for j in range(sizes[L.SIZE_NJNT]):
-            jtype = jnt_i[j, L.JNT_TYPE]
-            if jnt_i[j, L.JNT_LIMIT_MODEL] == LIMIT_CUBIC and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
-                da = jnt_i[j, L.JNT_DOFADR]
-                g = cubic_penalty(qpos[w, jnt_i[j, L.JNT_QPOSADR]], jnt_f[mj, j, J_RANGE], jnt_f[mj, j, J_RANGE + 1],
-                                  jnt_f[mj, j, J_STRENGTH])
+            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+            if jnt_i[j * L.NJNT_I + L.JNT_LIMIT_MODEL] == LIMIT_CUBIC and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
+                da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
+                g = cubic_penalty(qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]], jnt_f[mj, j, J_RANGE],
+                                  jnt_f[mj, j, J_RANGE + 1], jnt_f[mj, j, J_STRENGTH])
                 dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] = dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] - g[0]
                 dof_d[o_dof + da * L.NDOF_D + IMPLICIT_K] = dof_d[o_dof + da * L.NDOF_D + IMPLICIT_K] + g[1]
 
@@ -215,14 +215,14 @@ def make_limits(fp):
         md = w % dof_f.shape[0]
         h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
         for j in range(sizes[L.SIZE_NJNT]):
-            model = jnt_i[j, L.JNT_LIMIT_MODEL]
+            model = jnt_i[j * L.NJNT_I + L.JNT_LIMIT_MODEL]
             if model == LIMIT_HARD or model == LIMIT_SPRING:
-                jtype = jnt_i[j, L.JNT_TYPE]
-                da = jnt_i[j, L.JNT_DOFADR]
+                jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+                da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
                 reach = jnt_f[mj, j, J_DIST]
                 invweight = dof_f[md, da, INVWEIGHT]
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                    value = qpos[w, jnt_i[j, L.JNT_QPOSADR]]
+                    value = qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
                     for s in ti.static(range(2)):
                         side = fp(-1.0) if s == 0 else fp(1.0)
                         dist = side * (jnt_f[mj, j, J_RANGE + s] - value)
@@ -233,7 +233,7 @@ def make_limits(fp):
                                 efc_J[w, row, da] = -side
                                 n += 1
                 elif jtype == JNT_BALL:
-                    pa = jnt_i[j, L.JNT_QPOSADR]
+                    pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
                     q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
                     g = swing_twist(q, jnt_f[mj, j, J_CONE], jnt_f[mj, j, J_CONE + 1])
                     omega = m.vec3(qvel[w, da], qvel[w, da + 1], qvel[w, da + 2])

@@ -37,15 +37,16 @@ def make_passive(fp):
         d = -1
         bb = b
         while bb > 0 and d < 0:
-            if body_i[bb, L.BODY_DOFNUM] > 0:
-                d = body_i[bb, L.BODY_DOFADR] + body_i[bb, L.BODY_DOFNUM] - 1
-            bb = body_i[bb, L.BODY_PARENT]
+            if body_i[bb * L.NBODY_I + L.BODY_DOFNUM] > 0:
+                d = body_i[bb * L.NBODY_I + L.BODY_DOFADR] + body_i[bb * L.NBODY_I + L.BODY_DOFNUM] - 1
+            bb = body_i[bb * L.NBODY_I + L.BODY_PARENT]
         while d >= 0:
-            c = m.at3(body_d, o_body + (body_i[dof_i[d, L.DOF_BODY], L.BODY_ROOT]) * L.NBODY_D + SUBTREE_COM)
+            root = body_i[dof_i[d * L.NDOF_I + L.DOF_BODY] * L.NBODY_I + L.BODY_ROOT]
+            c = m.at3(body_d, o_body + root * L.NBODY_D + SUBTREE_COM)
             wrench = m.spatial(torque + (point - c).cross(force), force)
             dof_d[o_dof + d * L.NDOF_D + col] = (dof_d[o_dof + d * L.NDOF_D + col]
                                                  + (m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF).dot(wrench)))
-            d = dof_i[d, L.DOF_PARENT]
+            d = dof_i[d * L.NDOF_I + L.DOF_PARENT]
 
     @ti.func
     def joint_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(), qvel: ti.template(), dof_d: ti.template()):
@@ -55,9 +56,9 @@ def make_passive(fp):
         md = w % dof_f.shape[0]
         for j in range(sizes[L.SIZE_NJNT]):
             k = jnt_f[mj, j, J_STIFFNESS]
-            jtype = jnt_i[j, L.JNT_TYPE]
-            pa = jnt_i[j, L.JNT_QPOSADR]
-            da = jnt_i[j, L.JNT_DOFADR]
+            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+            pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
+            da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
             if k != 0:
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                     dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] = (dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE]
@@ -114,7 +115,7 @@ def make_passive(fp):
             if sizes[L.SIZE_SMOOTH_FRICTION] != 0:
                 frc -= ten_f[mt, t, T_FRIC] * ti.tanh(vel * s)
             for n in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
-                da = jnt_i[wrap_i[n, L.WRAP_OBJID], L.JNT_DOFADR]
+                da = jnt_i[wrap_i[n, L.WRAP_OBJID] * L.NJNT_I + L.JNT_DOFADR]
                 dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] = (dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE]
                                                                + wrap_f[mw, n, 0] * frc)
 
@@ -138,7 +139,7 @@ def make_passive(fp):
                 xipos = m.at3(body_d, o_body + b * L.NBODY_D + XIPOS)
                 ximat = m.at_mat3(body_d, o_body + b * L.NBODY_D + XIMAT)
                 cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL)
-                com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+                com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
                 lang = ximat.transpose() @ m.ang(cvel)
                 llin = ximat.transpose() @ (m.lin(cvel) + m.ang(cvel).cross(xipos - com) - m.ld3(opt_f, mo, 0, WIND))
                 tq = m.vec3(0)

@@ -36,7 +36,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
     @ti.kernel
     def step_kernel(
         # Model:
-        sizes: i1, body_i: i2, jnt_i: i2, dof_i: i2, act_i: i2, ten_i: i2, wrap_i: i2,
+        sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
         body_f: f3, jnt_f: f3, dof_f: f3, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
         # Data in:
         ctrl: f2, qfrc_applied: f2,
@@ -57,7 +57,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
                      con_n, eq_i, eq_f, eq_d, advance)
 
     @ti.kernel
-    def post_kernel(sizes: i1, body_i: i2, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,
+    def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,
                     con_f: f3, con_i: i3, efc_f: f3, efc_n: i2):
         for w in range(qvel.shape[0]):
             reaction.rne_post(w, sizes, body_i, opt_f, qvel, qacc, body_d, dof_d, geom_i, con_f, con_i, efc_f, efc_n)

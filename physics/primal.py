@@ -65,21 +65,21 @@ def make_primal(fp, newton: bool, elliptic: bool):
     def mul_M(w, nv, dof_i: ti.template(), qM: ti.template(), dof_d: ti.template(), src: ti.template(),
               dst: ti.template()):
         """dof_d[:, dst] <- M dof_d[:, src] from the tree-sparse rows of qM."""
-        o_dof = w * dof_i.shape[0] * L.NDOF_D
+        o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
         for i in range(nv):
             dof_d[o_dof + i * L.NDOF_D + dst] = 0
         for i in range(nv):
-            a = dof_i[i, L.DOF_MADR]
+            a = dof_i[i * L.NDOF_I + L.DOF_MADR]
             dof_d[o_dof + i * L.NDOF_D + dst] = (dof_d[o_dof + i * L.NDOF_D + dst]
                                                  + qM[w, a] * dof_d[o_dof + i * L.NDOF_D + src])
-            j = dof_i[i, L.DOF_PARENT]
+            j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
             while j >= 0:
                 a += 1
                 dof_d[o_dof + i * L.NDOF_D + dst] = (dof_d[o_dof + i * L.NDOF_D + dst]
                                                      + qM[w, a] * dof_d[o_dof + j * L.NDOF_D + src])
                 dof_d[o_dof + j * L.NDOF_D + dst] = (dof_d[o_dof + j * L.NDOF_D + dst]
                                                      + qM[w, a] * dof_d[o_dof + i * L.NDOF_D + src])
-                j = dof_i[j, L.DOF_PARENT]
+                j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
 
     @ti.func
     def mul_J(w, nefc, nv, efc_J: ti.template(), dof_d: ti.template(), src: ti.template(), efc_f: ti.template(),
@@ -103,7 +103,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
     @ti.func
     def set_ma(w, nv, dof_i: ti.template(), qM: ti.template(), qacc: ti.template(), dof_d: ti.template()):
         """MA <- M (qacc - qacc_smooth); returns the Gauss cost 1/2 (a - a0)^T M (a - a0)."""
-        o_dof = w * dof_i.shape[0] * L.NDOF_D
+        o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
         for d in range(nv):
             dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d] - dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
         mul_M(w, nv, dof_i, qM, dof_d, SCRATCH, MA)
@@ -319,13 +319,13 @@ def make_primal(fp, newton: bool, elliptic: bool):
                         h += vals[k] * efc_J[w, rows[k], b]
                     efc_Y[w, a, b] += h
         for i in range(nv):
-            adr = dof_i[i, L.DOF_MADR]
+            adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
             efc_Y[w, i, i] += qM[w, adr]
-            j = dof_i[i, L.DOF_PARENT]
+            j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
             while j >= 0:
                 adr += 1
                 efc_Y[w, i, j] += qM[w, adr]
-                j = dof_i[j, L.DOF_PARENT]
+                j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
         if ti.static(elliptic):
             i = 0
             while i < nefc:
@@ -603,7 +603,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         """qacc <- the better of the previous step's acceleration and qacc_smooth, with jar
         and MA at it (one loop around one update_rows, which the compiler inlines). At
         qacc_smooth, jar is the rows' bias and MA is zero: nothing to recompute."""
-        o_dof = w * dof_i.shape[0] * L.NDOF_D
+        o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
         use_smooth = 1
         if warmstart:
             cost_warm = fp(0.0)

@@ -58,9 +58,9 @@ def make_reaction(fp):
     @ti.func
     def add_wrench_at(w, b, wrench, point, sign, body_i: ti.template(), body_d: ti.template()):
         """cfrc_ext[b] += sign * wrench applied at ``point``, moved to the root's com."""
-        o_body = w * body_i.shape[0] * L.NBODY_D
+        o_body = w * (body_i.shape[0] // L.NBODY_I) * L.NBODY_D
         if b > 0:
-            com = m.at3(body_d, o_body + body_i[b, L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+            com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
             frc = m.lin(wrench)
             moved = m.spatial(m.ang(wrench) + (point - com).cross(frc), frc)
             row = o_body + b * L.NBODY_D
@@ -102,9 +102,9 @@ def make_reaction(fp):
         m.put(body_d, o_body + CFRC_INT, m.vec6(0))
         nbody = sizes[L.SIZE_NBODY]
         for b in range(1, nbody):
-            cacc = m.at6(body_d, o_body + body_i[b, L.BODY_PARENT] * L.NBODY_D + CACC)
-            da = body_i[b, L.BODY_DOFADR]
-            for d in range(da, da + body_i[b, L.BODY_DOFNUM]):
+            cacc = m.at6(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_PARENT] * L.NBODY_D + CACC)
+            da = body_i[b * L.NBODY_I + L.BODY_DOFADR]
+            for d in range(da, da + body_i[b * L.NBODY_I + L.BODY_DOFNUM]):
                 cacc += (m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT) * qvel[w, d]
                          + m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF) * qacc[w, d])
             m.put(body_d, o_body + b * L.NBODY_D + CACC, cacc)
@@ -114,7 +114,7 @@ def make_reaction(fp):
             m.put(body_d, o_body + b * L.NBODY_D + CFRC_INT, body - m.at6(body_d, o_body + b * L.NBODY_D + CFRC_EXT))
         for k in range(nbody - 1):
             b = nbody - 1 - k
-            p = body_i[b, L.BODY_PARENT]
+            p = body_i[b * L.NBODY_I + L.BODY_PARENT]
             prow = o_body + p * L.NBODY_D
             child = m.at6(body_d, o_body + b * L.NBODY_D + CFRC_INT)
             m.put(body_d, prow + CFRC_INT, m.at6(body_d, prow + CFRC_INT) + child)

@@ -104,7 +104,7 @@ class World:
         self._packed = packed  # host copies of the model tables, for per-env parameters
         self._m = {}
         for name in _MODEL_INT:
-            self._m[name] = _upload(packed[name], ti.i32)
+            self._m[name] = _upload(packed[name].ravel() if name in L.FLAT_MODEL_TABLES else packed[name], ti.i32)
         for name in _MODEL_FLOAT:
             self._m[name] = _upload(packed[name], self._fp)
         for name, dtype in _EXTRA_MODEL:
