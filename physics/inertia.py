@@ -35,6 +35,7 @@ def make_inertia(fp):
         body_d: ti.template(), dof_d: ti.template(), qM: ti.template(),
     ):
         """Composite inertias and the mass matrix M(i, j) = cdof_j . (crb_body(i) cdof_i)."""
+        o_m = w * sizes[L.SIZE_M_STRIDE]
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
         md = w % dof_f.shape[0]
@@ -51,37 +52,39 @@ def make_inertia(fp):
             buf = m.mul_inert(m.at10(body_d, o_body + dof_i[i * L.NDOF_I + L.DOF_BODY] * L.NBODY_D + CRB),
                               m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
             adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
-            qM[w, adr] = dof_f[md, i, ARMATURE] + buf.dot(m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
+            qM[o_m + adr] = dof_f[md, i, ARMATURE] + buf.dot(m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
             j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
             while j >= 0:
                 adr += 1
-                qM[w, adr] = buf.dot(m.at6(dof_d, o_dof + j * L.NDOF_D + CDOF))
+                qM[o_m + adr] = buf.dot(m.at6(dof_d, o_dof + j * L.NDOF_D + CDOF))
                 j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
 
     @ti.func
     def copy_sparse(w, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
-        for a in range(qLD.shape[1]):
-            qLD[w, a] = M[w, a]
+        o_m = w * sizes[L.SIZE_M_STRIDE]
+        for a in range(sizes[L.SIZE_M_STRIDE]):
+            qLD[o_m + a] = M[o_m + a]
 
     @ti.func
     def factor(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template()):
         """In place: qLD (a tree-sparse SPD matrix) <- its L^T D L factors."""
+        o_m = w * sizes[L.SIZE_M_STRIDE]
         nv = sizes[L.SIZE_NV]
         for r in range(nv):
             k = nv - 1 - r
             kk = dof_i[k * L.NDOF_I + L.DOF_MADR]
-            if qLD[w, kk] < fp(1e-15):
-                qLD[w, kk] = fp(1e-15)
-            dk = qLD[w, kk]
+            if qLD[o_m + kk] < fp(1e-15):
+                qLD[o_m + kk] = fp(1e-15)
+            dk = qLD[o_m + kk]
             ki = kk + 1
             i = dof_i[k * L.NDOF_I + L.DOF_PARENT]
             while i >= 0:
-                tmp = qLD[w, ki] / dk
+                tmp = qLD[o_m + ki] / dk
                 # row i (i and its ancestors) -= tmp * the matching tail of row k
                 ii = dof_i[i * L.NDOF_I + L.DOF_MADR]
                 for t in range(dof_i[i * L.NDOF_I + L.DOF_MROWLEN]):
-                    qLD[w, ii + t] -= qLD[w, ki + t] * tmp
-                qLD[w, ki] = tmp
+                    qLD[o_m + (ii + t)] = qLD[o_m + (ii + t)] - (qLD[o_m + (ki + t)] * tmp)
+                qLD[o_m + ki] = tmp
                 ki += 1
                 i = dof_i[i * L.NDOF_I + L.DOF_PARENT]
 
@@ -89,6 +92,7 @@ def make_inertia(fp):
     def solve(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), x: ti.template(),
               col: ti.template()):
         """Column ``col`` of env w's rows of the flat dof table x <- (L^T D L)^-1 itself, in place."""
+        o_m = w * sizes[L.SIZE_M_STRIDE]
         nv = sizes[L.SIZE_NV]
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for r in range(nv):
@@ -98,23 +102,24 @@ def make_inertia(fp):
                 a = dof_i[i * L.NDOF_I + L.DOF_MADR] + 1
                 j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
                 while j >= 0:
-                    x[o_dof + j * L.NDOF_D + col] = x[o_dof + j * L.NDOF_D + col] - qLD[w, a] * xi
+                    x[o_dof + j * L.NDOF_D + col] = x[o_dof + j * L.NDOF_D + col] - qLD[o_m + a] * xi
                     a += 1
                     j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
         for i in range(nv):
-            x[o_dof + i * L.NDOF_D + col] = x[o_dof + i * L.NDOF_D + col] / qLD[w, dof_i[i * L.NDOF_I + L.DOF_MADR]]
+            x[o_dof + i * L.NDOF_D + col] = x[o_dof + i * L.NDOF_D + col] / qLD[o_m + dof_i[i * L.NDOF_I + L.DOF_MADR]]
         for i in range(nv):
             a = dof_i[i * L.NDOF_I + L.DOF_MADR] + 1
             j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
             s = x[o_dof + i * L.NDOF_D + col]
             while j >= 0:
-                s -= qLD[w, a] * x[o_dof + j * L.NDOF_D + col]
+                s -= qLD[o_m + a] * x[o_dof + j * L.NDOF_D + col]
                 a += 1
                 j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
             x[o_dof + i * L.NDOF_D + col] = s
 
     @ti.func
-    def add_diag(w, qLD: ti.template(), dof_i: ti.template(), d, value):
-        qLD[w, dof_i[d * L.NDOF_I + L.DOF_MADR]] += value
+    def add_diag(w, sizes: ti.template(), qLD: ti.template(), dof_i: ti.template(), d, value):
+        o_m = w * sizes[L.SIZE_M_STRIDE]
+        qLD[o_m + dof_i[d * L.NDOF_I + L.DOF_MADR]] = qLD[o_m + dof_i[d * L.NDOF_I + L.DOF_MADR]] + value
 
     return types.SimpleNamespace(crb=crb, copy_sparse=copy_sparse, factor=factor, solve=solve, add_diag=add_diag)

@@ -70,7 +70,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         inertia.copy_sparse(w, sizes, qM, qLD)
         for d in range(sizes[L.SIZE_NV]):
             if with_damping:
-                inertia.add_diag(w, qLD, dof_i, d, h * dof_f[md, d, DAMPING])
+                inertia.add_diag(w, sizes, qLD, dof_i, d, h * dof_f[md, d, DAMPING])
             dof_d[o_dof + d * L.NDOF_D + SCRATCH] = (dof_d[o_dof + d * L.NDOF_D + QFRC_SMOOTH]
                                                      + dof_d[o_dof + d * L.NDOF_D + QFRC_CONSTRAINT])
         add_drive_and_limit_terms(w, sizes, dof_i, qvel, dof_d, qLD, h)
@@ -80,7 +80,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                     d = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
                     k = jnt_f[mj, j, J_STIFFNESS]
-                    inertia.add_diag(w, qLD, dof_i, d, h * h * k)
+                    inertia.add_diag(w, sizes, qLD, dof_i, d, h * h * k)
                     dof_d[o_dof + d * L.NDOF_D + SCRATCH] = dof_d[o_dof + d * L.NDOF_D + SCRATCH] - h * k * qvel[w, d]
         inertia.factor(w, sizes, dof_i, qLD)
         inertia.solve(w, sizes, dof_i, qLD, dof_d, SCRATCH)
@@ -93,7 +93,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for d in range(sizes[L.SIZE_NV]):
             k = dof_d[o_dof + d * L.NDOF_D + IMPLICIT_K]
-            inertia.add_diag(w, qLD, dof_i, d, h * dof_d[o_dof + d * L.NDOF_D + IMPLICIT_D] + h * h * k)
+            inertia.add_diag(w, sizes, qLD, dof_i, d, h * dof_d[o_dof + d * L.NDOF_D + IMPLICIT_D] + h * h * k)
             dof_d[o_dof + d * L.NDOF_D + SCRATCH] = dof_d[o_dof + d * L.NDOF_D + SCRATCH] - h * k * qvel[w, d]
 
     @ti.func

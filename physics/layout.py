@@ -33,8 +33,8 @@ SIZE_SMOOTH_FRICTION = 13  # 1: friction loss as smooth passive forces instead o
 SIZE_LS_ITERATIONS = 14  # the primal solvers' line-search budget
 # Entries of one env's rows in the flat data tables (FLAT_TABLES): env w's rows start at
 # w * stride.
-SIZE_BODY_STRIDE, SIZE_JNT_STRIDE, SIZE_DOF_STRIDE = 15, 16, 17
-NSIZES = 18
+SIZE_BODY_STRIDE, SIZE_JNT_STRIDE, SIZE_DOF_STRIDE, SIZE_M_STRIDE = 15, 16, 17, 18
+NSIZES = 19
 # The solver and cone are compile-time choices (physics/pipeline.py), not sizes.
 SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
@@ -198,7 +198,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
                       nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
                       m.opt.frictionloss == "smooth", m.opt.ls_iterations, m.nbody * NBODY_D,
-                      _pad(m.njnt) * NJNT_D, _pad(m.nv) * NDOF_D], np.int32)
+                      _pad(m.njnt) * NJNT_D, _pad(m.nv) * NDOF_D, _pad(m.nM)], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -334,8 +334,9 @@ def _pack_limits_and_drives(m: Model, jnt_i, jnt_f, dof_f) -> None:
             _put(dof_f, d, DOF_F, name, getattr(m, "dof_" + name)[d])
 
 
-# Data tables that the kernels index flat: env w's row r, column c is entry
-# w * stride + r * columns + c. Indexing a (num_envs, rows, columns) ndarray costs a
+# Data tables that the kernels index flat (per-body, per-joint and per-dof rows; the
+# sparse mass matrix and its factor as rows of one column): env w's row r, column c is
+# entry w * stride + r * columns + c. Indexing a (num_envs, rows, columns) ndarray costs a
 # reload of the array's shape and two multiplications after every store in the loop
 # (LLVM cannot prove the store leaves the shape alone); the flat index adds values held
 # in registers: the body stages run 1.1-1.8x faster on flat rows. One trap: Taichi makes
@@ -343,7 +344,7 @@ def _pack_limits_and_drives(m: Model, jnt_i, jnt_f, dof_f) -> None:
 # parallel loop's variable, which a flat index never does, so flat tables are updated as
 # `table[i] = table[i] + v` (each env is one thread's). Flat tables are allocated 1-D;
 # data_shapes gives the (num_envs, rows, columns) the host views them as.
-FLAT_TABLES = ("body_d", "jnt_d", "dof_d")
+FLAT_TABLES = ("body_d", "jnt_d", "dof_d", "qM", "qLD")
 # Model tables of the kinematic tree, read in every stage's inner loops (a dof's parent,
 # a body's joints): indexed flat as row * columns + column, for the same reason.
 FLAT_MODEL_TABLES = ("body_i", "jnt_i", "dof_i")

@@ -43,7 +43,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         # Data in/out:
         qpos: f2, qvel: f2,
         # Data out:
-        qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, qM: f2, qLD: f2, act_d: f3, ten_d: f3,
+        qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
         efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
         pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
         eq_i: i2, eq_f: f3, eq_d: i3,

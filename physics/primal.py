@@ -62,23 +62,24 @@ def make_primal(fp, newton: bool, elliptic: bool):
         return s
 
     @ti.func
-    def mul_M(w, nv, dof_i: ti.template(), qM: ti.template(), dof_d: ti.template(), src: ti.template(),
-              dst: ti.template()):
+    def mul_M(w, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), dof_d: ti.template(),
+              src: ti.template(), dst: ti.template()):
         """dof_d[:, dst] <- M dof_d[:, src] from the tree-sparse rows of qM."""
+        o_m = w * sizes[L.SIZE_M_STRIDE]
         o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
         for i in range(nv):
             dof_d[o_dof + i * L.NDOF_D + dst] = 0
         for i in range(nv):
             a = dof_i[i * L.NDOF_I + L.DOF_MADR]
             dof_d[o_dof + i * L.NDOF_D + dst] = (dof_d[o_dof + i * L.NDOF_D + dst]
-                                                 + qM[w, a] * dof_d[o_dof + i * L.NDOF_D + src])
+                                                 + qM[o_m + a] * dof_d[o_dof + i * L.NDOF_D + src])
             j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
             while j >= 0:
                 a += 1
                 dof_d[o_dof + i * L.NDOF_D + dst] = (dof_d[o_dof + i * L.NDOF_D + dst]
-                                                     + qM[w, a] * dof_d[o_dof + j * L.NDOF_D + src])
+                                                     + qM[o_m + a] * dof_d[o_dof + j * L.NDOF_D + src])
                 dof_d[o_dof + j * L.NDOF_D + dst] = (dof_d[o_dof + j * L.NDOF_D + dst]
-                                                     + qM[w, a] * dof_d[o_dof + i * L.NDOF_D + src])
+                                                     + qM[o_m + a] * dof_d[o_dof + i * L.NDOF_D + src])
                 j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
 
     @ti.func
@@ -101,12 +102,13 @@ def make_primal(fp, newton: bool, elliptic: bool):
             efc_f[w, i, E["jar"]] = s
 
     @ti.func
-    def set_ma(w, nv, dof_i: ti.template(), qM: ti.template(), qacc: ti.template(), dof_d: ti.template()):
+    def set_ma(w, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), qacc: ti.template(),
+               dof_d: ti.template()):
         """MA <- M (qacc - qacc_smooth); returns the Gauss cost 1/2 (a - a0)^T M (a - a0)."""
         o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
         for d in range(nv):
             dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d] - dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
-        mul_M(w, nv, dof_i, qM, dof_d, SCRATCH, MA)
+        mul_M(w, nv, sizes, dof_i, qM, dof_d, SCRATCH, MA)
         return fp(0.5) * dot(w, nv, dof_d, SCRATCH, MA)
 
     # --- the cost of the rows -----------------------------------------------------------------
@@ -260,7 +262,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         if ti.static(newton):
             if hess != 0:
                 if hess == 1 or changed > 0:
-                    hessian(w, nefc, nv, dof_i, qM, efc_J, efc_f, efc_Y)
+                    hessian(w, nefc, nv, sizes, dof_i, qM, efc_J, efc_f, efc_Y)
                     cholesky(w, nv, efc_Y)
                 cholesky_solve(w, nv, efc_Y, dof_d, MGRAD)
             else:
@@ -284,8 +286,8 @@ def make_primal(fp, newton: bool, elliptic: bool):
                     efc_Y[w, a, b] += scale * v
 
     @ti.func
-    def hessian(w, nefc, nv, dof_i: ti.template(), qM: ti.template(), efc_J: ti.template(), efc_f: ti.template(),
-                efc_Y: ti.template()):
+    def hessian(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), efc_J: ti.template(),
+                efc_f: ti.template(), efc_Y: ti.template()):
         """Lower triangle of H = M + J^T D J over the quadratic rows, plus each elliptic
         contact's cone Hessian while it slides on the cone. Each entry of J^T D J is one
         reduction, a loop without stores (several times faster than accumulating outer
@@ -293,6 +295,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         contact's row touches the few dofs of its bodies' chains, not all of them. Those
         rows are listed in registers, HESS_CHUNK at a time: a list in memory costs twice
         the time."""
+        o_m = w * sizes[L.SIZE_M_STRIDE]
         for i in range(nefc):
             weight = fp(0.0)
             if efc_f[w, i, E["state"]] == STATE_QUADRATIC:
@@ -320,11 +323,11 @@ def make_primal(fp, newton: bool, elliptic: bool):
                     efc_Y[w, a, b] += h
         for i in range(nv):
             adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
-            efc_Y[w, i, i] += qM[w, adr]
+            efc_Y[w, i, i] += qM[o_m + adr]
             j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
             while j >= 0:
                 adr += 1
-                efc_Y[w, i, j] += qM[w, adr]
+                efc_Y[w, i, j] += qM[o_m + adr]
                 j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
         if ti.static(elliptic):
             i = 0
@@ -561,7 +564,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         snorm = ti.sqrt(dot(w, nv, dof_d, SEARCH, SEARCH))
         if snorm >= fp(_MINVAL):
             gtol = gtol_scale * snorm
-            mul_M(w, nv, dof_i, qM, dof_d, SEARCH, MV)
+            mul_M(w, nv, sizes, dof_i, qM, dof_d, SEARCH, MV)
             mul_J(w, nefc, nv, efc_J, dof_d, SEARCH, efc_f, E["jv"])
             gauss = prepare(w, nefc, nv, dof_d, efc_f)
             lo = -fp(_INF)  # slope < 0 here
@@ -598,8 +601,8 @@ def make_primal(fp, newton: bool, elliptic: bool):
 
     # --- the solver ------------------------------------------------------------------------------------
     @ti.func
-    def start(w, nefc, nv, dof_i: ti.template(), qM: ti.template(), qacc: ti.template(), dof_d: ti.template(),
-              efc_J: ti.template(), efc_f: ti.template(), warmstart):
+    def start(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), qacc: ti.template(),
+              dof_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(), warmstart):
         """qacc <- the better of the previous step's acceleration and qacc_smooth, with jar
         and MA at it (one loop around one update_rows, which the compiler inlines). At
         qacc_smooth, jar is the rows' bias and MA is zero: nothing to recompute."""
@@ -613,7 +616,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
                     for d in range(nv):
                         qacc[w, d] = dof_d[o_dof + d * L.NDOF_D + QACC_WARMSTART]
                     set_jar(w, nefc, nv, qacc, efc_J, efc_f)
-                    gauss = set_ma(w, nv, dof_i, qM, qacc, dof_d)
+                    gauss = set_ma(w, nv, sizes, dof_i, qM, qacc, dof_d)
                 else:
                     for i in range(nefc):  # keep the warm start's jar in jv, free until the line search
                         efc_f[w, i, E["jv"]] = efc_f[w, i, E["jar"]]
@@ -649,7 +652,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
             for d in range(nv):
                 bias += efc_J[w, i, d] * dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
             efc_f[w, i, E["bias"]] = bias
-        start(w, nefc, nv, dof_i, qM, qacc, dof_d, efc_J, efc_f, warmstart)
+        start(w, nefc, nv, sizes, dof_i, qM, qacc, dof_d, efc_J, efc_f, warmstart)
         # stage 0 (CG): the start point's certificate (M^-1 preconditioning); 1 (Newton):
         # the same, and failing it, the first Hessian, whose decrement certifies the start;
         # 2: iterating

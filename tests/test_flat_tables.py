@@ -52,7 +52,7 @@ def test_flat_tables_read_back_as_env_rows_columns():
         single = physics.World(model, num_envs=1, precision="float64")
         single.set_state(qpos=q[w:w + 1], qvel=np.zeros((1, 2)))
         single.forward()
-        for name in ("xpos", "xquat", "cdof", "xanchor", "qfrc_bias"):
+        for name in ("xpos", "xquat", "cdof", "xanchor", "qfrc_bias", "qM", "qacc"):
             np.testing.assert_allclose(world.get(name)[w], single.get(name)[0], rtol=0, atol=1e-14, err_msg=name)
     assert world.get("xpos").shape == (3, model.nbody, 3)
     assert world.get("cdof").shape == (3, model.nv, 6)
@@ -63,6 +63,6 @@ def test_flat_table_sizes_match_their_strides(name):
     model = physics.load_model(str(Path(__file__).parent.parent / "configs" / "assets" / "quadruped.xml"))
     shapes = L.data_shapes(model, 5)
     sizes = L.pack_model(model, np.float64)["sizes"]
-    stride = {"body_d": L.SIZE_BODY_STRIDE, "jnt_d": L.SIZE_JNT_STRIDE, "dof_d": L.SIZE_DOF_STRIDE}[name]
-    rows, columns = shapes[name][1:]
-    assert sizes[stride] == rows * columns
+    stride = {"body_d": L.SIZE_BODY_STRIDE, "jnt_d": L.SIZE_JNT_STRIDE, "dof_d": L.SIZE_DOF_STRIDE,
+              "qM": L.SIZE_M_STRIDE, "qLD": L.SIZE_M_STRIDE}[name]
+    assert sizes[stride] == np.prod(shapes[name][1:])
