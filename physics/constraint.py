@@ -106,24 +106,25 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                      efc_n: ti.template()):
         """Rows for joints within their margin of a limit (MuJoCo's mj_instantiateLimit)."""
         n = nefc
-        mj = w % jnt_f.shape[0]
-        md = w % dof_f.shape[0]
+        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
         for j in range(sizes[L.SIZE_NJNT]):
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
             if jnt_i[j * L.NJNT_I + L.JNT_LIMITED] != 0 and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
                 value = qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
-                margin = jnt_f[mj, j, J_MARGIN]
+                margin = jnt_f[mj + j * L.NJNT_F + J_MARGIN]
                 da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
                 for s in ti.static(range(2)):
                     side = fp(-1.0) if s == 0 else fp(1.0)
-                    dist = side * (jnt_f[mj, j, J_RANGE + s] - value)
+                    dist = side * (jnt_f[mj + j * L.NJNT_F + J_RANGE + s] - value)
                     if dist < margin:
                         row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                         if row >= 0:
                             efc_J[w, row, da] = -side
-                            set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin, dof_f[md, da, INVWEIGHT],
+                            set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin,
+                                    dof_f[md + da * L.NDOF_F + INVWEIGHT],
                                     fp(0.0), fp(_INF))
-                            copy_sol(w, row, efc_f, jnt_f, mj, j)
+                            copy_sol(w, row, efc_f, jnt_f, mj + j * L.NJNT_F + J_SOLREF, mj + j * L.NJNT_F + J_SOLIMP)
                             n += 1
             elif jnt_i[j * L.NJNT_I + L.JNT_LIMITED] != 0 and jtype == JNT_BALL:
                 pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
@@ -131,17 +132,18 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                 axis_angle = quat_axis_angle(q)
                 axis = m.vec3(axis_angle[0], axis_angle[1], axis_angle[2])
                 angle = axis_angle[3]
-                margin = jnt_f[mj, j, J_MARGIN]
-                dist = ti.max(jnt_f[mj, j, J_RANGE], jnt_f[mj, j, J_RANGE + 1]) - angle
+                margin = jnt_f[mj + j * L.NJNT_F + J_MARGIN]
+                dist = ti.max(jnt_f[mj + j * L.NJNT_F + J_RANGE], jnt_f[mj + j * L.NJNT_F + J_RANGE + 1]) - angle
                 if dist < margin:
                     row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                     if row >= 0:
                         da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
                         for k in ti.static(range(3)):
                             efc_J[w, row, da + k] = -axis[k]
-                        set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin, dof_f[md, da, INVWEIGHT],
+                        set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin,
+                                dof_f[md + da * L.NDOF_F + INVWEIGHT],
                                 fp(0.0), fp(_INF))
-                        copy_sol(w, row, efc_f, jnt_f, mj, j)
+                        copy_sol(w, row, efc_f, jnt_f, mj + j * L.NJNT_F + J_SOLREF, mj + j * L.NJNT_F + J_SOLIMP)
                         n += 1
         return n
 
@@ -169,9 +171,10 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                         # a joint row fills only its joints' columns (body rows write all theirs)
                         for d in range(sizes[L.SIZE_NV]):
                             efc_J[w, n, d] = 0
-                        joint_coupling(w, n, e, me, jnt_i, dof_f, q_f, qpos, eq_i, eq_f, efc_J, efc_f)
+                        joint_coupling(w, n, e, me, sizes, jnt_i, dof_f, q_f, qpos, eq_i, eq_f, efc_J, efc_f)
                     else:
-                        body_equality(w, n, e, me, kind, body_i, body_f, jnt_i, dof_i, qvel, body_d, dof_d, eq_i, eq_f,
+                        body_equality(w, n, e, me, kind, sizes, body_i, body_f, jnt_i, dof_i, qvel, body_d, dof_d,
+                                      eq_i, eq_f,
                                       efc_J, efc_f)
                     for r in range(nrow):
                         for k in ti.static(range(2)):
@@ -207,17 +210,17 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             i += nrow
 
     @ti.func
-    def joint_coupling(w, row, e, me, jnt_i: ti.template(), dof_f: ti.template(), q_f: ti.template(),
-                       qpos: ti.template(), eq_i: ti.template(), eq_f: ti.template(), efc_J: ti.template(),
-                       efc_f: ti.template()):
+    def joint_coupling(w, row, e, me, sizes: ti.template(), jnt_i: ti.template(), dof_f: ti.template(),
+                       q_f: ti.template(), qpos: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
+                       efc_J: ti.template(), efc_f: ti.template()):
         """q1 - q1_0 = c0 + c1 d + ... + c4 d^4 with d = q2 - q2_0 (or q1 - q1_0 = c0)."""
-        md = w % dof_f.shape[0]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
         j1 = eq_i[e, L.EQ_OBJ1]
         j2 = eq_i[e, L.EQ_OBJ2]
         a1 = jnt_i[j1 * L.NJNT_I + L.JNT_QPOSADR]
         d1 = jnt_i[j1 * L.NJNT_I + L.JNT_DOFADR]
         pos = qpos[w, a1] - q_f[0, a1, QPOS0] - eq_f[me, e, EQ_DATA]
-        diag = dof_f[md, d1, INVWEIGHT]
+        diag = dof_f[md + d1 * L.NDOF_F + INVWEIGHT]
         efc_J[w, row, d1] = 1
         if j2 >= 0:
             a2 = jnt_i[j2 * L.NJNT_I + L.JNT_QPOSADR]
@@ -231,7 +234,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                 deriv += k * c * ti.pow(dif, k - 1)
             pos -= poly
             efc_J[w, row, d2] -= deriv
-            diag += dof_f[md, d2, INVWEIGHT]
+            diag += dof_f[md + d2 * L.NDOF_F + INVWEIGHT]
         set_row(w, row, efc_f, CNSTR_EQUALITY, e, pos, fp(0.0), diag, fp(-_INF), fp(_INF))
 
     @ti.func
@@ -277,13 +280,14 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         return m.at3(body_d, row + XPOS) + m.quat_rotate(m.at4(body_d, row + XQUAT), local)
 
     @ti.func
-    def body_equality(w, row, e, me, kind, body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
-                      dof_i: ti.template(), qvel: ti.template(), body_d: ti.template(), dof_d: ti.template(),
-                      eq_i: ti.template(), eq_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+    def body_equality(w, row, e, me, kind, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(),
+                      jnt_i: ti.template(), dof_i: ti.template(), qvel: ti.template(), body_d: ti.template(),
+                      dof_d: ti.template(), eq_i: ti.template(), eq_f: ti.template(), efc_J: ti.template(),
+                      efc_f: ti.template()):
         """Connect: 3 rows p1 - p2 = 0. Weld: those at its anchor plus 3 rows for the
         orientation error, the vector part of conj(q2) q1 relpose, scaled by torquescale."""
         o_body = w * (body_i.shape[0] // L.NBODY_I) * L.NBODY_D
-        mb = w % body_f.shape[0]
+        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
         b1 = eq_i[e, L.EQ_OBJ1]
         b2 = eq_i[e, L.EQ_OBJ2]
         d0 = m.vec3(eq_f[me, e, EQ_DATA], eq_f[me, e, EQ_DATA + 1], eq_f[me, e, EQ_DATA + 2])
@@ -294,8 +298,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             p1 = body_point(o_body, b1, d1, body_d)
             p2 = body_point(o_body, b2, d0, body_d)
         cpos = p1 - p2
-        tran = body_f[mb, b1, B_INVWEIGHT] + body_f[mb, b2, B_INVWEIGHT]
-        rot = body_f[mb, b1, B_INVWEIGHT + 1] + body_f[mb, b2, B_INVWEIGHT + 1]
+        tran = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT]
+        rot = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT + 1] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT + 1]
         norm2 = cpos.dot(cpos)
         # connect: the points' relative velocity; weld: and the bodies' relative angular velocity
         relative_jacobian(w, row, 6 if kind == EQ_WELD else 3, qvel.shape[1], b1, p1, b2, p2,
@@ -358,7 +362,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         friction pyramid J_n +- mu_k J_k, or the condim rows of an elliptic cone
         (MuJoCo's mj_instantiateContact)."""
         n = nefc
-        mb = w % body_f.shape[0]
+        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
         for c in range(con_n[w, NCON]):
             if con_i[w, c, CON_EXCLUDE] == 0:
                 dim = con_i[w, c, CON_DIM]
@@ -372,8 +376,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                     b1 = geom_i[con_i[w, c, CON_GEOM1], GEOM_BODY]
                     b2 = geom_i[con_i[w, c, CON_GEOM2], GEOM_BODY]
                     point = m.vec3(con_f[w, c, C["pos"]], con_f[w, c, C["pos"] + 1], con_f[w, c, C["pos"] + 2])
-                    tran = body_f[mb, b1, B_INVWEIGHT] + body_f[mb, b2, B_INVWEIGHT]
-                    rot = body_f[mb, b1, B_INVWEIGHT + 1] + body_f[mb, b2, B_INVWEIGHT + 1]
+                    tran = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT]
+                    rot = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT + 1] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT + 1]
                     nv = sizes[L.SIZE_NV]
                     # frame rows: the normal and tangents; geom2 moves relative to geom1
                     frame = ti.Matrix.rows([contact_axis(w, c, con_f, 0), contact_axis(w, c, con_f, 1),
@@ -497,17 +501,18 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         """A row per dof and per tendon with friction loss: a force bounded by +-frictionloss
         that opposes motion (MuJoCo's mj_instantiateFriction)."""
         n = nefc
-        md = w % dof_f.shape[0]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
         mt = w % ten_f.shape[0]
         for d in range(sizes[L.SIZE_NV]):
-            loss = dof_f[md, d, FRICTIONLOSS]
+            loss = dof_f[md + d * L.NDOF_F + FRICTIONLOSS]
             if loss > 0:
                 row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                 if row >= 0:
                     efc_J[w, row, d] = 1
-                    set_row(w, row, efc_f, CNSTR_FRICTION_DOF, d, fp(0.0), fp(0.0), dof_f[md, d, INVWEIGHT], -loss,
+                    set_row(w, row, efc_f, CNSTR_FRICTION_DOF, d, fp(0.0), fp(0.0),
+                            dof_f[md + d * L.NDOF_F + INVWEIGHT], -loss,
                             loss)
-                    copy_sol_cols(w, row, efc_f, dof_f, md, d, D_SOLREF, D_SOLIMP)
+                    copy_sol(w, row, efc_f, dof_f, md + d * L.NDOF_F + D_SOLREF, md + d * L.NDOF_F + D_SOLIMP)
                     n += 1
         for t in range(sizes[L.SIZE_NTENDON]):
             loss = ten_f[mt, t, TF["frictionloss"]]
@@ -564,11 +569,12 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         return m.vec4(axis[0], axis[1], axis[2], angle)
 
     @ti.func
-    def copy_sol(w, row, efc_f: ti.template(), src: ti.template(), ms, obj):
+    def copy_sol(w, row, efc_f: ti.template(), src: ti.template(), ref_at, imp_at):
+        """A row's solref and solimp from a flat model table's entries ref_at and imp_at on."""
         for k in ti.static(range(2)):
-            efc_f[w, row, E["solref"] + k] = src[ms, obj, J_SOLREF + k]
+            efc_f[w, row, E["solref"] + k] = src[ref_at + k]
         for k in ti.static(range(5)):
-            efc_f[w, row, E["solimp"] + k] = src[ms, obj, J_SOLIMP + k]
+            efc_f[w, row, E["solimp"] + k] = src[imp_at + k]
 
     # --- soft-constraint model --------------------------------------------------------
     @ti.func

@@ -53,13 +53,13 @@ def make_drives(fp):
         undriven); the drive force is added to qfrc_actuator. Runs after the bias forces
         and before the other contributions to the implicit terms (the cubic limits)."""
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        md = w % dof_f.shape[0]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
         off = (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) != 0
         # the step the integrator treats the drives implicitly over (RK4: none)
         hi = opt_f[w % opt_f.shape[0], 0, TIMESTEP] if sizes[L.SIZE_INTEGRATOR] != INT_RK4 else fp(0.0)
         for d in range(sizes[L.SIZE_NV]):
-            k = dof_f[md, d, STIFFNESS]
-            c = dof_f[md, d, DAMPING]
+            k = dof_f[md + d * L.NDOF_F + STIFFNESS]
+            c = dof_f[md + d * L.NDOF_F + DAMPING]
             force = fp(0.0)
             applied = fp(0.0)
             ik = fp(0.0)
@@ -67,8 +67,8 @@ def make_drives(fp):
             j = dof_i[d * L.NDOF_I + L.DOF_JNT]
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
             if (k != 0 or c != 0) and not off and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
-                if dof_f[md, d, ACCELERATION] != 0:
-                    scale = 1 / ti.max(fp(_MINVAL), dof_f[md, d, INVWEIGHT])
+                if dof_f[md + d * L.NDOF_F + ACCELERATION] != 0:
+                    scale = 1 / ti.max(fp(_MINVAL), dof_f[md + d * L.NDOF_F + INVWEIGHT])
                     k *= scale
                     c *= scale
                 error = dof_d[o_dof + d * L.NDOF_D + TARGET_Q] - qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
@@ -77,14 +77,14 @@ def make_drives(fp):
                 # velocity after it, is (force - h k v - h (h k + c) other / m) / (1 + h (h k + c)
                 # / m) for a lone dof of inertia m under other forces: it, not the force now, decides saturation (else a large step
                 # flips a saturated drive from side to side) and is what qfrc_drive reports.
-                shrink = 1 + hi * (hi * k + c) * dof_f[md, d, INVWEIGHT]
+                shrink = 1 + hi * (hi * k + c) * dof_f[md + d * L.NDOF_F + INVWEIGHT]
                 # the dof's other forces so far (no constraints): the drive also holds them
                 other = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] + dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR]
                          + qfrc_applied[w, d]
                          - dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS])
                 applied = (force - hi * k * qvel[w, d]
-                           - hi * (hi * k + c) * dof_f[md, d, INVWEIGHT] * other) / shrink
-                limit = dof_f[md, d, FORCELIMIT]
+                           - hi * (hi * k + c) * dof_f[md + d * L.NDOF_F + INVWEIGHT] * other) / shrink
+                limit = dof_f[md + d * L.NDOF_F + FORCELIMIT]
                 if ti.abs(applied) < limit:
                     ik = k
                     ic = c

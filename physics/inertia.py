@@ -38,7 +38,7 @@ def make_inertia(fp):
         o_m = w * sizes[L.SIZE_M_STRIDE]
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        md = w % dof_f.shape[0]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
             m.put(body_d, o_body + b * L.NBODY_D + CRB, m.at10(body_d, o_body + b * L.NBODY_D + CINERT))
@@ -52,7 +52,7 @@ def make_inertia(fp):
             buf = m.mul_inert(m.at10(body_d, o_body + dof_i[i * L.NDOF_I + L.DOF_BODY] * L.NBODY_D + CRB),
                               m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
             adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
-            qM[o_m + adr] = dof_f[md, i, ARMATURE] + buf.dot(m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
+            qM[o_m + adr] = dof_f[md + i * L.NDOF_F + ARMATURE] + buf.dot(m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
             j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
             while j >= 0:
                 adr += 1

@@ -65,12 +65,12 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         D holds the dof damping (if ``with_damping``) and K the joint stiffness (if
         ``with_stiffness``), plus, always, the drives' and cubic limits' implicit terms."""
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        md = w % dof_f.shape[0]
-        mj = w % jnt_f.shape[0]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
+        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
         inertia.copy_sparse(w, sizes, qM, qLD)
         for d in range(sizes[L.SIZE_NV]):
             if with_damping:
-                inertia.add_diag(w, sizes, qLD, dof_i, d, h * dof_f[md, d, DAMPING])
+                inertia.add_diag(w, sizes, qLD, dof_i, d, h * dof_f[md + d * L.NDOF_F + DAMPING])
             dof_d[o_dof + d * L.NDOF_D + SCRATCH] = (dof_d[o_dof + d * L.NDOF_D + QFRC_SMOOTH]
                                                      + dof_d[o_dof + d * L.NDOF_D + QFRC_CONSTRAINT])
         add_drive_and_limit_terms(w, sizes, dof_i, qvel, dof_d, qLD, h)
@@ -79,7 +79,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                 jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                     d = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
-                    k = jnt_f[mj, j, J_STIFFNESS]
+                    k = jnt_f[mj + j * L.NJNT_F + J_STIFFNESS]
                     inertia.add_diag(w, sizes, qLD, dof_i, d, h * h * k)
                     dof_d[o_dof + d * L.NDOF_D + SCRATCH] = dof_d[o_dof + d * L.NDOF_D + SCRATCH] - h * k * qvel[w, d]
         inertia.factor(w, sizes, dof_i, qLD)
@@ -107,10 +107,10 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
 
     @ti.func
     def has_damping(w, sizes: ti.template(), dof_f: ti.template()):
-        md = w % dof_f.shape[0]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
         found = 0
         for d in range(sizes[L.SIZE_NV]):
-            if dof_f[md, d, DAMPING] > 0:
+            if dof_f[md + d * L.NDOF_F + DAMPING] > 0:
                 found = 1
         return found
 

@@ -45,8 +45,8 @@ def make_kinematics(fp):
         world anchor and axis of every joint."""
         o_jnt = w * sizes[L.SIZE_JNT_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = w % body_f.shape[0]
-        mj = w % jnt_f.shape[0]
+        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
+        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
         mq = w % q_f.shape[0]
         m.put(body_d, o_body + XPOS, m.vec3(0))
         m.put(body_d, o_body + XQUAT, m.vec4(1, 0, 0, 0))
@@ -68,13 +68,14 @@ def make_kinematics(fp):
             else:
                 p = body_i[b * L.NBODY_I + L.BODY_PARENT]
                 pquat = m.at4(body_d, o_body + p * L.NBODY_D + XQUAT)
-                pos = m.at3(body_d, o_body + p * L.NBODY_D + XPOS) + m.quat_rotate(pquat, m.ld3(body_f, mb, b, B_POS))
-                quat = m.quat_mul(pquat, m.ld4(body_f, mb, b, B_QUAT))
+                pos = (m.at3(body_d, o_body + p * L.NBODY_D + XPOS)
+                       + m.quat_rotate(pquat, m.at3(body_f, mb + b * L.NBODY_F + B_POS)))
+                quat = m.quat_mul(pquat, m.at4(body_f, mb + b * L.NBODY_F + B_QUAT))
                 for j in range(jadr, jadr + jnum):
                     jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
                     a = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
-                    axis = m.ld3(jnt_f, mj, j, J_AXIS)
-                    jpos = m.ld3(jnt_f, mj, j, J_POS)
+                    axis = m.at3(jnt_f, mj + j * L.NJNT_F + J_AXIS)
+                    jpos = m.at3(jnt_f, mj + j * L.NJNT_F + J_POS)
                     xaxis = m.quat_rotate(quat, axis)
                     xanchor = m.quat_rotate(quat, jpos) + pos
                     if jtype == JNT_SLIDE:
@@ -94,8 +95,8 @@ def make_kinematics(fp):
             m.put(body_d, o_body + b * L.NBODY_D + XPOS, pos)
             m.put(body_d, o_body + b * L.NBODY_D + XQUAT, quat)
             m.put_mat3(body_d, o_body + b * L.NBODY_D + XMAT, xmat)
-            m.put(body_d, o_body + b * L.NBODY_D + XIPOS, pos + xmat @ m.ld3(body_f, mb, b, B_IPOS))
-            iquat = m.quat_mul(quat, m.ld4(body_f, mb, b, B_IQUAT))
+            m.put(body_d, o_body + b * L.NBODY_D + XIPOS, pos + xmat @ m.at3(body_f, mb + b * L.NBODY_F + B_IPOS))
+            iquat = m.quat_mul(quat, m.at4(body_f, mb + b * L.NBODY_F + B_IQUAT))
             m.put_mat3(body_d, o_body + b * L.NBODY_D + XIMAT, m.quat_to_mat(m.quat_normalize(iquat)))
 
     @ti.func
@@ -111,10 +112,10 @@ def make_kinematics(fp):
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_jnt = w * sizes[L.SIZE_JNT_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = w % body_f.shape[0]
+        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
-            mass = body_f[mb, b, B_MASS]
+            mass = body_f[mb + b * L.NBODY_F + B_MASS]
             m.put(body_d, o_body + b * L.NBODY_D + SUBTREE_COM, mass * m.at3(body_d, o_body + b * L.NBODY_D + XIPOS))
             body_d[o_body + b * L.NBODY_D + SUBTREE_MASS] = mass
         for i in range(nbody - 1):
@@ -136,7 +137,8 @@ def make_kinematics(fp):
             root = body_i[b * L.NBODY_I + L.BODY_ROOT]
             dif = m.at3(body_d, o_body + b * L.NBODY_D + XIPOS) - m.at3(body_d, o_body + root * L.NBODY_D + SUBTREE_COM)
             ximat = m.at_mat3(body_d, o_body + b * L.NBODY_D + XIMAT)
-            cinert = m.inert_com(m.ld3(body_f, mb, b, B_INERTIA), ximat, dif, body_f[mb, b, B_MASS])
+            cinert = m.inert_com(m.at3(body_f, mb + b * L.NBODY_F + B_INERTIA), ximat, dif,
+                                 body_f[mb + b * L.NBODY_F + B_MASS])
             m.put(body_d, o_body + b * L.NBODY_D + CINERT, cinert)
         for j in range(sizes[L.SIZE_NJNT]):
             b = jnt_i[j * L.NJNT_I + L.JNT_BODY]

@@ -34,7 +34,10 @@ SIZE_LS_ITERATIONS = 14  # the primal solvers' line-search budget
 # Entries of one env's rows in the flat data tables (FLAT_TABLES): env w's rows start at
 # w * stride.
 SIZE_BODY_STRIDE, SIZE_JNT_STRIDE, SIZE_DOF_STRIDE, SIZE_M_STRIDE = 15, 16, 17, 18
-NSIZES = 19
+# Entries of one row of the flat float model tables (FLAT_MODEL_TABLES): shared tables
+# hold one row, tables made per env (World.set_param) one row per env.
+SIZE_BODYF_STRIDE, SIZE_JNTF_STRIDE, SIZE_DOFF_STRIDE = 19, 20, 21
+NSIZES = 22
 # The solver and cone are compile-time choices (physics/pipeline.py), not sizes.
 SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
@@ -198,7 +201,8 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
                       nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
                       m.opt.frictionloss == "smooth", m.opt.ls_iterations, m.nbody * NBODY_D,
-                      _pad(m.njnt) * NJNT_D, _pad(m.nv) * NDOF_D, _pad(m.nM)], np.int32)
+                      _pad(m.njnt) * NJNT_D, _pad(m.nv) * NDOF_D, _pad(m.nM), m.nbody * NBODY_F,
+                      _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -346,8 +350,10 @@ def _pack_limits_and_drives(m: Model, jnt_i, jnt_f, dof_f) -> None:
 # data_shapes gives the (num_envs, rows, columns) the host views them as.
 FLAT_TABLES = ("body_d", "jnt_d", "dof_d", "qM", "qLD")
 # Model tables of the kinematic tree, read in every stage's inner loops (a dof's parent,
-# a body's joints): indexed flat as row * columns + column, for the same reason.
-FLAT_MODEL_TABLES = ("body_i", "jnt_i", "dof_i")
+# a body's joints, their frames and inertias): indexed flat as row * columns + column, for
+# the same reason. The float ones hold one row set, or one per env once World.set_param
+# has made them per-env; a kernel finds its env's at (w % sets) * stride.
+FLAT_MODEL_TABLES = ("body_i", "jnt_i", "dof_i", "body_f", "jnt_f", "dof_f")
 
 
 def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:

@@ -111,13 +111,13 @@ def make_limits(fp):
                      dof_d: ti.template()):
         """qfrc_passive -= dE/dx and implicit stiffness += d2E/dx2 of every cubic limit."""
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        mj = w % jnt_f.shape[0]
+        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
         for j in range(sizes[L.SIZE_NJNT]):
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
             if jnt_i[j * L.NJNT_I + L.JNT_LIMIT_MODEL] == LIMIT_CUBIC and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
                 da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
-                g = cubic_penalty(qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]], jnt_f[mj, j, J_RANGE],
-                                  jnt_f[mj, j, J_RANGE + 1], jnt_f[mj, j, J_STRENGTH])
+                g = cubic_penalty(qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]], jnt_f[mj + j * L.NJNT_F + J_RANGE],
+                                  jnt_f[mj + j * L.NJNT_F + J_RANGE + 1], jnt_f[mj + j * L.NJNT_F + J_STRENGTH])
                 dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] = dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] - g[0]
                 dof_d[o_dof + da * L.NDOF_D + IMPLICIT_K] = dof_d[o_dof + da * L.NDOF_D + IMPLICIT_K] + g[1]
 
@@ -162,15 +162,15 @@ def make_limits(fp):
         out = m.vec4(0)
         if model == LIMIT_HARD:
             d = fp(HARD_IMPEDANCE)
-            e = jnt_f[mj, j, J_REST]
-            if e > 0 and -vel > jnt_f[mj, j, J_BOUNCE] and dist + h * vel <= 0:
+            e = jnt_f[mj + j * L.NJNT_F + J_REST]
+            if e > 0 and -vel > jnt_f[mj + j * L.NJNT_F + J_BOUNCE] and dist + h * vel <= 0:
                 out = m.vec4(invweight, d, 0, -d * (1 + e) / h)  # aref = -(1 + e) vel / h
             else:
                 out = m.vec4(invweight, d, -d / (h * h), -d / h)  # aref = -(vel + dist / h) / h
         else:
-            k = jnt_f[mj, j, J_STIFF]
-            kappa = h * k + jnt_f[mj, j, J_DAMP]
-            weight = invweight if jnt_f[mj, j, J_ACCEL] != 0 else fp(1.0)
+            k = jnt_f[mj + j * L.NJNT_F + J_STIFF]
+            kappa = h * k + jnt_f[mj + j * L.NJNT_F + J_DAMP]
+            weight = invweight if jnt_f[mj + j * L.NJNT_F + J_ACCEL] != 0 else fp(1.0)
             d = fp(SPRING_IMPEDANCE)
             out = m.vec4(weight / ti.max(fp(_MINVAL), kappa * h), d, -d * k / ti.max(fp(_MINVAL), kappa * h), -d / h)
         return out
@@ -211,21 +211,21 @@ def make_limits(fp):
                          efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """Rows of the hard and spring limits within their contact distance; returns nefc."""
         n = nefc
-        mj = w % jnt_f.shape[0]
-        md = w % dof_f.shape[0]
+        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
         h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
         for j in range(sizes[L.SIZE_NJNT]):
             model = jnt_i[j * L.NJNT_I + L.JNT_LIMIT_MODEL]
             if model == LIMIT_HARD or model == LIMIT_SPRING:
                 jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
                 da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
-                reach = jnt_f[mj, j, J_DIST]
-                invweight = dof_f[md, da, INVWEIGHT]
+                reach = jnt_f[mj + j * L.NJNT_F + J_DIST]
+                invweight = dof_f[md + da * L.NDOF_F + INVWEIGHT]
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                     value = qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
                     for s in ti.static(range(2)):
                         side = fp(-1.0) if s == 0 else fp(1.0)
-                        dist = side * (jnt_f[mj, j, J_RANGE + s] - value)
+                        dist = side * (jnt_f[mj + j * L.NJNT_F + J_RANGE + s] - value)
                         if dist < reach:
                             prm = row_parameters(model, dist, -side * qvel[w, da], h, invweight, jnt_f, mj, j)
                             row = add_row(w, n, sizes, efc_J, efc_f, efc_n, j, dist, prm)
@@ -235,7 +235,7 @@ def make_limits(fp):
                 elif jtype == JNT_BALL:
                     pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
                     q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
-                    g = swing_twist(q, jnt_f[mj, j, J_CONE], jnt_f[mj, j, J_CONE + 1])
+                    g = swing_twist(q, jnt_f[mj + j * L.NJNT_F + J_CONE], jnt_f[mj + j * L.NJNT_F + J_CONE + 1])
                     omega = m.vec3(qvel[w, da], qvel[w, da + 1], qvel[w, da + 2])
                     # the cone (part 0), the twist's lower (1) and upper (2) bounds
                     for part in range(3):
@@ -244,9 +244,9 @@ def make_limits(fp):
                         jac = sign * m.vec3(g[base + 1], g[base + 2], g[base + 3])
                         dist = g[0]
                         if part == 1:
-                            dist = g[4] - jnt_f[mj, j, J_TWIST]
+                            dist = g[4] - jnt_f[mj + j * L.NJNT_F + J_TWIST]
                         elif part == 2:
-                            dist = jnt_f[mj, j, J_TWIST + 1] - g[4]
+                            dist = jnt_f[mj + j * L.NJNT_F + J_TWIST + 1] - g[4]
                         if dist < reach:
                             prm = row_parameters(model, dist, jac.dot(omega), h, invweight, jnt_f, mj, j)
                             row = add_row(w, n, sizes, efc_J, efc_f, efc_n, j, dist, prm)

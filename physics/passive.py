@@ -51,11 +51,11 @@ def make_passive(fp):
     @ti.func
     def joint_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(), qvel: ti.template(), dof_d: ti.template()):
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        mj = w % jnt_f.shape[0]
+        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
         mq = w % q_f.shape[0]
-        md = w % dof_f.shape[0]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
         for j in range(sizes[L.SIZE_NJNT]):
-            k = jnt_f[mj, j, J_STIFFNESS]
+            k = jnt_f[mj + j * L.NJNT_F + J_STIFFNESS]
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
             pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
             da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
@@ -80,16 +80,16 @@ def make_passive(fp):
                             dof_d[o_dof + (da + t) * L.NDOF_D + QFRC_PASSIVE] - k * dif[t])
         for d in range(sizes[L.SIZE_NV]):
             dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE]
-                                                          - dof_f[md, d, DAMPING] * qvel[w, d])
+                                                          - dof_f[md + d * L.NDOF_F + DAMPING] * qvel[w, d])
 
     @ti.func
     def joint_friction_smooth(w, sizes: ti.template(), dof_f: ti.template(), opt_f: ti.template(), qvel: ti.template(), dof_d: ti.template()):
         """Coulomb friction loss smoothed as frictionloss * tanh(qvel * smoothing)."""
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        md = w % dof_f.shape[0]
+        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
         s = opt_f[w % opt_f.shape[0], 0, SMOOTHING]
         for d in range(sizes[L.SIZE_NV]):
-            f = dof_f[md, d, FRICTIONLOSS]
+            f = dof_f[md + d * L.NDOF_F + FRICTIONLOSS]
             if f > 0:
                 dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE]
                                                               - f * ti.tanh(qvel[w, d] * s))
@@ -123,15 +123,15 @@ def make_passive(fp):
     def fluid_inertia_box(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_f: ti.template(), opt_f: ti.template(), body_d: ti.template(), dof_d: ti.template()):
         """Drag and viscous forces on each body's equivalent inertia box."""
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = w % body_f.shape[0]
+        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
         mo = w % opt_f.shape[0]
         density = opt_f[mo, 0, DENSITY]
         viscosity = opt_f[mo, 0, VISCOSITY]
         pi = fp(3.141592653589793)
         for b in range(1, sizes[L.SIZE_NBODY]):
-            mass = body_f[mb, b, B_MASS]
+            mass = body_f[mb + b * L.NBODY_F + B_MASS]
             if mass >= fp(1e-15):
-                inertia = m.ld3(body_f, mb, b, B_INERTIA)
+                inertia = m.at3(body_f, mb + b * L.NBODY_F + B_INERTIA)
                 box = m.vec3(0)
                 for k in ti.static(range(3)):
                     other = inertia[(k + 1) % 3] + inertia[(k + 2) % 3] - inertia[k]

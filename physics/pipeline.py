@@ -37,7 +37,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
     def step_kernel(
         # Model:
         sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
-        body_f: f3, jnt_f: f3, dof_f: f3, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
+        body_f: f1, jnt_f: f1, dof_f: f1, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
         # Data in:
         ctrl: f2, qfrc_applied: f2,
         # Data in/out:

@@ -104,9 +104,9 @@ class World:
         self._packed = packed  # host copies of the model tables, for per-env parameters
         self._m = {}
         for name in _MODEL_INT:
-            self._m[name] = _upload(packed[name].ravel() if name in L.FLAT_MODEL_TABLES else packed[name], ti.i32)
+            self._m[name] = _upload(_device_layout(name, packed[name]), ti.i32)
         for name in _MODEL_FLOAT:
-            self._m[name] = _upload(packed[name], self._fp)
+            self._m[name] = _upload(_device_layout(name, packed[name]), self._fp)
         for name, dtype in _EXTRA_MODEL:
             self._m[name] = _upload(packed[name], dtype or self._fp)
         self._shapes = L.data_shapes(model, self.num_envs, self.nefc_capacity)
@@ -274,7 +274,7 @@ class World:
             host[ids, : width // 2, start : start + 2] = rows.reshape(len(ids), -1, 2)
         else:
             host[ids, :width, start] = rows
-        self._m[table].from_numpy(host)
+        self._m[table].from_numpy(_device_layout(table, host))
         self._stale()
 
     def _set_geom_friction(self, rows, env_ids) -> None:
@@ -317,7 +317,7 @@ class World:
         key = table + "/per_env"
         if key not in self._packed:
             self._packed[key] = np.repeat(self._packed[table][:1], self.num_envs, axis=0).copy()
-            self._m[table] = _upload(self._packed[key], self._fp)
+            self._m[table] = _upload(_device_layout(table, self._packed[key]), self._fp)
         return self._packed[key]
 
     # --- pipeline ------------------------------------------------------------------------
@@ -557,6 +557,11 @@ class World:
         buffer[...] = rows
         if buffer.size:
             launch(self._d[key], buffer, ids)
+
+
+def _device_layout(name: str, table: np.ndarray) -> np.ndarray:
+    """A packed model table as the kernels index it: flat for layout.FLAT_MODEL_TABLES."""
+    return np.ascontiguousarray(table).ravel() if name in L.FLAT_MODEL_TABLES else table
 
 
 def _upload(arr: np.ndarray, dtype) -> ti.Ndarray:
