@@ -97,6 +97,12 @@ def make_math(fp):
         for n in ti.static(range(9)):
             a[i + n] = r[n // 3, n % 3]
 
+    @ti.func
+    def row_set(w, table: ti.template(), stride):
+        """Where env w's rows start in a flat model table of ``stride`` entries per row set:
+        one set shared by every env, or one per env (World.set_param)."""
+        return w % (table.shape[0] // stride) * stride
+
     # --- quaternions (w, x, y, z)
     @ti.func
     def quat_mul(a: ti.template(), b):

@@ -106,8 +106,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                      efc_n: ti.template()):
         """Rows for joints within their margin of a limit (MuJoCo's mj_instantiateLimit)."""
         n = nefc
-        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
-        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
         for j in range(sizes[L.SIZE_NJNT]):
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
             if jnt_i[j * L.NJNT_I + L.JNT_LIMITED] != 0 and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
@@ -214,7 +214,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                        q_f: ti.template(), qpos: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
                        efc_J: ti.template(), efc_f: ti.template()):
         """q1 - q1_0 = c0 + c1 d + ... + c4 d^4 with d = q2 - q2_0 (or q1 - q1_0 = c0)."""
-        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
         j1 = eq_i[e, L.EQ_OBJ1]
         j2 = eq_i[e, L.EQ_OBJ2]
         a1 = jnt_i[j1 * L.NJNT_I + L.JNT_QPOSADR]
@@ -286,8 +286,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                       efc_f: ti.template()):
         """Connect: 3 rows p1 - p2 = 0. Weld: those at its anchor plus 3 rows for the
         orientation error, the vector part of conj(q2) q1 relpose, scaled by torquescale."""
-        o_body = w * (body_i.shape[0] // L.NBODY_I) * L.NBODY_D
-        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
         b1 = eq_i[e, L.EQ_OBJ1]
         b2 = eq_i[e, L.EQ_OBJ2]
         d0 = m.vec3(eq_f[me, e, EQ_DATA], eq_f[me, e, EQ_DATA + 1], eq_f[me, e, EQ_DATA + 2])
@@ -362,7 +362,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         friction pyramid J_n +- mu_k J_k, or the condim rows of an elliptic cone
         (MuJoCo's mj_instantiateContact)."""
         n = nefc
-        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
         for c in range(con_n[w, NCON]):
             if con_i[w, c, CON_EXCLUDE] == 0:
                 dim = con_i[w, c, CON_DIM]
@@ -501,7 +501,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         """A row per dof and per tendon with friction loss: a force bounded by +-frictionloss
         that opposes motion (MuJoCo's mj_instantiateFriction)."""
         n = nefc
-        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
         mt = w % ten_f.shape[0]
         for d in range(sizes[L.SIZE_NV]):
             loss = dof_f[md + d * L.NDOF_F + FRICTIONLOSS]
@@ -679,7 +679,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
     def reference(w, nefc, nv, qvel: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
                   efc_f: ti.template()):
         """aref = -B J qvel - K imp (pos - margin)."""
-        o_dof = w * qvel.shape[1] * L.NDOF_D
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
         for d in range(nv):
             dof_d[o_dof + d * L.NDOF_D + CVEL] = qvel[w, d]
         for i in range(nefc):

@@ -38,7 +38,7 @@ def make_inertia(fp):
         o_m = w * sizes[L.SIZE_M_STRIDE]
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
             m.put(body_d, o_body + b * L.NBODY_D + CRB, m.at10(body_d, o_body + b * L.NBODY_D + CINERT))

@@ -65,8 +65,8 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         D holds the dof damping (if ``with_damping``) and K the joint stiffness (if
         ``with_stiffness``), plus, always, the drives' and cubic limits' implicit terms."""
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
-        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
         inertia.copy_sparse(w, sizes, qM, qLD)
         for d in range(sizes[L.SIZE_NV]):
             if with_damping:
@@ -107,7 +107,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
 
     @ti.func
     def has_damping(w, sizes: ti.template(), dof_f: ti.template()):
-        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
         found = 0
         for d in range(sizes[L.SIZE_NV]):
             if dof_f[md + d * L.NDOF_F + DAMPING] > 0:

@@ -45,8 +45,8 @@ def make_kinematics(fp):
         world anchor and axis of every joint."""
         o_jnt = w * sizes[L.SIZE_JNT_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
-        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
         mq = w % q_f.shape[0]
         m.put(body_d, o_body + XPOS, m.vec3(0))
         m.put(body_d, o_body + XQUAT, m.vec4(1, 0, 0, 0))
@@ -112,7 +112,7 @@ def make_kinematics(fp):
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_jnt = w * sizes[L.SIZE_JNT_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
             mass = body_f[mb + b * L.NBODY_F + B_MASS]

@@ -51,9 +51,9 @@ def make_passive(fp):
     @ti.func
     def joint_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(), qvel: ti.template(), dof_d: ti.template()):
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        mj = w % (jnt_f.shape[0] // sizes[L.SIZE_JNTF_STRIDE]) * sizes[L.SIZE_JNTF_STRIDE]
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
         mq = w % q_f.shape[0]
-        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
         for j in range(sizes[L.SIZE_NJNT]):
             k = jnt_f[mj + j * L.NJNT_F + J_STIFFNESS]
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
@@ -86,7 +86,7 @@ def make_passive(fp):
     def joint_friction_smooth(w, sizes: ti.template(), dof_f: ti.template(), opt_f: ti.template(), qvel: ti.template(), dof_d: ti.template()):
         """Coulomb friction loss smoothed as frictionloss * tanh(qvel * smoothing)."""
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        md = w % (dof_f.shape[0] // sizes[L.SIZE_DOFF_STRIDE]) * sizes[L.SIZE_DOFF_STRIDE]
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
         s = opt_f[w % opt_f.shape[0], 0, SMOOTHING]
         for d in range(sizes[L.SIZE_NV]):
             f = dof_f[md + d * L.NDOF_F + FRICTIONLOSS]
@@ -123,7 +123,7 @@ def make_passive(fp):
     def fluid_inertia_box(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_f: ti.template(), opt_f: ti.template(), body_d: ti.template(), dof_d: ti.template()):
         """Drag and viscous forces on each body's equivalent inertia box."""
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = w % (body_f.shape[0] // sizes[L.SIZE_BODYF_STRIDE]) * sizes[L.SIZE_BODYF_STRIDE]
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
         mo = w % opt_f.shape[0]
         density = opt_f[mo, 0, DENSITY]
         viscosity = opt_f[mo, 0, VISCOSITY]

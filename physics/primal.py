@@ -66,7 +66,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
               src: ti.template(), dst: ti.template()):
         """dof_d[:, dst] <- M dof_d[:, src] from the tree-sparse rows of qM."""
         o_m = w * sizes[L.SIZE_M_STRIDE]
-        o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for i in range(nv):
             dof_d[o_dof + i * L.NDOF_D + dst] = 0
         for i in range(nv):
@@ -105,7 +105,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
     def set_ma(w, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), qacc: ti.template(),
                dof_d: ti.template()):
         """MA <- M (qacc - qacc_smooth); returns the Gauss cost 1/2 (a - a0)^T M (a - a0)."""
-        o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for d in range(nv):
             dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d] - dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
         mul_M(w, nv, sizes, dof_i, qM, dof_d, SCRATCH, MA)
@@ -606,7 +606,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         """qacc <- the better of the previous step's acceleration and qacc_smooth, with jar
         and MA at it (one loop around one update_rows, which the compiler inlines). At
         qacc_smooth, jar is the rows' bias and MA is zero: nothing to recompute."""
-        o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         use_smooth = 1
         if warmstart:
             cost_warm = fp(0.0)
