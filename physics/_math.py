@@ -10,9 +10,24 @@ inertia is MuJoCo's 10-vector (Ixx, Iyy, Izz, Ixy, Ixz, Iyz, m*dx, m*dy, m*dz, m
 
 
 import functools
+import math
 import types
+from fractions import Fraction
 
 import taichi as ti
+
+
+_PI = Fraction("3.14159265358979323846264338327950288419716939937510582097494459")
+
+
+def _high_bits(x: Fraction, bits: int) -> float:
+    mantissa, exponent = math.frexp(float(x))
+    return math.ldexp(math.floor(mantissa * 2**bits), exponent - bits)
+
+
+_TWO_OVER_PI = float(2 / _PI)
+_HALF_PI_HI = _high_bits(_PI / 2, 26)  # 26 bits: k * _HALF_PI_HI is exact for |k| < 2^27
+_HALF_PI_LO = float(_PI / 2 - Fraction(_HALF_PI_HI))
 
 
 @functools.lru_cache(maxsize=None)
@@ -22,6 +37,12 @@ def make_math(fp):
     vec6 = ti.types.vector(6, fp)
     vec10 = ti.types.vector(10, fp)
     mat3 = ti.types.matrix(3, 3, fp)
+
+    # Taylor series of sin and cos on |r| <= pi/4, cut where the next term is below the
+    # type's rounding: (pi/4)^19 / 19! ~ 1e-19 for float64, (pi/4)^11 / 11! ~ 2e-9 for float32
+    nterms = 9 if fp == ti.f64 else 5
+    sin_taylor = [(-1) ** n / math.factorial(2 * n + 1) for n in range(nterms)]
+    cos_taylor = [(-1) ** n / math.factorial(2 * n) for n in range(nterms + 1)]
 
     # --- table access: tables are (rows, n, columns); a column block is read as a vector
     @ti.func
@@ -143,9 +164,34 @@ def make_math(fp):
         return r
 
     @ti.func
+    def sincos(x):
+        """(sin x, cos x) from one shared range reduction and two polynomials: inlined,
+        it costs about a third of the two libm calls Taichi makes for ti.sin and ti.cos,
+        and every hinge's frame needs both. Error within a few ulp of max(|x|, 1)."""
+        k = ti.round(x * fp(_TWO_OVER_PI))
+        # pi/2 in two parts, the first exact in k * part: Taichi's fast math may fold them,
+        # which leaves an error of about one ulp of x, the rounding x itself carries
+        r = (x - k * fp(_HALF_PI_HI)) - k * fp(_HALF_PI_LO)
+        r2 = r * r
+        s = fp(sin_taylor[-1])
+        for n in ti.static(range(len(sin_taylor) - 2, -1, -1)):
+            s = s * r2 + fp(sin_taylor[n])
+        s = s * r
+        c = fp(cos_taylor[-1])
+        for n in ti.static(range(len(cos_taylor) - 2, -1, -1)):
+            c = c * r2 + fp(cos_taylor[n])
+        quadrant = ti.cast(k, ti.i64) & 3
+        odd = (quadrant & 1) == 1
+        sn = ti.select(odd, c, s)
+        cs = ti.select(odd, s, c)
+        sn = ti.select(quadrant >= 2, -sn, sn)
+        cs = ti.select(((quadrant + 1) & 2) != 0, -cs, cs)
+        return sn, cs
+
+    @ti.func
     def axis_angle_quat(axis, angle):
-        s = ti.sin(angle * 0.5)
-        return vec4(ti.cos(angle * 0.5), axis[0] * s, axis[1] * s, axis[2] * s)
+        s, c = sincos(angle * fp(0.5))
+        return vec4(c, axis[0] * s, axis[1] * s, axis[2] * s)
 
     @ti.func
     def quat_integrate(q, omega, dt):
