@@ -39,12 +39,19 @@ def ensure_runtime(device: str) -> str:
         want = "cuda" if _probe_cuda() else "cpu"
     if want == "cuda" and not _probe_cuda():
         raise WorldError("device='cuda' was requested but no NVIDIA GPU/driver is available; use 'cpu' or 'auto'")
+    optimize = _optimize_flag()
     ti.init(
         arch=ti.cuda if want == "cuda" else ti.cpu,
         offline_cache=True,
-        # Taichi's own IR passes grow superlinearly on our fused step kernel (22 s vs 4 s
-        # to compile humanoid's forward) and LLVM's passes make the same code anyway.
-        advanced_optimization=False,
+        # Taichi's own IR passes grow superlinearly on our fused step kernel, so by default
+        # they are off and LLVM alone optimizes. Opted in (TAIGYM_OPTIMIZE=1), the one that
+        # pays is the whole-kernel CSE: it loads each array's data pointer once, where
+        # LLVM alone reloads it after every store (steps 5-8% faster); its cost is about a
+        # minute more to compile each step kernel, once per machine (the offline cache
+        # keeps it). Its control-flow pass would take minutes more and gains nothing, so it
+        # is off then (and at Taichi's default otherwise).
+        advanced_optimization=optimize,
+        cfg_optimization=not optimize,
         default_fp=ti.f32,
         log_level=ti.WARN,
         check_out_of_bound=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
@@ -55,6 +62,19 @@ def ensure_runtime(device: str) -> str:
         raise WorldError("device='cuda' was requested but Taichi could not start its CUDA backend")
     _arch = started
     return _arch
+
+
+def _optimize_flag() -> bool:
+    value = os.environ.get("TAIGYM_OPTIMIZE", "0").strip()
+    if value not in ("0", "1"):
+        raise WorldError(f"TAIGYM_OPTIMIZE must be 0 or 1, got {value!r}")
+    return value == "1"
+
+
+def optimized() -> bool:
+    """Whether this process's kernels are compiled with Taichi's whole-kernel
+    optimizations (TAIGYM_OPTIMIZE=1 when the runtime started)."""
+    return bool(ti.lang.impl.current_cfg().advanced_optimization) if _arch is not None else _optimize_flag()
 
 
 def current_device():

@@ -454,6 +454,7 @@ def machine_info() -> dict:
         "python": platform.python_version(),
         "taichi": ".".join(map(str, ti.__version__)),
         "taichi_cpu_threads": int(cfg.cpu_max_num_threads),
+        "taichi_whole_kernel_optimization": bool(cfg.advanced_optimization),
         "mujoco": mujoco.__version__,
         "numpy": np.__version__,
     }
@@ -471,7 +472,9 @@ def markdown_report(report: dict) -> str:
          f"Load average (1, 5, 15 min) at start {mach['load_average_at_start']}, at end "
          f"{mach['load_average_at_end']}. Each row: median of repetitions lasting ~{s['seconds']} s in all."),
         "",
-        f"Engine: {report['engine']['path']} (git {report['engine']['git'] or 'unknown'}).",
+        f"Engine: {report['engine']['path']} (git {report['engine']['git'] or 'unknown'}); kernels compiled "
+        + ("with Taichi's whole-kernel optimizations (TAIGYM_OPTIMIZE=1)."
+           if mach.get("taichi_whole_kernel_optimization") else "with the default settings (TAIGYM_OPTIMIZE=0)."),
     ]
     for m in report["models"]:
         one, roll = m["mujoco_1thread"], m["mujoco_rollout"]
@@ -521,6 +524,9 @@ def parse_args(argv):
     p.add_argument("--seconds", type=float, default=None, help="time budget per measurement (default: 1.5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-startup", action="store_true", help="skip the cold/warm start-up measurement")
+    p.add_argument("--optimize", action="store_true",
+                   help="compile our kernels with Taichi's whole-kernel optimizations (TAIGYM_OPTIMIZE=1): "
+                        "faster steps, about a minute more to compile each step kernel the first time")
     p.add_argument("--constraints", action="store_true",
                    help="keep contacts, limits and equality constraints on both sides (default: smooth dynamics)")
     p.add_argument("--settle", type=float, default=None,
@@ -558,6 +564,8 @@ def warn_if_busy(load) -> None:
 def main(argv=None) -> int:
     start = time.perf_counter()
     args = parse_args(argv)
+    if args.optimize:  # read when Taichi starts, here and in the start-up children
+        os.environ["TAIGYM_OPTIMIZE"] = "1"
     load_at_start = load_average()
     note = CONSTRAINTS_ON_NOTE if args.constraints else CONSTRAINTS_NOTE
     print(f"Constraints: {note}.", flush=True)

@@ -1,0 +1,102 @@
+"""Kernels compiled with Taichi's whole-kernel optimizations (TAIGYM_OPTIMIZE=1) compute
+what the default build computes.
+
+The setting is read when Taichi starts, once per process, so the optimized run is a
+subprocess; it steps gymnasium's ant with contacts and limits from states MuJoCo settled,
+and this process repeats the same steps with its default build and checks both, and
+MuJoCo's forward pass at those states.
+"""
+
+import os
+import subprocess
+import sys
+
+import mujoco
+import numpy as np
+import pytest
+
+import physics
+from conftest import gym_asset
+from physics._taichi import _optimize_flag
+
+CHILD = """
+import sys
+import numpy as np
+import physics
+
+states = np.load(sys.argv[1])
+world = physics.World(physics.load_model(sys.argv[2]), num_envs=len(states["qpos"]), precision="float64")
+world.set_state(qpos=states["qpos"], qvel=states["qvel"])
+world.set_ctrl(states["ctrl"])
+world.forward()
+out = {name: world.get(name) for name in ("qM", "qfrc_bias", "xpos", "qacc")}
+world.step(n=25)
+out.update(qpos_after=world.get("qpos"), qvel_after=world.get("qvel"), nefc_after=world.get("nefc"))
+np.savez(sys.argv[3], optimized=physics._taichi.optimized(), **out)
+"""
+
+
+def _settled_ant_states(num_envs: int):
+    mjm = mujoco.MjModel.from_xml_path(gym_asset("ant"))
+    data = mujoco.MjData(mjm)
+    rng = np.random.default_rng(3)
+    qpos, qvel, ctrl = [], [], []
+    for _ in range(num_envs):
+        mujoco.mj_resetData(mjm, data)
+        data.qpos[:] = mjm.qpos0 + rng.normal(0, 0.05, mjm.nq)
+        data.ctrl[:] = rng.uniform(-1, 1, mjm.nu)
+        for _ in range(60):  # 0.6 s: on its feet, with contacts
+            mujoco.mj_step(mjm, data)
+        qpos.append(data.qpos.copy())
+        qvel.append(data.qvel.copy())
+        ctrl.append(data.ctrl.copy())
+    return mjm, np.array(qpos), np.array(qvel), np.array(ctrl)
+
+
+def test_optimized_build_matches_the_default_build_and_mujoco(tmp_path, device):
+    if device != "cpu":
+        pytest.skip("the optimized build is compared on the CPU backend")
+    mjm, qpos, qvel, ctrl = _settled_ant_states(4)
+    np.savez(tmp_path / "states.npz", qpos=qpos, qvel=qvel, ctrl=ctrl)
+    env = dict(os.environ, TAIGYM_OPTIMIZE="1")
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "states.npz"), gym_asset("ant"),
+                           str(tmp_path / "out.npz")], env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    opt = np.load(tmp_path / "out.npz")
+    assert bool(opt["optimized"])
+
+    world = physics.World(physics.load_model(gym_asset("ant")), num_envs=len(qpos), precision="float64")
+    world.set_state(qpos=qpos, qvel=qvel)
+    world.set_ctrl(ctrl)
+    world.forward()
+    for name in ("qM", "qfrc_bias", "xpos", "qacc"):
+        np.testing.assert_allclose(opt[name], world.get(name), rtol=1e-12, atol=1e-12, err_msg=name)
+    world.step(n=25)
+    assert np.all(opt["nefc_after"] > 0)
+    np.testing.assert_array_equal(opt["nefc_after"], world.get("nefc"))
+    # 25 steps with contacts amplify round-off differences; they stay far below physics
+    np.testing.assert_allclose(opt["qpos_after"], world.get("qpos"), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(opt["qvel_after"], world.get("qvel"), rtol=0, atol=1e-7)
+
+    # and the optimized forward pass is MuJoCo's at the settled states
+    data = mujoco.MjData(mjm)
+    for e in range(len(qpos)):
+        data.qpos[:], data.qvel[:], data.ctrl[:] = qpos[e], qvel[e], ctrl[e]
+        mujoco.mj_forward(mjm, data)
+        dense = np.zeros((mjm.nv, mjm.nv))
+        mujoco.mj_fullM(mjm, data, dense)
+        np.testing.assert_allclose(opt["qM"][e], dense, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(opt["qfrc_bias"][e], data.qfrc_bias, rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(opt["xpos"][e], data.xpos, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("value, expected", [("0", False), ("1", True), (" 1 ", True)])
+def test_optimize_flag_reads_the_environment(monkeypatch, value, expected):
+    monkeypatch.setenv("TAIGYM_OPTIMIZE", value)
+    assert _optimize_flag() is expected
+
+
+def test_optimize_flag_rejects_other_values(monkeypatch):
+    monkeypatch.setenv("TAIGYM_OPTIMIZE", "yes")
+    with pytest.raises(physics.WorldError, match="TAIGYM_OPTIMIZE must be 0 or 1"):
+        _optimize_flag()
