@@ -16,7 +16,6 @@ from fractions import Fraction
 
 import taichi as ti
 
-
 _PI = Fraction("3.14159265358979323846264338327950288419716939937510582097494459")
 
 
@@ -166,7 +165,7 @@ def make_math(fp):
     @ti.func
     def sincos(x):
         """(sin x, cos x) from one shared range reduction and two polynomials: inlined,
-        it costs about a third of the two libm calls Taichi makes for ti.sin and ti.cos,
+        it costs about half of the two libm calls Taichi makes for ti.sin and ti.cos,
         and every hinge's frame needs both. Error within a few ulp of max(|x|, 1)."""
         k = ti.round(x * fp(_TWO_OVER_PI))
         # pi/2 in two parts, the first exact in k * part: Taichi's fast math may fold them,

@@ -46,7 +46,7 @@ def ensure_runtime(device: str) -> str:
         # Taichi's own IR passes grow superlinearly on our fused step kernel, so by default
         # they are off and LLVM alone optimizes. Opted in (TAIGYM_OPTIMIZE=1), the one that
         # pays is the whole-kernel CSE: it loads each array's data pointer once, where
-        # LLVM alone reloads it after every store (steps 5-8% faster); its cost is about a
+        # LLVM alone reloads it after every store (steps 4-8% faster on CPU); its cost is about a
         # minute more to compile each step kernel, once per machine (the offline cache
         # keeps it). Its control-flow pass would take minutes more and gains nothing, so it
         # is off then (and at Taichi's default otherwise).

@@ -472,9 +472,9 @@ def markdown_report(report: dict) -> str:
          f"Load average (1, 5, 15 min) at start {mach['load_average_at_start']}, at end "
          f"{mach['load_average_at_end']}. Each row: median of repetitions lasting ~{s['seconds']} s in all."),
         "",
-        f"Engine: {report['engine']['path']} (git {report['engine']['git'] or 'unknown'}); kernels compiled "
-        + ("with Taichi's whole-kernel optimizations (TAIGYM_OPTIMIZE=1)."
-           if mach.get("taichi_whole_kernel_optimization") else "with the default settings (TAIGYM_OPTIMIZE=0)."),
+        (f"Engine: {report['engine']['path']} (git {report['engine']['git'] or 'unknown'}); kernels compiled "
+         + ("with Taichi's whole-kernel optimizations (TAIGYM_OPTIMIZE=1)."
+            if mach.get("taichi_whole_kernel_optimization") else "with the default settings (TAIGYM_OPTIMIZE=0).")),
     ]
     for m in report["models"]:
         one, roll = m["mujoco_1thread"], m["mujoco_rollout"]
