@@ -18,7 +18,7 @@ XPOS, XQUAT, XMAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0], L.BODY_D["xmat"][
 XIPOS, XIMAT = L.BODY_D["xipos"][0], L.BODY_D["ximat"][0]
 SUBTREE_COM, SUBTREE_MASS = L.BODY_D["subtree_com"][0], L.BODY_D["subtree_mass"][0]
 CINERT, CVEL = L.BODY_D["cinert"][0], L.BODY_D["cvel"][0]
-XANCHOR, XAXIS = L.JNT_D["xanchor"][0], L.JNT_D["xaxis"][0]
+XANCHOR, XAXIS, HALF_SINCOS = L.JNT_D["xanchor"][0], L.JNT_D["xaxis"][0], L.JNT_D["half_sincos"][0]
 CDOF, CDOF_DOT = L.DOF_D["cdof"][0], L.DOF_D["cdof_dot"][0]
 B_POS, B_QUAT, B_IPOS = L.BODY_F["pos"][0], L.BODY_F["quat"][0], L.BODY_F["ipos"][0]
 B_IQUAT, B_MASS, B_INERTIA = L.BODY_F["iquat"][0], L.BODY_F["mass"][0], L.BODY_F["inertia"][0]
@@ -53,6 +53,15 @@ def make_kinematics(fp):
         m.put_mat3(body_d, o_body + XMAT, ti.Matrix.identity(fp, 3))
         m.put(body_d, o_body + XIPOS, m.vec3(0))
         m.put_mat3(body_d, o_body + XIMAT, ti.Matrix.identity(fp, 3))
+        # the hinges' rotations depend on qpos alone: computed apart, their sin and cos
+        # (a long chain of dependent flops each) overlap instead of waiting in turn on the
+        # chain of body frames, which needs each parent's frame first
+        for j in range(sizes[L.SIZE_NJNT]):
+            if jnt_i[j * L.NJNT_I + L.JNT_TYPE] == JNT_HINGE:
+                a = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
+                s, c = m.sincos(fp(0.5) * (qpos[w, a] - q_f[mq, a, QPOS0]))
+                jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS] = s
+                jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS + 1] = c
         for b in range(1, sizes[L.SIZE_NBODY]):
             jadr = body_i[b * L.NBODY_I + L.BODY_JNTADR]
             jnum = body_i[b * L.NBODY_I + L.BODY_JNTNUM]
@@ -85,7 +94,9 @@ def make_kinematics(fp):
                         if jtype == JNT_BALL:
                             qloc = m.quat_normalize(m.vec4(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2], qpos[w, a + 3]))
                         else:
-                            qloc = m.axis_angle_quat(axis, qpos[w, a] - q_f[mq, a, QPOS0])
+                            s = jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS]
+                            qloc = m.vec4(jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS + 1], axis[0] * s, axis[1] * s,
+                                          axis[2] * s)
                         quat = m.quat_mul(quat, qloc)
                         pos = xanchor - m.quat_rotate(quat, jpos)
                     m.put(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR, xanchor)

@@ -97,7 +97,9 @@ BODY_D, NBODY_D = _columns(
 )
 # Computed on demand from the last forward pass (physics/reaction.py), not while stepping.
 POST_CONSTRAINT = ("cacc", "cfrc_ext", "cfrc_int")
-JNT_D, NJNT_D = _columns(("xanchor", 3), ("xaxis", 3))
+# half_sincos: sin and cos of a hinge's half angle, all hinges' first and off the chain of
+# body frames (physics/kinematics.py)
+JNT_D, NJNT_D = _columns(("xanchor", 3), ("xaxis", 3), ("half_sincos", 2))
 DOF_D, NDOF_D = _columns(
     ("cdof", 6), ("cdof_dot", 6), ("qfrc_bias", 1), ("qfrc_passive", 1), ("qfrc_actuator", 1),
     ("qfrc_smooth", 1), ("qacc_rk", 4), ("qvel_rk", 4), ("qvel_start", 1), ("dx_vel", 1), ("scratch", 1),
@@ -136,7 +138,7 @@ TEN_D, NTEN_D = _columns(("length", 1), ("velocity", 1))
 # The quantities World.get() can return: name -> (table, start, width); width 0 = scalar per row.
 DATA_VIEWS = {
     **{k: ("body_d", a, w) for k, (a, w) in BODY_D.items() if k != "cfrc"},
-    **{k: ("jnt_d", a, w) for k, (a, w) in JNT_D.items()},
+    **{k: ("jnt_d", a, w) for k, (a, w) in JNT_D.items() if k != "half_sincos"},
     **{k: ("dof_d", a, w) for k, (a, w) in DOF_D.items()
        if not k.endswith("_rk") and k not in ("qvel_start", "dx_vel", "scratch", "constraint_vel", *PRIMAL_VECTORS)},
     "actuator_force": ("act_d", 0, 1),
