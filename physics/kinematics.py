@@ -101,7 +101,9 @@ def make_kinematics(fp):
                         pos = xanchor - m.quat_rotate(quat, jpos)
                     m.put(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR, xanchor)
                     m.put(jnt_d, o_jnt + j * L.NJNT_D + XAXIS, xaxis)
-            quat = m.quat_normalize(quat)
+            # no normalization here: a product of unit quaternions (the free and ball joints'
+            # normalized as read) drifts from unit length by rounding alone, and a square
+            # root and a division on every body would lengthen the parent-to-child chain
             xmat = m.quat_to_mat(quat)
             m.put(body_d, o_body + b * L.NBODY_D + XPOS, pos)
             m.put(body_d, o_body + b * L.NBODY_D + XQUAT, quat)

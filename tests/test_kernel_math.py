@@ -41,3 +41,22 @@ def test_sincos_matches_numpy_within_a_few_ulp_of_the_angle(device, precision):
     np.testing.assert_array_less(np.abs(s - np.sin(exact)), bound)
     np.testing.assert_array_less(np.abs(c - np.cos(exact)), bound)
     assert np.all(np.abs(s * s + c * c - 1) < 4 * eps)
+
+
+def test_body_quaternions_stay_unit_without_normalizing_each_body(device):
+    """Body frames multiply unit quaternions down the tree without renormalizing each
+    body (physics/kinematics.py): the drift is rounding alone, even at wild angles."""
+    import physics
+    from conftest import gym_asset
+
+    model = physics.load_model(gym_asset("humanoid"))
+    rng = np.random.default_rng(0)
+    num_envs = 32
+    qpos = np.tile(model.qpos0, (num_envs, 1))
+    qpos[:, 7:] += rng.uniform(-30.0, 30.0, (num_envs, model.nq - 7))
+    quat = rng.normal(size=(num_envs, 4))
+    qpos[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    world = physics.World(model, num_envs=num_envs, device=device, precision="float64")
+    world.set_state(qpos=qpos, qvel=np.zeros((num_envs, model.nv)))
+    world.forward()
+    assert np.abs(np.linalg.norm(world.get("xquat"), axis=-1) - 1).max() < 1e-14
