@@ -188,9 +188,14 @@ def make_math(fp):
         return sn, cs
 
     @ti.func
+    def half_angle_quat(axis, s, c):
+        """The rotation about unit ``axis`` whose half angle has sine s and cosine c."""
+        return vec4(c, axis[0] * s, axis[1] * s, axis[2] * s)
+
+    @ti.func
     def axis_angle_quat(axis, angle):
         s, c = sincos(angle * fp(0.5))
-        return vec4(c, axis[0] * s, axis[1] * s, axis[2] * s)
+        return half_angle_quat(axis, s, c)
 
     @ti.func
     def quat_integrate(q, omega, dt):

@@ -94,9 +94,8 @@ def make_kinematics(fp):
                         if jtype == JNT_BALL:
                             qloc = m.quat_normalize(m.vec4(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2], qpos[w, a + 3]))
                         else:
-                            s = jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS]
-                            qloc = m.vec4(jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS + 1], axis[0] * s, axis[1] * s,
-                                          axis[2] * s)
+                            qloc = m.half_angle_quat(axis, jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS],
+                                                     jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS + 1])
                         quat = m.quat_mul(quat, qloc)
                         pos = xanchor - m.quat_rotate(quat, jpos)
                     m.put(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR, xanchor)

@@ -200,10 +200,12 @@ def solver_tolerance(tolerance: float, dtype) -> float:
 def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
     integrator = m.opt.integrator
+    # one env's entries in each flat data table, from the shapes the World allocates
+    shapes = data_shapes(m, 1)
+    strides = [int(np.prod(shapes[name][1:])) for name in ("body_d", "jnt_d", "dof_d", "qM")]
     sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
                       nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
-                      m.opt.frictionloss == "smooth", m.opt.ls_iterations, m.nbody * NBODY_D,
-                      _pad(m.njnt) * NJNT_D, _pad(m.nv) * NDOF_D, _pad(m.nM), m.nbody * NBODY_F,
+                      m.opt.frictionloss == "smooth", m.opt.ls_iterations, *strides, m.nbody * NBODY_F,
                       _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
