@@ -39,6 +39,7 @@ def make_inertia(fp):
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         o_body = w * sizes[L.SIZE_BODY_STRIDE]
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        mcol = sizes[L.SIZE_MCOL]
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
             m.put(body_d, o_body + b * L.NBODY_D + CRB, m.at10(body_d, o_body + b * L.NBODY_D + CINERT))
@@ -53,11 +54,8 @@ def make_inertia(fp):
                               m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
             adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
             qM[o_m + adr] = dof_f[md + i * L.NDOF_F + ARMATURE] + buf.dot(m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
-            j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
-            while j >= 0:
-                adr += 1
-                qM[o_m + adr] = buf.dot(m.at6(dof_d, o_dof + j * L.NDOF_D + CDOF))
-                j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
+            for a in range(adr + 1, adr + dof_i[i * L.NDOF_I + L.DOF_MROWLEN]):
+                qM[o_m + a] = buf.dot(m.at6(dof_d, o_dof + dof_i[mcol + a] * L.NDOF_D + CDOF))
 
     @ti.func
     def copy_sparse(w, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
@@ -93,28 +91,24 @@ def make_inertia(fp):
               col: ti.template()):
         """Column ``col`` of env w's rows of the flat dof table x <- (L^T D L)^-1 itself, in place."""
         o_m = w * sizes[L.SIZE_M_STRIDE]
+        mcol = sizes[L.SIZE_MCOL]
         nv = sizes[L.SIZE_NV]
         o_dof = w * sizes[L.SIZE_DOF_STRIDE]
         for r in range(nv):
             i = nv - 1 - r
             xi = x[o_dof + i * L.NDOF_D + col]
             if xi != 0:
-                a = dof_i[i * L.NDOF_I + L.DOF_MADR] + 1
-                j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
-                while j >= 0:
+                adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
+                for a in range(adr + 1, adr + dof_i[i * L.NDOF_I + L.DOF_MROWLEN]):
+                    j = dof_i[mcol + a]
                     x[o_dof + j * L.NDOF_D + col] = x[o_dof + j * L.NDOF_D + col] - qLD[o_m + a] * xi
-                    a += 1
-                    j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
         for i in range(nv):
             x[o_dof + i * L.NDOF_D + col] = x[o_dof + i * L.NDOF_D + col] / qLD[o_m + dof_i[i * L.NDOF_I + L.DOF_MADR]]
         for i in range(nv):
-            a = dof_i[i * L.NDOF_I + L.DOF_MADR] + 1
-            j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
+            adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
             s = x[o_dof + i * L.NDOF_D + col]
-            while j >= 0:
-                s -= qLD[o_m + a] * x[o_dof + j * L.NDOF_D + col]
-                a += 1
-                j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
+            for a in range(adr + 1, adr + dof_i[i * L.NDOF_I + L.DOF_MROWLEN]):
+                s -= qLD[o_m + a] * x[o_dof + dof_i[mcol + a] * L.NDOF_D + col]
             x[o_dof + i * L.NDOF_D + col] = s
 
     @ti.func

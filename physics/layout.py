@@ -37,7 +37,10 @@ SIZE_BODY_STRIDE, SIZE_JNT_STRIDE, SIZE_DOF_STRIDE, SIZE_M_STRIDE = 15, 16, 17, 
 # Entries of one row of the flat float model tables (FLAT_MODEL_TABLES): shared tables
 # hold one row, tables made per env (World.set_param) one row per env.
 SIZE_BODYF_STRIDE, SIZE_JNTF_STRIDE, SIZE_DOFF_STRIDE = 19, 20, 21
-NSIZES = 22
+# Where, in the flat dof_i table, the sparse mass matrix's column table starts (after the
+# dof rows): entry a of a qM row is M(i, dof_i[SIZE_MCOL + a]).
+SIZE_MCOL = 22
+NSIZES = 23
 # The solver and cone are compile-time choices (physics/pipeline.py), not sizes.
 SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
@@ -197,6 +200,19 @@ def solver_tolerance(tolerance: float, dtype) -> float:
     return tolerance
 
 
+def _sparse_columns(m: Model) -> np.ndarray:
+    """The column (dof) of each entry of the sparse mass matrix's rows: row i holds i, then
+    its ancestors. Read from a table, the entries of a row are independent loads instead
+    of a chain of parent lookups, so walks along a row overlap their steps."""
+    cols = np.zeros(_pad(m.nM), np.int32)
+    for i in range(m.nv):
+        adr, j = m.dof_Madr[i], i
+        while j >= 0:
+            cols[adr] = j
+            adr, j = adr + 1, m.dof_parentid[j]
+    return cols
+
+
 def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
     integrator = m.opt.integrator
@@ -206,7 +222,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
                       nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
                       m.opt.frictionloss == "smooth", m.opt.ls_iterations, *strides, m.nbody * NBODY_F,
-                      _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F], np.int32)
+                      _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F, _pad(m.nv) * NDOF_I], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -244,6 +260,8 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
         dof_i[d] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d], m.dof_Madr[d], rowlen)
         dof_f[d, : DOF_F["drive_stiffness"][0]] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d], m.dof_invweight0[d], *m.dof_solref[d],
                     *m.dof_solimp[d])
+
+    dof_i = np.concatenate([dof_i.ravel(), _sparse_columns(m)])
 
     q_f = np.zeros((_pad(m.nq), NQ_F))
     q_f[: m.nq, 0] = m.qpos0
