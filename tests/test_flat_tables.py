@@ -4,10 +4,12 @@ coding rule their kernels depend on."""
 import ast
 from pathlib import Path
 
+import mujoco
 import numpy as np
 import pytest
 
 import physics
+from conftest import gym_asset
 from physics import layout as L
 
 PHYSICS = Path(physics.__file__).parent
@@ -66,3 +68,22 @@ def test_flat_table_sizes_match_their_strides(name):
     stride = {"body_d": L.SIZE_BODY_STRIDE, "jnt_d": L.SIZE_JNT_STRIDE, "dof_d": L.SIZE_DOF_STRIDE,
               "qM": L.SIZE_M_STRIDE, "qLD": L.SIZE_M_STRIDE}[name]
     assert sizes[stride] == np.prod(shapes[name][1:])
+
+
+def test_mass_matrix_column_table_lists_each_row_dof_and_ancestors():
+    """The sparse rows' column table (after dof_i's rows) against MuJoCo's own sparse
+    layout: row i at dof_Madr[i] holds i, then its parent chain."""
+    model = physics.load_model(gym_asset("humanoid"))
+    packed = L.pack_model(model, np.float64)
+    mcol = int(packed["sizes"][L.SIZE_MCOL])
+    assert mcol == model.nv * L.NDOF_I
+    cols = packed["dof_i"][mcol:]
+    mjm = mujoco.MjModel.from_xml_path(gym_asset("humanoid"))
+    assert model.nM == mjm.nM
+    for i in range(mjm.nv):
+        adr, j = mjm.dof_Madr[i], i
+        while j >= 0:
+            assert cols[adr] == j, (i, adr)
+            adr, j = adr + 1, mjm.dof_parentid[j]
+        assert adr == (mjm.dof_Madr[i + 1] if i + 1 < mjm.nv else mjm.nM)
+
