@@ -238,12 +238,12 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         set_row(w, row, efc_f, CNSTR_EQUALITY, e, pos, fp(0.0), diag, fp(-_INF), fp(_INF))
 
     @ti.func
-    def point_jacdot_qvel(w, b, point, body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
-                          qvel: ti.template(), body_d: ti.template(), dof_d: ti.template()):
+    def point_jacdot_qvel(w, b, point, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(),
+                          dof_i: ti.template(), qvel: ti.template(), body_d: ti.template(), dof_d: ti.template()):
         """(dJ_rot/dt qvel, dJ_pos/dt qvel) of a point fixed to body b, as a spatial vector
         (MuJoCo's mj_jacDot times qvel)."""
-        o_dof = w * (dof_i.shape[0] // L.NDOF_I) * L.NDOF_D
-        o_body = w * (body_i.shape[0] // L.NBODY_I) * L.NBODY_D
+        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_body = w * sizes[L.SIZE_BODY_STRIDE]
         com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
         offset = point - com
         cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL_B)
@@ -306,8 +306,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                           ti.Matrix.identity(fp, 3), body_i, body_d, dof_d, efc_J)
         for k in ti.static(range(3)):
             set_row(w, row + k, efc_f, CNSTR_EQUALITY, e, cpos[k], fp(0.0), tran, fp(-_INF), fp(_INF))
-        jdv1 = point_jacdot_qvel(w, b1, p1, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
-        jdv2 = point_jacdot_qvel(w, b2, p2, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
+        jdv1 = point_jacdot_qvel(w, b1, p1, sizes, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
+        jdv2 = point_jacdot_qvel(w, b2, p2, sizes, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
         jdv = m.lin(jdv1) - m.lin(jdv2)
         for k in ti.static(range(3)):
             efc_f[w, row + k, E["jdotv"]] = jdv[k]
