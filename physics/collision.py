@@ -204,9 +204,16 @@ def make_collision(fp, convex: bool = False):
     def collide(w, npair, ngeom, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
                 geom_f: ti.template(), body: ti.template(), body_base, body_row, xpos_col, xquat_col,
                 geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template()):
-        """Every contact of env w: geom poses, then each candidate pair that passes the
-        bounding-sphere test through its narrow-phase routine."""
+        """Every contact of env w: geom poses, then the candidate pairs (collide_pairs)."""
         geom_poses(w, ngeom, geom_i, geom_f, body, body_base, body_row, xpos_col, xquat_col, geom_x)
+        collide_pairs(w, npair, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
+
+    @ti.func
+    def collide_pairs(w, npair, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
+                      geom_f: ti.template(), geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(),
+                      con_n: ti.template()):
+        """Every contact of env w from its geom poses in geom_x: each candidate pair that
+        passes the bounding-sphere test goes through its narrow-phase routine."""
         mp = w % pair_f.shape[0]
         mg = w % geom_f.shape[0]
         con_n[w, NCON] = 0
@@ -252,7 +259,8 @@ def make_collision(fp, convex: bool = False):
             collide(w, npair, ngeom, pair_i, pair_f, geom_i, geom_f, body, w * body_stride, body_row, xpos_col,
                     xquat_col, geom_x, con_f, con_i, con_n)
 
-    return types.SimpleNamespace(collide=collide, geom_poses=geom_poses, kernel=collide_kernel)
+    return types.SimpleNamespace(collide=collide, collide_pairs=collide_pairs, geom_poses=geom_poses,
+                                 kernel=collide_kernel)
 
 
 _PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}

@@ -49,9 +49,12 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
         kin.com_pos(w, sizes, body_i, body_f, jnt_i, body_d, jnt_d, dof_d)
         kin.tendons(w, sizes, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)
-        col.collide(w, sizes[L.SIZE_NPAIR], sizes[L.SIZE_NGEOM], pair_i, pair_f, geom_i, geom_f, body_d,
-                    w * sizes[L.SIZE_BODY_STRIDE], L.NBODY_D, XPOS, XQUAT,
-                    geom_x, con_f, con_i, con_n)
+        # geom poses feed only the pair tests (rendering computes its own): without pairs
+        # (contacts disabled, or no geom that can touch another) they are not needed
+        if sizes[L.SIZE_NPAIR] > 0:
+            col.geom_poses(w, sizes[L.SIZE_NGEOM], geom_i, geom_f, body_d, w * sizes[L.SIZE_BODY_STRIDE],
+                           L.NBODY_D, XPOS, XQUAT, geom_x)
+        col.collide_pairs(w, sizes[L.SIZE_NPAIR], pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
         inertia.crb(w, sizes, body_i, dof_i, dof_f, body_d, dof_d, qM)
         inertia.copy_sparse(w, sizes, qM, qLD)
         inertia.factor(w, sizes, dof_i, qLD)
