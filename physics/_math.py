@@ -118,10 +118,21 @@ def make_math(fp):
             a[i + n] = r[n // 3, n % 3]
 
     @ti.func
-    def row_set(w, table: ti.template(), stride):
-        """Where env w's rows start in a flat model table of ``stride`` entries per row set:
-        one set shared by every env, or one per env (World.set_param)."""
-        return w % (table.shape[0] // stride) * stride
+    def row_set(w, table: ti.template(), stride, width: ti.template()):
+        """Where env w's rows start in a flat model table of ``stride`` entries per row set
+        (rows ``width`` wide): one set shared by every env, or one per env (World.set_param).
+        The constant width goes last for the reason given in env_start."""
+        return (w % (table.shape[0] // stride)) * (stride // width) * width
+
+    @ti.func
+    def env_start(w, sizes: ti.template(), stride_slot: ti.template(), width: ti.template()):
+        """Env w's first entry in a flat data table of rows ``width`` wide; sizes[stride_slot]
+        holds a whole number of rows. Row widths are powers of two (layout.py), and
+        multiplying by the constant width last shows LLVM that every row starts at a
+        multiple of it: a row's column offsets then fold into the loads' addresses instead
+        of each paying its own add and sign extension (Taichi's i32 index arithmetic
+        carries no no-overflow flags). Row reads run ~25% faster."""
+        return (w * (sizes[stride_slot] // width)) * width
 
     # --- quaternions (w, x, y, z)
     @ti.func

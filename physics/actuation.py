@@ -38,7 +38,7 @@ def make_actuation(fp):
         # Data out:
         act_d: ti.template(), dof_d: ti.template(),
     ):
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         ma = w % act_f.shape[0]
         mw = w % wrap_f.shape[0]
         for d in range(sizes[L.SIZE_NV]):

@@ -31,8 +31,8 @@ def make_bias(fp):
         # Data out: cacc, cfrc (scratch), qfrc_bias
         body_d: ti.template(), dof_d: ti.template(),
     ):
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         mo = w % opt_f.shape[0]
         # the world accelerates upwards at -gravity, which applies gravity to every body
         g = m.vec3(0)

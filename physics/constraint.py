@@ -106,8 +106,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                      efc_n: ti.template()):
         """Rows for joints within their margin of a limit (MuJoCo's mj_instantiateLimit)."""
         n = nefc
-        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         for j in range(sizes[L.SIZE_NJNT]):
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
             if jnt_i[j * L.NJNT_I + L.JNT_LIMITED] != 0 and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
@@ -214,7 +214,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                        q_f: ti.template(), qpos: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
                        efc_J: ti.template(), efc_f: ti.template()):
         """q1 - q1_0 = c0 + c1 d + ... + c4 d^4 with d = q2 - q2_0 (or q1 - q1_0 = c0)."""
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         j1 = eq_i[e, L.EQ_OBJ1]
         j2 = eq_i[e, L.EQ_OBJ2]
         a1 = jnt_i[j1 * L.NJNT_I + L.JNT_QPOSADR]
@@ -242,8 +242,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                           dof_i: ti.template(), qvel: ti.template(), body_d: ti.template(), dof_d: ti.template()):
         """(dJ_rot/dt qvel, dJ_pos/dt qvel) of a point fixed to body b, as a spatial vector
         (MuJoCo's mj_jacDot times qvel)."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
         offset = point - com
         cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL_B)
@@ -286,8 +286,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                       efc_f: ti.template()):
         """Connect: 3 rows p1 - p2 = 0. Weld: those at its anchor plus 3 rows for the
         orientation error, the vector part of conj(q2) q1 relpose, scaled by torquescale."""
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         b1 = eq_i[e, L.EQ_OBJ1]
         b2 = eq_i[e, L.EQ_OBJ2]
         d0 = m.vec3(eq_f[me, e, EQ_DATA], eq_f[me, e, EQ_DATA + 1], eq_f[me, e, EQ_DATA + 2])
@@ -362,7 +362,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         friction pyramid J_n +- mu_k J_k, or the condim rows of an elliptic cone
         (MuJoCo's mj_instantiateContact)."""
         n = nefc
-        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         for c in range(con_n[w, NCON]):
             if con_i[w, c, CON_EXCLUDE] == 0:
                 dim = con_i[w, c, CON_DIM]
@@ -501,7 +501,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         """A row per dof and per tendon with friction loss: a force bounded by +-frictionloss
         that opposes motion (MuJoCo's mj_instantiateFriction)."""
         n = nefc
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         mt = w % ten_f.shape[0]
         for d in range(sizes[L.SIZE_NV]):
             loss = dof_f[md + d * L.NDOF_F + FRICTIONLOSS]
@@ -695,7 +695,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         """A = J M^-1 J^T into efc_Y (nefc x nefc, both triangles), and AR_ii = A_ii + R_i.
         One solve per row gives column j (M^-1 J_j^T, held in CVEL); a sweep of Gauss-Seidel
         then costs nefc per row instead of 2 nv to keep M^-1 J^T f up to date."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         nv = sizes[L.SIZE_NV]
         for j in range(nefc):
             for d in range(nv):
@@ -792,7 +792,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                    ten_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(),
                    efc_n: ti.template()):
         """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         nv = sizes[L.SIZE_NV]
         nefc = 0
         efc_n[w, L.EFC_OVERFLOW] = 0

@@ -52,8 +52,8 @@ def make_drives(fp):
         """qfrc_drive and the implicit stiffness and damping of every dof (zero where
         undriven); the drive force is added to qfrc_actuator. Runs after the bias forces
         and before the other contributions to the implicit terms (the cubic limits)."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         off = (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) != 0
         # the step the integrator treats the drives implicitly over (RK4: none)
         hi = opt_f[w % opt_f.shape[0], 0, TIMESTEP] if sizes[L.SIZE_INTEGRATOR] != INT_RK4 else fp(0.0)

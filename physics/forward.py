@@ -8,6 +8,7 @@ import functools
 import taichi as ti
 
 from . import layout as L
+from ._math import make_math
 from .actuation import make_actuation
 from .bias import make_bias
 from .collision import make_collision
@@ -26,6 +27,7 @@ QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR = (L.DOF_D[k][0] for k in ("qfrc_bias", "
 
 @functools.lru_cache(maxsize=None)
 def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False):
+    m = make_math(fp)
     kin = make_kinematics(fp)
     inertia = make_inertia(fp)
     bias = make_bias(fp)
@@ -45,14 +47,14 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
                 geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template(),
                 eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template()):
         # position
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
         kin.com_pos(w, sizes, body_i, body_f, jnt_i, body_d, jnt_d, dof_d)
         kin.tendons(w, sizes, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)
         # geom poses feed only the pair tests (rendering computes its own): without pairs
         # (contacts disabled, or no geom that can touch another) they are not needed
         if sizes[L.SIZE_NPAIR] > 0:
-            col.geom_poses(w, sizes[L.SIZE_NGEOM], geom_i, geom_f, body_d, w * sizes[L.SIZE_BODY_STRIDE],
+            col.geom_poses(w, sizes[L.SIZE_NGEOM], geom_i, geom_f, body_d, m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D),
                            L.NBODY_D, XPOS, XQUAT, geom_x)
         col.collide_pairs(w, sizes[L.SIZE_NPAIR], pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
         inertia.crb(w, sizes, body_i, dof_i, dof_f, body_d, dof_d, qM)

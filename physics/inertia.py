@@ -36,9 +36,9 @@ def make_inertia(fp):
     ):
         """Composite inertias and the mass matrix M(i, j) = cdof_j . (crb_body(i) cdof_i)."""
         o_m = w * sizes[L.SIZE_M_STRIDE]
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         mcol = sizes[L.SIZE_MCOL]
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
@@ -93,7 +93,7 @@ def make_inertia(fp):
         o_m = w * sizes[L.SIZE_M_STRIDE]
         mcol = sizes[L.SIZE_MCOL]
         nv = sizes[L.SIZE_NV]
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         for r in range(nv):
             i = nv - 1 - r
             xi = x[o_dof + i * L.NDOF_D + col]

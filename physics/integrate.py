@@ -39,7 +39,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
     def integrate_pos(w, sizes: ti.template(), jnt_i: ti.template(), qpos: ti.template(), dof_d: ti.template(), vcol: ti.template(), h):
         """qpos <- qpos (+) vel * h, vel read from column vcol of dof_d; quaternions move on
         the sphere by the body-frame angular velocity."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         for j in range(sizes[L.SIZE_NJNT]):
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
             pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
@@ -64,9 +64,9 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         """dof_d[:, SCRATCH] <- (M + h D + h^2 K)^-1 (qfrc_smooth - h K qvel); refactors qLD.
         D holds the dof damping (if ``with_damping``) and K the joint stiffness (if
         ``with_stiffness``), plus, always, the drives' and cubic limits' implicit terms."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
-        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         inertia.copy_sparse(w, sizes, qM, qLD)
         for d in range(sizes[L.SIZE_NV]):
             if with_damping:
@@ -90,7 +90,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                                   dof_d: ti.template(), qLD: ti.template(), h):
         """The drives' and cubic limits' stiffness K and damping D (per dof, from forward)
         into the implicit solve: h D + h^2 K on the diagonal, -h K qvel on the right."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         for d in range(sizes[L.SIZE_NV]):
             k = dof_d[o_dof + d * L.NDOF_D + IMPLICIT_K]
             inertia.add_diag(w, sizes, qLD, dof_i, d, h * dof_d[o_dof + d * L.NDOF_D + IMPLICIT_D] + h * h * k)
@@ -98,7 +98,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
 
     @ti.func
     def has_drive_or_limit_terms(w, sizes: ti.template(), dof_d: ti.template()):
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         found = 0
         for d in range(sizes[L.SIZE_NV]):
             if dof_d[o_dof + d * L.NDOF_D + IMPLICIT_K] != 0 or dof_d[o_dof + d * L.NDOF_D + IMPLICIT_D] != 0:
@@ -107,7 +107,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
 
     @ti.func
     def has_damping(w, sizes: ti.template(), dof_f: ti.template()):
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         found = 0
         for d in range(sizes[L.SIZE_NV]):
             if dof_f[md + d * L.NDOF_F + DAMPING] > 0:
@@ -124,7 +124,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
              eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template(), advance):
         """One time step of world w: forward() at the current state, then integration;
         with ``advance`` 0, forward() alone (so one compiled kernel serves both)."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
         nv = sizes[L.SIZE_NV]
         integrator = sizes[L.SIZE_INTEGRATOR]

@@ -43,10 +43,10 @@ def make_kinematics(fp):
     ):
         """xpos, xquat, xmat of every body, xipos/ximat of its inertia frame, and the
         world anchor and axis of every joint."""
-        o_jnt = w * sizes[L.SIZE_JNT_STRIDE]
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
-        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
+        o_jnt = m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         mq = w % q_f.shape[0]
         m.put(body_d, o_body + XPOS, m.vec3(0))
         m.put(body_d, o_body + XQUAT, m.vec4(1, 0, 0, 0))
@@ -121,10 +121,10 @@ def make_kinematics(fp):
         body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(),
     ):
         """Subtree centres of mass, com-based inertias (cinert) and motion dofs (cdof)."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        o_jnt = w * sizes[L.SIZE_JNT_STRIDE]
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_jnt = m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
             mass = body_f[mb + b * L.NBODY_F + B_MASS]
@@ -185,8 +185,8 @@ def make_kinematics(fp):
         body_d: ti.template(), dof_d: ti.template(),
     ):
         """Body spatial velocities (cvel) and the time derivatives of cdof (cdof_dot)."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         m.put(body_d, o_body + CVEL, m.vec6(0))
         for b in range(1, sizes[L.SIZE_NBODY]):
             cvel = m.at6(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_PARENT] * L.NBODY_D + CVEL)

@@ -24,6 +24,18 @@ def _columns(*spec):
     return out, at
 
 
+def _flat_rows(*spec):
+    """_columns for a flat table (FLAT_TABLES, FLAT_MODEL_TABLES), its row width rounded
+    up to a power of two: the kernels index its rows at multiples of that width, which
+    lets column offsets fold into addresses (physics/_math.py, env_start)."""
+    out, width = _columns(*spec)
+    return out, _pow2(width)
+
+
+def _pow2(n):
+    return 1 << max(int(n) - 1, 0).bit_length()
+
+
 # --- model tables -----------------------------------------------------------------
 SIZE_NBODY, SIZE_NJNT, SIZE_NQ, SIZE_NV, SIZE_NU, SIZE_NTENDON, SIZE_INTEGRATOR, SIZE_DISABLE = range(8)
 SIZE_NEFC, SIZE_ITERATIONS = 8, 9  # constraint-row capacity per env; solver iterations
@@ -46,14 +58,14 @@ SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
 
 BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = range(6)
-NBODY_I = 6
-BODY_F, NBODY_F = _columns(("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), ("mass", 1), ("inertia", 3),
+NBODY_I = _pow2(6)
+BODY_F, NBODY_F = _flat_rows(("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), ("mass", 1), ("inertia", 3),
                            ("invweight0", 2))
 
 JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR, JNT_LIMITED = range(5)
 JNT_LIMIT_MODEL = 5  # the limit model of a limited joint, -1 if unlimited; JNT_LIMITED marks MuJoCo's soft limits
-NJNT_I = 6
-JNT_F, NJNT_F = _columns(("pos", 3), ("axis", 3), ("stiffness", 1), ("range", 2), ("margin", 1), ("solref", 2),
+NJNT_I = _pow2(6)
+JNT_F, NJNT_F = _flat_rows(("pos", 3), ("axis", 3), ("stiffness", 1), ("range", 2), ("margin", 1), ("solref", 2),
                          ("solimp", 5),
                          # limit models beyond MuJoCo's (physics/limits.py)
                          ("limit_strength", 1), ("limit_stiffness", 1), ("limit_damping", 1), ("limit_distance", 1),
@@ -61,8 +73,8 @@ JNT_F, NJNT_F = _columns(("pos", 3), ("axis", 3), ("stiffness", 1), ("range", 2)
                          ("twist", 2))
 
 DOF_BODY, DOF_JNT, DOF_PARENT, DOF_MADR, DOF_MROWLEN = range(5)
-NDOF_I = 5
-DOF_F, NDOF_F = _columns(("armature", 1), ("damping", 1), ("frictionloss", 1), ("invweight0", 1), ("solref", 2),
+NDOF_I = _pow2(5)
+DOF_F, NDOF_F = _flat_rows(("armature", 1), ("damping", 1), ("frictionloss", 1), ("invweight0", 1), ("solref", 2),
                          ("solimp", 5),
                          # PD drives (physics/drives.py)
                          ("drive_stiffness", 1), ("drive_damping", 1), ("drive_forcelimit", 1),
@@ -94,7 +106,7 @@ OPT_F, NOPT_F = _columns(("timestep", 1), ("gravity", 3), ("wind", 3), ("density
                          ("ls_tolerance", 1))
 
 # --- per-world data tables ------------------------------------------------------------
-BODY_D, NBODY_D = _columns(
+BODY_D, NBODY_D = _flat_rows(
     ("xpos", 3), ("xquat", 4), ("xmat", 9), ("xipos", 3), ("ximat", 9), ("subtree_com", 3), ("subtree_mass", 1),
     ("cinert", 10), ("crb", 10), ("cvel", 6), ("cacc", 6), ("cfrc", 6), ("cfrc_ext", 6), ("cfrc_int", 6),
 )
@@ -102,8 +114,8 @@ BODY_D, NBODY_D = _columns(
 POST_CONSTRAINT = ("cacc", "cfrc_ext", "cfrc_int")
 # half_sincos: sin and cos of a hinge's half angle, all hinges' first and off the chain of
 # body frames (physics/kinematics.py)
-JNT_D, NJNT_D = _columns(("xanchor", 3), ("xaxis", 3), ("half_sincos", 2))
-DOF_D, NDOF_D = _columns(
+JNT_D, NJNT_D = _flat_rows(("xanchor", 3), ("xaxis", 3), ("half_sincos", 2))
+DOF_D, NDOF_D = _flat_rows(
     ("cdof", 6), ("cdof_dot", 6), ("qfrc_bias", 1), ("qfrc_passive", 1), ("qfrc_actuator", 1),
     ("qfrc_smooth", 1), ("qacc_rk", 4), ("qvel_rk", 4), ("qvel_start", 1), ("dx_vel", 1), ("scratch", 1),
     ("qacc_smooth", 1), ("qfrc_constraint", 1), ("qacc_warmstart", 1), ("constraint_vel", 1),
@@ -257,7 +269,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     dof_f = np.zeros((_pad(m.nv), NDOF_F))
     for d in range(m.nv):
         rowlen = (m.dof_Madr[d + 1] if d + 1 < m.nv else m.nM) - m.dof_Madr[d]
-        dof_i[d] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d], m.dof_Madr[d], rowlen)
+        dof_i[d, : DOF_MROWLEN + 1] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d], m.dof_Madr[d], rowlen)
         dof_f[d, : DOF_F["drive_stiffness"][0]] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d], m.dof_invweight0[d], *m.dof_solref[d],
                     *m.dof_solimp[d])
 

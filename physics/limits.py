@@ -110,8 +110,8 @@ def make_limits(fp):
     def cubic_limits(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), qpos: ti.template(),
                      dof_d: ti.template()):
         """qfrc_passive -= dE/dx and implicit stiffness += d2E/dx2 of every cubic limit."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         for j in range(sizes[L.SIZE_NJNT]):
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
             if jnt_i[j * L.NJNT_I + L.JNT_LIMIT_MODEL] == LIMIT_CUBIC and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
@@ -211,8 +211,8 @@ def make_limits(fp):
                          efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """Rows of the hard and spring limits within their contact distance; returns nefc."""
         n = nefc
-        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
         for j in range(sizes[L.SIZE_NJNT]):
             model = jnt_i[j * L.NJNT_I + L.JNT_LIMIT_MODEL]

@@ -31,8 +31,8 @@ def make_passive(fp):
     @ti.func
     def apply_ft(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_d: ti.template(), dof_d: ti.template(), force, torque, point, b, col: ti.template()):
         """Add J^T [force, torque] at a world ``point`` on body ``b`` to column col of dof_d."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         # the last dof on the path from the world to b; its ancestors are the chain
         d = -1
         bb = b
@@ -50,10 +50,10 @@ def make_passive(fp):
 
     @ti.func
     def joint_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(), qvel: ti.template(), dof_d: ti.template()):
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE])
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         mq = w % q_f.shape[0]
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         for j in range(sizes[L.SIZE_NJNT]):
             k = jnt_f[mj + j * L.NJNT_F + J_STIFFNESS]
             jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
@@ -85,8 +85,8 @@ def make_passive(fp):
     @ti.func
     def joint_friction_smooth(w, sizes: ti.template(), dof_f: ti.template(), opt_f: ti.template(), qvel: ti.template(), dof_d: ti.template()):
         """Coulomb friction loss smoothed as frictionloss * tanh(qvel * smoothing)."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE])
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         s = opt_f[w % opt_f.shape[0], 0, SMOOTHING]
         for d in range(sizes[L.SIZE_NV]):
             f = dof_f[md + d * L.NDOF_F + FRICTIONLOSS]
@@ -96,7 +96,7 @@ def make_passive(fp):
 
     @ti.func
     def tendon_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), opt_f: ti.template(), ten_d: ti.template(), dof_d: ti.template()):
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         mt = w % ten_f.shape[0]
         mw = w % wrap_f.shape[0]
         s = opt_f[w % opt_f.shape[0], 0, SMOOTHING]
@@ -122,8 +122,8 @@ def make_passive(fp):
     @ti.func
     def fluid_inertia_box(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_f: ti.template(), opt_f: ti.template(), body_d: ti.template(), dof_d: ti.template()):
         """Drag and viscous forces on each body's equivalent inertia box."""
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
-        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE])
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         mo = w % opt_f.shape[0]
         density = opt_f[mo, 0, DENSITY]
         viscosity = opt_f[mo, 0, VISCOSITY]
@@ -165,7 +165,7 @@ def make_passive(fp):
         # Data out: qfrc_passive
         dof_d: ti.template(),
     ):
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         for d in range(sizes[L.SIZE_NV]):
             dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] = 0
         if (sizes[L.SIZE_DISABLE] & DSBL_PASSIVE) != DSBL_PASSIVE:

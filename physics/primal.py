@@ -66,7 +66,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
               src: ti.template(), dst: ti.template()):
         """dof_d[:, dst] <- M dof_d[:, src] from the tree-sparse rows of qM."""
         o_m = w * sizes[L.SIZE_M_STRIDE]
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         for i in range(nv):
             dof_d[o_dof + i * L.NDOF_D + dst] = 0
         for i in range(nv):
@@ -105,7 +105,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
     def set_ma(w, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), qacc: ti.template(),
                dof_d: ti.template()):
         """MA <- M (qacc - qacc_smooth); returns the Gauss cost 1/2 (a - a0)^T M (a - a0)."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         for d in range(nv):
             dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d] - dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
         mul_M(w, nv, sizes, dof_i, qM, dof_d, SCRATCH, MA)
@@ -237,7 +237,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         update and only MGRAD is redone. Returns the total cost and, in float32, the
         squared norm of the gradient's terms (sum over dofs of (|qfrc_smooth| + sum_i
         |J f|)^2) that bounds its round-off."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         out = ti.Vector([fp(0.0), fp(0.0)])
         changed = fp(1.0)
         if rows_moved != 0:
@@ -606,7 +606,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         """qacc <- the better of the previous step's acceleration and qacc_smooth, with jar
         and MA at it (one loop around one update_rows, which the compiler inlines). At
         qacc_smooth, jar is the rows' bias and MA is zero: nothing to recompute."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         use_smooth = 1
         if warmstart:
             cost_warm = fp(0.0)
@@ -642,7 +642,7 @@ def make_primal(fp, newton: bool, elliptic: bool):
         """qacc <- argmin cost(a), with the rows' forces and states at the minimum (MuJoCo's
         mj_solPrimal); returns the iterations made. One loop around one update() and one
         line_search(), for compile time."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         mo = w % opt_f.shape[0]
         tolerance = opt_f[mo, 0, TOLERANCE]
         scale = 1 / (opt_f[mo, 0, MEANINERTIA] * ti.max(1, nv))

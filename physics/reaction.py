@@ -69,7 +69,7 @@ def make_reaction(fp):
     @ti.func
     def external(w, sizes: ti.template(), body_i: ti.template(), body_d: ti.template(), geom_i: ti.template(),
                  con_f: ti.template(), con_i: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         for b in range(sizes[L.SIZE_NBODY]):
             m.put(body_d, o_body + b * L.NBODY_D + CFRC_EXT, m.vec6(0))
         nefc = efc_n[w, L.EFC_N]
@@ -92,8 +92,8 @@ def make_reaction(fp):
                  qacc: ti.template(), body_d: ti.template(), dof_d: ti.template(), geom_i: ti.template(),
                  con_f: ti.template(), con_i: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """cacc, cfrc_ext and cfrc_int of world w from its last forward pass."""
-        o_dof = w * sizes[L.SIZE_DOF_STRIDE]
-        o_body = w * sizes[L.SIZE_BODY_STRIDE]
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         external(w, sizes, body_i, body_d, geom_i, con_f, con_i, efc_f, efc_n)
         g = m.vec3(0)
         if (sizes[L.SIZE_DISABLE] & DSBL_GRAVITY) == 0:
