@@ -60,25 +60,25 @@ CONES = ("pyramidal", "elliptic")
 BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = range(6)
 NBODY_I = _pow2(6)
 BODY_F, NBODY_F = _flat_rows(("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), ("mass", 1), ("inertia", 3),
-                           ("invweight0", 2))
+                              ("invweight0", 2))
 
 JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR, JNT_LIMITED = range(5)
 JNT_LIMIT_MODEL = 5  # the limit model of a limited joint, -1 if unlimited; JNT_LIMITED marks MuJoCo's soft limits
 NJNT_I = _pow2(6)
 JNT_F, NJNT_F = _flat_rows(("pos", 3), ("axis", 3), ("stiffness", 1), ("range", 2), ("margin", 1), ("solref", 2),
-                         ("solimp", 5),
-                         # limit models beyond MuJoCo's (physics/limits.py)
-                         ("limit_strength", 1), ("limit_stiffness", 1), ("limit_damping", 1), ("limit_distance", 1),
-                         ("limit_restitution", 1), ("limit_bounce", 1), ("limit_acceleration", 1), ("cone", 2),
-                         ("twist", 2))
+                            ("solimp", 5),
+                            # limit models beyond MuJoCo's (physics/limits.py)
+                            ("limit_strength", 1), ("limit_stiffness", 1), ("limit_damping", 1), ("limit_distance", 1),
+                            ("limit_restitution", 1), ("limit_bounce", 1), ("limit_acceleration", 1), ("cone", 2),
+                            ("twist", 2))
 
 DOF_BODY, DOF_JNT, DOF_PARENT, DOF_MADR, DOF_MROWLEN = range(5)
 NDOF_I = _pow2(5)
 DOF_F, NDOF_F = _flat_rows(("armature", 1), ("damping", 1), ("frictionloss", 1), ("invweight0", 1), ("solref", 2),
-                         ("solimp", 5),
-                         # PD drives (physics/drives.py)
-                         ("drive_stiffness", 1), ("drive_damping", 1), ("drive_forcelimit", 1),
-                         ("drive_acceleration", 1))
+                            ("solimp", 5),
+                            # PD drives (physics/drives.py)
+                            ("drive_stiffness", 1), ("drive_damping", 1), ("drive_forcelimit", 1),
+                            ("drive_acceleration", 1))
 
 Q_F, NQ_F = _columns(("qpos0", 1), ("qpos_spring", 1))
 
