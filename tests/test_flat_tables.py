@@ -70,6 +70,20 @@ def test_flat_table_sizes_match_their_strides(name):
     assert sizes[stride] == np.prod(shapes[name][1:])
 
 
+_ROWS = {"body_d": (L.BODY_D, L.NBODY_D), "jnt_d": (L.JNT_D, L.NJNT_D), "dof_d": (L.DOF_D, L.NDOF_D),
+         "body_f": (L.BODY_F, L.NBODY_F), "jnt_f": (L.JNT_F, L.NJNT_F), "dof_f": (L.DOF_F, L.NDOF_F)}
+
+
+@pytest.mark.parametrize("name", sorted(_ROWS))
+def test_flat_rows_are_a_power_of_two_wide_and_hold_every_column(name):
+    """The kernels' row offsets (env_start, row_set) fold column offsets into addresses only
+    when a row starts at a multiple of a power of two larger than every column offset."""
+    columns, width = _ROWS[name]
+    assert width & (width - 1) == 0
+    assert max(a + w for a, w in columns.values()) <= width
+    assert L.NBODY_I & (L.NBODY_I - 1) == 0 and L.NJNT_I & (L.NJNT_I - 1) == 0 and L.NDOF_I & (L.NDOF_I - 1) == 0
+
+
 def test_mass_matrix_column_table_lists_each_row_dof_and_ancestors():
     """The sparse rows' column table (after dof_i's rows) against MuJoCo's own sparse
     layout: row i at dof_Madr[i] holds i, then its parent chain."""
