@@ -54,8 +54,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         # geom poses feed only the pair tests (rendering computes its own): without pairs
         # (contacts disabled, or no geom that can touch another) they are not needed
         if sizes[L.SIZE_NPAIR] > 0:
-            col.geom_poses(w, sizes[L.SIZE_NGEOM], geom_i, geom_f, body_d, m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D),
-                           L.NBODY_D, XPOS, XQUAT, geom_x)
+            o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+            col.geom_poses(w, sizes[L.SIZE_NGEOM], geom_i, geom_f, body_d, o_body, L.NBODY_D, XPOS, XQUAT, geom_x)
         col.collide_pairs(w, sizes[L.SIZE_NPAIR], pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
         inertia.crb(w, sizes, body_i, dof_i, dof_f, body_d, dof_d, qM)
         inertia.copy_sparse(w, sizes, qM, qLD)
