@@ -212,7 +212,7 @@ def solver_tolerance(tolerance: float, dtype) -> float:
     return tolerance
 
 
-def _sparse_columns(m: Model) -> np.ndarray:
+def sparse_columns(m: Model) -> np.ndarray:
     """The column (dof) of each entry of the sparse mass matrix's rows: row i holds i, then
     its ancestors. Read from a table, the entries of a row are independent loads instead
     of a chain of parent lookups, so walks along a row overlap their steps."""
@@ -273,7 +273,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
         dof_f[d, : DOF_F["drive_stiffness"][0]] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d], m.dof_invweight0[d], *m.dof_solref[d],
                     *m.dof_solimp[d])
 
-    dof_i = np.concatenate([dof_i.ravel(), _sparse_columns(m)])
+    dof_i = np.concatenate([dof_i.ravel(), sparse_columns(m)])
 
     q_f = np.zeros((_pad(m.nq), NQ_F))
     q_f[: m.nq, 0] = m.qpos0

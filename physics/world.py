@@ -488,13 +488,8 @@ class World:
 
     def _dense_mass_matrix(self) -> np.ndarray:
         m = self.model
-        rows, cols = [], []
-        for i in range(m.nv):
-            j = i
-            while j >= 0:
-                rows.append(i)
-                cols.append(j)
-                j = m.dof_parentid[j]
+        cols = L.sparse_columns(m)[: m.nM]
+        rows = np.repeat(np.arange(m.nv), np.diff(np.append(m.dof_Madr, m.nM)))
         sparse = self._host("qM")[:, : m.nM]
         dense = np.zeros((self.num_envs, m.nv, m.nv), dtype=sparse.dtype)
         dense[:, rows, cols] = sparse
