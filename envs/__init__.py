@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from tasks.compose import read_config_file
-from tasks.loader import task_files
+from taigym.tasks.compose import read_config_file
+from taigym.tasks.loader import task_files
 
 _PARALLEL: dict[str, str] = {}  # multi-agent id -> config path
 
@@ -35,8 +35,8 @@ def _register_all():
             continue
         gym.register(
             id=task_id,
-            entry_point="envs.single:TaiGymEnv",
-            vector_entry_point="envs.vector:TaiGymVectorEnv",
+            entry_point="taigym.envs.single:TaiGymEnv",
+            vector_entry_point="taigym.envs.vector:TaiGymVectorEnv",
             max_episode_steps=data.get("episode_length"),
             kwargs={"config": str(path)},
         )
@@ -68,7 +68,7 @@ def _parallel_config(name: str) -> str:
     for task_id, path in _PARALLEL.items():
         if name in (task_id, task_id.split("/")[-1].rsplit("-v", 1)[0]):
             return path
-    from tasks.errors import did_you_mean
+    from taigym.tasks.errors import did_you_mean
 
     hint = did_you_mean(name, list(_PARALLEL))
     raise KeyError(f"no multi-agent task {name!r}; known: {list_parallel()}" + (f"; did you mean {hint!r}?" if hint else ""))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.loader import error_at
+from taigym.tasks.loader import error_at
 
 # nominal value of each parameter a randomization term may set, read from the Model
 _NOMINAL = {

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.errors import did_you_mean
-from tasks.loader import error_at
+from taigym.tasks.errors import did_you_mean
+from taigym.tasks.loader import error_at
 
 RENDER_MODES = ["rgb_array"]
 
@@ -22,7 +22,7 @@ def check_render_mode(render_mode) -> None:
 
 def camera_from_config(task):
     """The camera of the task's ``render`` section: a model camera's name or a TrackingCamera."""
-    from physics.render import TrackingCamera
+    from taigym.physics.render import TrackingCamera
 
     cfg, model = task.config, task.model
     settings = cfg.render
@@ -53,7 +53,7 @@ class FrameSource:
     def frames(self, world, env_ids=None) -> np.ndarray:
         """uint8 (n, height, width, 3) frames of ``world``'s envs (all, or ``env_ids``)."""
         if self._renderer is None:
-            from physics.render import Renderer
+            from taigym.physics.render import Renderer
 
             settings = self.task.config.render
             self._renderer = Renderer(self.task.model, width=settings.width, height=settings.height,

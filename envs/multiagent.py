@@ -18,7 +18,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from pettingzoo import ParallelEnv
 
-from tasks.loader import error_at
+from taigym.tasks.loader import error_at
 
 from .vector import TaiGymVectorEnv
 

@@ -5,7 +5,7 @@ episode's first observation, ``dones[i]`` is True, ``infos[i]["terminal_observat
 holds the episode's last observation and ``infos[i]["TimeLimit.truncated"]`` says whether
 it ended by the time limit rather than by a termination.
 
-    from envs.sb3 import TaiGymVecEnv
+    from taigym.envs.sb3 import TaiGymVecEnv
     from stable_baselines3 import PPO
     PPO("MlpPolicy", TaiGymVecEnv("TaiGym/Reacher-v0", num_envs=64)).learn(100_000)
 """

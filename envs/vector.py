@@ -44,10 +44,10 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-import physics
-from tasks.arrays import NUMPY, TorchOps
-from tasks.context import StepContext, snapshot
-from tasks.task import Task
+from taigym import physics
+from taigym.tasks.arrays import NUMPY, TorchOps
+from taigym.tasks.context import StepContext, snapshot
+from taigym.tasks.task import Task
 
 from ._randomization import ParameterWriter
 from ._render import RENDER_MODES, FrameSource, check_render_mode

@@ -1,6 +1,6 @@
 """taigym's batched rigid-body engine: MuJoCo's computation model in Taichi.
 
-    import physics
+    from taigym import physics
     model = physics.load_model("robot.xml")          # MJCF; ".urdf" -> URDF
     world = physics.World(model, num_envs=1024, device="cpu", precision="float32")
     world.set_state(qpos=Q, qvel=V)

@@ -14,8 +14,7 @@ import math
 import types
 from fractions import Fraction
 
-import taichi as ti
-
+from ._taichi import ti
 _PI = Fraction("3.14159265358979323846264338327950288419716939937510582097494459")
 
 

@@ -1,14 +1,46 @@
-"""One Taichi runtime per process: which device it runs on, started on first use."""
+"""The one place the engine imports Taichi, and its one runtime per process.
+
+Two Taichis carry the API the engine is written in (Taichi 1.7's): ``taichi`` 1.7.4 itself
+(the default where it installs: Python 3.10-3.13) and the maintained fork ``quadrants``
+(Python 3.14, and an opt-in extra elsewhere). ``TAIGYM_TAICHI=taichi|quadrants`` picks one
+when both are installed; otherwise the first that imports, in that order. Every engine
+module takes ``ti`` from here, so the choice is made once per process.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
-
-import taichi as ti
 
 from .errors import WorldError
 
+TAICHIS = ("taichi", "quadrants")  # import names, in order of preference
+
+
+def _import_taichi():
+    wanted = os.environ.get("TAIGYM_TAICHI", "").strip()
+    if wanted and wanted not in TAICHIS:
+        raise WorldError(f"TAIGYM_TAICHI must be one of {', '.join(TAICHIS)}, got {wanted!r}")
+    missing = []
+    for name in (wanted,) if wanted else TAICHIS:
+        try:
+            return importlib.import_module(name)
+        except ImportError as error:
+            missing.append(f"{name} ({error})")
+    raise ImportError("taigym needs Taichi: none of " + ", ".join(missing) + " imports; "
+                      "pip install taichi (Python 3.10-3.13) or quadrants")
+
+
+ti = _import_taichi()
+NAME = ti.__name__  # "taichi" or "quadrants"
+VERSION = ".".join(map(str, ti.__version__))
+
 _arch = None  # the device the runtime was started on: "cpu" or "cuda"
+
+
+def current_cfg():
+    """The running program's compile configuration (arch, optimization switches, threads)."""
+    return ti.lang.impl.current_cfg()
 
 
 def _probe_cuda() -> bool:
@@ -57,7 +89,7 @@ def ensure_runtime(device: str) -> str:
         check_out_of_bound=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
         debug=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
     )
-    started = "cuda" if ti.lang.impl.current_cfg().arch == ti.cuda else "cpu"
+    started = "cuda" if current_cfg().arch == ti.cuda else "cpu"
     if want == "cuda" and started != "cuda":
         raise WorldError("device='cuda' was requested but Taichi could not start its CUDA backend")
     _arch = started
@@ -74,7 +106,7 @@ def _optimize_flag() -> bool:
 def optimized() -> bool:
     """Whether this process's kernels are compiled with Taichi's whole-kernel
     optimizations (TAIGYM_OPTIMIZE=1 when the runtime started)."""
-    return bool(ti.lang.impl.current_cfg().advanced_optimization) if _arch is not None else _optimize_flag()
+    return bool(current_cfg().advanced_optimization) if _arch is not None else _optimize_flag()
 
 
 def current_device():

@@ -11,10 +11,9 @@ force to forcerange when limited; qfrc_actuator = moment^T force with moment = g
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .model import BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, GAIN_AFFINE, TRN_JOINT
 
 GAINPRM, BIASPRM, GEAR = L.ACT_F["gainprm"][0], L.ACT_F["biasprm"][0], L.ACT_F["gear"][0]

@@ -5,10 +5,9 @@ terms, C(q, qdot) = M(q) * 0 + c (MuJoCo's mj_rne with zero acceleration)."""
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .model import DSBL_GRAVITY
 
 CINERT, CVEL = L.BODY_D["cinert"][0], L.BODY_D["cvel"][0]

@@ -22,12 +22,11 @@ import functools
 import types
 
 import numpy as np
-import taichi as ti
 
 from . import broadphase as B
 from ._math import make_math
+from ._taichi import ensure_runtime, ti
 from .layout import _columns
-from ._taichi import ensure_runtime
 from .errors import WorldError
 from .convex import make_convex
 from .hfield import make_hfield

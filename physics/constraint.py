@@ -25,10 +25,9 @@ loss of dofs and tendons (unless Option.frictionloss is "smooth"), limits of joi
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .inertia import make_inertia
 from .limits import make_limits
 from .pgs_cone import make_pgs_cone

@@ -26,9 +26,8 @@ each new contact far enough from the others kept with the first contact's depth.
 import functools
 import types
 
-import taichi as ti
-
 from ._math import make_math
+from ._taichi import ti
 from .narrowphase import make_narrowphase
 from .model import GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
 

@@ -8,7 +8,7 @@ are generic over dtype and rank, so a handful of variants serve every table.
 
 
 import numpy as np
-import taichi as ti
+from ._taichi import ti
 
 _TORCH_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64", np.dtype(np.int32): "int32"}
 

@@ -24,10 +24,9 @@ the implicit form; both can act on one joint.
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .model import DSBL_ACTUATION, INT_RK4, JNT_HINGE, JNT_SLIDE
 
 QFRC_ACTUATOR, QFRC_DRIVE = L.DOF_D["qfrc_actuator"][0], L.DOF_D["qfrc_drive"][0]

@@ -5,10 +5,9 @@ passive forces, the mass matrix and its factorization, and M qacc = qfrc_smooth.
 
 import functools
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .actuation import make_actuation
 from .bias import make_bias
 from .collision import make_collision

@@ -28,9 +28,8 @@ frame convention, the normal pointing from the hfield (geom1) to the other geom.
 import functools
 import types
 
-import taichi as ti
-
 from ._math import make_math
+from ._taichi import ti
 from .convex import make_convex
 from .model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
 from .narrowphase import MINVAL, make_narrowphase

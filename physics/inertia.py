@@ -11,10 +11,9 @@ the unit lower triangular L in the rest.
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 
 CINERT, CRB = L.BODY_D["cinert"][0], L.BODY_D["crb"][0]
 CDOF = L.DOF_D["cdof"][0]

@@ -12,10 +12,9 @@ takes this implicit path whenever there are any, whatever its eulerdamp flag.
 
 import functools
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .forward import make_forward
 from .inertia import make_inertia
 from .model import DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4, JNT_FREE, JNT_HINGE, JNT_SLIDE

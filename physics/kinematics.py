@@ -8,10 +8,9 @@ Each function handles one world ``w``; the pipeline calls them inside its env lo
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
 
 XPOS, XQUAT, XMAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0], L.BODY_D["xmat"][0]

@@ -41,10 +41,10 @@ import functools
 import types
 
 import numpy as np
-import taichi as ti
 
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .model import JNT_BALL, JNT_HINGE, JNT_SLIDE, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING
 
 QFRC_PASSIVE, IMPLICIT_K = L.DOF_D["qfrc_passive"][0], L.DOF_D["implicit_stiffness"][0]

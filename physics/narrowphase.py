@@ -17,9 +17,8 @@ routine does.
 import functools
 import types
 
-import taichi as ti
-
 from ._math import make_math
+from ._taichi import ti
 from .layout import _columns
 
 

@@ -5,10 +5,9 @@ joint friction loss, and fluid drag from the inertia-box model (MuJoCo's mj_pass
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .model import DSBL_PASSIVE, JNT_FREE, JNT_HINGE, JNT_SLIDE
 
 QFRC_PASSIVE, CDOF = L.DOF_D["qfrc_passive"][0], L.DOF_D["cdof"][0]

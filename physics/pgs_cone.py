@@ -13,9 +13,8 @@ Blocks are padded to the largest condim (6), so every loop is unrolled at compil
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
+from ._taichi import ti
 
 E = {k: v[0] for k, v in L.EFC_F.items()}
 _MINVAL = 1e-15

@@ -11,8 +11,7 @@ so a whole step -- and every one of ``nstep`` steps -- runs in one launch.
 import functools
 import types
 
-import taichi as ti
-
+from ._taichi import ti
 from .integrate import make_integrate
 from .reaction import make_reaction
 

@@ -24,10 +24,9 @@ a unilateral row.
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .inertia import make_inertia
 
 E = {k: v[0] for k, v in L.EFC_F.items()}

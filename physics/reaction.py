@@ -11,10 +11,9 @@ from the last forward pass, since stepping does not need them.
 import functools
 import types
 
-import taichi as ti
-
 from . import layout as L
 from ._math import make_math
+from ._taichi import ti
 from .constraint import CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL, GEOM_BODY
 from .model import DSBL_GRAVITY
 from .narrowphase import CON_DIM, CON_GEOM1, CON_GEOM2, CONTACT_F

@@ -9,7 +9,7 @@ get that checker (gymnasium's floors do); other planes a faint checker so that m
 visible. Rays that miss everything see a vertical sky gradient (the model's gradient
 skybox when it has one).
 
-    import physics
+    from taigym import physics
     renderer = physics.Renderer(model, width=320, height=240)
     frames = renderer.render(world)                          # (num_envs, 240, 320, 3) uint8
     frames = renderer.render(world, env_ids=[0], camera="track")   # a camera of the model
@@ -37,9 +37,8 @@ import math
 import weakref
 
 import numpy as np
-import taichi as ti
 
-from ._taichi import ensure_runtime
+from ._taichi import ensure_runtime, ti
 from .model import (
     GEOM_BOX,
     GEOM_CAPSULE,

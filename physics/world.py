@@ -10,13 +10,12 @@ copies device to device, so a CUDA World exchanges data with torch without the h
 from __future__ import annotations
 
 import numpy as np
-import taichi as ti
 
 from . import broadphase as B
 from . import device_io
 from ._launch import ReusedLaunch
 from . import layout as L
-from ._taichi import ensure_runtime
+from ._taichi import ensure_runtime, ti
 from .collision import NGEOM_X, P_FRICTION, pack_collision_model
 from .errors import WorldError
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model

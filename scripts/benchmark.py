@@ -97,7 +97,7 @@ def load_our_model(path):
     The route is ``physics.load_model``; where the MJCF importer is not available, the
     Model is rebuilt from MuJoCo's compiled model by ``tests/oracle.py`` instead.
     """
-    import physics
+    from taigym import physics
 
     try:
         return physics.load_model(str(path)), "physics.load_model"
@@ -115,7 +115,7 @@ def without_constraints(model, mjm):
     so that both sides compare smooth dynamics."""
     import mujoco
 
-    from physics.model import DSBL_CONSTRAINT, DSBL_CONTACT
+    from taigym.physics.model import DSBL_CONSTRAINT, DSBL_CONTACT
 
     mjm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
     return model.with_options(disableflags=int(model.opt.disableflags) | DSBL_CONSTRAINT | DSBL_CONTACT)
@@ -255,9 +255,9 @@ def measure_interleaved(cases: list[Case], seconds: float) -> list[dict]:
 
 def ours_case(model, states, num_envs: int, precision: str) -> Case:
     """One World of ``num_envs`` envs stepped with ``World.step(n=K)``."""
-    import taichi as ti
+    from taigym.physics._taichi import ti
 
-    import physics
+    from taigym import physics
 
     qpos, qvel, ctrl = (a[:num_envs] for a in states)
     world = physics.World(model, num_envs=num_envs, device="cpu", precision=precision)
@@ -341,7 +341,7 @@ def one_step_difference(model, mjm, states, precision: str, count: int = 8) -> f
     """Largest |qpos| difference between our step and ``mj_step`` from the same states."""
     import mujoco
 
-    import physics
+    from taigym import physics
 
     qpos, qvel, ctrl = (a[:count] for a in states)
     world = physics.World(model, num_envs=len(qpos), device="cpu", precision=precision)
@@ -364,8 +364,8 @@ _STARTUP_CHILD = """
 import time
 start = time.perf_counter()
 import json, sys
-import physics
-from scripts.benchmark import load_our_model
+from taigym import physics
+from taigym.scripts.benchmark import load_our_model
 model, _ = load_our_model(sys.argv[1])
 world = physics.World(model, num_envs=1, device="cpu", precision=sys.argv[2])
 world.step(n=1)
@@ -379,7 +379,7 @@ def time_startup(path, precision: str) -> dict:
     (cold, compiles the step kernel) and with the cache the cold process filled (warm)."""
     result = {}
     with tempfile.TemporaryDirectory(prefix="taigym-ticache-") as cache:
-        env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=cache)
+        env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=cache, QD_OFFLINE_CACHE_FILE_PATH=cache)  # taichi, quadrants
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         for kind in ("cold_s", "warm_s"):
             proc = subprocess.run([sys.executable, "-c", _STARTUP_CHILD, str(path), precision],
@@ -434,7 +434,7 @@ def benchmark_model(name: str, args) -> dict:
 # --- report --------------------------------------------------------------------------------
 def engine_version() -> dict:
     """Where our engine was imported from and, in a git checkout, which commit it is."""
-    import physics
+    from taigym import physics
 
     source = Path(physics.__file__).resolve().parent
     proc = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=source, capture_output=True, text=True,
@@ -444,15 +444,15 @@ def engine_version() -> dict:
 
 def machine_info() -> dict:
     import mujoco
-    import taichi as ti
+    from taigym.physics._taichi import current_cfg, ti
 
-    cfg = ti.lang.impl.current_cfg()
+    cfg = current_cfg()
     return {
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
-        "taichi": ".".join(map(str, ti.__version__)),
+        "taichi": f"{ti.__name__} {'.'.join(map(str, ti.__version__))}",
         "taichi_cpu_threads": int(cfg.cpu_max_num_threads),
         "taichi_whole_kernel_optimization": bool(cfg.advanced_optimization),
         "mujoco": mujoco.__version__,

@@ -58,7 +58,7 @@ def peak_rss_mb() -> float:
 def single_agent_tasks() -> list[str]:
     import gymnasium as gym
 
-    import envs  # noqa: F401  (registers TaiGym ids)
+    from taigym import envs  # noqa: F401  (registers TaiGym ids)
 
     return sorted(k[len("TaiGym/"):-len("-v0")] for k in gym.registry if k.startswith("TaiGym/"))
 
@@ -66,7 +66,7 @@ def single_agent_tasks() -> list[str]:
 def measure_task(task: str, num_envs: list[int], seconds: float, seed: int) -> list[dict]:
     import gymnasium as gym
 
-    import envs  # noqa: F401  (registers TaiGym ids)
+    from taigym import envs  # noqa: F401  (registers TaiGym ids)
 
     rows = []
     for n in num_envs:

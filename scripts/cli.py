@@ -16,12 +16,12 @@ import sys
 
 # name -> ("module:function", one-line help)
 COMMANDS = {
-    "benchmark": ("scripts.benchmark:main", "physics steps/s of our engine next to MuJoCo on the same models"),
-    "benchmark-envs": ("scripts.benchmark_envs:main", "env steps/s of the native vector envs next to Gymnasium's"),
-    "train": ("scripts.train:main", "train a policy with stable-baselines3 (PPO, SAC, ...) and record the results"),
-    "train-ppo": ("scripts.train_ppo:main", "PPO in one file, directly on the native vector env"),
-    "leaderboard": ("scripts.leaderboard:main", "run a versioned training protocol and render the leaderboard"),
-    "play": ("scripts.play:main", "run a saved policy (or random actions) and write a video"),
+    "benchmark": ("taigym.scripts.benchmark:main", "physics steps/s of our engine next to MuJoCo on the same models"),
+    "benchmark-envs": ("taigym.scripts.benchmark_envs:main", "env steps/s of the native vector envs next to Gymnasium's"),
+    "train": ("taigym.scripts.train:main", "train a policy with stable-baselines3 (PPO, SAC, ...) and record the results"),
+    "train-ppo": ("taigym.scripts.train_ppo:main", "PPO in one file, directly on the native vector env"),
+    "leaderboard": ("taigym.scripts.leaderboard:main", "run a versioned training protocol and render the leaderboard"),
+    "play": ("taigym.scripts.play:main", "run a saved policy (or random actions) and write a video"),
 }
 
 

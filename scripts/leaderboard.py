@@ -110,7 +110,7 @@ def resolve_config(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, see
     if clash:
         raise SystemExit(f"algorithm {alg.name!r}: {clash} are fixed by the protocol, not algorithm settings")
     if alg.trainer == "sb3":
-        from scripts.train import TrainConfigError, load_config
+        from taigym.scripts.train import TrainConfigError, load_config
 
         overrides = [f"{k}={json.dumps(v)}" for k, v in {**settings, **fixed}.items()]
         try:
@@ -118,7 +118,7 @@ def resolve_config(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, see
         except TrainConfigError as e:
             raise SystemExit(f"algorithm {alg.name!r} on {task.id}: {e}") from None
         return cfg.model_dump()
-    from scripts.train_ppo import args_from_dict, args_to_dict
+    from taigym.scripts.train_ppo import args_from_dict, args_to_dict
 
     try:
         return args_to_dict(args_from_dict({**settings, **fixed}, source=f"algorithm {alg.name!r} settings"))
@@ -128,7 +128,7 @@ def resolve_config(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, see
 
 def make_cells(protocol: Protocol) -> list[dict]:
     """Every (task, algorithm, seed) of the protocol, with its resolved config and digest."""
-    from scripts.results import task_name
+    from taigym.scripts.results import task_name
 
     cells = []
     for task in protocol.tasks:
@@ -163,8 +163,10 @@ def is_done(cell: dict, cells_dir: Path) -> bool:
 
 # --- running one cell (in a worker) ------------------------------------------------------
 def init_worker(sim_threads: int) -> None:
-    """Each worker's share of the cores: Taichi reads TI_CPU_MAX_NUM_THREADS when it starts."""
-    os.environ["TI_CPU_MAX_NUM_THREADS"] = str(sim_threads)
+    """Each worker's share of the cores: Taichi reads TI_CPU_MAX_NUM_THREADS (QD_ for
+    quadrants) when it starts."""
+    for prefix in ("TI_", "QD_"):
+        os.environ[prefix + "CPU_MAX_NUM_THREADS"] = str(sim_threads)
     sys.path.insert(0, str(REPO_ROOT))
 
 
@@ -174,7 +176,7 @@ def run_cell(cell: dict, cell_dir: str, workers: int = 1) -> dict:
     The record carries the learning curve itself, so a cell run on another machine (Ray)
     needs no shared file system.
     """
-    from scripts import results as R
+    from taigym.scripts import results as R
 
     cell_dir = Path(cell_dir)
     run_dir = cell_dir / "run"
@@ -185,11 +187,11 @@ def run_cell(cell: dict, cell_dir: str, workers: int = 1) -> dict:
     R.write_json(spec_file, cell)
     start = time.perf_counter()
     if cell["trainer"] == "sb3":
-        from scripts.train import TrainConfig, run
+        from taigym.scripts.train import TrainConfig, run
 
         metrics = run(TrainConfig(**cell["config"]), run_dir, resume=True, quiet=True)
     else:
-        from scripts.train_ppo import args_from_dict, train
+        from taigym.scripts.train_ppo import args_from_dict, train
 
         metrics = train(args_from_dict(cell["config"]), run_dir, resume=True, quiet=True)
     return {
@@ -213,11 +215,11 @@ def run_cell(cell: dict, cell_dir: str, workers: int = 1) -> dict:
 
 def comparability(cell: dict, metrics: dict, workers: int) -> dict:
     """What a reader needs to compare this cell's returns and speed with another's."""
-    import taichi as ti
+    from taigym.physics._taichi import current_cfg
 
     sim = metrics["simulation"]
     machine = metrics["machine"]
-    cfg = ti.lang.impl.current_cfg()
+    cfg = current_cfg()
     return {
         **sim,
         "constraint_rows_per_env": metrics["eval"]["nefc_per_env"],
@@ -278,7 +280,7 @@ def run_cells_on_ray(pending: list[dict], cells_dir: Path, address: str, log) ->
 
 
 def finish_cell(record: dict, cells_dir: Path, log) -> dict:
-    from scripts.results import write_json
+    from taigym.scripts.results import write_json
 
     out = cells_dir / record["key"]
     out.mkdir(parents=True, exist_ok=True)
@@ -437,7 +439,7 @@ def plot_task_curves(task: TaskEntry, records: list[dict], png: Path) -> bool:
 
 def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path) -> dict:
     """Write leaderboard.md/.html/.json and one curve PNG per task; returns the summary."""
-    from scripts.results import task_name, write_json
+    from taigym.scripts.results import task_name, write_json
 
     records = load_records(cells, cells_dir)
     summary = summarize(protocol, records)

@@ -154,7 +154,7 @@ class VideoWriter:
 
 # --- main --------------------------------------------------------------------------------
 def make_env(args: Args):
-    from envs.vector import TaiGymVectorEnv
+    from taigym.envs.vector import TaiGymVectorEnv
 
     overrides = list(args.overrides)
     for key, value in (("width", args.width), ("height", args.height), ("camera", args.camera)):
@@ -164,7 +164,7 @@ def make_env(args: Args):
 
 
 def frame_of(env, ncols) -> np.ndarray:
-    from physics.render import tile
+    from taigym.physics.render import tile
 
     frames = env.render_frames()
     return frames[0] if len(frames) == 1 else tile(frames, ncols, gap=2)
@@ -172,7 +172,7 @@ def frame_of(env, ncols) -> np.ndarray:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    import envs  # noqa: F401  registers the task ids
+    from taigym import envs  # noqa: F401  registers the task ids
 
     env = make_env(args)
     policy = load_policy(args, env)

@@ -53,14 +53,14 @@ def task_config_path(task_id: str) -> Path:
     """The YAML behind a registered id (or ``task_id`` itself when it is a path)."""
     import gymnasium as gym
 
-    import envs  # noqa: F401  registers the ids
+    from taigym import envs  # noqa: F401  registers the ids
 
     if task_id in gym.registry:
         return Path(gym.registry[task_id].kwargs["config"])
     path = Path(task_id)
     if path.suffix in (".yaml", ".yml") and path.exists():
         return path
-    from tasks.errors import did_you_mean
+    from taigym.tasks.errors import did_you_mean
 
     known = sorted(k for k in gym.registry if k.startswith("TaiGym/"))
     hint = did_you_mean(task_id, known)
@@ -243,7 +243,7 @@ def evaluate_policy(task_id: str, policy, episodes: int, *, seed: int, task_over
         dict with ``returns`` and ``lengths`` (episodes,), their mean and std, the mean
         ``nefc`` (constraint rows) and ``ncon`` (contacts) per env, and eval wall time [s].
     """
-    from envs.vector import TaiGymVectorEnv
+    from taigym.envs.vector import TaiGymVectorEnv
 
     start = time.perf_counter()
     env = TaiGymVectorEnv(task_id, episodes, overrides=task_overrides)
@@ -280,8 +280,8 @@ def record_video(task_id: str, policy, path: Path, *, steps: int, seed: int, tas
     ``{"video": None, "video_note": why}`` so the run still finishes with everything else.
     """
     try:
-        from envs.vector import TaiGymVectorEnv
-        from scripts.play import VideoWriter, video_path
+        from taigym.envs.vector import TaiGymVectorEnv
+        from taigym.scripts.play import VideoWriter, video_path
     except ImportError as e:
         return {"video": None, "video_note": f"no video: the renderer is not available ({e})"}
     try:
@@ -337,8 +337,8 @@ def plot_learning_curve(progress_csv: Path, png: Path, *, title: str, eval_retur
 # --- what makes numbers comparable ---------------------------------------------------------
 def simulation_settings(task_id: str, task_overrides=None) -> dict:
     """The task's simulation settings that change what a step costs and means."""
-    from physics.model import INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4
-    from tasks.task import Task
+    from taigym.physics.model import INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4
+    from taigym.tasks.task import Task
 
     task = Task.from_source(task_id, task_overrides)
     cfg, opt = task.config, task.model.opt
@@ -360,7 +360,7 @@ def simulation_settings(task_id: str, task_overrides=None) -> dict:
 
 def machine_info() -> dict:
     """Where the numbers were measured: CPU, thread counts and library versions."""
-    import taichi as ti
+    from taigym.physics._taichi import ti
     import torch
 
     info = {
@@ -370,7 +370,7 @@ def machine_info() -> dict:
         "load_average_1min": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "taichi": ".".join(map(str, ti.__version__)),
+        "taichi": f"{ti.__name__} {'.'.join(map(str, ti.__version__))}",
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
     }

@@ -97,7 +97,7 @@ def resolve_algorithm(name: str):
                 known.setdefault(attr.lower(), obj)
     if name.lower() in known:
         return known[name.lower()]
-    from tasks.errors import did_you_mean
+    from taigym.tasks.errors import did_you_mean
 
     names = sorted(c.__name__ for c in known.values())
     hint = did_you_mean(name, names)
@@ -108,7 +108,7 @@ def resolve_algorithm(name: str):
 
 def default_config_path(task_id: str, algo: str) -> Path:
     """``configs/train/<task config stem>_<algo>.yaml``, next to the task configs."""
-    from scripts.results import task_config_path
+    from taigym.scripts.results import task_config_path
 
     return TRAIN_CONFIGS / f"{task_config_path(task_id).stem}_{algo.lower()}.yaml"
 
@@ -131,7 +131,7 @@ def apply_overrides(data: dict, overrides: list[str], algo_cls) -> dict:
     A bare key goes where it is known: the config's own keys first, then the algorithm's
     keywords (``hyperparameters``), then the policy's (``policy_kwargs``).
     """
-    from scripts.results import parse_value
+    from taigym.scripts.results import parse_value
 
     data = {**data, "hyperparameters": dict(data.get("hyperparameters") or {}),
             "policy_kwargs": dict(data.get("policy_kwargs") or {})}
@@ -159,7 +159,7 @@ def locate_bare_key(key: str, data: dict, algo_cls) -> list[str]:
         return ["hyperparameters", key]
     if key in policy_keys(algo_cls, data.get("policy", "MlpPolicy")):
         return ["policy_kwargs", key]
-    from tasks.errors import did_you_mean
+    from taigym.tasks.errors import did_you_mean
 
     choices = [*TrainConfig.model_fields, *algorithm_keys(algo_cls)]
     hint = did_you_mean(key, choices)
@@ -172,7 +172,7 @@ def validate(data: dict, source: str) -> TrainConfig:
     try:
         cfg = TrainConfig(**data)
     except ValidationError as e:
-        from tasks.errors import did_you_mean
+        from taigym.tasks.errors import did_you_mean
 
         lines = []
         for err in e.errors():
@@ -191,7 +191,7 @@ def validate(data: dict, source: str) -> TrainConfig:
 
 
 def check_keys(given: dict, known: set[str], where: str, owner: str) -> None:
-    from tasks.errors import did_you_mean
+    from taigym.tasks.errors import did_you_mean
 
     for key in given:
         if key not in known:
@@ -208,7 +208,7 @@ def load_config(task: str, algo: str, *, config_path: Path | None = None, overri
     """
     path = Path(config_path) if config_path else default_config_path(task, algo)
     if path.exists():
-        from scripts.results import with_numbers
+        from taigym.scripts.results import with_numbers
 
         data = with_numbers(yaml.safe_load(path.read_text()) or {})
         if not isinstance(data, dict):
@@ -283,7 +283,7 @@ def make_env(cfg: TrainConfig):
     """The SB3 VecEnv over one World, with episode statistics (and normalization if asked)."""
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
-    from envs.sb3 import TaiGymVecEnv
+    from taigym.envs.sb3 import TaiGymVecEnv
 
     env = VecMonitor(TaiGymVecEnv(cfg.task, num_envs=cfg.num_envs, overrides=list(cfg.task_overrides)))
     if cfg.normalize_obs or cfg.normalize_reward:
@@ -297,7 +297,7 @@ def make_monitor(run_dir: Path, cfg: TrainConfig, *, start_steps: int, wall_offs
     """An SB3 callback that logs progress rows, draws the progress bar and writes checkpoints."""
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from scripts.results import ProgressBar, ProgressLog, task_name
+    from taigym.scripts.results import ProgressBar, ProgressLog, task_name
 
     every = cfg.checkpoint_every or max(cfg.total_timesteps // 10, 1)
 
@@ -352,7 +352,7 @@ def save_checkpoint(run_dir: Path, model, env_steps: int, wall_time_s: float) ->
     from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from scripts.results import write_json
+    from taigym.scripts.results import write_json
 
     ckpt = run_dir / "checkpoints"
     ckpt.mkdir(exist_ok=True)
@@ -458,7 +458,7 @@ def run(cfg: TrainConfig, run_dir: Path, *, resume: bool = False, overwrite: boo
     import torch
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from scripts import results as R
+    from taigym.scripts import results as R
 
     run_dir = Path(run_dir)
     prepare_run_dir(run_dir, resume=resume, overwrite=overwrite)
@@ -585,7 +585,7 @@ def parse_args(argv=None) -> Args:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from scripts.results import run_name, task_config_path
+    from taigym.scripts.results import run_name, task_config_path
 
     task_config_path(args.task)  # an unknown task fails here, before torch is imported
     try:

@@ -290,8 +290,8 @@ def train(args: Args, run_dir: Path, *, resume: bool = False, quiet: bool = Fals
     import torch
     from torch.utils.tensorboard import SummaryWriter
 
-    import envs  # noqa: F401  registers the task ids
-    from scripts import results as R
+    from taigym import envs  # noqa: F401  registers the task ids
+    from taigym.scripts import results as R
 
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -426,8 +426,8 @@ def deterministic_policy(agent, obs_rms, args: Args):
 def finish(args: Args, run_dir: Path, agent, obs_rms, *, global_step, start_step, wall_time_s, session_s, setup_s,
            quiet) -> dict:
     """Deterministic evaluation, video, metrics and plot: the end every run shares with train.py."""
-    from scripts import results as R
-    from scripts.train import summary
+    from taigym.scripts import results as R
+    from taigym.scripts.train import summary
 
     overrides = list(args.task_overrides)
     policy = deterministic_policy(agent, obs_rms, args)
@@ -465,7 +465,7 @@ def args_to_dict(args: Args) -> dict:
 
 def args_from_dict(data: dict, *, source: str = "config") -> Args:
     """An :class:`Args` from a mapping; unknown keys are errors naming the key."""
-    from tasks.errors import did_you_mean
+    from taigym.tasks.errors import did_you_mean
 
     names = {f.name for f in dataclasses.fields(Args)}
     for key in data:
@@ -480,7 +480,7 @@ def parse_args(argv=None):
     """Every field of :class:`Args` as ``--field-name``; returns (args, run_dir, resume, quiet)."""
     import yaml
 
-    from scripts.results import parse_value, with_numbers
+    from taigym.scripts.results import parse_value, with_numbers
 
     p = argparse.ArgumentParser(prog="taigym train-ppo", description=__doc__.split("\n\n")[0])
     p.add_argument("task", nargs="?", default=Args.task, help="registered id or task YAML (default: %(default)s)")
@@ -513,14 +513,14 @@ def parse_args(argv=None):
         args = args_from_dict(data, source=str(ns.config or "options"))
     except ValueError as e:
         p.error(str(e))
-    from scripts.results import run_name
+    from taigym.scripts.results import run_name
 
     return args, ns.run_dir or ns.results / run_name(args.task, ALGO_NAME, args.seed), ns.resume, ns.quiet
 
 
 def main(argv=None) -> int:
     args, run_dir, resume, quiet = parse_args(argv)
-    from scripts.results import task_config_path
+    from taigym.scripts.results import task_config_path
 
     task_config_path(args.task)  # an unknown task fails before anything is built
     train(args, run_dir, resume=resume, quiet=quiet)

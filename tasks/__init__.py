@@ -1,6 +1,6 @@
 """What a task is: the YAML schema, strict loading, and the terms a task is made of.
 
-    from tasks import load_task_config, Task
+    from taigym.tasks import load_task_config, Task
     cfg = load_task_config("TaiGym/Reacher-v0", ["simulation.precision=float32"])
     task = Task(cfg)          # the robot Model with terms bound to it
 

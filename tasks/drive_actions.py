@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from physics.model import JNT_HINGE, JNT_SLIDE
+from taigym.physics.model import JNT_HINGE, JNT_SLIDE
 
 from .arrays import NUMPY
 from .errors import did_you_mean

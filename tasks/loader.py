@@ -20,22 +20,14 @@ from .yaml_loader import where
 
 
 def config_dir() -> Path:
-    """The folder of task configs and robot assets: the ``configs`` package's data files.
+    """The folder of task configs and robot assets: the ``taigym.configs`` package's data files.
 
-    The wheel installs ``configs`` beside ``tasks``, which is also where a source checkout
-    keeps it, so the sibling folder is tried first: another installed distribution may
-    own a top-level package of that name too. ``importlib.resources`` finds it otherwise.
+    Installed, ``taigym.configs`` sits beside ``taigym.tasks``, as ``configs/`` sits beside
+    ``tasks/`` in a source checkout.
     """
-    sibling = Path(__file__).resolve().parents[1] / "configs"
-    if (sibling / "tasks").is_dir():
-        return sibling
-    try:
-        found = Path(str(importlib.resources.files("configs")))
-    except ModuleNotFoundError:
-        found = None
-    if found is None or not (found / "tasks").is_dir():
-        raise FileNotFoundError(f"taigym's configs are missing: neither {sibling} nor an importable `configs` "
-                                "package holds tasks/; reinstall taigym")
+    found = Path(str(importlib.resources.files("taigym.configs")))
+    if not (found / "tasks").is_dir():
+        raise FileNotFoundError(f"taigym's configs are missing: {found} holds no tasks/ folder; reinstall taigym")
     return found
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physics.model import BIAS_NONE
+from taigym.physics.model import BIAS_NONE
 
 from . import registry
 from .arrays import NUMPY

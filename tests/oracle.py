@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import physics
-from physics.model import INT_EULER, INT_RK4
+from taigym import physics
+from taigym.physics.model import INT_EULER, INT_RK4
 
 _JNT = {0: "free", 1: "ball", 2: "slide", 3: "hinge"}
 _GEOM = {0: "plane", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box"}
@@ -66,7 +66,7 @@ def model_from_mujoco(mjm) -> physics.Model:
 def smooth(model: physics.Model) -> physics.Model:
     """The model with constraints disabled: its smooth dynamics, for comparison with
     mujoco run under ``mjDSBL_CONSTRAINT``."""
-    from physics.model import DSBL_CONSTRAINT
+    from taigym.physics.model import DSBL_CONSTRAINT
 
     return model.with_options(disableflags=model.opt.disableflags | DSBL_CONSTRAINT)
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-import physics
-from physics.model import INT_RK4
+from taigym import physics
+from taigym.physics.model import INT_RK4
 
 
 def _pendulum(length, mass, links=1, timestep=1e-3):

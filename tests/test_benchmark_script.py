@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts import benchmark
+from taigym.scripts import benchmark
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,7 +57,7 @@ def test_quick_benchmark_reports_both_sides(tmp_path, device):
 
 def test_cli_help_lists_subcommands():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
-    result = subprocess.run([sys.executable, "-m", "scripts.cli", "--help"], cwd=REPO_ROOT, env=env,
+    result = subprocess.run([sys.executable, "-m", "taigym.scripts.cli", "--help"], cwd=REPO_ROOT, env=env,
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert "benchmark" in result.stdout
@@ -65,7 +65,7 @@ def test_cli_help_lists_subcommands():
 
 def test_env_benchmark_reports_both_sides(tmp_path):
     pytest.importorskip("mujoco")
-    from scripts.benchmark_envs import main
+    from taigym.scripts.benchmark_envs import main
 
     out = tmp_path / "envs.json"
     assert main(["--tasks", "InvertedPendulum", "--num-envs", "2", "--seconds", "0.2", "--out", str(out)]) == 0
@@ -76,7 +76,7 @@ def test_env_benchmark_reports_both_sides(tmp_path):
 
 
 def test_env_benchmark_refuses_unknown_tasks(tmp_path):
-    from scripts.benchmark_envs import main
+    from taigym.scripts.benchmark_envs import main
 
     with pytest.raises(SystemExit, match="unknown task"):
         main(["--tasks", "Antt", "--out", str(tmp_path / "x.json")])

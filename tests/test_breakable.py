@@ -4,9 +4,9 @@ its limit turns off in that env only, and the break is recorded for the env laye
 import numpy as np
 import pytest
 
-import physics
-from physics import ModelError
-from physics.mjcf import load_mjcf_string
+from taigym import physics
+from taigym.physics import ModelError
+from taigym.physics.mjcf import load_mjcf_string
 
 
 def _hanging_box(**limits):

@@ -8,10 +8,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from physics import D6Axis, Model, ModelBuilder, ModelError
-from physics.model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
-from physics.transforms import euler_to_quat, quat_to_mat
-from physics.urdf import load_urdf_string
+from taigym.physics import D6Axis, Model, ModelBuilder, ModelError
+from taigym.physics.model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
+from taigym.physics.transforms import euler_to_quat, quat_to_mat
+from taigym.physics.urdf import load_urdf_string
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -401,6 +401,6 @@ def test_three_routes_builder_matches_mujoco():
 
 
 def test_three_routes_mjcf_agrees():
-    from physics.mjcf import load_mjcf_string
+    from taigym.physics.mjcf import load_mjcf_string
 
     _assert_same_model(_three_way_builder(), load_mjcf_string(THREE_WAY_MJCF), "MJCF")

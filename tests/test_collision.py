@@ -14,11 +14,11 @@ mujoco = pytest.importorskip("mujoco")
 
 from conftest import gym_asset
 
-import physics
-from physics import broadphase as B
-from physics.collision import Collider
-from physics.mjcf import load_mjcf_string
-from physics.model import GEOM_BOX, GEOM_HFIELD, GEOM_PLANE
+from taigym import physics
+from taigym.physics import broadphase as B
+from taigym.physics.collision import Collider
+from taigym.physics.mjcf import load_mjcf_string
+from taigym.physics.model import GEOM_BOX, GEOM_HFIELD, GEOM_PLANE
 
 TOL = 1e-9
 CONTACT_FIELDS = ("geom", "dist", "pos", "frame", "friction", "solref", "solimp", "dim", "includemargin", "exclude")

@@ -4,9 +4,9 @@ import mujoco
 import numpy as np
 import pytest
 
-import physics
-from physics import ModelError
-from physics.mjcf import load_mjcf_string
+from taigym import physics
+from taigym.physics import ModelError
+from taigym.physics.mjcf import load_mjcf_string
 
 SCENE = """<mujoco>
   <worldbody>

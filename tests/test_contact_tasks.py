@@ -22,8 +22,8 @@ import pytest
 from gymnasium.utils import seeding
 from gymnasium.utils.env_checker import check_env
 
-import envs  # importing registers the ids
-from tasks.context import StepContext, snapshot
+from taigym import envs  # importing registers the ids
+from taigym.tasks.context import StepContext, snapshot
 
 pytest.importorskip("imageio")  # Gymnasium's MuJoCo envs import it
 

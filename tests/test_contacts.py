@@ -13,8 +13,8 @@ import pytest
 from conftest import gym_asset
 from oracle import random_state, rel_err
 
-import physics
-from physics.mjcf import load_mjcf_string
+from taigym import physics
+from taigym.physics.mjcf import load_mjcf_string
 
 
 @pytest.mark.parametrize("name", ["hopper", "ant", "humanoid"])

@@ -21,10 +21,10 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
-import physics
-from physics import broadphase as B
-from physics.collision import Collider
-from physics.mjcf import load_mjcf_string
+from taigym import physics
+from taigym.physics import broadphase as B
+from taigym.physics.collision import Collider
+from taigym.physics.mjcf import load_mjcf_string
 
 SIZES = {"sphere": ".1", "capsule": ".06 .12", "box": ".1 .07 .05", "cylinder": ".08 .06", "ellipsoid": ".08 .06 .04"}
 CONVEX_PAIRS = [("sphere", "ellipsoid"), ("capsule", "ellipsoid"), ("ellipsoid", "ellipsoid"),

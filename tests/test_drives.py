@@ -5,9 +5,9 @@ move alike whatever the inertia, and targets are per env."""
 import numpy as np
 import pytest
 
-import physics
-from physics.builder import D6Axis
-from physics.mjcf import load_mjcf_string
+from taigym import physics
+from taigym.physics.builder import D6Axis
+from taigym.physics.mjcf import load_mjcf_string
 
 
 def _hinges(inertias, *, stiffness, damping, force_limit=np.inf, acceleration=False, h=0.01,

@@ -13,7 +13,7 @@ import pytest
 from conftest import GYM_MODELS, gym_asset
 from oracle import random_state, rel_err, rk4_step, smooth
 
-import physics
+from taigym import physics
 
 NENV = 6
 TOL = 1e-8

@@ -7,8 +7,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
-import envs  # noqa: F401 - registers the ids
-from envs.vector import TaiGymVectorEnv
+from taigym import envs  # noqa: F401 - registers the ids
+from taigym.envs.vector import TaiGymVectorEnv
 
 IDS = ["TaiGym/InvertedPendulum-v0", "TaiGym/InvertedDoublePendulum-v0", "TaiGym/Reacher-v0", "TaiGym/Swimmer-v0"]
 
@@ -30,7 +30,7 @@ def rollout(env, actions, seed):
 def test_check_env(task_id):
     env = gym.make(task_id)
     check_env(env.unwrapped, skip_render_check=True)
-    assert gym.spec(task_id).vector_entry_point == "envs.vector:TaiGymVectorEnv"
+    assert gym.spec(task_id).vector_entry_point == "taigym.envs.vector:TaiGymVectorEnv"
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
     sb3_checker.check_env(gym.make(task_id), warn=False)
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from oracle import rel_err
 
-import physics
-from physics import ModelError
-from physics.mjcf import load_mjcf_string
-from physics.model import DSBL_CONTACT, EQ_CONNECT, EQ_JOINT, EQ_WELD
+from taigym import physics
+from taigym.physics import ModelError
+from taigym.physics.mjcf import load_mjcf_string
+from taigym.physics.model import DSBL_CONTACT, EQ_CONNECT, EQ_JOINT, EQ_WELD
 
 LINKAGE = """<mujoco>
   <option timestep="0.002"/>

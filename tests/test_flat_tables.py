@@ -8,9 +8,9 @@ import mujoco
 import numpy as np
 import pytest
 
-import physics
+from taigym import physics
 from conftest import gym_asset
-from physics import layout as L
+from taigym.physics import layout as L
 
 PHYSICS = Path(physics.__file__).parent
 

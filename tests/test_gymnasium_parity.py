@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs  # noqa: F401
+from taigym import envs  # noqa: F401
 
 pytest.importorskip("imageio")
 pytest.importorskip("mujoco")

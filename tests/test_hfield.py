@@ -9,10 +9,10 @@ comparison is of where the shapes come to rest.
 import numpy as np
 import pytest
 
-import physics
-from physics._png import write_png_grey
-from physics.errors import ModelError
-from physics.mjcf import load_mjcf, load_mjcf_string
+from taigym import physics
+from taigym.physics._png import write_png_grey
+from taigym.physics.errors import ModelError
+from taigym.physics.mjcf import load_mjcf, load_mjcf_string
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -59,7 +59,7 @@ def test_elevation_text_and_png_give_mujocos_model(tmp_path):
     ours = load_mjcf(tmp_path / "m.xml")
     _compare_model(ours, mujoco.MjModel.from_xml_path(str(tmp_path / "m.xml")))
     assert ours.hfield_name == ["text", "bumps"]  # a file's stem names an unnamed hfield
-    from physics.broadphase import geom_rbound
+    from taigym.physics.broadphase import geom_rbound
     np.testing.assert_allclose(geom_rbound(ours)[:2],
                                mujoco.MjModel.from_xml_path(str(tmp_path / "m.xml")).geom_rbound[:2], rtol=1e-12)
 
@@ -186,7 +186,7 @@ def test_a_sphere_on_a_ridge_touches_the_ridge():
     body = b.add_body(0, pos=(0.0, 0.1, 1.09), name="ball")
     b.add_joint_free(body)
     b.add_shape_sphere(body, radius=0.1)
-    from physics.collision import Collider
+    from taigym.physics.collision import Collider
     c = Collider(b.finalize(), 1, precision="float64")
     c.collide(np.array([[[0, 0, 0], [0.02, 0.1, 1.09]]]), np.array([[[1, 0, 0, 0], [1, 0, 0, 0]]]))
     out = c.get()
@@ -199,7 +199,7 @@ def test_a_sphere_on_a_ridge_touches_the_ridge():
 def test_height_fields_are_rendered():
     """Seen from above, a green height field fills the middle of the frame, and its bumps
     shade it unevenly (a flat one would be one colour under the headlight)."""
-    from physics.render import FreeCamera, Renderer
+    from taigym.physics.render import FreeCamera, Renderer
     x = np.linspace(-1, 1, 9)
     X, Y = np.meshgrid(x, x)
     b = physics.ModelBuilder()

@@ -3,10 +3,9 @@ in place of two library calls: accurate to a few ulp of the angle in both precis
 
 import numpy as np
 import pytest
-import taichi as ti
 
-from physics._math import make_math
-from physics._taichi import ensure_runtime
+from taigym.physics._math import make_math
+from taigym.physics._taichi import ensure_runtime, ti
 
 
 def _angles() -> np.ndarray:
@@ -46,7 +45,7 @@ def test_sincos_matches_numpy_within_a_few_ulp_of_the_angle(device, precision):
 def test_body_quaternions_stay_unit_without_normalizing_each_body(device):
     """Body frames multiply unit quaternions down the tree without renormalizing each
     body (physics/kinematics.py): the drift is rounding alone, even at wild angles."""
-    import physics
+    from taigym import physics
     from conftest import gym_asset
 
     model = physics.load_model(gym_asset("humanoid"))

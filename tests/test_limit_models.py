@@ -7,12 +7,12 @@ import mujoco
 import numpy as np
 import pytest
 
-import physics
-from physics.builder import JointLimit
-from physics.errors import ModelError
-from physics.limits import cubic_limit
-from physics.mjcf import load_mjcf_string
-from physics.model import LIMIT_CUBIC, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING
+from taigym import physics
+from taigym.physics.builder import JointLimit
+from taigym.physics.errors import ModelError
+from taigym.physics.limits import cubic_limit
+from taigym.physics.mjcf import load_mjcf_string
+from taigym.physics.model import LIMIT_CUBIC, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING
 
 TORQUE = 1.0
 UPPER = 0.5

@@ -11,8 +11,8 @@ import pytest
 from conftest import gym_asset
 from oracle import random_state, rel_err, rk4_step
 
-import physics
-from physics.mjcf import load_mjcf_string
+from taigym import physics
+from taigym.physics.mjcf import load_mjcf_string
 
 TOL = 1e-8
 
@@ -20,7 +20,7 @@ TOL = 1e-8
 def _converged_pair(mjm, model):
     mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT  # limits only
     mjm.opt.solver, mjm.opt.iterations, mjm.opt.tolerance = mujoco.mjtSolver.mjSOL_PGS, 2000, 1e-15
-    from physics.model import DSBL_CONTACT
+    from taigym.physics.model import DSBL_CONTACT
 
     return mjm, model.with_options(iterations=2000, tolerance=1e-15, disableflags=model.opt.disableflags | DSBL_CONTACT)
 
@@ -90,7 +90,7 @@ def test_driven_into_limits_settles_like_mujoco(integrator, device):
 def test_disabled_limits_leave_smooth_dynamics(device):
     xml = PENDULUM.format(integrator="Euler")
     model = load_mjcf_string(xml)
-    from physics.model import DSBL_LIMIT
+    from taigym.physics.model import DSBL_LIMIT
 
     world = physics.World(model.with_options(disableflags=DSBL_LIMIT), num_envs=1, device=device,
                           precision="float64")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-import envs
+from taigym import envs
 
 
 def test_parallel_api():
@@ -36,7 +36,7 @@ def test_sb3_vec_env_same_step_semantics():
     import gymnasium as gym
     from stable_baselines3.common.env_checker import check_env
 
-    from envs.sb3 import TaiGymVecEnv
+    from taigym.envs.sb3 import TaiGymVecEnv
 
     check_env(gym.make("TaiGym/Reacher-v0"))
     venv = TaiGymVecEnv("TaiGym/Reacher-v0", num_envs=3)

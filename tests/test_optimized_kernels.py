@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 from conftest import gym_asset
 
-import physics
-from physics._taichi import _optimize_flag
+from taigym import physics
+from taigym.physics._taichi import _optimize_flag
 
 CHILD = """
 import sys
 import numpy as np
-import physics
+from taigym import physics
 
 states = np.load(sys.argv[1])
 world = physics.World(physics.load_model(sys.argv[2]), num_envs=len(states["qpos"]), precision="float64")

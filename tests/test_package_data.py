@@ -1,5 +1,5 @@
-"""configs/ travels as package data: an installed (non-editable) taigym finds its task
-configs and assets. Building a wheel is slow, so setuptools' build_py lays out what the wheel
+"""The wheel holds one top-level package, taigym, with configs/ as its package data: an
+installed (non-editable) taigym finds its task configs and assets. Building a wheel is slow, so setuptools' build_py lays out what the wheel
 would hold (the packages and their data files) in a temporary folder, and a fresh
 interpreter that sees only that folder resolves configs through it."""
 
@@ -29,7 +29,8 @@ def installed(tmp_path_factory):
 def test_every_config_and_asset_is_package_data(installed):
     shipped = {p.relative_to(REPO / "configs") for p in (REPO / "configs").rglob("*")
                if p.is_file() and p.suffix not in DATA_SUFFIXES and "__pycache__" not in p.parts}
-    packaged = {p.relative_to(installed / "configs") for p in (installed / "configs").rglob("*") if p.is_file()}
+    packaged = {p.relative_to(installed / "taigym" / "configs")
+                for p in (installed / "taigym" / "configs").rglob("*") if p.is_file()}
     assert shipped, "no configs found in the checkout"
     assert shipped <= packaged, f"left out of the wheel: {sorted(map(str, shipped - packaged))}"
 
@@ -37,11 +38,11 @@ def test_every_config_and_asset_is_package_data(installed):
 def test_installed_lookup_resolves_through_the_package(installed, tmp_path):
     probe = textwrap.dedent("""\
         import importlib.resources, json
-        from tasks.loader import config_dir, load_task_config, task_files
-        from tasks.robot import resolve_asset
+        from taigym.tasks.loader import config_dir, load_task_config, task_files
+        from taigym.tasks.robot import resolve_asset
         cfg = load_task_config("TaiGym/SumoAnts-v0")
         print(json.dumps({"config_dir": str(config_dir()),
-                          "resources": str(importlib.resources.files("configs")),
+                          "resources": str(importlib.resources.files("taigym.configs")),
                           "tasks": [p.name for p in task_files()],
                           "asset": str(resolve_asset(cfg))}))
     """)
@@ -50,6 +51,25 @@ def test_installed_lookup_resolves_through_the_package(installed, tmp_path):
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, check=True, capture_output=True,
                          text=True)
     found = json.loads(out.stdout.strip().splitlines()[-1])
-    assert Path(found["config_dir"]) == Path(found["resources"]) == installed / "configs"
+    assert Path(found["config_dir"]) == Path(found["resources"]) == installed / "taigym" / "configs"
     assert {"sumo_ants.yaml", "box_push.yaml", "ant.yaml"} <= set(found["tasks"])
-    assert Path(found["asset"]) == installed / "configs" / "assets" / "sumo_ants.xml"
+    assert Path(found["asset"]) == installed / "taigym" / "configs" / "assets" / "sumo_ants.xml"
+
+
+def test_one_top_level_package(installed):
+    assert sorted(p.name for p in installed.iterdir()) == ["taigym"]
+
+
+def test_import_taigym_registers_the_tasks_from_anywhere(installed, tmp_path):
+    probe = textwrap.dedent("""\
+        import importlib.util
+        import gymnasium as gym
+        import taigym
+        env = gym.make("TaiGym/Ant-v0")
+        print(sorted(name for name in ("physics", "envs", "tasks", "scripts", "configs")
+                     if importlib.util.find_spec(name) is not None), env.observation_space.shape)
+    """)
+    env = {"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, check=True, capture_output=True,
+                         text=True)
+    assert out.stdout.strip().splitlines()[-1] == "[] (105,)"

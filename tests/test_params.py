@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import physics
-from physics import WorldError
+from taigym import physics
+from taigym.physics import WorldError
 
 
 def _pendulum():
@@ -58,7 +58,7 @@ def test_bad_parameters_are_refused(device):
 def test_task_randomization_draws_per_env_parameters():
     """A task's randomization terms give every env its own masses and gravity at each
     reset, from the env's own seeded stream."""
-    from envs.vector import TaiGymVectorEnv
+    from taigym.envs.vector import TaiGymVectorEnv
 
     overrides = {"randomization": [
         {"term": "body_mass_scale", "params": {"bodies": ["body0", "body1"], "low": 0.5, "high": 1.5}},
@@ -91,7 +91,7 @@ def test_friction_and_joint_range_per_env(device):
     """Env k with geom friction f_k and joint range r_k steps exactly as a World whose
     MJCF has them: a contact mixes the two geoms' friction by max, the range moves the
     soft limit."""
-    from physics.mjcf import load_mjcf_string
+    from taigym.physics.mjcf import load_mjcf_string
 
     settings = [(1.0, 0.3, -0.5, 0.5), (0.2, 0.6, -0.2, 1.0), (0.9, 0.9, -1.0, 0.1)]
     model = load_mjcf_string(SLIDER.format(floor=1.0, box=1.0, lo=-1, hi=1))
@@ -122,7 +122,7 @@ def test_friction_and_range_are_checked(device):
 
 
 def test_friction_and_range_randomization_terms():
-    from envs.vector import TaiGymVectorEnv
+    from taigym.envs.vector import TaiGymVectorEnv
 
     overrides = {"randomization": [
         {"term": "geom_friction_scale", "params": {"low": 0.5, "high": 1.5}},

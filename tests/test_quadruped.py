@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import envs  # noqa: F401 - registers the ids
-from envs.vector import TaiGymVectorEnv
-from tasks import ConfigError, Task
-from tasks.context import StepContext, snapshot
+from taigym import envs  # noqa: F401 - registers the ids
+from taigym.envs.vector import TaiGymVectorEnv
+from taigym.tasks import ConfigError, Task
+from taigym.tasks.context import StepContext, snapshot
 
 ID = "TaiGym/QuadrupedFlat-v0"
 COMMAND = slice(9, 12)  # lin vel 3, ang vel 3, gravity 3, then the command
@@ -67,7 +67,7 @@ def test_commands_resampled_on_schedule_per_env(task):
 def _context(task, qvel_base, command):
     """Terms' inputs for the standing pose with base velocity ``qvel_base`` (world frame, the
     base level so that is its own frame too) and the given command, set through the World."""
-    import physics
+    from taigym import physics
 
     n = len(qvel_base)
     world = physics.World(task.model, num_envs=n, device="cpu", precision="float64")

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import envs  # noqa: F401 - registers the ids
-from envs.vector import TaiGymVectorEnv
-from tasks import Task
+from taigym import envs  # noqa: F401 - registers the ids
+from taigym.envs.vector import TaiGymVectorEnv
+from taigym.tasks import Task
 
 ID = "TaiGym/QuadrupedRough-v0"
 
@@ -27,7 +27,7 @@ def test_the_terrain_is_deterministic_and_flat_where_the_robot_starts():
     assert data.std() > 0.1  # rough
     centre = model.hfield_nrow[h] // 2
     assert np.all(data[centre - 4:centre + 5, centre - 4:centre + 5] == 0)  # the start pad: 0.4 m around 0
-    from scripts.make_terrain import rough_terrain
+    from taigym.scripts.make_terrain import rough_terrain
 
     np.testing.assert_allclose(data, np.round(rough_terrain() * 255) / 255, atol=1e-6)
 

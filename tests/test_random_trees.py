@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from oracle import random_state, rel_err, smooth
 
-import physics
+from taigym import physics
 
 NTREES = 6
 

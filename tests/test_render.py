@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from conftest import gym_asset
 
-import physics
-from physics.render import FreeCamera, Renderer, TrackingCamera, orbit_frame, tile
+from taigym import physics
+from taigym.physics.render import FreeCamera, Renderer, TrackingCamera, orbit_frame, tile
 
 W, H = 96, 72
 COLOURS = {"sphere": (1, 0, 0), "box": (0, 1, 0), "capsule": (0, 0, 1), "cylinder": (1, 0, 1), "ellipsoid": (0, 1, 1)}
@@ -182,7 +182,7 @@ def test_tile_puts_frames_in_a_grid():
 
 
 def test_gym_make_renders_rgb_array_frames():
-    import envs  # noqa: F401
+    from taigym import envs  # noqa: F401
 
     env = gym.make("TaiGym/Swimmer-v0", render_mode="rgb_array", overrides=["render.width=64", "render.height=48"])
     env.reset(seed=0)
@@ -199,8 +199,8 @@ def test_gym_make_renders_rgb_array_frames():
 
 
 def test_bad_render_settings_are_refused_before_simulation():
-    from envs.vector import TaiGymVectorEnv
-    from tasks import ConfigError
+    from taigym.envs.vector import TaiGymVectorEnv
+    from taigym.tasks import ConfigError
 
     with pytest.raises(ConfigError, match="render.camera") as e:
         TaiGymVectorEnv("TaiGym/Swimmer-v0", 1, overrides=["render.camera=trakc"])
@@ -212,7 +212,7 @@ def test_bad_render_settings_are_refused_before_simulation():
 
 
 def test_play_writes_a_video(tmp_path):
-    from scripts.play import main
+    from taigym.scripts.play import main
 
     out = tmp_path / "play.mp4"
     assert main(["TaiGym/Reacher-v0", "--steps", "10", "--num-envs", "2", "--width", "48", "--height", "48",
@@ -224,8 +224,8 @@ def test_play_writes_a_video(tmp_path):
 def test_play_normalizes_observations_like_training(tmp_path):
     """A policy trained with VecNormalize sees the same scaled observations in play.py."""
     vec_env = pytest.importorskip("stable_baselines3.common.vec_env")
-    import envs  # noqa: F401  (registers the TaiGym ids)
-    from scripts.play import observation_normalizer
+    from taigym import envs  # noqa: F401  (registers the TaiGym ids)
+    from taigym.scripts.play import observation_normalizer
 
     venv = vec_env.VecNormalize(vec_env.DummyVecEnv([lambda: gym.make("TaiGym/Reacher-v0")]))
     venv.obs_rms.mean[:] = 1.0

@@ -16,8 +16,8 @@ import pytest
 from conftest import gym_asset
 from oracle import rel_err
 
-import physics
-from physics.mjcf import load_mjcf_string
+from taigym import physics
+from taigym.physics.mjcf import load_mjcf_string
 
 SCENE = """<mujoco>
   <option timestep="0.002" cone="{cone}" impratio="{impratio}"/>

@@ -4,9 +4,9 @@ import textwrap
 
 import pytest
 
-from tasks import ConfigError, Task, load_task_config, task_files
-from tasks.compose import read_config_file
-from tasks.yaml_loader import load_yaml
+from taigym.tasks import ConfigError, Task, load_task_config, task_files
+from taigym.tasks.compose import read_config_file
+from taigym.tasks.yaml_loader import load_yaml
 
 GOOD = textwrap.dedent("""\
     id: Test/Pendulum-v0
@@ -103,7 +103,7 @@ def test_overrides_reach_the_model(tmp_path):
 
 
 def test_limit_drive_and_friction_overrides_reach_the_model(tmp_path):
-    from physics.model import LIMIT_CUBIC
+    from taigym.physics.model import LIMIT_CUBIC
 
     task = Task.from_source(write(tmp_path, GOOD), [
         "robot.joints.hinge.limit.model=cubic", "robot.joints.hinge.limit.strength=5.0",

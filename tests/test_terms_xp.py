@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from envs.vector import TaiGymVectorEnv
-from tasks.arrays import NUMPY, TorchOps
-from tasks.context import StepContext
+from taigym.envs.vector import TaiGymVectorEnv
+from taigym.tasks.arrays import NUMPY, TorchOps
+from taigym.tasks.context import StepContext
 
 torch = pytest.importorskip("torch")
 

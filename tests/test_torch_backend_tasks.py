@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from envs.vector import TaiGymVectorEnv
+from taigym.envs.vector import TaiGymVectorEnv
 
 torch = pytest.importorskip("torch")
 

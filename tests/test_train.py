@@ -16,7 +16,7 @@ import yaml
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("matplotlib")
 
-from scripts import leaderboard, train, train_ppo
+from taigym.scripts import leaderboard, train, train_ppo
 
 TASK = "TaiGym/InvertedPendulum-v0"
 # 4 envs x 256 steps per PPO update, one epoch: a couple of seconds per 2k steps

@@ -9,11 +9,11 @@ import warnings
 import numpy as np
 import pytest
 
-import physics
-from physics import ModelError
-from physics.model import JNT_FREE, JNT_HINGE, JNT_SLIDE
-from physics.transforms import quat_to_mat
-from physics.urdf import load_urdf, load_urdf_string
+from taigym import physics
+from taigym.physics import ModelError
+from taigym.physics.model import JNT_FREE, JNT_HINGE, JNT_SLIDE
+from taigym.physics.transforms import quat_to_mat
+from taigym.physics.urdf import load_urdf, load_urdf_string
 
 mujoco = pytest.importorskip("mujoco")
 

@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs  # noqa: F401  registers the task ids
+from taigym import envs  # noqa: F401  registers the task ids
 
 torch = pytest.importorskip("torch")
 
@@ -84,7 +84,7 @@ def test_torch_outputs_on_a_cuda_world():
     import subprocess
     import sys
 
-    from physics._taichi import _probe_cuda
+    from taigym.physics._taichi import _probe_cuda
 
     if not _probe_cuda() or not torch.cuda.is_available():
         pytest.skip("no NVIDIA GPU with CUDA torch on this machine")

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from conftest import gym_asset
 
-import physics
-from physics.errors import WorldError
+from taigym import physics
+from taigym.physics.errors import WorldError
 
 
 def _model():
@@ -67,7 +67,7 @@ def test_tensors_in_and_out_on_the_worlds_device(device, precision, device_kerne
     # get_tensor is get() as a torch tensor on the World's device; a tensor on that device
     # is written where it is, and gives the same steps as the same numpy input
     torch = pytest.importorskip("torch")
-    from physics.device_io import torch_device
+    from taigym.physics.device_io import torch_device
 
     model = physics.load_model(gym_asset("ant"))  # contacts: constraint tables too
     nu, dev = model.nu, torch_device(device)
@@ -98,13 +98,19 @@ def test_tensors_in_and_out_on_the_worlds_device(device, precision, device_kerne
         a.set_ctrl(torch.zeros((3, nu), device=dev))
 
 
-def test_reused_launch_matches_taichis_own_path(device):
-    # a launch on the same arrays reuses its setup; new arrays or scalars still take effect
-    import taichi as ti
-
-    from physics._launch import ReusedLaunch
+@pytest.mark.parametrize("path", ["reuse", "plain"])
+def test_reused_launch_matches_taichis_own_path(device, path, monkeypatch):
+    # a launch on the same arrays reuses its setup; new arrays or scalars still take effect.
+    # "plain" is the public fallback (another Taichi, CUDA, TAIGYM_LAUNCH=plain)
+    from taigym.physics import _launch
+    from taigym.physics._launch import ReusedLaunch
+    from taigym.physics._taichi import ti
 
     physics.World(_model(), device=device)  # starts the runtime on the test's device
+    if path == "plain":
+        monkeypatch.setattr(_launch, "_fast_path", False)
+    elif not _launch.fast_path_available():
+        pytest.skip(f"{ti.__name__} {'.'.join(map(str, ti.__version__))} has no reusable launch context")
 
     @ti.kernel
     def axpy(y: ti.types.ndarray(dtype=ti.f64, ndim=1), x: ti.types.ndarray(dtype=ti.f64, ndim=1), a: ti.f64,
@@ -127,3 +133,4 @@ def test_reused_launch_matches_taichis_own_path(device):
     launch(z, x, 1.0, 0)
     np.testing.assert_array_equal(z.to_numpy(), np.full(4, 10.0))
     np.testing.assert_array_equal(y.to_numpy(), expected)
+    assert (launch._arrays is not None) == (path == "reuse" and device == "cpu")

@@ -49,7 +49,7 @@ def body_indices(model, bodies, start, stop) -> np.ndarray:
 
 
 def _joint_widths(model, which):
-    from physics.model import JNT_NQ, JNT_NV
+    from taigym.physics.model import JNT_NQ, JNT_NV
 
     table = JNT_NQ if which == "qpos" else JNT_NV
     return [table[int(t)] for t in model.jnt_type]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from physics.model import JNT_HINGE, JNT_SLIDE
+from taigym.physics.model import JNT_HINGE, JNT_SLIDE
 
 from ..registry import Term, TermError, register
 from ._select import coordinate_indices, lookup

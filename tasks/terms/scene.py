@@ -94,7 +94,7 @@ def ctrl_l2(model, *, actuators: list[str] | None = None):
 
 
 def _actuator(model, name):
-    from physics.model import TRN_JOINT
+    from taigym.physics.model import TRN_JOINT
 
     if name in model.actuator_name:
         return model.actuator_name.index(name)

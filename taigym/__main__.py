@@ -1,0 +1,7 @@
+"""``python -m taigym``: the ``taigym`` command."""
+
+import sys
+
+from taigym.scripts.cli import main
+
+sys.exit(main())

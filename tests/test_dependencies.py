@@ -1,0 +1,55 @@
+"""Every third-party module the tests and the package import is installed by a requirement
+the README names: taigym's own dependencies or its dev and train extras. A module present
+only because some other project put it on this machine would pass here and fail on a user's."""
+
+import ast
+import importlib.metadata
+import sys
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+REPO = Path(__file__).resolve().parents[1]
+LOCAL = {"taigym", "conftest", "oracle"}
+DECLARED_EXTRAS = {"dev", "train", "quadrants"}
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    for call in ast.walk(ast.parse(path.read_text())):  # pytest.importorskip("name")
+        if (isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "importorskip" and call.args
+                and isinstance(call.args[0], ast.Constant)):
+            found.add(call.args[0].value.split(".")[0])
+    return found
+
+
+def _declared() -> set[str]:
+    names = set()
+    for line in importlib.metadata.requires("taigym") or []:
+        req = Requirement(line)
+        extra_ok = req.marker is None or "extra" not in str(req.marker) or any(
+            req.marker.evaluate({"extra": extra}) for extra in DECLARED_EXTRAS)
+        if extra_ok:
+            names.add(req.name.lower().replace("_", "-"))
+    return names
+
+
+def test_every_imported_module_comes_from_a_declared_requirement():
+    sources = [*(REPO / "tests").glob("*.py")]
+    sources += [p for folder in ("physics", "envs", "tasks", "scripts", "taigym") for p in (REPO / folder).rglob("*.py")]
+    imported = set().union(*map(_top_level_imports, sources)) - LOCAL - set(sys.stdlib_module_names)
+    imported -= {"physics", "envs", "tasks", "scripts", "configs"}  # the repository's own folders
+    distributions = importlib.metadata.packages_distributions()
+    declared = _declared()
+    undeclared = {}
+    for module in sorted(imported):
+        dists = {d.lower().replace("_", "-") for d in distributions.get(module, [])}
+        if not dists & declared:
+            undeclared[module] = sorted(dists) or "not installed"
+    undeclared.pop("ray", None)  # the leaderboard's optional cluster backend, imported only when asked for
+    assert not undeclared, f"imported but not declared in pyproject.toml: {undeclared}"
