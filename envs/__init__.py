@@ -4,12 +4,12 @@ Importing this package registers ``TaiGym/<Task>-v0`` for every single-agent tas
 ``configs/tasks``, each with a single env (``gym.make``) and the native vector env
 (``gym.make_vec``, all envs in one World):
 
-    import gymnasium as gym, envs
+    import gymnasium as gym, taigym
     env = gym.make("TaiGym/Reacher-v0")
     vec = gym.make_vec("TaiGym/Reacher-v0", num_envs=1024, autoreset_mode="SameStep")
 
-Multi-agent tasks are PettingZoo envs: ``envs.make_parallel(name)``, ``envs.make_aec(name)``,
-``envs.list_parallel()``. ``envs.sb3.TaiGymVecEnv`` drives stable-baselines3 on one World.
+Multi-agent tasks are PettingZoo envs: ``taigym.make_parallel(name)``, ``taigym.make_aec(name)``,
+``taigym.list_parallel()``. ``taigym.envs.sb3.TaiGymVecEnv`` drives stable-baselines3 on one World.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def __getattr__(name):
         from . import articulation
 
         return getattr(articulation, name)
-    raise AttributeError(f"module 'physics' has no attribute {name!r}")
+    raise AttributeError(f"module 'taigym.physics' has no attribute {name!r}")
 
 
 __all__ = ["D6Axis", "JointLimit", "Model", "ModelBuilder", "ModelError", "Option", "Renderer", "World", "WorldError", "eval_fk", "eval_ik", "load_model"]

@@ -34,6 +34,11 @@ def fast_path_available() -> bool:
     return _fast_path
 
 
+def _give_up_fast_path():
+    global _fast_path
+    _fast_path = False
+
+
 def _internals():
     # the private names the fast path needs, or None where this Taichi lays them out otherwise
     try:
@@ -72,14 +77,14 @@ class ReusedLaunch:
                 self._launch(self._compiled, self._ctx)
                 return
             except TypeError:  # this Taichi's launcher takes other arguments: its public path from now on
-                global _fast_path
-                _fast_path = False
+                _give_up_fast_path()
         self._kernel(*args)
         self._arrays = None
         if fast_path_available():
             try:
                 self._keep(args)
-            except (AttributeError, TypeError):  # internals other than expected: stay on the public path
+            except (AttributeError, TypeError):  # internals other than expected: the public path from now on
+                _give_up_fast_path()
                 self._arrays = None
 
     def _keep(self, args):

@@ -1,6 +1,7 @@
 """Analytic checks: a pendulum's period and energy conservation (float64)."""
 
 import numpy as np
+import pytest
 
 from taigym import physics
 from taigym.physics.model import INT_RK4
@@ -20,6 +21,7 @@ def _pendulum(length, mass, links=1, timestep=1e-3):
     return b.finalize()
 
 
+@pytest.mark.slow
 def test_small_angle_period(device):
     # T = 2 pi sqrt(I / (m g L)) for a physical pendulum with I = m L^2 + I_com
     length, mass, g = 0.7, 1.3, 9.81

@@ -133,6 +133,7 @@ def test_box_on_incline_sticks_exactly_when_tan_below_mu(slope_deg, sticks, devi
         assert moved == pytest.approx(expected, rel=0.1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, height_joint", [("hopper", 1), ("walker2d_v5", 1), ("ant", 2), ("humanoid", 2)])
 def test_random_action_rollouts_match_mujoco_statistics(name, height_joint, device):
     """1000 steps of the same random actions in 64 envs: every state stays finite, and

@@ -78,6 +78,7 @@ def theirs(xml, qpos):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a,b", CONVEX_PAIRS)
 def test_convex_pairs_match_mujoco(a, b):
     xml = scene(a, b)

@@ -53,6 +53,7 @@ def _settled_ant_states(num_envs: int):
     return mjm, np.array(qpos), np.array(qvel), np.array(ctrl)
 
 
+@pytest.mark.slow
 def test_optimized_build_matches_the_default_build_and_mujoco(tmp_path, device):
     if device != "cpu":
         pytest.skip("the optimized build is compared on the CPU backend")

@@ -68,6 +68,7 @@ def converged_mujoco(xml):
     return mjm
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver,cone", CONFIGS)
 def test_scene_forces_match_mujoco(solver, cone, device):
     xml = SCENE.format(cone=cone, impratio=3)

@@ -30,7 +30,8 @@ def _imported_modules(path: Path) -> set[str]:
 
 def test_only_one_module_imports_taichi():
     importers = sorted(str(p.relative_to(REPO)) for p in SOURCES if _imported_modules(p) & set(TAICHIS))
-    assert importers == ["physics/_taichi.py"]
+    assert importers == []  # physics/_taichi.py imports it by name, with importlib
+    assert "import_module(name)" in (REPO / "physics" / "_taichi.py").read_text()
 
 
 def test_only_the_launch_module_reaches_into_taichi_internals():

@@ -74,6 +74,7 @@ def _check_terms(name, task, ctx, tol):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("precision", ["float64", "float32"])
 @pytest.mark.parametrize("config", CONFIGS)
 def test_terms_on_torch_match_numpy(config, precision):

@@ -109,8 +109,6 @@ def test_reused_launch_matches_taichis_own_path(device, path, monkeypatch):
     physics.World(_model(), device=device)  # starts the runtime on the test's device
     if path == "plain":
         monkeypatch.setattr(_launch, "_fast_path", False)
-    elif not _launch.fast_path_available():
-        pytest.skip(f"{ti.__name__} {'.'.join(map(str, ti.__version__))} has no reusable launch context")
 
     @ti.kernel
     def axpy(y: ti.types.ndarray(dtype=ti.f64, ndim=1), x: ti.types.ndarray(dtype=ti.f64, ndim=1), a: ti.f64,
@@ -133,4 +131,7 @@ def test_reused_launch_matches_taichis_own_path(device, path, monkeypatch):
     launch(z, x, 1.0, 0)
     np.testing.assert_array_equal(z.to_numpy(), np.full(4, 10.0))
     np.testing.assert_array_equal(y.to_numpy(), expected)
-    assert (launch._arrays is not None) == (path == "reuse" and device == "cpu")
+    reused = path == "reuse" and device == "cpu" and _launch.fast_path_available()
+    assert (launch._arrays is not None) == reused
+    if path == "reuse" and ti.__name__ == "taichi":  # 1.7.4's internals are the ones _launch knows
+        assert _launch.fast_path_available()
