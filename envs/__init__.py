@@ -47,21 +47,23 @@ def list_parallel() -> list[str]:
     return sorted(_PARALLEL)
 
 
-def make_parallel(name: str, **overrides):
+def make_parallel(name: str, render_mode=None, **overrides):
     """A PettingZoo ParallelEnv of a multi-agent task (id or its short name, e.g. "Swimmer2x1").
 
-    Keyword overrides are config keys with ``__`` for dots: ``simulation__frame_skip=2``.
+    ``render_mode`` is None or "rgb_array", as PettingZoo's constructors take it. Other
+    keywords override config keys, with ``__`` for dots: ``simulation__frame_skip=2``.
     """
     from .multiagent import TaiGymParallelEnv
 
-    return TaiGymParallelEnv(_parallel_config(name), overrides={k.replace("__", "."): v for k, v in overrides.items()})
+    return TaiGymParallelEnv(_parallel_config(name), render_mode=render_mode,
+                             overrides={k.replace("__", "."): v for k, v in overrides.items()})
 
 
-def make_aec(name: str, **overrides):
+def make_aec(name: str, render_mode=None, **overrides):
     """The AEC (turn-based) view of :func:`make_parallel`, through PettingZoo's converter."""
     from pettingzoo.utils.conversions import parallel_to_aec
 
-    return parallel_to_aec(make_parallel(name, **overrides))
+    return parallel_to_aec(make_parallel(name, render_mode=render_mode, **overrides))
 
 
 def _parallel_config(name: str) -> str:

@@ -12,6 +12,10 @@ a shared machine drift.
 
     python scripts/benchmark_envs.py --tasks Ant Hopper --num-envs 1 64 1024
     python scripts/benchmark_envs.py --tasks all
+
+Start-up is measured per task as well (``--no-startup`` skips it): a fresh process from
+its start to its first completed env step, with an empty Taichi kernel cache (cold) and
+then with the cache that process filled (warm), next to Gymnasium's ``<Task>-v5``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ import json
 import os
 import platform
 import resource
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -86,6 +93,47 @@ def measure_task(task: str, num_envs: list[int], seconds: float, seed: int) -> l
     return rows
 
 
+_FIRST_STEP = """
+import sys
+import gymnasium as gym
+if sys.argv[1].startswith("TaiGym/"):
+    import taigym
+env = gym.make(sys.argv[1])
+env.reset(seed=0)
+env.step(env.action_space.sample())
+"""
+
+
+def startup_seconds(env_id: str, cache: str) -> float:
+    """Wall time of a fresh process from its start to its first completed env step."""
+    env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=cache, QD_OFFLINE_CACHE_FILE_PATH=cache)  # taichi, quadrants
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _FIRST_STEP, env_id], env=env, capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"start-up of {env_id} failed:\n{proc.stderr[-2000:]}")
+    return time.perf_counter() - start
+
+
+def measure_startup(task: str) -> dict:
+    """Cold and warm start-up of our task, and Gymnasium's counterpart's (no cache to fill)."""
+    with tempfile.TemporaryDirectory(prefix="taigym-ticache-") as cache:
+        cold = startup_seconds(f"TaiGym/{task}-v0", cache)
+        warm = startup_seconds(f"TaiGym/{task}-v0", cache)
+        theirs = startup_seconds(GYMNASIUM[task], cache) if task in GYMNASIUM else None
+    other = "" if theirs is None else f", gymnasium {theirs:.1f} s"
+    print(f"{task:24s} start-up to the first step: cold {cold:.1f} s, warm {warm:.1f} s{other}", flush=True)
+    return dict(task=task, cold_s=cold, warm_s=warm, gymnasium_s=theirs)
+
+
+def startup_markdown(startup: list[dict]) -> str:
+    lines = ["| task | taigym, cold cache | taigym, warm cache | Gymnasium v5 |", "|---|---:|---:|---:|"]
+    for r in startup:
+        theirs = "—" if r["gymnasium_s"] is None else f"{r['gymnasium_s']:.1f} s"
+        lines.append(f"| {r['task']} | {r['cold_s']:.1f} s | {r['warm_s']:.1f} s | {theirs} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(rows: list[dict]) -> str:
     lines = ["| task | num_envs | taigym native vector env | Gymnasium v5, SyncVectorEnv | ratio | peak RSS |",
              "|---|---:|---:|---:|---:|---:|"]
@@ -130,6 +178,7 @@ def parse_args(argv):
     p.add_argument("--num-envs", nargs="+", type=int, default=[1, 64, 1024])
     p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default: 3)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
     p.add_argument("--out", type=Path, default=Path("results/benchmark_envs.json"),
                    help="JSON output; a .md table goes next to it")
     return p.parse_args(argv)
@@ -143,15 +192,20 @@ def main(argv=None) -> int:
     if unknown:
         raise SystemExit(f"unknown task(s) {unknown}; registered: {known}")
     load_start = os.getloadavg()
+    startup = [] if args.no_startup else [measure_startup(task) for task in tasks]
     rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed)]
-    report = dict(rows=rows, machine=dict(platform=platform.platform(), cpus=os.cpu_count(),
-                                          load_average_at_start=load_start, load_average_at_end=os.getloadavg()),
+    from taigym.physics._taichi import NAME, VERSION
+
+    report = dict(rows=rows, startup=startup,
+                  machine=dict(platform=platform.platform(), cpus=os.cpu_count(), taichi=f"{NAME} {VERSION}",
+                               load_average_at_start=load_start, load_average_at_end=os.getloadavg()),
                   settings=dict(seconds=args.seconds, seed=args.seed, actions="uniform random, fixed per run"))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
-    args.out.with_suffix(".md").write_text(markdown(rows))
+    tables = markdown(rows) + ("\n" + startup_markdown(startup) if startup else "")
+    args.out.with_suffix(".md").write_text(tables)
     plotted = plot(rows, args.out.with_suffix(".png"))
-    print("\n" + markdown(rows) + f"\nWrote {args.out}, {args.out.with_suffix('.md')}"
+    print("\n" + tables + f"\nWrote {args.out}, {args.out.with_suffix('.md')}"
           + (f" and {args.out.with_suffix('.png')}" if plotted else ""))
     return 0
 

@@ -68,11 +68,22 @@ def test_env_benchmark_reports_both_sides(tmp_path):
     from taigym.scripts.benchmark_envs import main
 
     out = tmp_path / "envs.json"
-    assert main(["--tasks", "InvertedPendulum", "--num-envs", "2", "--seconds", "0.2", "--out", str(out)]) == 0
+    assert main(["--tasks", "InvertedPendulum", "--num-envs", "2", "--seconds", "0.2", "--no-startup",
+                 "--out", str(out)]) == 0
     (row,) = json.loads(out.read_text())["rows"]
     assert row["taigym"] > 0 and row["gymnasium"] > 0 and row["ratio"] > 0 and row["peak_rss_mb"] > 10
     assert "| InvertedPendulum | 2 |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").stat().st_size > 1000
+
+
+@pytest.mark.slow
+def test_env_benchmark_times_start_up_cold_and_warm():
+    pytest.importorskip("mujoco")
+    from taigym.scripts.benchmark_envs import measure_startup, startup_markdown
+
+    row = measure_startup("InvertedPendulum")  # cold: an empty kernel cache, so the step kernel compiles
+    assert row["cold_s"] > row["warm_s"] > 0 and row["gymnasium_s"] > 0
+    assert startup_markdown([row]).splitlines()[2].startswith("| InvertedPendulum | ")
 
 
 def test_env_benchmark_refuses_unknown_tasks(tmp_path):

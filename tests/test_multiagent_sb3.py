@@ -31,6 +31,21 @@ def test_aec_and_overrides():
         envs.make_parallel("TaiGym/Swimmer2x2-v0")
 
 
+def test_render_mode_is_a_constructor_keyword_as_in_pettingzoo():
+    pytest.importorskip("pettingzoo")
+    import taigym
+
+    env = taigym.make_parallel("Swimmer2x1", render_mode="rgb_array", episode_length=3)
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    aec = taigym.make_aec("Swimmer2x1", render_mode="rgb_array")
+    aec.reset(seed=0)
+    assert aec.render().shape == frame.shape
+    with pytest.raises(ValueError, match=r"render_mode must be None or one of \['rgb_array'\], got 'human'"):
+        taigym.make_parallel("Swimmer2x1", render_mode="human")
+
+
 def test_sb3_vec_env_same_step_semantics():
     pytest.importorskip("stable_baselines3")
     import gymnasium as gym
