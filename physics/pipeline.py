@@ -5,6 +5,14 @@ kernel compiles in half the time of two.
 
 On CPU a launch costs ~0.1 ms of thread-pool dispatch plus ~10 us per array argument,
 so a whole step -- and every one of ``nstep`` steps -- runs in one launch.
+
+Taichi's CPU range-for hands each thread blocks of at least 512 iterations, whatever the
+loop asks for (taichi 1.7.4 and quadrants alike), so a plain loop over fewer than 1024 envs
+ran on one thread. The env loops therefore run over ``ntask`` blocks of TASK iterations and
+deal the envs out round-robin (iteration t of block k takes env ``(t % TASK) * ntask + k``,
+then every ``ntask * TASK``-th after it): each block is a task a thread takes, so with
+``ntask`` at least the thread count every core works from 2 envs up. On CUDA ``ntask`` is
+``ceil(num_envs / TASK)`` and the mapping is a permutation of the envs, one per GPU thread.
 """
 
 
@@ -14,6 +22,15 @@ import types
 from ._taichi import ti
 from .integrate import make_integrate
 from .reaction import make_reaction
+
+TASK = 512  # iterations per block of Taichi's CPU range-for
+
+
+def env_tasks(num_envs: int, device: str, threads: int) -> int:
+    """The ``ntask`` argument of the env loops: blocks of TASK iterations to deal envs into."""
+    if device == "cuda":
+        return max(1, -(-num_envs // TASK))
+    return max(1, min(4 * threads, num_envs))  # a few blocks per thread balance unequal envs
 
 
 @functools.lru_cache(maxsize=None)
@@ -46,19 +63,26 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
         pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
         eq_i: i2, eq_f: f3, eq_d: i3,
-        nstep: ti.i32, advance: ti.i32,
+        nstep: ti.i32, advance: ti.i32, ntask: ti.i32,
     ):
-        for w in range(qpos.shape[0]):
-            for _ in range(nstep):
-                step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
-                     wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d, jnt_d, dof_d, qM, qLD,
-                     act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i,
-                     con_n, eq_i, eq_f, eq_d, advance)
+        for t in range(ntask * TASK):
+            w = (t % TASK) * ntask + t // TASK
+            while w < qpos.shape[0]:
+                for _ in range(nstep):
+                    step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
+                         wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d, jnt_d, dof_d, qM,
+                         qLD, act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f,
+                         con_i, con_n, eq_i, eq_f, eq_d, advance)
+                w += ntask * TASK
 
     @ti.kernel
     def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,
-                    con_f: f3, con_i: i3, efc_f: f3, efc_n: i2):
-        for w in range(qvel.shape[0]):
-            reaction.rne_post(w, sizes, body_i, opt_f, qvel, qacc, body_d, dof_d, geom_i, con_f, con_i, efc_f, efc_n)
+                    con_f: f3, con_i: i3, efc_f: f3, efc_n: i2, ntask: ti.i32):
+        for t in range(ntask * TASK):
+            w = (t % TASK) * ntask + t // TASK
+            while w < qvel.shape[0]:
+                reaction.rne_post(w, sizes, body_i, opt_f, qvel, qacc, body_d, dof_d, geom_i, con_f, con_i, efc_f,
+                                  efc_n)
+                w += ntask * TASK
 
     return types.SimpleNamespace(step=step_kernel, post=post_kernel)

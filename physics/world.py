@@ -15,12 +15,12 @@ from . import broadphase as B
 from . import device_io
 from ._launch import ReusedLaunch
 from . import layout as L
-from ._taichi import ensure_runtime, ti
+from ._taichi import current_cfg, ensure_runtime, ti
 from .collision import NGEOM_X, P_FRICTION, pack_collision_model
 from .errors import WorldError
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
 from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON_F, NCON_I
-from .pipeline import make_kernels
+from .pipeline import env_tasks, make_kernels
 
 _PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
 _MODEL_INT = ("sizes", "body_i", "jnt_i", "dof_i", "act_i", "ten_i", "wrap_i")
@@ -88,6 +88,7 @@ class World:
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self._pairs = B.no_pairs() if contacts_off else B.candidate_pairs(model)
         self._kernels = make_kernels(self._fp, model.opt.solver, model.opt.cone, self._pairs.convex)
+        self._ntask = env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         self._step_kernel, self._post_kernel = ReusedLaunch(self._kernels.step), ReusedLaunch(self._kernels.post)
         self._readers: dict = {}  # table -> (host buffer, its copy launch), made on first read
         self._writers: dict = {}  # (table, width) -> (staging buffer, env ids, its launch)
@@ -432,7 +433,7 @@ class World:
             d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
             d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
             d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(),
-            mm["eq_i"], mm["eq_f"], self._eq_d, n, advance,
+            mm["eq_i"], mm["eq_f"], self._eq_d, n, advance, self._ntask,
         )
 
     def _stale(self) -> None:
@@ -478,7 +479,7 @@ class World:
         d, mm, c = self._d, self._m, self._c
         self._post_fresh = True
         self._post_kernel(mm["sizes"], mm["body_i"], mm["opt_f"], d["qvel"], d["qacc"], d["body_d"], d["dof_d"],
-                           mm["geom_i"], c["con_f"], c["con_i"], d["efc_f"], self._efc_n)
+                           mm["geom_i"], c["con_f"], c["con_i"], d["efc_f"], self._efc_n, self._ntask)
 
     def _collision_args(self):
         c, mm = self._c, self._m

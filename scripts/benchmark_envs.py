@@ -41,19 +41,21 @@ GYMNASIUM = {
 }
 
 
-def steps_per_second(env, num_envs: int, seconds: float, seed: int) -> float:
-    """Env steps/s of a vector env under fixed random actions, after a short warm-up."""
+def steps_per_second(env, num_envs: int, seconds: float, seed: int) -> tuple[float, float]:
+    """Env steps/s of a vector env under fixed random actions, after a short warm-up, and the
+    process's CPU time over wall time meanwhile (how many cores it kept busy)."""
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     space = env.single_action_space
     actions = rng.uniform(space.low, space.high, size=(num_envs, *space.shape)).astype(space.dtype)
     for _ in range(3):
         env.step(actions)
-    steps, start = 0, time.perf_counter()
+    steps, start, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         env.step(actions)
         steps += 1
-    return num_envs * steps / (time.perf_counter() - start)
+    wall = time.perf_counter() - start
+    return num_envs * steps / wall, (time.process_time() - cpu) / wall
 
 
 def peak_rss_mb() -> float:
@@ -78,18 +80,19 @@ def measure_task(task: str, num_envs: list[int], seconds: float, seed: int) -> l
     rows = []
     for n in num_envs:
         ours_env = gym.make_vec(f"TaiGym/{task}-v0", num_envs=n, vectorization_mode="vector_entry_point")
-        ours = steps_per_second(ours_env, n, seconds, seed)
+        ours, cores = steps_per_second(ours_env, n, seconds, seed)
         ours_env.close()
         memory = peak_rss_mb()
         theirs = None
         if task in GYMNASIUM:
             theirs_env = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
-            theirs = steps_per_second(theirs_env, n, seconds, seed)
+            theirs, _ = steps_per_second(theirs_env, n, seconds, seed)
             theirs_env.close()
-        rows.append(dict(task=task, num_envs=n, taigym=ours, gymnasium=theirs,
+        rows.append(dict(task=task, num_envs=n, taigym=ours, taigym_cpu_per_wall=cores, gymnasium=theirs,
                          ratio=None if theirs is None else ours / theirs, peak_rss_mb=memory))
         other = "(no Gymnasium counterpart)" if theirs is None else f"gymnasium {theirs:10,.0f}  ({ours / theirs:.2f}x)"
-        print(f"{task:24s} {n:6d} envs: taigym {ours:10,.0f}  {other}  peak RSS {memory:,.0f} MB", flush=True)
+        print(f"{task:24s} {n:6d} envs: taigym {ours:10,.0f} (CPU/wall {cores:.2f})  {other}  peak RSS {memory:,.0f} MB",
+              flush=True)
     return rows
 
 
@@ -135,12 +138,12 @@ def startup_markdown(startup: list[dict]) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| task | num_envs | taigym native vector env | Gymnasium v5, SyncVectorEnv | ratio | peak RSS |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| task | num_envs | taigym native vector env | its CPU/wall | Gymnasium v5, SyncVectorEnv | ratio | peak RSS |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         theirs = "—" if r["gymnasium"] is None else f"{r['gymnasium']:,.0f}"
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
-        lines.append(f"| {r['task']} | {r['num_envs']} | {r['taigym']:,.0f} | {theirs} | {ratio} | "
+        lines.append(f"| {r['task']} | {r['num_envs']} | {r['taigym']:,.0f} | {r['taigym_cpu_per_wall']:.2f} | {theirs} | {ratio} | "
                      f"{r['peak_rss_mb']:,.0f} MB |")
     return "\n".join(lines) + "\n"
 

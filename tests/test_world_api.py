@@ -135,3 +135,23 @@ def test_reused_launch_matches_taichis_own_path(device, path, monkeypatch):
     assert (launch._arrays is not None) == reused
     if path == "reuse" and ti.__name__ == "taichi":  # 1.7.4's internals are the ones _launch knows
         assert _launch.fast_path_available()
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_env_loop_deals_every_env_once_and_spreads_them_over_tasks(device):
+    # the step kernel's env loop, replayed: iteration t of block t // TASK takes env
+    # (t % TASK) * ntask + t // TASK, then every ntask * TASK-th after it
+    from taigym.physics.pipeline import TASK, env_tasks
+
+    for num_envs in (1, 2, 5, 16, 64, 513, 1024, 3000):
+        ntask = env_tasks(num_envs, device, threads=2)
+        dealt = {}
+        for t in range(ntask * TASK):
+            w = (t % TASK) * ntask + t // TASK
+            while w < num_envs:
+                dealt.setdefault(w, []).append(t // TASK)
+                w += ntask * TASK
+        assert sorted(dealt) == list(range(num_envs))
+        assert all(len(blocks) == 1 for blocks in dealt.values())
+        if device == "cpu" and num_envs >= 2:  # a block per thread at least, each holding envs
+            assert len({blocks[0] for blocks in dealt.values()}) >= 2
