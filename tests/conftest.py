@@ -5,6 +5,7 @@ TAIGYM_TEST_DEVICE (default cpu); tests/test_cuda.py reruns the physics tests on
 subprocess where an NVIDIA GPU exists.
 """
 
+import ast
 import importlib.util
 import os
 import sys
@@ -23,6 +24,21 @@ def gym_asset(name: str) -> str:
     # gymnasium.envs.mujoco imports rendering deps; only its asset folder is needed
     root = importlib.util.find_spec("gymnasium").submodule_search_locations[0]
     return os.path.join(root, "envs", "mujoco", "assets", f"{name}.xml")
+
+
+def imported_modules(path) -> set[str]:
+    """The top-level modules a Python file imports: import statements (absolute ones) and
+    ``pytest.importorskip("name")`` calls."""
+    found = set()
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip" and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            found.add(node.args[0].value.split(".")[0])
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -2,30 +2,16 @@
 the README names: taigym's own dependencies or its dev and train extras. A module present
 only because some other project put it on this machine would pass here and fail on a user's."""
 
-import ast
 import importlib.metadata
 import sys
 from pathlib import Path
 
+from conftest import imported_modules
 from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parents[1]
 LOCAL = {"taigym", "conftest", "oracle"}
 DECLARED_EXTRAS = {"dev", "train", "quadrants"}
-
-
-def _top_level_imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
-    for call in ast.walk(ast.parse(path.read_text())):  # pytest.importorskip("name")
-        if (isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "importorskip" and call.args
-                and isinstance(call.args[0], ast.Constant)):
-            found.add(call.args[0].value.split(".")[0])
-    return found
 
 
 def _declared() -> set[str]:
@@ -42,7 +28,7 @@ def _declared() -> set[str]:
 def test_every_imported_module_comes_from_a_declared_requirement():
     sources = [*(REPO / "tests").glob("*.py")]
     sources += [p for folder in ("physics", "envs", "tasks", "scripts", "taigym") for p in (REPO / folder).rglob("*.py")]
-    imported = set().union(*map(_top_level_imports, sources)) - LOCAL - set(sys.stdlib_module_names)
+    imported = set().union(*map(imported_modules, sources)) - LOCAL - set(sys.stdlib_module_names)
     imported -= {"physics", "envs", "tasks", "scripts", "configs"}  # the repository's own folders
     distributions = importlib.metadata.packages_distributions()
     declared = _declared()

@@ -1,7 +1,6 @@
 """The engine imports Taichi in one place (physics/_taichi.py), runs on taichi 1.7.4 and on
 the quadrants fork, and touches Taichi's internals only in physics/_launch.py."""
 
-import ast
 import importlib.util
 import json
 import os
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import imported_modules
 
 from taigym.physics._taichi import TAICHIS
 
@@ -18,18 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 SOURCES = [p for folder in ("physics", "envs", "tasks", "scripts", "taigym") for p in (REPO / folder).rglob("*.py")]
 
 
-def _imported_modules(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
-    return found
-
-
 def test_only_one_module_imports_taichi():
-    importers = sorted(str(p.relative_to(REPO)) for p in SOURCES if _imported_modules(p) & set(TAICHIS))
+    importers = sorted(str(p.relative_to(REPO)) for p in SOURCES if imported_modules(p) & set(TAICHIS))
     assert importers == []  # physics/_taichi.py imports it by name, with importlib
     assert "import_module(name)" in (REPO / "physics" / "_taichi.py").read_text()
 
