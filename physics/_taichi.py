@@ -75,6 +75,10 @@ def ensure_runtime(device: str) -> str:
     ti.init(
         arch=ti.cuda if want == "cuda" else ti.cpu,
         offline_cache=True,
+        # Taichi's default cache holds 100 MB and evicts a quarter of it, least recently used,
+        # when full; one step kernel variant (precision, solver, cone, convex) takes 5-25 MB,
+        # so a machine running a few tasks recompiled kernels it had compiled before
+        offline_cache_max_size_of_files=1 << 30,
         # Taichi's own IR passes grow superlinearly on our fused step kernel, so by default
         # they are off and LLVM alone optimizes. Opted in (TAIGYM_OPTIMIZE=1), the one that
         # pays is the whole-kernel CSE: it loads each array's data pointer once, where
