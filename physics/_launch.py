@@ -23,15 +23,15 @@ import numpy as np
 
 from ._taichi import ti
 
-_fast_path = None  # whether this process's Taichi has the internals used here; probed once
+_fast_path = None  # None until probed, then False or the internals the fast path uses
 
 
 def fast_path_available() -> bool:
     """Whether launches can skip Taichi's argument setup in this process."""
     global _fast_path
     if _fast_path is None:
-        _fast_path = os.environ.get("TAIGYM_LAUNCH", "reuse") != "plain" and _internals() is not None
-    return _fast_path
+        _fast_path = os.environ.get("TAIGYM_LAUNCH", "reuse") != "plain" and _internals()
+    return bool(_fast_path)
 
 
 def _give_up_fast_path():
@@ -40,7 +40,7 @@ def _give_up_fast_path():
 
 
 def _internals():
-    # the private names the fast path needs, or None where this Taichi lays them out otherwise
+    # the private modules the fast path needs, or False where this Taichi lays them out otherwise
     try:
         from importlib import import_module
 
@@ -51,7 +51,7 @@ def _internals():
                             (primitive_types, "type_ids"), (primitive_types, "real_type_ids")):
             getattr(owner, name)
     except (ImportError, AttributeError):
-        return None
+        return False
     return impl, ndarray_type, primitive_types
 
 
@@ -88,7 +88,7 @@ class ReusedLaunch:
                 self._arrays = None
 
     def _keep(self, args):
-        impl, ndarray_type, primitive_types = _internals()
+        impl, ndarray_type, primitive_types = _fast_path
         if impl.current_cfg().arch != ti.cpu:
             return
         primal = self._kernel._primal
