@@ -72,13 +72,15 @@ class TaiGymVectorEnv(VectorEnv):
             device, and torch actions accepted.
         torch_terms: with the torch backend, compute the task terms with torch on the World's
             device; default: when the World is not on the CPU.
+        serial: step the envs in the calling thread (``physics.World``'s ``serial``; by
+            default at one env). ``serial=False`` shares a batch's compiled kernels.
     """
 
     metadata: ClassVar[dict] = {"render_modes": RENDER_MODES, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, config, num_envs: int = 1, *, overrides=None, autoreset_mode=AutoresetMode.NEXT_STEP,
                  time_limit: bool = True, max_episode_steps=None, render_mode=None, tensor_backend="numpy",
-                 torch_terms=None):
+                 torch_terms=None, serial=None):
         check_render_mode(render_mode)
         if tensor_backend not in TENSOR_BACKENDS:
             raise ValueError(f"tensor_backend must be one of {TENSOR_BACKENDS}, got {tensor_backend!r}")
@@ -94,7 +96,8 @@ class TaiGymVectorEnv(VectorEnv):
         self.render_mode = render_mode
         self._frames = FrameSource(self.task)  # checks the config's camera names now
         self.world = physics.World(self.task.model, num_envs=self.num_envs, device=cfg.simulation.device,
-                                   precision=cfg.simulation.precision)
+                                   precision=cfg.simulation.precision, serial=serial,
+                                   name=cfg.id)
         self._params = ParameterWriter(self.task, self.world) if self.task.randomization else None
         self.device = self.world.device  # where torch outputs live
         self._torch = _TorchOutputs(self.device) if tensor_backend == "torch" else None

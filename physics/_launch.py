@@ -1,28 +1,38 @@
-"""Launching a Taichi kernel again on the same arrays without redoing its argument setup.
+"""Launching a Taichi kernel again on the same arrays without redoing its argument setup,
+and reading a CPU World's tables in place.
 
 This is the one module that reaches into Taichi's internals. Taichi's Python side checks
 every argument and looks the compiled kernel up from all of them on every call (about
-5-10 µs per argument on taichi 1.7.4 on this CPU): the fused step kernel takes some 45
-arrays, so at small batches the launch cost more than the physics. A World passes the same
-arrays to a kernel every time, so :class:`ReusedLaunch` checks them once, keeps the compiled
-kernel and a launch context, and on a call with the same array objects only writes the
-arguments into that context (the launcher rewrites array entries when it launches, so they
-are set anew each time) and launches. Any other call (new arrays, torch tensors) goes
-through Taichi's own path, which compiles and type-checks, and the kept state is rebuilt.
+5-10 µs per argument on taichi 1.7.4 on this CPU), and binding an ndarray to a launch
+costs ~2 µs more: the fused step kernel takes some 45 arrays, so at small batches the
+launch cost more than the physics. A World passes the same arrays to a kernel every
+time, so :class:`ReusedLaunch` checks them once, keeps the compiled kernel and a launch
+context with every array bound by its host address (the CPU launcher rewrites the
+entries of arrays bound as Taichi ndarrays when it launches, but leaves those bound by
+address as they are), and on a call with the same array objects only writes the scalar
+arguments and launches. Any other call (new arrays, torch tensors) goes through
+Taichi's own path, which compiles and type-checks, and the kept state is rebuilt.
 
-The public fallback is Taichi's own call, every time. It is taken where the internals are
-not the ones this module knows (another Taichi than 1.7.4's layout, checked once per
-process by :func:`fast_path_available`), on CUDA (Taichi's CUDA launcher points the
-context's argument buffer at a device copy that it frees after the launch, so a CUDA
-context cannot be launched twice), and with ``TAIGYM_LAUNCH=plain`` in the environment.
+:func:`host_view` gives a numpy array over a CPU ndarray's memory, so a World reads its
+state and writes its controls without a copy kernel (each launch of which costs more
+than the copy: a parallel loop wakes Taichi's thread pool).
+
+The public fallback is Taichi's own call and copies through kernels, every time. It is
+taken where the internals are not the ones this module knows (another Taichi than
+1.7.4's layout, checked once per process by :func:`fast_path_available`), on CUDA
+(Taichi's CUDA launcher points the context's argument buffer at a device copy that it
+frees after the launch, so a CUDA context cannot be launched twice), and with
+``TAIGYM_LAUNCH=plain`` in the environment.
 """
 
+import ctypes
 import os
 
 import numpy as np
 
 from ._taichi import ti
 
+_NUMPY_DTYPES = {ti.f32: np.float32, ti.f64: np.float64, ti.i32: np.int32}
 _fast_path = None  # None until probed, then False or the internals the fast path uses
 
 
@@ -69,8 +79,8 @@ class ReusedLaunch:
         self._ctx = self._compiled = self._setters = None
 
     def __call__(self, *args):
-        if self._arrays is not None and len(args) == len(self._arrays) and all(
-                kept is None or arg is kept for arg, kept in zip(args, self._arrays)):
+        kept = self._arrays
+        if kept is not None and len(args) == len(kept) and all(map(_same, args, kept)):
             for i, setter in self._setters:
                 setter((i,), args[i])
             try:
@@ -100,16 +110,20 @@ class ReusedLaunch:
         ctx = t_kernel.make_launch_context()
         arrays, setters = [], []
         for i, (arg, ann) in enumerate(zip(args, annotations)):
-            if isinstance(arg, ti.Ndarray) and arg.grad is None:
-                setters.append((i, _ndarray_setter(ctx)))
+            if isinstance(arg, ti.Ndarray) and arg.grad is None and not arg.element_shape:
+                # bound once by its host address: the launcher leaves such an entry as it is
+                view = host_view(arg)
+                if view is None:
+                    return
+                _bind_external(ctx, i, view)
                 arrays.append(arg)
             elif (isinstance(arg, np.ndarray) and arg.flags.c_contiguous
                   and _scalar_elements(ann, ndarray_type, primitive_types)):
-                setters.append((i, _external_setter(ctx)))
+                _bind_external(ctx, i, arg)
                 arrays.append(arg)
             elif isinstance(arg, (int, float, np.integer, np.floating)) and id(ann) in primitive_types.type_ids:
                 setters.append((i, _scalar_setter(ctx, id(ann) in primitive_types.real_type_ids)))
-                arrays.append(None)
+                arrays.append(_ANY)
             else:
                 return  # anything else: Taichi's path every time
         prog = impl.get_runtime().prog
@@ -118,12 +132,36 @@ class ReusedLaunch:
         self._ctx, self._setters, self._arrays = ctx, setters, arrays
 
 
-def _ndarray_setter(ctx):
-    return lambda idx, v: ctx.set_arg_ndarray(idx, v.arr)
+def _bind_external(ctx, i, array):
+    ctx.set_arg_external_array_with_shape((i,), int(array.ctypes.data), array.nbytes, array.shape, 0)
 
 
-def _external_setter(ctx):
-    return lambda idx, v: ctx.set_arg_external_array_with_shape(idx, int(v.ctypes.data), v.nbytes, v.shape, 0)
+_ANY = object()  # a scalar argument's place: any value is written anew
+
+
+def _same(arg, kept) -> bool:
+    return kept is _ANY or arg is kept
+
+
+def host_view(table):
+    """A numpy array over a CPU Taichi ndarray's own memory (reads and writes reach the
+    ndarray at once), or None where this Taichi, this device or ``TAIGYM_LAUNCH=plain``
+    says to copy through kernels instead."""
+    if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain" or table.element_shape:
+        return None
+    try:
+        from importlib import import_module
+
+        impl = import_module(ti.__name__ + ".lang.impl")
+        if impl.current_cfg().arch != ti.cpu:
+            return None
+        address = impl.get_runtime().prog.get_ndarray_data_ptr_as_int(table.arr)
+    except (ImportError, AttributeError, TypeError):
+        return None
+    dtype = np.dtype(_NUMPY_DTYPES[table.dtype])
+    size = int(np.prod(table.shape)) * dtype.itemsize
+    buffer = (ctypes.c_char * size).from_address(address)
+    return np.frombuffer(buffer, dtype=dtype).reshape(table.shape)
 
 
 def _scalar_setter(ctx, real):

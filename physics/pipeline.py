@@ -34,10 +34,11 @@ def env_tasks(num_envs: int, device: str, threads: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False):
+def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False, serial: bool = False):
     """The kernels for one precision and constraint solver configuration (a model's
     ``opt.solver`` and ``opt.cone``): each compiles only its own solver. ``convex``
-    compiles in the convex collider, for models whose pair table needs it."""
+    compiles in the convex collider, for models whose pair table needs it. ``serial``
+    loops over the envs in the calling thread (CPU only)."""
     step = make_integrate(fp, solver, cone, convex)
     reaction = make_reaction(fp)
     # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
@@ -65,6 +66,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         eq_i: i2, eq_f: f3, eq_d: i3,
         nstep: ti.i32, advance: ti.i32, ntask: ti.i32,
     ):
+        ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
             w = (t % TASK) * ntask + t // TASK
             while w < qpos.shape[0]:
@@ -78,6 +80,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
     @ti.kernel
     def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,
                     con_f: f3, con_i: i3, efc_f: f3, efc_n: i2, ntask: ti.i32):
+        ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
             w = (t % TASK) * ntask + t // TASK
             while w < qvel.shape[0]:

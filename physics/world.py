@@ -9,11 +9,13 @@ copies device to device, so a CUDA World exchanges data with torch without the h
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import broadphase as B
-from . import device_io
-from ._launch import ReusedLaunch
+from . import device_io, kernel_cache
+from ._launch import ReusedLaunch, host_view
 from . import layout as L
 from ._taichi import current_cfg, ensure_runtime, ti
 from .collision import NGEOM_X, P_FRICTION, pack_collision_model
@@ -56,6 +58,9 @@ def _check_solver_options(opt) -> None:
                          f"{opt.ls_tolerance}")
 
 
+_LAUNCHED: set = set()  # step kernel variants launched in this process
+
+
 class World:
     """Batched simulation state and the pipeline that advances it.
 
@@ -69,10 +74,18 @@ class World:
         max_contacts: contacts each env can hold; by default every contact the
             candidate geom pairs can make, capped at 64. Contacts past it are counted in
             ``contacts()["overflow"]``, never dropped silently.
+        serial: step the envs in the calling thread, without waking Taichi's thread pool
+            (which costs some 60 µs per launch on a small VM, more than one env's physics
+            step); by default on a one-env CPU World (``TAIGYM_SERIAL=0`` in the
+            environment turns the default off). A World with another setting compiles its
+            own kernels, so an env made beside a batch (an evaluation or video env) passes
+            ``serial=False`` to share the batch's.
+        name: what the World simulates (a task id), named in the line printed to stderr
+            when its kernels compile for the first time on this machine.
     """
 
     def __init__(self, model: Model, num_envs: int = 1, *, device: str = "cpu", precision: str = "float32",
-                 max_contacts=None):
+                 max_contacts=None, serial=None, name=None):
         if not isinstance(model, Model):
             raise WorldError(f"model must be a physics.Model, got {type(model).__name__}")
         if int(num_envs) < 1:
@@ -80,6 +93,7 @@ class World:
         if precision not in _PRECISIONS:
             raise WorldError(f"precision must be 'float32' or 'float64', got {precision!r}")
         self.model = model
+        self.name = name
         self.num_envs = int(num_envs)
         self.precision = precision
         self.device = ensure_runtime(device)
@@ -87,10 +101,15 @@ class World:
         _check_solver_options(model.opt)
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self._pairs = B.no_pairs() if contacts_off else B.candidate_pairs(model)
-        self._kernels = make_kernels(self._fp, model.opt.solver, model.opt.cone, self._pairs.convex)
-        self._ntask = env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
+        if serial is None:
+            serial = self.num_envs == 1 and os.environ.get("TAIGYM_SERIAL", "1") != "0"
+        self.serial = bool(serial) and self.device == "cpu"
+        self._variant = (precision, model.opt.solver, model.opt.cone, self._pairs.convex, self.serial)
+        self._kernels = make_kernels(self._fp, *self._variant[1:])
+        self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         self._step_kernel, self._post_kernel = ReusedLaunch(self._kernels.step), ReusedLaunch(self._kernels.post)
         self._readers: dict = {}  # table -> (host buffer, its copy launch), made on first read
+        self._views: dict = {}  # id(table) -> (table, numpy array over its memory or None)
         self._writers: dict = {}  # (table, width) -> (staging buffer, env ids, its launch)
         self._post_fresh = False
         npair = self._pairs.npair
@@ -428,13 +447,20 @@ class World:
     def _launch(self, n: int, advance: int) -> None:
         self._stale()
         d, mm = self._d, self._m
-        self._step_kernel(
+        args = (
             *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
             d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
             d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
             d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(),
             mm["eq_i"], mm["eq_f"], self._eq_d, n, advance, self._ntask,
         )
+        if self._variant in _LAUNCHED:
+            self._step_kernel(*args)
+            return
+        label = ", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
+        with kernel_cache.FirstLaunch(kernel_cache.variant_key(*self._variant), label, self.name):
+            self._step_kernel(*args)
+        _LAUNCHED.add(self._variant)
 
     def _stale(self) -> None:
         # the tables changed on the device: cached copies of them are out of date
@@ -463,6 +489,10 @@ class World:
         terms of an env step read several quantities of the same table."""
         if name not in self._host_cache:
             table = self._tables()[name]
+            view = self._view_of(table)
+            if view is not None:  # the table's own memory: nothing to copy
+                self._host_cache[name] = view.reshape(self._shapes.get(name, view.shape))
+                return self._host_cache[name]
             buffer, copy = self._readers.get(name, (None, None))
             if buffer is None or buffer.shape != tuple(table.shape):
                 buffer = np.empty(tuple(table.shape), dtype=device_io.numpy_dtype(table))
@@ -471,6 +501,15 @@ class World:
             copy(table, buffer)
             self._host_cache[name] = buffer.reshape(self._shapes.get(name, buffer.shape))
         return self._host_cache[name]
+
+    def _view_of(self, table):
+        """A numpy array over ``table``'s memory on a CPU World (made once per table), or None."""
+        key = id(table)
+        hit = self._views.get(key)
+        if hit is None or hit[0] is not table:
+            hit = (table, host_view(table))
+            self._views[key] = hit
+        return hit[1]
 
     def _post_constraint(self) -> None:
         if self._post_fresh:  # already run on this state
@@ -526,6 +565,11 @@ class World:
     def _write(self, key, rows, env_ids=None):
         """Rows of a data table (all envs, or ``env_ids``), by a kernel on the device."""
         self._stale()
+        view = None if hasattr(rows, "detach") else self._view_of(self._d[key])
+        if view is not None:  # a CPU World's memory, written in place
+            ids = slice(None) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+            view[ids, : rows.shape[1]] = rows
+            return
         if env_ids is None and not hasattr(rows, "detach"):
             self._write_all(key, rows)
             return

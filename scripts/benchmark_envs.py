@@ -2,15 +2,18 @@
 
 For each task, the native vector env (`gym.make_vec(id, num_envs=N)`, one World for the
 batch) steps random actions at several batch sizes; in the same run Gymnasium's own
-`<Task>-v5` steps the same number of copies in a `SyncVectorEnv`. Both sides include what
-an RL loop pays per step: physics with its frame skip, observations, rewards,
-terminations and autoresets. Tasks without a Gymnasium counterpart (the quadrupeds, the
-arm) are measured on our side only. The table gives env steps/s, the ratio and the
+`<Task>-v5` steps the same number of copies in a `SyncVectorEnv`, and EnvPool's
+`<Task>-v5` (C++ MuJoCo envs on a thread per core; an optional dependency: without it the
+column says "not installed") steps a batch of the same size. Every side includes what an
+RL loop pays per step: physics with its frame skip, observations, rewards, terminations
+and autoresets. Tasks without a Gymnasium counterpart (the quadrupeds, the arm) are
+measured on our side only. The table gives env steps/s, CPU time over wall time, the
+ratios and the
 process's peak resident memory after each of our measurements; a PNG plots steps/s
 against num_envs; the JSON keeps every number with the machine's load, since timings on
 a shared machine drift.
 
-    python scripts/benchmark_envs.py --tasks Ant Hopper --num-envs 1 64 1024
+    python scripts/benchmark_envs.py --tasks Ant Humanoid Hopper --num-envs 1 16 64 256 1024
     python scripts/benchmark_envs.py --tasks all
 
 Start-up is measured per task as well (``--no-startup`` skips it): a fresh process from
@@ -58,6 +61,23 @@ def steps_per_second(env, num_envs: int, seconds: float, seed: int) -> tuple[flo
     return num_envs * steps / wall, (time.process_time() - cpu) / wall
 
 
+def envpool_steps_per_second(task: str, num_envs: int, seconds: float, seed: int):
+    """EnvPool's steps/s (and CPU/wall) for the task's v5 counterpart, a batch of
+    ``num_envs`` on one thread per core; "not installed" or None (no counterpart) instead."""
+    if task not in GYMNASIUM:
+        return None
+    try:
+        import envpool
+    except ImportError:
+        return "not installed"
+    env = envpool.make_gymnasium(GYMNASIUM[task], num_envs=num_envs, batch_size=num_envs,
+                                 num_threads=min(num_envs, os.cpu_count() or 1), seed=seed)
+    try:
+        return steps_per_second(env, num_envs, seconds, seed)
+    finally:
+        env.close()
+
+
 def peak_rss_mb() -> float:
     """The process's peak resident memory so far (Linux reports kB, macOS bytes)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -88,9 +108,18 @@ def measure_task(task: str, num_envs: list[int], seconds: float, seed: int) -> l
             theirs_env = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
             theirs, _ = steps_per_second(theirs_env, n, seconds, seed)
             theirs_env.close()
+        pool = envpool_steps_per_second(task, n, seconds, seed)
+        pool_rate = pool[0] if isinstance(pool, tuple) else None
         rows.append(dict(task=task, num_envs=n, taigym=ours, taigym_cpu_per_wall=cores, gymnasium=theirs,
-                         ratio=None if theirs is None else ours / theirs, peak_rss_mb=memory))
+                         ratio=None if theirs is None else ours / theirs, peak_rss_mb=memory,
+                         envpool=pool_rate, envpool_cpu_per_wall=pool[1] if pool_rate else None,
+                         envpool_ratio=ours / pool_rate if pool_rate else None,
+                         envpool_note=pool if isinstance(pool, str) else None))
         other = "(no Gymnasium counterpart)" if theirs is None else f"gymnasium {theirs:10,.0f}  ({ours / theirs:.2f}x)"
+        if pool_rate:
+            other += f"  envpool {pool_rate:10,.0f}  ({ours / pool_rate:.2f}x)"
+        elif pool:
+            other += f"  envpool {pool}"
         print(f"{task:24s} {n:6d} envs: taigym {ours:10,.0f} (CPU/wall {cores:.2f})  {other}  peak RSS {memory:,.0f} MB",
               flush=True)
     return rows
@@ -138,13 +167,16 @@ def startup_markdown(startup: list[dict]) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| task | num_envs | taigym native vector env | its CPU/wall | Gymnasium v5, SyncVectorEnv | ratio | peak RSS |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| task | num_envs | taigym native vector env | its CPU/wall | Gymnasium v5, SyncVectorEnv | ratio "
+             "| EnvPool v5 | ratio | peak RSS |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         theirs = "—" if r["gymnasium"] is None else f"{r['gymnasium']:,.0f}"
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        pool = (r.get("envpool_note") or "—") if r.get("envpool") is None else f"{r['envpool']:,.0f}"
+        pool_ratio = "—" if r.get("envpool_ratio") is None else f"{r['envpool_ratio']:.2f}x"
         lines.append(f"| {r['task']} | {r['num_envs']} | {r['taigym']:,.0f} | {r['taigym_cpu_per_wall']:.2f} | {theirs} | {ratio} | "
-                     f"{r['peak_rss_mb']:,.0f} MB |")
+                     f"{pool} | {pool_ratio} | {r['peak_rss_mb']:,.0f} MB |")
     return "\n".join(lines) + "\n"
 
 
@@ -178,7 +210,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tasks", nargs="+", default=["Ant", "Hopper"],
                    help="task names (TaiGym/<name>-v0), or 'all' for every registered single-agent task")
-    p.add_argument("--num-envs", nargs="+", type=int, default=[1, 64, 1024])
+    p.add_argument("--num-envs", nargs="+", type=int, default=[1, 16, 64, 256, 1024])
     p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default: 3)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")

@@ -246,7 +246,8 @@ def evaluate_policy(task_id: str, policy, episodes: int, *, seed: int, task_over
     from taigym.envs.vector import TaiGymVectorEnv
 
     start = time.perf_counter()
-    env = TaiGymVectorEnv(task_id, episodes, overrides=task_overrides)
+    # serial=False: the training batch's compiled kernels serve it, whatever its size
+    env = TaiGymVectorEnv(task_id, episodes, overrides=task_overrides, serial=False)
     obs, _ = env.reset(seed=seed + EVAL_SEED_OFFSET)
     returns, lengths = np.zeros(episodes), np.zeros(episodes, dtype=np.int64)
     running = np.ones(episodes, dtype=bool)
@@ -285,7 +286,7 @@ def record_video(task_id: str, policy, path: Path, *, steps: int, seed: int, tas
     except ImportError as e:
         return {"video": None, "video_note": f"no video: the renderer is not available ({e})"}
     try:
-        env = TaiGymVectorEnv(task_id, 1, overrides=task_overrides, render_mode="rgb_array")
+        env = TaiGymVectorEnv(task_id, 1, overrides=task_overrides, render_mode="rgb_array", serial=False)
     except (ValueError, ImportError) as e:
         return {"video": None, "video_note": f"no video: {e}"}
     out = video_path(Path(path))

@@ -13,6 +13,9 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/oracle.py
+# one-env Worlds share the batched kernels here, so the suite compiles each variant once;
+# tests/test_world_api.py checks the serial kernels against them
+os.environ.setdefault("TAIGYM_SERIAL", "0")
 
 GYM_MODELS = [
     "ant", "half_cheetah", "hopper", "walker2d_v5", "humanoid", "humanoidstandup",

@@ -76,6 +76,31 @@ def test_env_benchmark_reports_both_sides(tmp_path):
     assert out.with_suffix(".png").stat().st_size > 1000
 
 
+@pytest.mark.parametrize("installed", [True, False])
+def test_env_benchmark_has_an_envpool_column(tmp_path, monkeypatch, installed):
+    # EnvPool is optional: measured beside us where it is installed, "not installed" where not
+    from taigym.scripts.benchmark_envs import envpool_steps_per_second, main
+
+    if installed:
+        pytest.importorskip("envpool")
+        rate, cores = envpool_steps_per_second("InvertedPendulum", 2, 0.2, seed=0)
+        assert rate > 0 and cores > 0
+    else:
+        monkeypatch.setitem(sys.modules, "envpool", None)  # import envpool raises ImportError
+        assert envpool_steps_per_second("InvertedPendulum", 2, 0.2, seed=0) == "not installed"
+    assert envpool_steps_per_second("QuadrupedFlat", 2, 0.2, seed=0) is None  # no counterpart
+    out = tmp_path / "envs.json"
+    assert main(["--tasks", "InvertedPendulum", "--num-envs", "1", "--seconds", "0.1", "--no-startup",
+                 "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    table = out.with_suffix(".md").read_text()
+    assert "EnvPool v5" in table.splitlines()[0]
+    if installed:
+        assert row["envpool"] > 0 and row["envpool_ratio"] > 0
+    else:
+        assert row["envpool"] is None and row["envpool_note"] == "not installed" and "not installed" in table
+
+
 @pytest.mark.slow
 def test_env_benchmark_times_start_up_cold_and_warm():
     pytest.importorskip("mujoco")

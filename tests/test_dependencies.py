@@ -11,7 +11,7 @@ from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parents[1]
 LOCAL = {"taigym", "conftest", "oracle"}
-DECLARED_EXTRAS = {"dev", "train", "quadrants"}
+DECLARED_EXTRAS = {"dev", "train", "quadrants", "bench"}
 
 
 def _declared() -> set[str]:

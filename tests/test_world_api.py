@@ -155,3 +155,78 @@ def test_env_loop_deals_every_env_once_and_spreads_them_over_tasks(device):
         assert all(len(blocks) == 1 for blocks in dealt.values())
         if device == "cpu" and num_envs >= 2:  # a block per thread at least, each holding envs
             assert len({blocks[0] for blocks in dealt.values()}) >= 2
+
+
+def test_serial_one_env_world_steps_as_the_batched_kernels(device, monkeypatch):
+    # a one-env CPU World loops over its env in the calling thread by default; the same
+    # code with the thread pool gives the same bits (contacts, constraints, cfrc_ext)
+    monkeypatch.delenv("TAIGYM_SERIAL", raising=False)
+    model = physics.load_model(gym_asset("ant"))
+    serial = physics.World(model, device=device, precision="float64")
+    batched = physics.World(model, device=device, precision="float64", serial=False)
+    assert serial.serial == (device == "cpu") and not batched.serial
+    rng = np.random.default_rng(3)
+    contacts = 0
+    for _ in range(30):
+        ctrl = rng.uniform(-0.3, 0.3, (1, model.nu))
+        for world in (serial, batched):
+            world.set_ctrl(ctrl)
+            world.step(5)
+        contacts += serial.contacts()["ncon"][0]
+        np.testing.assert_array_equal(serial.get("qpos"), batched.get("qpos"))
+    assert contacts > 0
+    for key in ("qpos", "qvel", "qacc", "xpos", "cfrc_ext", "efc_force"):
+        np.testing.assert_array_equal(serial.get(key), batched.get(key), err_msg=key)
+
+
+@pytest.mark.parametrize("path", ["reuse", "plain"])
+def test_cpu_tables_are_read_and_written_in_place(device, path, monkeypatch):
+    # on CPU the World reads its tables through numpy views of their memory and writes
+    # controls and states into them; the plain path copies through kernels, with the same result
+    from taigym.physics import _launch
+
+    monkeypatch.setenv("TAIGYM_LAUNCH", path)
+    world = physics.World(_model(), num_envs=3, device=device, precision="float64")
+    in_place = path == "reuse" and device == "cpu"
+    assert (world._view_of(world._d["qpos"]) is not None) == in_place
+    world.set_state(qpos=np.array([[0.1], [0.2], [0.3]]), qvel=np.array([[1.0], [2.0], [3.0]]))
+    world.set_ctrl(np.array([[0.5], [-0.5], [0.0]]), env_ids=None)
+    world.set_state(qvel=np.array([[-4.0]]), env_ids=[1])
+    np.testing.assert_array_equal(world.get("qvel")[:, 0], [1.0, -4.0, 3.0])
+    np.testing.assert_array_equal(world.get("ctrl")[:, 0], [0.5, -0.5, 0.0])
+    before = world.get("qpos")
+    world.step(2)
+    after = world.get("qpos")
+    assert not np.array_equal(before, after)  # a read after a launch sees the launch's writes
+    got = world.get("qpos")
+    got[:] = 7.0  # get() hands out copies: the World is not changed through them
+    np.testing.assert_array_equal(world.get("qpos"), after)
+    if in_place:
+        assert _launch.host_view(world._d["qpos"]).ctypes.data == world._view_of(world._d["qpos"]).ctypes.data
+
+
+def test_first_compile_is_announced_once_per_machine(device, tmp_path, monkeypatch, capsys):
+    # a marker per kernel variant in Taichi's cache folder says whether it compiled before
+    from taigym.physics import kernel_cache
+
+    physics.World(_model(), device=device)  # starts the runtime, whose settings the key includes
+    monkeypatch.setattr(kernel_cache, "_folder", lambda: tmp_path)
+    key = kernel_cache.variant_key("float64", "Newton", "pyramidal", False, True)
+    assert key != kernel_cache.variant_key("float32", "Newton", "pyramidal", False, True)
+    assert not kernel_cache.compiled_before(key)
+    guess = kernel_cache.expected_seconds()
+    with kernel_cache.FirstLaunch(key, "float64, Newton", "TaiGym/Ant-v0"):
+        pass
+    line = capsys.readouterr().err
+    assert line.startswith("taigym: compiling kernels for TaiGym/Ant-v0 (float64, Newton)")
+    assert f"~{guess:.0f} s" in line
+    assert kernel_cache.compiled_before(key)
+    with kernel_cache.FirstLaunch(key, "float64, Newton", "TaiGym/Ant-v0"):
+        pass
+    assert capsys.readouterr().err == ""  # compiled before: nothing to say
+    kernel_cache.record("other", 12.34, "float32")
+    assert kernel_cache.expected_seconds() in (12.3, 0.0)  # the newest record; this one took ~0 s
+    with pytest.raises(ZeroDivisionError):  # a failed launch leaves no marker
+        with kernel_cache.FirstLaunch("failed", "x", None):
+            1 / 0
+    assert not kernel_cache.compiled_before("failed")
