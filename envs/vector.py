@@ -229,7 +229,7 @@ class TaiGymVectorEnv(VectorEnv):
         self.world.reset(env_ids=ids)
         self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
         self.task.hold_reset_pose(self.world, ids, qpos)
-        self.world.forward()
+        self.world.forward(ids)
         xp = self._xp
         for rows in self._memory.values():
             rows[ids] = 0.0

@@ -64,18 +64,20 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
         pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
         eq_i: i2, eq_f: f3, eq_d: i3,
-        nstep: ti.i32, advance: ti.i32, ntask: ti.i32,
+        env_ids: i1, nids: ti.i32, nstep: ti.i32, advance: ti.i32, ntask: ti.i32,
     ):
+        # the envs stepped are env_ids[:nids]: all of them, or those a reset needs forward
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
-            w = (t % TASK) * ntask + t // TASK
-            while w < qpos.shape[0]:
+            k = (t % TASK) * ntask + t // TASK
+            while k < nids:
+                w = env_ids[k]
                 for _ in range(nstep):
                     step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
                          wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d, jnt_d, dof_d, qM,
                          qLD, act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f,
                          con_i, con_n, eq_i, eq_f, eq_d, advance)
-                w += ntask * TASK
+                k += ntask * TASK
 
     @ti.kernel
     def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,

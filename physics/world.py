@@ -108,6 +108,9 @@ class World:
         self._kernels = make_kernels(self._fp, *self._variant[1:])
         self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         self._step_kernel, self._post_kernel = ReusedLaunch(self._kernels.step), ReusedLaunch(self._kernels.post)
+        self._step_some = ReusedLaunch(self._kernels.step)
+        self._all_ids = _upload(np.arange(self.num_envs, dtype=np.int32), ti.i32)
+        self._some_ids = ti.ndarray(ti.i32, (self.num_envs,))  # a subset's ids, staged for a launch
         self._readers: dict = {}  # table -> (host buffer, its copy launch), made on first read
         self._views: dict = {}  # id(table) -> (table, numpy array over its memory or None)
         self._writers: dict = {}  # (table, width) -> (staging buffer, env ids, its launch)
@@ -241,6 +244,11 @@ class World:
             ids = torch.as_tensor(np.asarray(ids, dtype=np.int32), device=rows.device)
         else:
             rows, ids = np.ascontiguousarray(rows, dtype=self.dtype), np.asarray(ids, dtype=np.int32)
+            view = self._view_of(self._d["dof_d"])
+            if view is not None:  # a CPU World's table, written in place
+                table = view.reshape(self.num_envs, self._shapes["dof_d"][1], L.NDOF_D)
+                table[ids[:, None], np.arange(rows.shape[1])[None, :], L.DOF_D[name][0]] = rows
+                return
         make_dof_column_kernel(self._fp)(self._d["dof_d"], rows, ids, L.DOF_D[name][0],
                                          self._shapes["dof_d"][1] * L.NDOF_D)
 
@@ -340,9 +348,23 @@ class World:
         return self._packed[key]
 
     # --- pipeline ------------------------------------------------------------------------
-    def forward(self) -> None:
-        """Compute every derived quantity of the current state, without advancing time."""
-        self._launch(1, advance=0)
+    def forward(self, env_ids=None) -> None:
+        """Compute every derived quantity of the current state, without advancing time, of
+        every env or of envs ``env_ids`` (the others keep theirs)."""
+        if env_ids is None:
+            self._launch(1, advance=0)
+            return
+        ids = np.atleast_1d(np.asarray(env_ids))
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
+            raise WorldError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()[:10]}")
+        view = self._view_of(self._some_ids)
+        if view is not None:
+            view[: ids.size] = ids
+        else:
+            staged = np.zeros(self.num_envs, dtype=np.int32)
+            staged[: ids.size] = ids
+            self._some_ids.from_numpy(staged)
+        self._launch(1, advance=0, ids=(self._some_ids, ids.size))
 
     def step(self, n: int = 1) -> None:
         """Advance every world by ``n`` time steps (one kernel launch)."""
@@ -444,22 +466,25 @@ class World:
         return out
 
     # --- helpers ------------------------------------------------------------------------
-    def _launch(self, n: int, advance: int) -> None:
+    def _launch(self, n: int, advance: int, ids=None) -> None:
         self._stale()
         d, mm = self._d, self._m
+        # two kept launches: every env (ids bound once), and a subset staged in _some_ids
+        env_ids, nids = (self._all_ids, self.num_envs) if ids is None else ids
+        step_kernel = self._step_kernel if ids is None else self._step_some
         args = (
             *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
             d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
             d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
             d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(),
-            mm["eq_i"], mm["eq_f"], self._eq_d, n, advance, self._ntask,
+            mm["eq_i"], mm["eq_f"], self._eq_d, env_ids, nids, n, advance, self._ntask,
         )
         if self._variant in _LAUNCHED:
-            self._step_kernel(*args)
+            step_kernel(*args)
             return
         label = ", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
         with kernel_cache.FirstLaunch(kernel_cache.variant_key(*self._variant), label, self.name):
-            self._step_kernel(*args)
+            step_kernel(*args)
         _LAUNCHED.add(self._variant)
 
     def _stale(self) -> None:

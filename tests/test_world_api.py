@@ -194,6 +194,8 @@ def test_cpu_tables_are_read_and_written_in_place(device, path, monkeypatch):
     world.set_state(qvel=np.array([[-4.0]]), env_ids=[1])
     np.testing.assert_array_equal(world.get("qvel")[:, 0], [1.0, -4.0, 3.0])
     np.testing.assert_array_equal(world.get("ctrl")[:, 0], [0.5, -0.5, 0.0])
+    world.set_drive_target(q=np.array([[0.7], [0.8]]), env_ids=[2, 0])  # a column of the dof table
+    np.testing.assert_array_equal(world.get("drive_qpos_target")[:, 0], [0.8, 0.0, 0.7])
     before = world.get("qpos")
     world.step(2)
     after = world.get("qpos")
@@ -230,3 +232,20 @@ def test_first_compile_is_announced_once_per_machine(device, tmp_path, monkeypat
         with kernel_cache.FirstLaunch("failed", "x", None):
             1 / 0
     assert not kernel_cache.compiled_before("failed")
+
+
+def test_forward_of_some_envs_leaves_the_others(device):
+    # a reset computes its envs' derived quantities only: the others keep their own
+    world = physics.World(_model(), num_envs=4, device=device, precision="float64")
+    world.set_state(qpos=np.array([[0.1], [0.2], [0.3], [0.4]]))
+    world.forward()
+    before = world.get("xipos")
+    world.set_state(qpos=np.array([[1.0], [2.0]]), env_ids=[2, 0])
+    world.forward([2, 0])
+    after = world.get("xipos")
+    np.testing.assert_array_equal(after[[1, 3]], before[[1, 3]])
+    assert not np.allclose(after[[0, 2]], before[[0, 2]])
+    world.forward()  # every env from its state: the subset's values were already these
+    np.testing.assert_array_equal(world.get("xipos"), after)
+    with pytest.raises(WorldError, match=r"env_ids must be in \[0, 4\)"):
+        world.forward([4])
