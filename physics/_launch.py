@@ -13,6 +13,9 @@ address as they are), and on a call with the same array objects only writes the 
 arguments and launches. Any other call (new arrays, torch tensors) goes through
 Taichi's own path, which compiles and type-checks, and the kept state is rebuilt.
 
+:func:`lighten_tracing` trims what Taichi records for error messages while it traces a
+kernel, most of a warm start's tracing time.
+
 :func:`host_view` gives a numpy array over a CPU ndarray's memory, so a World reads its
 state and writes its controls without a copy kernel (each launch of which costs more
 than the copy: a parallel loop wakes Taichi's thread pool).
@@ -63,6 +66,35 @@ def _internals():
     except (ImportError, AttributeError):
         return False
     return impl, ndarray_type, primitive_types
+
+
+def lighten_tracing() -> bool:
+    """Make Taichi's kernel tracing cheaper where it can be: for every syntax node it traces,
+    Taichi 1.7.4 formats a source excerpt with a caret line, re-wrapped to 80 columns, to
+    keep beside the node for error messages; on the step kernel's ~100,000 nodes that was a
+    quarter of a warm start (~2.5 s). The excerpt becomes the file, line, function and
+    source line, which names the same place. The offline cache's keys do not include it, so
+    compiled kernels stay valid. Returns whether it applied (not with TAIGYM_LAUNCH=plain or
+    where Taichi lays its tracer out otherwise)."""
+    if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":
+        return False
+    try:
+        from importlib import import_module
+
+        context = import_module(ti.__name__ + ".lang.ast.ast_transformer_utils").ASTTransformerContext
+        context.get_pos_info  # noqa: B018  (present where the tracer is the one this knows)
+    except (ImportError, AttributeError):
+        return False
+    if getattr(context.get_pos_info, "taigym", False):
+        return True
+
+    def get_pos_info(self, node):
+        line = self.src[node.lineno - 1] if 0 < node.lineno <= len(self.src) else ""
+        return f'File "{self.file}", line {node.lineno + self.lineno_offset}, in {self.func.func.__name__}:\n{line}\n'
+
+    get_pos_info.taigym = True
+    context.get_pos_info = get_pos_info
+    return True
 
 
 class ReusedLaunch:

@@ -93,6 +93,9 @@ def ensure_runtime(device: str) -> str:
         check_out_of_bound=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
         debug=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
     )
+    from ._launch import lighten_tracing  # here: it needs this module's ti
+
+    lighten_tracing()
     started = "cuda" if current_cfg().arch == ti.cuda else "cpu"
     if want == "cuda" and started != "cuda":
         raise WorldError("device='cuda' was requested but Taichi could not start its CUDA backend")

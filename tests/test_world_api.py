@@ -249,3 +249,21 @@ def test_forward_of_some_envs_leaves_the_others(device):
     np.testing.assert_array_equal(world.get("xipos"), after)
     with pytest.raises(WorldError, match=r"env_ids must be in \[0, 4\)"):
         world.forward([4])
+
+
+def test_kernel_errors_still_name_the_file_line_and_source(device):
+    # the lighter trace keeps what a compile error needs to point at the code
+    from taigym.physics import _launch
+    from taigym.physics._taichi import ti
+
+    physics.World(_model(), device=device)
+    if ti.__name__ == "taichi":  # 1.7.4's tracer is the one _launch knows
+        assert _launch.lighten_tracing()
+
+    @ti.kernel
+    def broken(x: ti.types.ndarray(dtype=ti.f64, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = no_such_name + 1.0  # noqa: F821
+
+    with pytest.raises(Exception, match=r'(?s)File ".*test_world_api.py", line \d+, in broken:.*no_such_name \+ 1\.0'):
+        broken(np.zeros(3))
