@@ -232,7 +232,7 @@ class ProgressBar:
 
 
 # --- evaluation ----------------------------------------------------------------------------
-def evaluate_policy(task_id: str, policy, episodes: int, *, seed: int, task_overrides=None) -> dict:
+def evaluate_policy(task_id: str, policy, episodes: int, *, seed: int, task_overrides=None, serial=None) -> dict:
     """Run ``episodes`` episodes of ``policy`` (one per env of a batch), deterministic as given.
 
     Each env plays exactly one episode, so short episodes are not over-represented as they
@@ -246,8 +246,8 @@ def evaluate_policy(task_id: str, policy, episodes: int, *, seed: int, task_over
     from taigym.envs.vector import TaiGymVectorEnv
 
     start = time.perf_counter()
-    # serial=False: the training batch's compiled kernels serve it, whatever its size
-    env = TaiGymVectorEnv(task_id, episodes, overrides=task_overrides, serial=False)
+    # serial: the training World's, so that its compiled kernels serve this env too
+    env = TaiGymVectorEnv(task_id, episodes, overrides=task_overrides, serial=serial)
     obs, _ = env.reset(seed=seed + EVAL_SEED_OFFSET)
     returns, lengths = np.zeros(episodes), np.zeros(episodes, dtype=np.int64)
     running = np.ones(episodes, dtype=bool)
@@ -274,7 +274,8 @@ def evaluate_policy(task_id: str, policy, episodes: int, *, seed: int, task_over
 
 
 # --- video ---------------------------------------------------------------------------------
-def record_video(task_id: str, policy, path: Path, *, steps: int, seed: int, task_overrides=None) -> dict:
+def record_video(task_id: str, policy, path: Path, *, steps: int, seed: int, task_overrides=None,
+                 serial=None) -> dict:
     """Write a video of ``policy`` through the Taichi renderer and ``scripts/play.py``'s writer.
 
     Returns ``{"video": path}`` or, when the renderer or video writer is not available here,
@@ -286,7 +287,7 @@ def record_video(task_id: str, policy, path: Path, *, steps: int, seed: int, tas
     except ImportError as e:
         return {"video": None, "video_note": f"no video: the renderer is not available ({e})"}
     try:
-        env = TaiGymVectorEnv(task_id, 1, overrides=task_overrides, render_mode="rgb_array", serial=False)
+        env = TaiGymVectorEnv(task_id, 1, overrides=task_overrides, render_mode="rgb_array", serial=serial)
     except (ValueError, ImportError) as e:
         return {"video": None, "video_note": f"no video: {e}"}
     out = video_path(Path(path))

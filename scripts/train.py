@@ -292,6 +292,13 @@ def make_env(cfg: TrainConfig):
     return env
 
 
+def training_world(env):
+    """The World under an SB3 VecEnv stack (VecNormalize, VecMonitor, TaiGymVecEnv)."""
+    while not hasattr(env, "world"):
+        env = env.venv
+    return env.world
+
+
 # --- training-time bookkeeping -------------------------------------------------------------
 def make_monitor(run_dir: Path, cfg: TrainConfig, *, start_steps: int, wall_offset: float, quiet: bool):
     """An SB3 callback that logs progress rows, draws the progress bar and writes checkpoints."""
@@ -499,12 +506,14 @@ def run(cfg: TrainConfig, run_dir: Path, *, resume: bool = False, overwrite: boo
     save_checkpoint(run_dir, model, model.num_timesteps, wall_time_s)
 
     policy = sb3_policy(model, env)
-    evaluation = R.evaluate_policy(cfg.task, policy, cfg.eval_episodes, seed=cfg.seed,
+    serial = training_world(env).serial  # the eval and video envs share the training kernels
+    evaluation = R.evaluate_policy(cfg.task, policy, cfg.eval_episodes, seed=cfg.seed, serial=serial,
                                    task_overrides=list(cfg.task_overrides))
     R.write_eval_returns(run_dir / "eval_returns.csv", evaluation["returns"], evaluation["lengths"])
     video = {"video": None, "video_note": "video_steps is 0"}
     if cfg.video_steps:
         video = R.record_video(cfg.task, policy, run_dir / "video.mp4", steps=cfg.video_steps, seed=cfg.seed,
+                               serial=serial,
                                task_overrides=list(cfg.task_overrides))
     metrics = {
         "task": cfg.task, "algo": cfg.algo, "seed": cfg.seed, "trainer": "stable-baselines3",

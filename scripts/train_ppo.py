@@ -386,8 +386,9 @@ def train(args: Args, run_dir: Path, *, resume: bool = False, quiet: bool = Fals
     torch.save({"agent": agent.state_dict(), "obs_rms": obs_rms.state_dict(), "args": args_to_dict(args)},
                run_dir / "model.pt")
     writer.close()
+    serial = env.unwrapped.world.serial  # the eval and video envs share the training kernels
     env.close()
-    return finish(args, run_dir, agent, obs_rms, global_step=global_step, start_step=start_step,
+    return finish(args, run_dir, agent, obs_rms, serial=serial, global_step=global_step, start_step=start_step,
                   wall_time_s=wall_time_s, session_s=session_s, setup_s=setup_s, quiet=quiet)
 
 
@@ -423,7 +424,7 @@ def deterministic_policy(agent, obs_rms, args: Args):
     return act
 
 
-def finish(args: Args, run_dir: Path, agent, obs_rms, *, global_step, start_step, wall_time_s, session_s, setup_s,
+def finish(args: Args, run_dir: Path, agent, obs_rms, *, serial=None, global_step, start_step, wall_time_s, session_s, setup_s,
            quiet) -> dict:
     """Deterministic evaluation, video, metrics and plot: the end every run shares with train.py."""
     from taigym.scripts import results as R
@@ -431,12 +432,13 @@ def finish(args: Args, run_dir: Path, agent, obs_rms, *, global_step, start_step
 
     overrides = list(args.task_overrides)
     policy = deterministic_policy(agent, obs_rms, args)
-    evaluation = R.evaluate_policy(args.task, policy, args.eval_episodes, seed=args.seed, task_overrides=overrides)
+    evaluation = R.evaluate_policy(args.task, policy, args.eval_episodes, seed=args.seed, task_overrides=overrides,
+                                   serial=serial)
     R.write_eval_returns(run_dir / "eval_returns.csv", evaluation["returns"], evaluation["lengths"])
     video = {"video": None, "video_note": "video_steps is 0"}
     if args.video_steps:
         video = R.record_video(args.task, policy, run_dir / "video.mp4", steps=args.video_steps, seed=args.seed,
-                               task_overrides=overrides)
+                               task_overrides=overrides, serial=serial)
     metrics = {
         "task": args.task, "algo": ALGO_NAME, "seed": args.seed, "trainer": "scripts/train_ppo.py",
         "env_steps": int(global_step), "num_envs": args.num_envs,

@@ -267,3 +267,16 @@ def test_kernel_errors_still_name_the_file_line_and_source(device):
 
     with pytest.raises(Exception, match=r'(?s)File ".*test_world_api.py", line \d+, in broken:.*no_such_name \+ 1\.0'):
         broken(np.zeros(3))
+
+
+def test_serial_by_default_where_a_step_is_little_work(monkeypatch):
+    # waking the thread pool costs more than it saves on small batches of small models
+    monkeypatch.delenv("TAIGYM_SERIAL", raising=False)
+    pendulum, ant = physics.load_model(gym_asset("inverted_pendulum")), physics.load_model(gym_asset("ant"))
+    serial = {(name, n): physics.World(m, n, precision="float64").serial
+              for name, m in (("pendulum", pendulum), ("ant", ant)) for n in (1, 4, 8, 64)}
+    assert serial == {("pendulum", 1): True, ("pendulum", 4): True, ("pendulum", 8): True, ("pendulum", 64): False,
+                      ("ant", 1): True, ("ant", 4): True, ("ant", 8): False, ("ant", 64): False}
+    monkeypatch.setenv("TAIGYM_SERIAL", "0")
+    assert not physics.World(pendulum, 1).serial
+    assert physics.World(ant, 64, serial=True).serial  # asked for: as asked
