@@ -116,3 +116,27 @@ def test_env_benchmark_refuses_unknown_tasks(tmp_path):
 
     with pytest.raises(SystemExit, match="unknown task"):
         main(["--tasks", "Antt", "--out", str(tmp_path / "x.json")])
+
+
+def test_training_benchmark_trains_both_sides_alike(tmp_path):
+    # the main job's settings on TaiGym and on Gymnasium's v5 env, timed from the first env step
+    pytest.importorskip("stable_baselines3")
+    pytest.importorskip("mujoco")
+    from taigym.scripts.benchmark_training import main
+
+    out = tmp_path / "training.json"
+    assert main(["TaiGym/InvertedPendulum-v0", "--repeats", "1", "total_timesteps=2048", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert [r["side"] for r in report["runs"]] == ["taigym", "gymnasium"]
+    assert report["gymnasium"] == "InvertedPendulum-v5" and report["num_envs"] == 8
+    for run in report["runs"]:
+        assert run["env_steps"] == 2048 and run["env_steps_per_s"] > 0 and run["last_returns_mean"] > 0
+    assert "| 1 |" in out.with_suffix(".md").read_text()
+
+
+def test_training_benchmark_refuses_a_task_without_counterpart():
+    from taigym.scripts.benchmark_training import gymnasium_counterpart
+
+    assert gymnasium_counterpart("TaiGym/Hopper-v0") == "Hopper-v5"
+    with pytest.raises(SystemExit, match="no Gymnasium counterpart"):
+        gymnasium_counterpart("TaiGym/QuadrupedFlat-v0")
