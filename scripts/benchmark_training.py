@@ -94,7 +94,7 @@ def parse_args(argv):
     p.add_argument("overrides", nargs="*", help="train config overrides KEY=VALUE, e.g. total_timesteps=20000")
     p.add_argument("--out", type=Path, default=Path("results/benchmark_training.json"),
                    help="JSON output; a .md table goes next to it")
-    return p.parse_args(argv)
+    return p.parse_intermixed_args(argv)
 
 
 def main(argv=None) -> int:
