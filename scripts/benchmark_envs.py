@@ -44,10 +44,11 @@ GYMNASIUM = {
 }
 
 
-def steps_per_second(env, num_envs: int, seconds: float, seed: int) -> tuple[float, float]:
+def steps_per_second(env, num_envs: int, seconds: float, seed: int, reset_seed: bool = True) -> tuple[float, float]:
     """Env steps/s of a vector env under fixed random actions, after a short warm-up, and the
-    process's CPU time over wall time meanwhile (how many cores it kept busy)."""
-    env.reset(seed=seed)
+    process's CPU time over wall time meanwhile (how many cores it kept busy). ``seed``
+    seeds the actions and, with ``reset_seed``, the reset (EnvPool takes its seed when made)."""
+    env.reset(seed=seed if reset_seed else None)
     rng = np.random.default_rng(seed)
     space = env.single_action_space
     actions = rng.uniform(space.low, space.high, size=(num_envs, *space.shape)).astype(space.dtype)
@@ -73,7 +74,7 @@ def envpool_steps_per_second(task: str, num_envs: int, seconds: float, seed: int
     env = envpool.make_gymnasium(GYMNASIUM[task], num_envs=num_envs, batch_size=num_envs,
                                  num_threads=min(num_envs, os.cpu_count() or 1), seed=seed)
     try:
-        return steps_per_second(env, num_envs, seconds, seed)
+        return steps_per_second(env, num_envs, seconds, seed, reset_seed=False)
     finally:
         env.close()
 
