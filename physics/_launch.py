@@ -109,6 +109,7 @@ class ReusedLaunch:
         self._kernel = kernel
         self._arrays = None  # the array arguments the kept context points at, by position
         self._ctx = self._compiled = self._setters = None
+        self._kept_tuple = None  # with_arrays's tuple of the kept arrays
 
     def __call__(self, *args):
         kept = self._arrays
@@ -121,13 +122,30 @@ class ReusedLaunch:
             except TypeError:  # this Taichi's launcher takes other arguments: its public path from now on
                 _give_up_fast_path()
         self._kernel(*args)
-        self._arrays = None
+        self._arrays = self._kept_tuple = None
         if fast_path_available():
             try:
                 self._keep(args)
             except (AttributeError, TypeError):  # internals other than expected: the public path from now on
                 _give_up_fast_path()
                 self._arrays = None
+
+    def with_arrays(self, arrays: tuple, *scalars):
+        """Launch on ``arrays`` followed by ``scalars``. Given the same tuple object as the
+        last kept launch, only the scalars are written: the caller vouches that the tuple
+        holds the same arrays (a World makes it once)."""
+        if arrays is self._kept_tuple and self._arrays is not None:
+            base = len(arrays)
+            for i, setter in self._setters:
+                setter((i,), scalars[i - base])
+            try:
+                self._launch(self._compiled, self._ctx)
+                return
+            except TypeError:  # this Taichi's launcher takes other arguments: its public path from now on
+                _give_up_fast_path()
+        self(*arrays, *scalars)
+        self._kept_tuple = arrays if self._arrays is not None and all(i >= len(arrays) for i, _ in self._setters) \
+            else None
 
     def _keep(self, args):
         impl, ndarray_type, primitive_types = _fast_path

@@ -113,6 +113,7 @@ class World:
         self._step_some = ReusedLaunch(self._kernels.step)
         self._all_ids = _upload(np.arange(self.num_envs, dtype=np.int32), ti.i32)
         self._some_ids = ti.ndarray(ti.i32, (self.num_envs,))  # a subset's ids, staged for a launch
+        self._arrays_cache: dict = {}  # "all" / "some" -> the step kernel's array arguments
         self._readers: dict = {}  # table -> (host buffer, its copy launch), made on first read
         self._views: dict = {}  # id(table) -> (table, numpy array over its memory or None)
         self._writers: dict = {}  # (table, width) -> (staging buffer, env ids, its launch)
@@ -355,6 +356,7 @@ class World:
         if key not in self._packed:
             self._packed[key] = np.repeat(self._packed[table][:1], self.num_envs, axis=0).copy()
             self._m[table] = _upload(_device_layout(table, self._packed[key]), self._fp)
+            self._arrays_cache.clear()
         return self._packed[key]
 
     # --- pipeline ------------------------------------------------------------------------
@@ -478,24 +480,32 @@ class World:
     # --- helpers ------------------------------------------------------------------------
     def _launch(self, n: int, advance: int, ids=None) -> None:
         self._stale()
-        d, mm = self._d, self._m
         # two kept launches: every env (ids bound once), and a subset staged in _some_ids
-        env_ids, nids = (self._all_ids, self.num_envs) if ids is None else ids
+        nids = self.num_envs if ids is None else ids[1]
         step_kernel = self._step_kernel if ids is None else self._step_some
-        args = (
-            *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
-            d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
-            d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
-            d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(),
-            mm["eq_i"], mm["eq_f"], self._eq_d, env_ids, nids, n, advance, self._ntask,
-        )
+        arrays = self._step_arrays(ids is None)
         if self._variant in _LAUNCHED:
-            step_kernel(*args)
+            step_kernel.with_arrays(arrays, nids, n, advance, self._ntask)
             return
         label = ", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
         with kernel_cache.FirstLaunch(kernel_cache.variant_key(*self._variant), label, self.name):
-            step_kernel(*args)
+            step_kernel.with_arrays(arrays, nids, n, advance, self._ntask)
         _LAUNCHED.add(self._variant)
+
+    def _step_arrays(self, every_env: bool) -> tuple:
+        """The step kernel's array arguments, made once (the same tuple object each launch
+        lets the kept launch skip its check of them) until a table is replaced."""
+        key = "all" if every_env else "some"
+        if key not in self._arrays_cache:
+            d, mm = self._d, self._m
+            self._arrays_cache[key] = (
+                *(mm[k] for k in _MODEL_INT), *(mm[k] for k in _MODEL_FLOAT),
+                d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
+                d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
+                d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(),
+                mm["eq_i"], mm["eq_f"], self._eq_d, self._all_ids if every_env else self._some_ids,
+            )
+        return self._arrays_cache[key]
 
     def _stale(self) -> None:
         # the tables changed on the device: cached copies of them are out of date

@@ -280,3 +280,26 @@ def test_serial_by_default_where_a_step_is_little_work(monkeypatch):
     monkeypatch.setenv("TAIGYM_SERIAL", "0")
     assert not physics.World(pendulum, 1).serial
     assert physics.World(ant, 64, serial=True).serial  # asked for: as asked
+
+
+def test_kept_launch_with_an_array_tuple(device):
+    # with_arrays skips the arrays' check for the tuple it kept; any other call rebinds
+    from taigym.physics._launch import ReusedLaunch
+    from taigym.physics._taichi import ti
+
+    physics.World(_model(), device=device)
+
+    @ti.kernel
+    def add(y: ti.types.ndarray(dtype=ti.f64, ndim=1), a: ti.f64):
+        for i in range(y.shape[0]):
+            y[i] += a
+
+    launch = ReusedLaunch(add)
+    y, z = ti.ndarray(ti.f64, 3), ti.ndarray(ti.f64, 3)
+    kept = (y,)
+    launch.with_arrays(kept, 1.0)
+    launch.with_arrays(kept, 2.0)
+    launch(z, 5.0)  # another array through the plain call: the kept tuple no longer holds
+    launch.with_arrays(kept, 4.0)
+    np.testing.assert_array_equal(y.to_numpy(), np.full(3, 7.0))
+    np.testing.assert_array_equal(z.to_numpy(), np.full(3, 5.0))
