@@ -48,7 +48,8 @@ def list_parallel() -> list[str]:
 
 
 def make_parallel(name: str, render_mode=None, **overrides):
-    """A PettingZoo ParallelEnv of a multi-agent task (id or its short name, e.g. "Swimmer2x1").
+    """A PettingZoo ParallelEnv of a multi-agent task (id or its short name, e.g. "Swimmer2x1",
+    or the path of a task YAML file).
 
     ``render_mode`` is None or "rgb_array", as PettingZoo's constructors take it. Other
     keywords override config keys, with ``__`` for dots: ``simulation__frame_skip=2``.
@@ -67,6 +68,8 @@ def make_aec(name: str, render_mode=None, **overrides):
 
 
 def _parallel_config(name: str) -> str:
+    if name.endswith((".yaml", ".yml")):  # a task file of one's own, anywhere
+        return name
     for task_id, path in _PARALLEL.items():
         if name in (task_id, task_id.split("/")[-1].rsplit("-v", 1)[0]):
             return path

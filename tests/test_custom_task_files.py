@@ -1,0 +1,36 @@
+"""A task file of one's own, outside the package, through every constructor the README shows."""
+
+import shutil
+
+import gymnasium as gym
+import numpy as np
+
+import taigym
+from taigym.envs.vector import TaiGymVectorEnv
+from taigym.tasks.loader import config_dir
+
+
+def _copy(tmp_path, *names):
+    for name in names:
+        shutil.copy(config_dir() / "tasks" / name, tmp_path / name)
+    return str(tmp_path / names[0])
+
+
+def test_single_and_vector_envs_load_a_task_file_from_anywhere(tmp_path):
+    path = _copy(tmp_path, "inverted_pendulum.yaml", "_gymnasium_v5.yaml")
+    single = gym.make("TaiGym/InvertedPendulum-v0", config=path)
+    obs, _ = single.reset(seed=0)
+    assert obs.shape == (4,) and single.step(np.zeros(1))[0].shape == (4,)
+    vec = gym.make_vec("TaiGym/InvertedPendulum-v0", num_envs=3, config=path)
+    assert vec.reset(seed=0)[0].shape == (3, 4)
+    assert TaiGymVectorEnv(path, 2).reset(seed=0)[0].shape == (2, 4)
+
+
+def test_make_parallel_takes_a_task_file_path(tmp_path):
+    path = _copy(tmp_path, "box_push.yaml")
+    env = taigym.make_parallel(path, render_mode=None)
+    obs, _ = env.reset(seed=0)
+    assert set(obs) == set(env.possible_agents)
+    aec = taigym.make_aec(path)
+    aec.reset(seed=0)
+    assert aec.agent_selection in env.possible_agents
