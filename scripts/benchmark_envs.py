@@ -209,7 +209,7 @@ def plot(rows: list[dict], png: Path) -> bool:
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tasks", nargs="+", default=["Ant", "Hopper"],
+    p.add_argument("--tasks", nargs="+", default=["Ant", "Humanoid", "Hopper"],
                    help="task names (TaiGym/<name>-v0), or 'all' for every registered single-agent task")
     p.add_argument("--num-envs", nargs="+", type=int, default=[1, 16, 64, 256, 1024])
     p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default: 3)")
