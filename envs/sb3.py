@@ -48,8 +48,9 @@ class TaiGymVecEnv(VecEnv):
         for i in np.flatnonzero(dones):
             infos[i]["terminal_observation"] = info["final_obs"][i]
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-        for i in np.flatnonzero(info["physics_diverged"]):
-            infos[i]["physics_diverged"] = True
+            # a diverged env always ends, so its flag is in the ended envs' info
+            if info["final_info"]["physics_diverged"][i]:
+                infos[i]["physics_diverged"] = True
         return obs, reward.astype(np.float32), dones, infos
 
     def close(self):

@@ -5,6 +5,7 @@ and a single env seeded ``s`` follow the same trajectory. Truncation is left to 
 TimeLimit wrapper that ``gymnasium.make`` adds from the registered episode length.
 Rewards are Python floats and flags Python bools, as Gymnasium's checker expects. With
 ``render_mode="rgb_array"``, ``render()`` returns the env's (H, W, 3) uint8 frame.
+``step`` before ``reset`` raises ``gymnasium.error.ResetNeeded``, as the vector env does.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ class TaiGymEnv(gym.Env):
         action = np.asarray(action, dtype=np.float64)
         if action.shape != self.action_space.shape:
             raise ValueError(f"action must have shape {self.action_space.shape}, got {action.shape}")
+        if self.task.config.actions.nonfinite == "error" and not np.isfinite(action).all():
+            # checked here so that the message speaks of this env's action, not of a batch's envs
+            raise ValueError("action contains NaN or inf; "
+                             "set actions.nonfinite=zero in the task config to zero it instead")
         obs, reward, terminated, truncated, info = self._batch.step(action[None])
         return obs[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), _unbatch(info)
 
@@ -68,8 +73,12 @@ class TaiGymEnv(gym.Env):
 
 
 def _unbatch(info: dict) -> dict:
+    """The env's info from its batch's: the keys it carries, without the batch's masks."""
     out = {}
     for key, value in info.items():
+        mask = info.get(f"_{key}")
+        if key.startswith("_") or (mask is not None and not mask[0]):
+            continue
         item = np.asarray(value)[0]
         out[key] = item.item() if isinstance(item, np.generic) else item
     return out

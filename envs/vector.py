@@ -5,14 +5,25 @@ Autoreset modes follow Gymnasium 1.x (``metadata["autoreset_mode"]``):
 - NEXT_STEP (default): the step after an episode ends returns the reset observation,
   with reward 0 and both flags False; the action given for it is ignored.
 - SAME_STEP: an ended env is reset in the step that ended it; the observation returned is
-  the reset one and the last one of the episode is in ``info["final_obs"]``.
+  the reset one and the last one of the episode is in ``info["final_obs"]``, its info in
+  ``info["final_info"]``.
 - DISABLED: ended envs wait for ``reset(options={"reset_mask": mask})``.
+
+``info`` follows Gymnasium's vector convention: each key holds one value per env and
+``info["_key"]``, a bool array, says which envs carry it. A step's keys are
+``physics_diverged``, ``reward_<term>`` (each reward term's contribution) and, when an
+action had NaN or inf entries and ``actions.nonfinite=zero``, ``action_nonfinite`` (carried
+by those envs). As in Gymnasium's own vector envs, an env reset within the step carries
+its reset's info, which is empty: in NEXT_STEP mode the envs reset by this step, in
+SAME_STEP mode the envs that ended, whose step info is ``final_info`` (a dict in the same
+convention, with ``_final_info``; ``final_obs`` is an object array with ``_final_obs``).
+The arrays still hold every env's values, so reading one without its mask sees them all.
 
 Each env has its own generator: ``reset(seed=s)`` seeds env i with ``s + i``, so env i of a
 batch replays a single env seeded ``s + i``. An env whose physics turns non-finite is put
 back to the model's reference state at once and reported as truncated with
-``info["physics_diverged"]``; its last finite observation is returned. The World steps every
-env independently, so the others are unaffected.
+``physics_diverged`` True in its info; its last finite observation is returned. The World
+steps every env independently, so the others are unaffected.
 
 With ``render_mode="rgb_array"``, ``render()`` returns a tuple of (H, W, 3) uint8 frames, one
 per env (as Gymnasium's vector envs do), made by the Taichi ray caster with the task
@@ -30,9 +41,10 @@ observation noise (when the config has any) go up for the envs concerned. On a C
 the terms run on numpy arrays (the same memory, and numpy's per-call cost is lower on small
 batches) and the outputs are wrapped as tensors; ``torch_terms=True`` computes them with
 torch there too. Every tensor returned owns its memory, so nothing the env keeps can be
-changed through it. In ``info``, arrays become tensors too;
-``final_obs`` is then one (num_envs, obs_size) tensor whose rows of envs that did not end are
-zero (``_final_obs`` says which rows hold a final observation).
+changed through it. In ``info``, arrays become tensors too, the masks bool tensors (as
+gymnasium's ``NumpyToTorch`` gives them); ``final_obs`` is then one (num_envs, obs_size)
+tensor whose rows of envs that did not end are zero (``_final_obs`` says which rows hold a
+final observation).
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ from typing import ClassVar
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
@@ -140,7 +153,7 @@ class TaiGymVectorEnv(VectorEnv):
 
     def step(self, actions):
         if self._rngs is None:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("call reset() before step()")
         xp = self._xp
         actions, bad_action = self._checked_actions(actions)
         resetting = self._needs_reset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
@@ -165,7 +178,6 @@ class TaiGymVectorEnv(VectorEnv):
         # the flags the host needs for resets: the one read back from the device per step
         terminated = xp.to_numpy(terminated).copy()
         diverged = ~xp.to_numpy(finite) & ~resetting
-        info = {}
         if diverged.any():
             self._contain_divergence(np.flatnonzero(diverged), obs, reward, terminated, truncated)
         self._obs = obs
@@ -173,15 +185,13 @@ class TaiGymVectorEnv(VectorEnv):
             ids = np.flatnonzero(resetting)
             self._reset_envs(ids)
             reward[ids], terminated[ids], truncated[ids] = 0.0, False, False
-        if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            info.update(self._reset_ended(terminated | truncated))
-        self._needs_reset = terminated | truncated
-        info["physics_diverged"] = diverged
-        if bad_action is not None:
-            info["action_nonfinite"] = bad_action
-        zeroed = xp.asarray(resetting | diverged)
-        for name, value in parts.items():
-            info[f"reward_{name}"] = xp.where(zeroed, 0.0, value)
+        ended = terminated | truncated
+        values, carriers = self._step_info(parts, resetting | diverged, diverged, bad_action)
+        info = {}
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
+            info = {**self._reset_ended(ended), **final_info(values, carriers, ended)}
+        info.update(with_masks(values, carriers, self._envs_with_step_info(resetting, ended)))
+        self._needs_reset = ended
         out = (self._obs_out(), reward, terminated, truncated, info)
         return out if self._torch is None else self._torch.step(out)
 
@@ -262,9 +272,27 @@ class TaiGymVectorEnv(VectorEnv):
         for key, rows in self._prev.items():
             self._xp.put(rows, ids, ctx.get(key))
 
+    def _step_info(self, parts, zeroed, diverged, bad_action):
+        """(the step's info arrays, for each the envs that carry it where not all do)."""
+        xp = self._xp
+        values, carriers = {"physics_diverged": diverged}, {}
+        if bad_action is not None:
+            values["action_nonfinite"] = carriers["action_nonfinite"] = bad_action
+        zeroed = xp.asarray(zeroed)
+        for name, value in parts.items():
+            values[f"reward_{name}"] = xp.where(zeroed, 0.0, value)
+        return values, carriers
+
+    def _envs_with_step_info(self, resetting, ended):
+        # as in Gymnasium's vector envs, an env reset within the step has its reset's (empty)
+        # info; in SAME_STEP mode the step's info of an ended env is in info["final_info"]
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            return ~resetting
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            return ~ended
+        return np.ones(self.num_envs, dtype=bool)
+
     def _reset_ended(self, ended):
-        if not ended.any():
-            return {}
         ids = np.flatnonzero(ended)
         if self._torch is not None:
             # one tensor, rows of envs that did not end zero
@@ -323,6 +351,26 @@ class TaiGymVectorEnv(VectorEnv):
         return arr, xp.to_numpy(bad.any(1))
 
 
+def with_masks(values: dict, carriers: dict, envs) -> dict:
+    """Gymnasium's vector info: each key's per-env values and ``_key``, the bool mask of the
+    envs (among ``envs``) that carry it; keys not in ``carriers`` are carried by every env."""
+    info = {}
+    for key, value in values.items():
+        info[key] = value
+        info[f"_{key}"] = envs & carriers[key] if key in carriers else envs.copy()
+    return info
+
+
+def final_info(values: dict, carriers: dict, ended) -> dict:
+    """SAME_STEP's ``final_info``: the ended envs' step info, in the same convention."""
+    ended_info = with_masks({key: _copy(value) for key, value in values.items()}, carriers, ended)
+    return {"final_info": ended_info, "_final_info": ended.copy()}
+
+
+def _copy(value):
+    return value.copy() if isinstance(value, np.ndarray) else value.clone()
+
+
 class _TorchOutputs:
     """Step results as torch tensors on ``device``, each owning its memory: host arrays
     (the flags) are copied up, tensors the env made for this step are passed on."""
@@ -337,8 +385,13 @@ class _TorchOutputs:
             return a
         return self.torch.from_numpy(np.array(a)).to(self.device)
 
+    def info(self, info: dict) -> dict:
+        """Arrays as tensors (masks as bool tensors, as gymnasium's NumpyToTorch gives them),
+        nested dicts (``final_info``) alike."""
+        return {key: self.info(v) if isinstance(v, dict)
+                else self.array(v) if isinstance(v, np.ndarray) and v.dtype != object else v
+                for key, v in info.items()}
+
     def step(self, out):
         obs, reward, terminated, truncated, info = out
-        info = {key: self.array(v) if isinstance(v, np.ndarray) and v.dtype != object else v
-                for key, v in info.items()}
-        return self.array(obs), self.array(reward), self.array(terminated), self.array(truncated), info
+        return self.array(obs), self.array(reward), self.array(terminated), self.array(truncated), self.info(info)
