@@ -59,11 +59,13 @@ def validate(data, origin=None) -> TaskConfig:
     """Validate composed config data (schema, then terms)."""
     if not isinstance(data, dict):
         raise ConfigError("a task config must be a mapping", file=origin, expected="key: value pairs")
+    _refuse_nan(data, data, origin, ())
     try:
         cfg = TaskConfig.model_validate(dict(data))
     except ValidationError as e:
         raise _schema_error(e, data, origin) from None
     _validate_terms(cfg, data, origin)
+    _refuse_infinite_weights(cfg, data, origin)
     cfg._source = (origin, data)
     return cfg
 
@@ -125,13 +127,53 @@ def _schema_error(e: ValidationError, data, origin) -> ConfigError:
         expected = f"one of {sorted(known)}" if known else None
     elif err["type"] == "missing":
         message = "required key is missing"
+    elif err["type"] in ("literal_error", "enum"):
+        choices = _choices(err)
+        message = f"{err['input']!r} is not one of {', '.join(map(repr, choices))}"
+        suggestion = did_you_mean(err["input"], choices)
     else:
-        message = err["msg"]
+        message = err["msg"] + _given(err)
         expected = _expected(err)
     more = len(e.errors()) - 1
     if more:
         message += f" ({more} more error{'s' if more > 1 else ''} after this one)"
     return ConfigError(message, file=file or origin, line=line, path=path, expected=expected, suggestion=suggestion)
+
+
+def _choices(err) -> list[str]:
+    # pydantic words a Literal's values as "'PGS', 'CG' or 'Newton'"
+    import re
+
+    return re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", "")))
+
+
+def _given(err) -> str:
+    value = err.get("input")
+    return f", got {value!r}" if isinstance(value, (str, int, float, bool)) or value is None else ""
+
+
+def _refuse_nan(node, data, origin, path):
+    """NaN compares false with every bound, so a NaN anywhere would pass range checks and
+    reach every step: refused with its place."""
+    if isinstance(node, float) and node != node:
+        file, line = where(data, path)
+        raise ConfigError("value is NaN", file=file or origin, line=line, path=path, expected="a number")
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        _refuse_nan(value, data, origin, (*path, key))
+
+
+def _refuse_infinite_weights(cfg, data, origin):
+    # an infinite weight makes every reward inf or NaN; bounds (a term's low/high) may be .inf
+    lists = [(("rewards",), cfg.rewards)]
+    lists += [(("agents", a, "rewards"), agent.rewards) for a, agent in enumerate(cfg.agents or ())]
+    for prefix, terms in lists:
+        for i, term in enumerate(terms):
+            if abs(term.weight) == float("inf"):
+                path = (*prefix, i, "weight")
+                file, line = where(data, path)
+                raise ConfigError(f"weight is {term.weight}", file=file or origin, line=line, path=path,
+                                  expected="a finite number")
 
 
 def _expected(err) -> str | None:
@@ -208,7 +250,7 @@ def _validate_term(kind, term, path, data, origin):
             message = f"{term.term!r} has no parameter {err['loc'][0]!r}"
             raise ConfigError(message, file=file or origin, line=line, path=param_path, expected=f"one of {params}",
                               suggestion=did_you_mean(err["loc"][0], params))
-        message = "required parameter is missing" if err["type"] == "missing" else err["msg"]
+        message = "required parameter is missing" if err["type"] == "missing" else err["msg"] + _given(err)
         raise ConfigError(f"{term.term!r}: {message}", file=file or origin, line=line, path=param_path,
                           expected=_expected(err)) from None
 
