@@ -1,7 +1,7 @@
 """Config composition: ``extends:`` inheritance and ``key.sub=value`` overrides.
 
 A config may name one parent or a list of parents in ``extends:`` (paths relative to its
-own file); parents merge left to right, then the child on top. Mappings merge key by
+own file, or else to the shipped ``configs/tasks/``); parents merge left to right, then the child on top. Mappings merge key by
 key; anything else (lists included) is replaced whole, as in Hydra. Every key keeps the
 file and line it was written on, so errors point at the file that set the value.
 """
@@ -37,12 +37,30 @@ def read_config_file(path, _chain=()) -> LineDict:
                           path=("extends",))
     merged = _empty()
     for parent in parents:
-        target = path.parent / parent
-        if not target.is_file():
-            raise ConfigError(f"parent config {parent!r} not found next to this file", file=path,
-                              line=data.lines.get("extends"), path=("extends",))
+        target = _parent_file(path, parent, data.lines.get("extends"))
         merged = merge(merged, read_config_file(target, (*_chain, path)))
     return merge(merged, data)
+
+
+def _parent_file(path: Path, parent: str, line) -> Path:
+    """A parent named in ``extends:``: next to the file, else among the shipped task configs,
+    so that a copy of a shipped config works from any folder."""
+    shipped = _shipped_tasks()
+    for folder in (path.parent, shipped):
+        if folder is not None and (folder / parent).is_file():
+            return folder / parent
+    places = f"next to this file ({path.parent})" + (f" or among the shipped configs ({shipped})" if shipped else "")
+    raise ConfigError(f"parent config {parent!r} not found {places}", file=path, line=line, path=("extends",))
+
+
+def _shipped_tasks():
+    import importlib.resources
+
+    try:
+        folder = Path(str(importlib.resources.files("taigym.configs"))) / "tasks"
+    except ModuleNotFoundError:
+        return None
+    return folder if folder.is_dir() else None
 
 
 def merge(base, over):

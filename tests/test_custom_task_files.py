@@ -4,6 +4,7 @@ import shutil
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 import taigym
 from taigym.envs.vector import TaiGymVectorEnv
@@ -34,3 +35,35 @@ def test_make_parallel_takes_a_task_file_path(tmp_path):
     aec = taigym.make_aec(path)
     aec.reset(seed=0)
     assert aec.agent_selection in env.possible_agents
+
+
+def _shipped_task_files():
+    return sorted(p.name for p in (config_dir() / "tasks").glob("*.yaml") if not p.name.startswith("_"))
+
+
+@pytest.mark.parametrize("name", _shipped_task_files())
+def test_a_copy_of_any_shipped_task_config_loads_alone_and_steps(tmp_path, name):
+    # its extends: parents are not copied: they are found among the shipped configs
+    from taigym.tasks.loader import load_task_config
+
+    path = _copy(tmp_path, name)
+    cfg = load_task_config(path)
+    if cfg.agents:
+        env = taigym.make_parallel(path)
+        env.reset(seed=0)
+        env.step({agent: env.action_space(agent).sample() for agent in env.agents})
+    else:
+        env = TaiGymVectorEnv(path, 1)
+        env.reset(seed=0)
+        env.step(env.action_space.sample())
+
+
+def test_a_missing_parent_names_both_places_searched(tmp_path):
+    from taigym.tasks.errors import ConfigError
+    from taigym.tasks.loader import load_task_config
+
+    path = tmp_path / "orphan.yaml"
+    path.write_text("extends: _no_such_parent.yaml\nid: TaiGym/Orphan-v0\n")
+    with pytest.raises(ConfigError, match=r"orphan\.yaml, line 1: key 'extends': parent config '_no_such_parent\.yaml' "
+                                          r"not found next to this file \(.*\) or among the shipped configs"):
+        load_task_config(path)
