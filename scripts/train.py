@@ -462,12 +462,23 @@ def sb3_policy(model, env):
 def run(cfg: TrainConfig, run_dir: Path, *, resume: bool = False, overwrite: bool = False, quiet: bool = False,
         source: str = "") -> dict:
     """Train, evaluate and record one run into ``run_dir``; returns its metrics."""
+    run_dir = Path(run_dir)
+    created = not run_dir.exists()
+    try:
+        return _run(cfg, run_dir, resume=resume, overwrite=overwrite, quiet=quiet, source=source)
+    except user_errors():
+        # a config refused while setting up leaves no folder behind, so the retry needs no --overwrite
+        if created and run_dir.exists() and not (run_dir / "progress.csv").exists():
+            shutil.rmtree(run_dir)
+        raise
+
+
+def _run(cfg: TrainConfig, run_dir: Path, *, resume: bool, overwrite: bool, quiet: bool, source: str) -> dict:
     import torch
     from stable_baselines3.common.vec_env import VecNormalize
 
     from taigym.scripts import results as R
 
-    run_dir = Path(run_dir)
     prepare_run_dir(run_dir, resume=resume, overwrite=overwrite)
     state = load_checkpoint_state(run_dir) if resume else None
     if resume and (run_dir / "config.yaml").exists():
@@ -606,9 +617,17 @@ def main(argv=None) -> int:
         else:
             cfg, source = load_config(args.task, algo, config_path=args.config, overrides=overrides, seed=args.seed)
         metrics = run(cfg, run_dir, resume=args.resume, overwrite=args.overwrite, quiet=args.quiet, source=source)
-    except TrainConfigError as e:
+    except (TrainConfigError, *user_errors()) as e:
         raise SystemExit(f"error: {e}") from None
     return 0 if metrics else 1
+
+
+def user_errors() -> tuple:
+    """What a bad config or model raises: said in one line, without a traceback."""
+    from taigym.physics.errors import ModelError, WorldError
+    from taigym.tasks.errors import ConfigError
+
+    return ConfigError, ModelError, WorldError
 
 
 if __name__ == "__main__":

@@ -1,0 +1,29 @@
+"""A bad config through the command line: one line, no traceback, no results folder left."""
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+TINY = ["total_timesteps=256", "n_steps=32", "batch_size=32", "num_envs=2", "video_steps=0", "eval_episodes=1"]
+
+
+def _train(results, *extra):
+    cmd = [sys.executable, "-m", "taigym.scripts.cli", "train", "TaiGym/InvertedPendulum-v0", "--algo", "PPO",
+           "--results", str(results), "--quiet", *TINY, *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_a_bad_task_override_is_one_line_and_leaves_no_run_folder(tmp_path):
+    results = tmp_path / "results"
+    bad = _train(results, 'task_overrides=["simulation.solver=Newtn"]')
+    assert bad.returncode != 0
+    lines = [line for line in bad.stderr.splitlines() if not line.startswith("[Taichi]")]
+    assert len(lines) == 1 and "Traceback" not in bad.stderr
+    assert "simulation.solver" in lines[0] and "'Newtn'" in lines[0] and "did you mean 'Newton'" in lines[0]
+    assert not any(results.glob("*/config.yaml"))
+    fixed = _train(results, 'task_overrides=["simulation.solver=Newton"]')  # no --overwrite needed
+    assert fixed.returncode == 0, fixed.stderr[-2000:]
+    assert (results / "InvertedPendulum-v0-PPO-0" / "metrics.json").exists()
