@@ -208,7 +208,7 @@ class ProgressBar:
             if not final and now - self.last_draw < 0.25:
                 return
             self.stream.write("\r" + self._line(steps, mean_return, now) + ("\n" if final else ""))
-        elif final or steps >= self.next_log:
+        elif final or self.next_log <= steps < self.total:  # the run's end is the final line's alone
             self.stream.write(self._line(steps, mean_return, now) + "\n")
             while self.next_log <= steps:
                 self.next_log += self.log_step

@@ -518,11 +518,15 @@ def _run(cfg: TrainConfig, run_dir: Path, *, resume: bool, overwrite: bool, quie
 
     policy = sb3_policy(model, env)
     serial = training_world(env).serial  # the eval and video envs share the training kernels
+    if not quiet:
+        print(f"evaluating the policy over {cfg.eval_episodes} episodes...", flush=True)
     evaluation = R.evaluate_policy(cfg.task, policy, cfg.eval_episodes, seed=cfg.seed, serial=serial,
                                    task_overrides=list(cfg.task_overrides))
     R.write_eval_returns(run_dir / "eval_returns.csv", evaluation["returns"], evaluation["lengths"])
     video = {"video": None, "video_note": "video_steps is 0"}
     if cfg.video_steps:
+        if not quiet:
+            print(f"recording a video of {cfg.video_steps} steps...", flush=True)
         video = R.record_video(cfg.task, policy, run_dir / "video.mp4", steps=cfg.video_steps, seed=cfg.seed,
                                serial=serial,
                                task_overrides=list(cfg.task_overrides))

@@ -27,3 +27,19 @@ def test_a_bad_task_override_is_one_line_and_leaves_no_run_folder(tmp_path):
     fixed = _train(results, 'task_overrides=["simulation.solver=Newton"]')  # no --overwrite needed
     assert fixed.returncode == 0, fixed.stderr[-2000:]
     assert (results / "InvertedPendulum-v0-PPO-0" / "metrics.json").exists()
+
+
+def test_progress_log_ends_on_one_full_line():
+    # PPO's last rollout overshoots the budget: only the final update prints 100%
+    import io
+
+    from taigym.scripts.results import ProgressBar
+
+    out = io.StringIO()
+    bar = ProgressBar(1000, label="PPO X", stream=out)
+    for steps in range(0, 1100, 64):
+        bar.update(steps, 1.0)
+    bar.update(1088, 1.0, final=True)
+    lines = out.getvalue().splitlines()
+    assert [line for line in lines if "100%" in line] == [lines[-1]]
+    assert "1088/1000" in lines[-1] and len(lines) == 10
