@@ -145,18 +145,21 @@ class RewardTerm(TermConfig):
 
 class AgentConfig(Strict):
     """One agent of a multi-agent task: the actuators it drives, what it observes, and the
-    reward terms that are its own.
+    reward and termination terms that are its own.
 
     An agent's reward is the task's ``rewards`` (shared by every agent: a team's goal) plus
     its own ``rewards`` (a contestant's score, one member's shaping). The task's
-    ``terminations`` end the episode of every agent at once, since all agents live in one
-    scene that resets as a whole.
+    ``terminations`` end the episode of every agent at once. An agent's own ``terminations``
+    end its episode alone: it leaves the game while the others play on in the same scene,
+    which resets as a whole only when the env is reset. Its own reward terms see its own
+    ending (``alive`` is 0 on that step); the shared ones see the task's.
     """
 
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     actuators: list[str] = Field(min_length=1)
     observations: list[ObservationTerm] = Field(min_length=1)
     rewards: list[RewardTerm] = []
+    terminations: list[TermConfig] = []
 
 
 class RenderConfig(Strict):

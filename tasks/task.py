@@ -16,6 +16,7 @@ from taigym.physics.model import BIAS_NONE
 from . import registry
 from .arrays import NUMPY
 from .drive_actions import DRIVE_KINDS, DriveActions, check_kind_fields
+from .loader import _validate_term as validate_term
 from .loader import error_at, load_task_config, per_item
 from .robot import actuator_index, build_model, reset_pose
 from .schema import TaskConfig
@@ -116,9 +117,11 @@ class Task:
             parts.append(value)
         return xp.concatenate(parts, axis=1)
 
-    def terminated(self, ctx) -> np.ndarray:
+    def terminated(self, ctx, terminations=None) -> np.ndarray:
+        """(num_envs,) bool: any of the task's termination terms, or of ``terminations`` (an
+        agent's own), fired."""
         out = ctx.xp.zeros(ctx.num_envs, dtype=bool)
-        for term in self.terminations:
+        for term in self.terminations if terminations is None else terminations:
             out |= ctx.xp.bool(term.fn(ctx))
         return out
 
@@ -175,13 +178,14 @@ class Task:
 
     def _step_terms(self):
         """(key path, bound term) of every term evaluated on a step: the task's observations,
-        rewards and terminations, and each agent's observations and rewards."""
+        rewards and terminations, and each agent's observations, rewards and terminations."""
         out = [(("observations", i), o.term) for i, o in enumerate(self.observations)]
         out += [(("rewards", i), t) for i, (_, _, t) in enumerate(self.rewards)]
         out += [(("terminations", i), t) for i, t in enumerate(self.terminations)]
         for a, agent in enumerate(self.agents.values()):
             out += [(("agents", a, "observations", i), o.term) for i, o in enumerate(agent["observations"])]
             out += [(("agents", a, "rewards", i), t) for i, (_, _, t) in enumerate(agent["rewards"])]
+            out += [(("agents", a, "terminations", i), t) for i, t in enumerate(agent["terminations"])]
         return out
 
     def _check_command_references(self, cfg):
@@ -219,7 +223,18 @@ class Task:
                 for k, a in enumerate(agent.actuators)]
         return {"actuators": acts,
                 "observations": self._bind_observations(agent.observations, ("agents", i, "observations")),
-                "rewards": self._bind_rewards(agent.rewards, ("agents", i, "rewards"))}
+                "rewards": self._bind_rewards(agent.rewards, ("agents", i, "rewards")),
+                "terminations": self._bind_agent_terminations(i, agent.terminations)}
+
+    def _bind_agent_terminations(self, i, terms):
+        # checked here with the loader's messages, as the loader's own checks cover the task's lists
+        origin, data = self.config._source or (None, None)
+        out = []
+        for k, t in enumerate(terms):
+            path = ("agents", i, "terminations", k)
+            validate_term("termination", t, path, data, origin)
+            out.append(self._bind("termination", t, path))
+        return out
 
     def _bind_rewards(self, terms, path):
         return [(t.term, t.weight, self._bind("reward", t, (*path, k))) for k, t in enumerate(terms)]

@@ -42,8 +42,6 @@ def test_render_mode_is_a_constructor_keyword_as_in_pettingzoo():
     aec = taigym.make_aec("Swimmer2x1", render_mode="rgb_array")
     aec.reset(seed=0)
     assert aec.render().shape == frame.shape
-    with pytest.raises(ValueError, match=r"render_mode must be None or one of \['rgb_array'\], got 'human'"):
-        taigym.make_parallel("Swimmer2x1", render_mode="human")
 
 
 def test_sb3_vec_env_same_step_semantics():
