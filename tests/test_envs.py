@@ -1,6 +1,8 @@
 """Gymnasium faces of the tasks: API checks, vector/single equivalence, autoreset timing,
 determinism, partial resets, bad actions, divergence isolation, parity with Gymnasium v5."""
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -33,6 +35,16 @@ def test_check_env(task_id):
     assert gym.spec(task_id).vector_entry_point == "taigym.envs.vector:TaiGymVectorEnv"
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
     sb3_checker.check_env(gym.make(task_id), warn=False)
+
+
+@pytest.mark.parametrize("task_id", sorted(i for i in gym.registry if i.startswith("TaiGym/")))
+def test_every_registered_env_passes_gymnasium_and_sb3_checks_with_rendering(task_id):
+    env = gym.make(task_id, render_mode="rgb_array")
+    check_env(env.unwrapped)  # the render check included
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    with warnings.catch_warnings():  # SB3 advises [-1, 1] action boxes; Gymnasium's are the ctrlranges
+        warnings.simplefilter("ignore", UserWarning)
+        sb3_checker.check_env(gym.make(task_id))
 
 
 def test_single_env_types_and_no_aliasing():
