@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import math
 import shutil
 import sys
 import time
@@ -167,37 +168,63 @@ def locate_bare_key(key: str, data: dict, algo_cls) -> list[str]:
                            "or policy keyword" + (f"; did you mean {hint!r}?" if hint else ""))
 
 
-def validate(data: dict, source: str) -> TrainConfig:
-    """A :class:`TrainConfig` from ``data``, or an error naming ``source`` and the key."""
+def error_at(raw, path, source: str, reason: str, suggestion=None) -> TrainConfigError:
+    """An error naming the file, the line ``path`` was written on in ``raw`` (the file as
+    read, with lines), the key path and the reason."""
+    from taigym.tasks.errors import ConfigError
+    from taigym.tasks.yaml_loader import where
+
+    _, line = where(raw, path)
+    return TrainConfigError(str(ConfigError(reason, file=source, line=line, path=path, suggestion=suggestion)))
+
+
+def refuse_non_finite(node, raw, source: str, path=()) -> None:
+    """NaN and inf anywhere in a training config are refused: no hyperparameter wants one,
+    and a NaN passes every range check."""
+    if isinstance(node, float) and not math.isfinite(node):
+        raise error_at(raw, path, source, f"value is {_shown(node)} (expected a finite number)")
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        refuse_non_finite(value, raw, source, (*path, key))
+
+
+def _shown(value: float) -> str:
+    return "NaN" if value != value else str(value)
+
+
+def validate(data: dict, source: str, raw=None) -> TrainConfig:
+    """A :class:`TrainConfig` from ``data``, or an error naming ``source``, the line (from
+    ``raw``, the file as read), the key and the value given."""
+    refuse_non_finite(data, raw, source)
     try:
         cfg = TrainConfig(**data)
     except ValidationError as e:
         from taigym.tasks.errors import did_you_mean
 
-        lines = []
-        for err in e.errors():
-            key = ".".join(map(str, err["loc"]))
-            if err["type"] == "extra_forbidden":
-                hint = did_you_mean(err["loc"][-1], TrainConfig.model_fields)
-                lines.append(f"unknown key {key!r}" + (f" (did you mean {hint!r}?)" if hint else ""))
-            else:
-                lines.append(f"key {key!r}: {err['msg']}")
-        raise TrainConfigError(f"{source}: " + "; ".join(lines)) from None
+        err = e.errors()[0]
+        more = f" ({len(e.errors()) - 1} more after this one)" if len(e.errors()) > 1 else ""
+        if err["type"] == "extra_forbidden":
+            raise error_at(raw, err["loc"], source, f"unknown key {err['loc'][-1]!r}{more}",
+                           suggestion=did_you_mean(err["loc"][-1], TrainConfig.model_fields)) from None
+        given = err.get("input")
+        shown = f", got {given!r}" if isinstance(given, (str, int, float, bool)) or given is None else ""
+        raise error_at(raw, err["loc"], source, f"{err['msg']}{shown}{more}") from None
     algo_cls = resolve_algorithm(cfg.algo)
-    check_keys(cfg.hyperparameters, algorithm_keys(algo_cls), f"{source}: hyperparameters", algo_cls.__name__)
-    check_keys(cfg.policy_kwargs, policy_keys(algo_cls, cfg.policy), f"{source}: policy_kwargs",
+    check_keys(cfg.hyperparameters, algorithm_keys(algo_cls), (raw, source, "hyperparameters"), algo_cls.__name__)
+    check_keys(cfg.policy_kwargs, policy_keys(algo_cls, cfg.policy), (raw, source, "policy_kwargs"),
                f"{algo_cls.__name__}'s {cfg.policy}")
     return cfg
 
 
-def check_keys(given: dict, known: set[str], where: str, owner: str) -> None:
+def check_keys(given: dict, known: set[str], place, owner: str) -> None:
+    """Each key of ``given`` is one of ``known``; ``place`` is (raw file data, source, section)."""
     from taigym.tasks.errors import did_you_mean
 
+    raw, source, section = place
     for key in given:
         if key not in known:
-            hint = did_you_mean(key, known)
-            raise TrainConfigError(f"{where}: unknown key {key!r} (not a keyword of {owner})"
-                                   + (f"; did you mean {hint!r}?" if hint else ""))
+            raise error_at(raw, (section, key), source, f"unknown key {key!r} (not a keyword of {owner})",
+                           suggestion=did_you_mean(key, known))
 
 
 def load_config(task: str, algo: str, *, config_path: Path | None = None, overrides=(), seed: int | None = None):
@@ -210,19 +237,21 @@ def load_config(task: str, algo: str, *, config_path: Path | None = None, overri
     if path.exists():
         from taigym.scripts.results import with_numbers
 
-        data = with_numbers(yaml.safe_load(path.read_text()) or {})
-        if not isinstance(data, dict):
-            raise TrainConfigError(f"{path}: expected a mapping of keys, got {type(data).__name__}")
-        source = str(path)
+        from taigym.tasks.yaml_loader import load_yaml
+
+        raw = load_yaml(path.read_text(), source=str(path)) or {}
+        if not isinstance(raw, dict):
+            raise TrainConfigError(f"{path}: expected a mapping of keys, got {type(raw).__name__}")
+        data, source = with_numbers(raw), str(path)
     elif config_path:
         raise TrainConfigError(f"config file {path} does not exist")
     else:
-        data, source = {}, f"{algo} defaults (no {path.relative_to(REPO_ROOT)})"
+        raw, data, source = {}, {}, f"{algo} defaults (no {path.relative_to(REPO_ROOT)})"
     data = {**data, "task": task, "algo": data.get("algo", algo) if config_path else algo}
     if seed is not None:
         data["seed"] = seed
     algo_cls = resolve_algorithm(data["algo"])
-    return validate(apply_overrides(data, list(overrides), algo_cls), source), source
+    return validate(apply_overrides(data, list(overrides), algo_cls), source, raw), source
 
 
 # --- building the algorithm ----------------------------------------------------------------

@@ -101,10 +101,45 @@ def load_yaml(text: str, source=None):
     except ConfigError:
         raise
     except yaml.MarkedYAMLError as e:
-        line = e.problem_mark.line + 1 if e.problem_mark else None
-        raise ConfigError(f"invalid YAML: {e.problem}", file=source, line=line) from None
+        line, words = _in_plain_words(e)
+        raise ConfigError(f"invalid YAML: {words} (the parser says: {e.problem})", file=source, line=line) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"invalid YAML: {e}", file=source) from None
+
+
+def _line(mark):
+    return mark.line + 1 if mark is not None else None
+
+
+def _in_plain_words(e: yaml.MarkedYAMLError) -> tuple[int | None, str]:
+    """(line, what is wrong there in plain words) for a parser error.
+
+    PyYAML reports where it gave up in its own grammar's terms ("expected <block end>, but
+    found '?'"); a config's author needs the mistake, which for the handful of errors that
+    hand-written files make is named by the problem and the context the parser was in."""
+    problem, context = e.problem or "", e.context or ""
+    opened = _line(e.context_mark)
+    if "'\\t'" in problem:
+        return _line(e.problem_mark), "a tab character; YAML indents with spaces only"
+    if "flow mapping" in context or "flow sequence" in context:
+        bracket = "{" if "mapping" in context else "["
+        return opened, (f"the '{bracket}' opened on this line is not closed where it should be "
+                        "(a missing closing bracket, or a missing ',' between items)")
+    if "quoted scalar" in context:
+        return opened, "a quote opened on this line is never closed"
+    if "simple key" in context:
+        return opened, "a line that is neither 'key: value' nor a '- ' list item (a missing ':' after the key?)"
+    if problem.startswith("mapping values are not allowed"):
+        return _line(e.problem_mark), ("a ':' where no key can start: the line is indented deeper than the key "
+                                       "above it expects, or a value holds ': ' and needs quotes")
+    if "block mapping" in context or "<block end>" in problem:
+        return _line(e.problem_mark), (f"this line's indentation does not line up with the keys above it (the "
+                                       f"mapping that starts on line {opened}), or it is a '- ' item where a key "
+                                       "is expected")
+    if "block collection" in context or "block sequence" in context:
+        return _line(e.problem_mark), (f"inside the list that starts on line {opened}, a line that is not a '- ' "
+                                       "item at the list's indentation")
+    return _line(e.problem_mark), "YAML cannot read this line"
 
 
 def where(data, path):

@@ -99,13 +99,13 @@ def test_bad_hyperparameter_keys_are_named(tmp_path):
         train.main([TASK, "--results", str(tmp_path), "n_stepz=64"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("algo: PPO\ntotal_timesteps: 1000\nhyperparameters:\n  learning_rat: 0.001\n")
-    with pytest.raises(SystemExit, match=r"bad\.yaml: hyperparameters: unknown key 'learning_rat'"):
+    with pytest.raises(SystemExit, match=r"bad\.yaml, line 4: key 'hyperparameters\.learning_rat': unknown key 'learning_rat'"):
         train.main([TASK, "--config", str(bad), "--results", str(tmp_path)])
     bad.write_text("algo: PPO\ntotal_timestep: 1000\n")
-    with pytest.raises(SystemExit, match=r"bad\.yaml: unknown key 'total_timestep'"):
+    with pytest.raises(SystemExit, match=r"bad\.yaml, line 2: key 'total_timestep': unknown key 'total_timestep'"):
         train.main([TASK, "--config", str(bad), "--results", str(tmp_path)])
     bad.write_text("algo: PPO\npolicy_kwargs: {net_archh: [8]}\n")
-    with pytest.raises(SystemExit, match=r"policy_kwargs: unknown key 'net_archh'"):
+    with pytest.raises(SystemExit, match=r"bad\.yaml, line 2: key 'policy_kwargs\.net_archh': unknown key 'net_archh'"):
         train.main([TASK, "--config", str(bad), "--results", str(tmp_path)])
     with pytest.raises(SystemExit, match=r"unknown algorithm 'PPOO'.*did you mean 'PPO'"):
         train.main([TASK, "--algo", "PPOO", "--results", str(tmp_path)])
