@@ -54,8 +54,22 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    status = load_command(args.command)(argv[1:])
+    try:
+        status = load_command(args.command)(argv[1:])
+    except user_errors() as e:
+        # a refused config, model or World is the user's to fix: one line, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return int(status or 0)
+
+
+def user_errors() -> tuple:
+    """What a bad task or training config, robot model or World setting raises."""
+    from taigym.physics.errors import ModelError, WorldError
+    from taigym.scripts.config_files import ConfigFileError
+    from taigym.tasks.errors import ConfigError
+
+    return ConfigError, ConfigFileError, ModelError, WorldError
 
 
 if __name__ == "__main__":

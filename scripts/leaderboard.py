@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -80,13 +79,15 @@ class Protocol(Strict):
 
 def load_protocol(path: Path) -> Protocol:
     """The validated protocol; errors name the file and the key."""
+    from taigym.scripts.config_files import read_mapping, refuse_non_finite, schema_error
+
     path = Path(path)
+    raw = read_mapping(path)
+    refuse_non_finite(raw, raw, str(path))
     try:
-        data = yaml.safe_load(path.read_text())
-        protocol = Protocol(**(data or {}))
+        protocol = Protocol(**raw)
     except ValidationError as e:
-        lines = [f"key {'.'.join(map(str, err['loc']))!r}: {err['msg']}" for err in e.errors()]
-        raise SystemExit(f"{path}: " + "; ".join(lines)) from None
+        raise schema_error(e, raw, str(path), Protocol.model_fields) from None
     task_ids = {t.id for t in protocol.tasks}
     for alg in protocol.algorithms:
         for task_id in alg.task_settings:

@@ -21,12 +21,14 @@ batch of observations, so they do not care which library trained the policy.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
 import os
 import platform
 import re
+import shutil
 import time
 from collections import deque
 from pathlib import Path
@@ -40,7 +42,10 @@ EVAL_SEED_OFFSET = 1_000_000  # evaluation episodes start from states training n
 
 # --- names ---------------------------------------------------------------------------------
 def task_name(task_id: str) -> str:
-    """'TaiGym/InvertedPendulum-v0' -> 'InvertedPendulum-v0' (a folder-safe name)."""
+    """'TaiGym/InvertedPendulum-v0' -> 'InvertedPendulum-v0', 'path/to/my_task.yaml' -> 'my_task'
+    (a folder-safe name)."""
+    if str(task_id).endswith((".yaml", ".yml")):
+        return Path(task_id).stem
     return str(task_id).split("/")[-1].replace(os.sep, "_")
 
 
@@ -87,6 +92,20 @@ def with_numbers(value):
 
 
 # --- files ---------------------------------------------------------------------------------
+@contextlib.contextmanager
+def no_folder_left_on_refusal(run_dir: Path, refusals: tuple):
+    """Removes ``run_dir`` when one of ``refusals`` is raised while setting up a run that made
+    it, so that the retry needs no ``--overwrite``; a run that has logged progress stays."""
+    run_dir = Path(run_dir)
+    created = not run_dir.exists()
+    try:
+        yield
+    except refusals:
+        if created and run_dir.exists() and not (run_dir / "progress.csv").exists():
+            shutil.rmtree(run_dir)
+        raise
+
+
 def write_yaml(path: Path, data: dict) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False, default_flow_style=None))
 
@@ -362,8 +381,8 @@ def simulation_settings(task_id: str, task_overrides=None) -> dict:
 
 def machine_info() -> dict:
     """Where the numbers were measured: CPU, thread counts and library versions."""
-    from taigym.physics._taichi import ti
     import torch
+    from taigym.physics._taichi import ti
 
     info = {
         "platform": platform.platform(),

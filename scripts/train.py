@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import math
 import shutil
 import sys
 import time
@@ -33,6 +32,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt, ValidationError
+from taigym.scripts.config_files import ConfigFileError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TRAIN_CONFIGS = REPO_ROOT / "configs" / "train"
@@ -40,7 +40,7 @@ DEFAULT_TASK = "TaiGym/InvertedPendulum-v0"
 DEFAULT_ALGO = "PPO"
 
 
-class TrainConfigError(ValueError):
+class TrainConfigError(ConfigFileError):
     """A training config that cannot be used; the message names the file and the key."""
 
 
@@ -168,47 +168,16 @@ def locate_bare_key(key: str, data: dict, algo_cls) -> list[str]:
                            "or policy keyword" + (f"; did you mean {hint!r}?" if hint else ""))
 
 
-def error_at(raw, path, source: str, reason: str, suggestion=None) -> TrainConfigError:
-    """An error naming the file, the line ``path`` was written on in ``raw`` (the file as
-    read, with lines), the key path and the reason."""
-    from taigym.tasks.errors import ConfigError
-    from taigym.tasks.yaml_loader import where
-
-    _, line = where(raw, path)
-    return TrainConfigError(str(ConfigError(reason, file=source, line=line, path=path, suggestion=suggestion)))
-
-
-def refuse_non_finite(node, raw, source: str, path=()) -> None:
-    """NaN and inf anywhere in a training config are refused: no hyperparameter wants one,
-    and a NaN passes every range check."""
-    if isinstance(node, float) and not math.isfinite(node):
-        raise error_at(raw, path, source, f"value is {_shown(node)} (expected a finite number)")
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, value in items:
-        refuse_non_finite(value, raw, source, (*path, key))
-
-
-def _shown(value: float) -> str:
-    return "NaN" if value != value else str(value)
-
-
 def validate(data: dict, source: str, raw=None) -> TrainConfig:
     """A :class:`TrainConfig` from ``data``, or an error naming ``source``, the line (from
     ``raw``, the file as read), the key and the value given."""
-    refuse_non_finite(data, raw, source)
+    from taigym.scripts.config_files import refuse_non_finite, schema_error
+
+    refuse_non_finite(data, raw, source, error=TrainConfigError)
     try:
         cfg = TrainConfig(**data)
     except ValidationError as e:
-        from taigym.tasks.errors import did_you_mean
-
-        err = e.errors()[0]
-        more = f" ({len(e.errors()) - 1} more after this one)" if len(e.errors()) > 1 else ""
-        if err["type"] == "extra_forbidden":
-            raise error_at(raw, err["loc"], source, f"unknown key {err['loc'][-1]!r}{more}",
-                           suggestion=did_you_mean(err["loc"][-1], TrainConfig.model_fields)) from None
-        given = err.get("input")
-        shown = f", got {given!r}" if isinstance(given, (str, int, float, bool)) or given is None else ""
-        raise error_at(raw, err["loc"], source, f"{err['msg']}{shown}{more}") from None
+        raise schema_error(e, raw, source, TrainConfig.model_fields, error=TrainConfigError) from None
     algo_cls = resolve_algorithm(cfg.algo)
     check_keys(cfg.hyperparameters, algorithm_keys(algo_cls), (raw, source, "hyperparameters"), algo_cls.__name__)
     check_keys(cfg.policy_kwargs, policy_keys(algo_cls, cfg.policy), (raw, source, "policy_kwargs"),
@@ -218,13 +187,14 @@ def validate(data: dict, source: str, raw=None) -> TrainConfig:
 
 def check_keys(given: dict, known: set[str], place, owner: str) -> None:
     """Each key of ``given`` is one of ``known``; ``place`` is (raw file data, source, section)."""
+    from taigym.scripts.config_files import error_at
     from taigym.tasks.errors import did_you_mean
 
     raw, source, section = place
     for key in given:
         if key not in known:
             raise error_at(raw, (section, key), source, f"unknown key {key!r} (not a keyword of {owner})",
-                           suggestion=did_you_mean(key, known))
+                           suggestion=did_you_mean(key, known), error=TrainConfigError)
 
 
 def load_config(task: str, algo: str, *, config_path: Path | None = None, overrides=(), seed: int | None = None):
@@ -235,13 +205,10 @@ def load_config(task: str, algo: str, *, config_path: Path | None = None, overri
     """
     path = Path(config_path) if config_path else default_config_path(task, algo)
     if path.exists():
+        from taigym.scripts.config_files import read_mapping
         from taigym.scripts.results import with_numbers
 
-        from taigym.tasks.yaml_loader import load_yaml
-
-        raw = load_yaml(path.read_text(), source=str(path)) or {}
-        if not isinstance(raw, dict):
-            raise TrainConfigError(f"{path}: expected a mapping of keys, got {type(raw).__name__}")
+        raw = read_mapping(path)
         data, source = with_numbers(raw), str(path)
     elif config_path:
         raise TrainConfigError(f"config file {path} does not exist")
@@ -311,7 +278,6 @@ def algorithm_kwargs(cfg: TrainConfig, action_size: int) -> dict:
 def make_env(cfg: TrainConfig):
     """The SB3 VecEnv over one World, with episode statistics (and normalization if asked)."""
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
-
     from taigym.envs.sb3 import TaiGymVecEnv
 
     env = VecMonitor(TaiGymVecEnv(cfg.task, num_envs=cfg.num_envs, overrides=list(cfg.task_overrides)))
@@ -332,7 +298,6 @@ def training_world(env):
 def make_monitor(run_dir: Path, cfg: TrainConfig, *, start_steps: int, wall_offset: float, quiet: bool):
     """An SB3 callback that logs progress rows, draws the progress bar and writes checkpoints."""
     from stable_baselines3.common.callbacks import BaseCallback
-
     from taigym.scripts.results import ProgressBar, ProgressLog, task_name
 
     every = cfg.checkpoint_every or max(cfg.total_timesteps // 10, 1)
@@ -387,7 +352,6 @@ def save_checkpoint(run_dir: Path, model, env_steps: int, wall_time_s: float) ->
     """
     from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
     from stable_baselines3.common.vec_env import VecNormalize
-
     from taigym.scripts.results import write_json
 
     ckpt = run_dir / "checkpoints"
@@ -491,21 +455,15 @@ def sb3_policy(model, env):
 def run(cfg: TrainConfig, run_dir: Path, *, resume: bool = False, overwrite: bool = False, quiet: bool = False,
         source: str = "") -> dict:
     """Train, evaluate and record one run into ``run_dir``; returns its metrics."""
-    run_dir = Path(run_dir)
-    created = not run_dir.exists()
-    try:
-        return _run(cfg, run_dir, resume=resume, overwrite=overwrite, quiet=quiet, source=source)
-    except user_errors():
-        # a config refused while setting up leaves no folder behind, so the retry needs no --overwrite
-        if created and run_dir.exists() and not (run_dir / "progress.csv").exists():
-            shutil.rmtree(run_dir)
-        raise
+    from taigym.scripts.results import no_folder_left_on_refusal
+
+    with no_folder_left_on_refusal(run_dir, user_errors()):
+        return _run(cfg, Path(run_dir), resume=resume, overwrite=overwrite, quiet=quiet, source=source)
 
 
 def _run(cfg: TrainConfig, run_dir: Path, *, resume: bool, overwrite: bool, quiet: bool, source: str) -> dict:
     import torch
     from stable_baselines3.common.vec_env import VecNormalize
-
     from taigym.scripts import results as R
 
     prepare_run_dir(run_dir, resume=resume, overwrite=overwrite)
@@ -657,10 +615,9 @@ def main(argv=None) -> int:
 
 def user_errors() -> tuple:
     """What a bad config or model raises: said in one line, without a traceback."""
-    from taigym.physics.errors import ModelError, WorldError
-    from taigym.tasks.errors import ConfigError
+    from taigym.scripts.cli import user_errors as refused
 
-    return ConfigError, ModelError, WorldError
+    return refused()
 
 
 if __name__ == "__main__":

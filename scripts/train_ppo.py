@@ -286,12 +286,30 @@ def save_checkpoint(path: Path, agent, optimizer, obs_rms, reward_scaler, global
 # --- main loop -----------------------------------------------------------------------------
 def train(args: Args, run_dir: Path, *, resume: bool = False, quiet: bool = False) -> dict:
     """Train, evaluate and record one run into ``run_dir``; returns its metrics."""
-    import gymnasium as gym
+    from taigym.scripts.cli import user_errors
+    from taigym.scripts.results import no_folder_left_on_refusal
+
+    with no_folder_left_on_refusal(run_dir, user_errors()):
+        return _train(args, Path(run_dir), resume=resume, quiet=quiet)
+
+
+def make_batch(args: Args, num_envs: int):
+    """The native vector env of ``args.task`` (a registered id or a task YAML path), torch
+    tensors in and out: the batch never goes through numpy in this script."""
+    from gymnasium.vector import AutoresetMode
+    from taigym.envs.vector import TaiGymVectorEnv
+    from taigym.scripts.results import task_config_path
+
+    return TaiGymVectorEnv(str(task_config_path(args.task)), num_envs, autoreset_mode=AutoresetMode.SAME_STEP,
+                           overrides=list(args.task_overrides), tensor_backend="torch")
+
+
+def _train(args: Args, run_dir: Path, *, resume: bool, quiet: bool) -> dict:
     import torch
+    from taigym.scripts import results as R
     from torch.utils.tensorboard import SummaryWriter
 
     from taigym import envs  # noqa: F401  registers the task ids
-    from taigym.scripts import results as R
 
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -311,10 +329,7 @@ def train(args: Args, run_dir: Path, *, resume: bool = False, quiet: bool = Fals
 
     # --- env and agent ---
     setup_start = time.perf_counter()
-    # tensors in and out: the batch never goes through numpy in this script
-    env = gym.make_vec(args.task, num_envs=args.num_envs, autoreset_mode="SameStep",
-                       vectorization_mode="vector_entry_point", overrides=list(args.task_overrides),
-                       tensor_backend="torch")
+    env = make_batch(args, args.num_envs)
     obs, _ = env.reset(seed=args.seed)  # compiles the step kernels: counted as setup
     obs_size, action_size = env.single_observation_space.shape[0], env.single_action_space.shape[0]
     agent = make_networks(obs_size, action_size, args).to(args.device)
@@ -481,7 +496,6 @@ def args_from_dict(data: dict, *, source: str = "config") -> Args:
 def parse_args(argv=None):
     """Every field of :class:`Args` as ``--field-name``; returns (args, run_dir, resume, quiet)."""
     import yaml
-
     from taigym.scripts.results import parse_value, with_numbers
 
     p = argparse.ArgumentParser(prog="taigym train-ppo", description=__doc__.split("\n\n")[0])

@@ -43,3 +43,47 @@ def test_progress_log_ends_on_one_full_line():
     lines = out.getvalue().splitlines()
     assert [line for line in lines if "100%" in line] == [lines[-1]]
     assert "1088/1000" in lines[-1] and len(lines) == 10
+
+
+def _taigym(*args):
+    cmd = [sys.executable, "-m", "taigym.scripts.cli", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+
+
+def _one_error_line(proc) -> str:
+    lines = [line for line in proc.stderr.splitlines() if not line.startswith("[Taichi]")]
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.fixture
+def bad_task_file(tmp_path):
+    from taigym.tasks.loader import config_dir
+
+    text = (config_dir() / "tasks" / "inverted_pendulum.yaml").read_text()
+    assert "frame_skip: 2\n" in text
+    path = tmp_path / "my_pendulum.yaml"
+    path.write_text(text.replace("frame_skip: 2\n", "frame_skip: 2\n  solver: Newtn\n"))
+    return path
+
+
+def test_every_command_refuses_a_bad_task_file_in_one_line(tmp_path, bad_task_file):
+    results = tmp_path / "results"
+    ppo = _one_error_line(_taigym("train-ppo", bad_task_file, "--total-timesteps", 256, "--results", results))
+    assert "my_pendulum.yaml, line" in ppo and "'Newtn'" in ppo and "did you mean 'Newton'" in ppo
+    assert not any(results.glob("*"))  # the refused run left no folder
+    play = _one_error_line(_taigym("play", bad_task_file, "--out", tmp_path / "video.mp4"))
+    assert "simulation.solver" in play
+    assert not (tmp_path / "video.mp4").exists()
+
+
+def test_leaderboard_refuses_a_bad_protocol_in_one_line(tmp_path):
+    from taigym.tasks.loader import config_dir
+
+    text = (config_dir() / "leaderboard" / "v1.yaml").read_text()
+    assert "eval_episodes:" in text
+    path = tmp_path / "my_protocol.yaml"
+    path.write_text(text.replace("eval_episodes:", "eval_episodez:"))
+    line = _one_error_line(_taigym("leaderboard", "--protocol", path, "--out", tmp_path / "lb"))
+    assert "my_protocol.yaml, line" in line and "'eval_episodez'" in line and "did you mean 'eval_episodes'" in line

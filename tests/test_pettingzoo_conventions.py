@@ -103,4 +103,5 @@ def test_scene_wide_endings_stay_the_default():
     env.step(zero)
     _push_out(env, "red")
     _, _, terms, truncs, _ = env.step(zero)
-    assert terms == {"red": True, "blue": True} and env.agents == []
+    assert terms == {"red": True, "blue": True} and truncs == {"red": False, "blue": False}
+    assert env.agents == []

@@ -218,7 +218,13 @@ def test_leaderboard_resumes_and_renders(tmp_path):
 def test_leaderboard_protocol_errors_name_the_key(tmp_path):
     protocol = tmp_path / "bad.yaml"
     protocol.write_text(TINY_PROTOCOL.replace("eval_episodes: 2", "eval_episode: 2"))
-    with pytest.raises(SystemExit, match=r"bad\.yaml: key 'eval_episode'"):
+    from taigym.scripts.config_files import ConfigFileError
+
+    with pytest.raises(ConfigFileError, match=r"bad\.yaml, line \d+: key 'eval_episode': unknown key 'eval_episode'; "
+                                              r"did you mean 'eval_episodes'\?"):
+        leaderboard.load_protocol(protocol)
+    protocol.write_text(TINY_PROTOCOL.replace("eval_episodes: 2", "eval_episodes: .nan"))
+    with pytest.raises(ConfigFileError, match=r"bad\.yaml, line \d+: key 'eval_episodes': value is NaN"):
         leaderboard.load_protocol(protocol)
     protocol.write_text(TINY_PROTOCOL.replace("log_every: 128", "total_timesteps: 5"))
     with pytest.raises(SystemExit, match=r"fixed by the protocol"):

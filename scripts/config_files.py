@@ -1,0 +1,61 @@
+"""Training and leaderboard YAML files: read strictly, refused with file, line, key and value.
+
+Task configs have their own loader (``taigym.tasks.loader``); the scripts' own files get the
+same reading (YAML 1.2 numbers, no duplicate keys, syntax errors in plain words) and the
+same shape of message, from these few functions.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+
+class ConfigFileError(ValueError):
+    """A training or protocol file that cannot be used; the message names where and why."""
+
+
+def read_mapping(path: Path):
+    """The file's top-level mapping, with the line of every key (a ``LineDict``)."""
+    from taigym.tasks.yaml_loader import load_yaml
+
+    raw = load_yaml(Path(path).read_text(), source=str(path)) or {}
+    if not isinstance(raw, dict):
+        raise ConfigFileError(f"{path}: expected a mapping of keys, got {type(raw).__name__}")
+    return raw
+
+
+def error_at(raw, path, source: str, reason: str, suggestion=None, error=ConfigFileError) -> ValueError:
+    """``error`` naming the file, the line ``path`` was written on in ``raw`` (the file as
+    read), the key path and the reason."""
+    from taigym.tasks.errors import ConfigError
+    from taigym.tasks.yaml_loader import where
+
+    _, line = where(raw, path)
+    return error(str(ConfigError(reason, file=source, line=line, path=path, suggestion=suggestion)))
+
+
+def refuse_non_finite(node, raw, source: str, path=(), error=ConfigFileError) -> None:
+    """NaN and inf anywhere are refused: no training setting wants one, and a NaN passes
+    every range check."""
+    if isinstance(node, float) and not math.isfinite(node):
+        shown = "NaN" if math.isnan(node) else str(node)
+        raise error_at(raw, path, source, f"value is {shown} (expected a finite number)", error=error)
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        refuse_non_finite(value, raw, source, (*path, key), error=error)
+
+
+def schema_error(e, raw, source: str, fields, error=ConfigFileError) -> ValueError:
+    """The first error of a pydantic ValidationError ``e``, with its line and the value given;
+    ``fields`` are the valid keys, for a nearest-name hint on an unknown one."""
+    from taigym.tasks.errors import did_you_mean
+
+    err = e.errors()[0]
+    more = f" ({len(e.errors()) - 1} more after this one)" if len(e.errors()) > 1 else ""
+    if err["type"] == "extra_forbidden":
+        return error_at(raw, err["loc"], source, f"unknown key {err['loc'][-1]!r}{more}",
+                        suggestion=did_you_mean(err["loc"][-1], fields), error=error)
+    given = err.get("input")
+    shown = f", got {given!r}" if isinstance(given, (str, int, float, bool)) or given is None else ""
+    return error_at(raw, err["loc"], source, f"{err['msg']}{shown}{more}", error=error)
