@@ -24,6 +24,8 @@ COMMANDS = {
     "train-ppo": ("taigym.scripts.train_ppo:main", "PPO in one file, directly on the native vector env"),
     "leaderboard": ("taigym.scripts.leaderboard:main", "run a versioned training protocol and render the leaderboard"),
     "play": ("taigym.scripts.play:main", "run a saved policy (or random actions) and write a video"),
+    "random-actions": ("taigym.scripts.random_actions:main",
+                       "episode lengths and ending causes under random actions, next to Gymnasium's v5 envs"),
 }
 
 
