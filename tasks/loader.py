@@ -7,6 +7,7 @@ the file, line, key path and what was expected, before any model or World is bui
 from __future__ import annotations
 
 import importlib.resources
+import math
 import typing
 from pathlib import Path
 
@@ -59,13 +60,12 @@ def validate(data, origin=None) -> TaskConfig:
     """Validate composed config data (schema, then terms)."""
     if not isinstance(data, dict):
         raise ConfigError("a task config must be a mapping", file=origin, expected="key: value pairs")
-    _refuse_nan(data, data, origin, ())
+    _refuse_non_finite(data, data, origin, ())
     try:
         cfg = TaskConfig.model_validate(dict(data))
     except ValidationError as e:
         raise _schema_error(e, data, origin) from None
     _validate_terms(cfg, data, origin)
-    _refuse_infinite_weights(cfg, data, origin)
     cfg._source = (origin, data)
     return cfg
 
@@ -152,28 +152,31 @@ def _given(err) -> str:
     return f", got {value!r}" if isinstance(value, (str, int, float, bool)) or value is None else ""
 
 
-def _refuse_nan(node, data, origin, path):
+def _refuse_non_finite(node, data, origin, path):
     """NaN compares false with every bound, so a NaN anywhere would pass range checks and
-    reach every step: refused with its place."""
-    if isinstance(node, float) and node != node:
+    reach every step; inf would be drawn into states, scale rewards or stall the clock. Both
+    are refused with their place; only a bound of a judging term may be infinite."""
+    if isinstance(node, float) and (node != node or (math.isinf(node) and not _open_bound(path))):
         file, line = where(data, path)
-        raise ConfigError("value is NaN", file=file or origin, line=line, path=path, expected="a number")
+        shown = "NaN" if node != node else str(node)
+        raise ConfigError(f"value is {shown}", file=file or origin, line=line, path=path,
+                          expected="a finite number" + ("" if node != node else _where_inf_is_allowed()))
     items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
     for key, value in items:
-        _refuse_nan(value, data, origin, (*path, key))
+        _refuse_non_finite(value, data, origin, (*path, key))
 
 
-def _refuse_infinite_weights(cfg, data, origin):
-    # an infinite weight makes every reward inf or NaN; bounds (a term's low/high) may be .inf
-    lists = [(("rewards",), cfg.rewards)]
-    lists += [(("agents", a, "rewards"), agent.rewards) for a, agent in enumerate(cfg.agents or ())]
-    for prefix, terms in lists:
-        for i, term in enumerate(terms):
-            if abs(term.weight) == float("inf"):
-                path = (*prefix, i, "weight")
-                file, line = where(data, path)
-                raise ConfigError(f"weight is {term.weight}", file=file or origin, line=line, path=path,
-                                  expected="a finite number")
+_JUDGING = ("rewards", "terminations")  # terms that compare a quantity with bounds
+
+
+def _open_bound(path) -> bool:
+    # (..., "terminations", i, "params", "high"): a one-sided range, such as Hopper's height
+    return (len(path) >= 4 and path[-1] in ("low", "high") and path[-2] == "params"
+            and path[-4] in _JUDGING)
+
+
+def _where_inf_is_allowed() -> str:
+    return "; only a reward or termination term's low/high bound may be .inf"
 
 
 def _expected(err) -> str | None:

@@ -53,6 +53,10 @@ CASES = {
     "negative frame skip": ("frame_skip: 4", "frame_skip: -1", 6, "simulation.frame_skip", "got -1"),
     "fractional frame skip": ("frame_skip: 4", "frame_skip: 2.5", 6, "simulation.frame_skip", "2.5"),
     "nan timestep": ("  frame_skip: 4", "  frame_skip: 4\n  timestep: .nan", 7, "simulation.timestep", "NaN"),
+    "infinite timestep": ("  frame_skip: 4", "  frame_skip: 4\n  timestep: .inf", 7, "simulation.timestep",
+                          "value is inf"),
+    "infinite observation clip": ("  - term: qvel", "  - term: qvel\n    clip: [-.inf, 10.0]", 12,
+                                  "observations[1].clip[0]", "value is -inf"),
     "negative timestep": ("  frame_skip: 4", "  frame_skip: 4\n  timestep: -0.01", 7, "simulation.timestep",
                           "-0.01"),
     "zero solver iterations": ("  frame_skip: 4", "  frame_skip: 4\n  solver_iterations: 0", 7,
@@ -136,7 +140,7 @@ def test_enum_typo_suggests_the_nearest_value(tmp_path):
 
 
 def test_the_unmodified_file_loads(tmp_path):
-    # an infinite bound stays valid: only weights must be finite
+    # an infinite bound of a termination term stays valid: a one-sided range
     shutil.copy(config_dir() / "tasks" / "_gymnasium_v5.yaml", tmp_path)
     path = tmp_path / "my_hopper.yaml"
     path.write_text(HOPPER)
