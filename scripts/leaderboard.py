@@ -1,24 +1,31 @@
 """Run a fixed, versioned training protocol and render its leaderboard.
 
-    python scripts/leaderboard.py                                  # configs/leaderboard/v3.yaml
+    python scripts/leaderboard.py                                  # configs/leaderboard/v4.yaml
     python scripts/leaderboard.py --workers 2                      # two cells at a time
     python scripts/leaderboard.py --render-only                    # tables and plots from finished cells
     python scripts/leaderboard.py --ray-address auto               # cells as Ray tasks on a cluster
     taigym leaderboard ...                                         # the same, as a subcommand
 
 A protocol (YAML) names the tasks with their training budget in env steps, the algorithms
-with their settings, the seeds and the number of evaluation episodes. Every (task,
-algorithm, seed) is a cell; cells run in worker processes, each keeping its compiled
-kernels across the cells it runs. A finished cell writes ``cell.json`` (returns, wall time,
-env steps/s, curve, and what makes such numbers comparable: action source, solver and its
-iterations, contacts and constraint rows per env, frame skip, precision, devices, threads).
+with their settings, the seeds, the number of evaluation episodes and the simulators
+(``taigym``, the default, and ``gymnasium``: Gymnasium's MuJoCo ``<Task>-v5``, trained by the
+same trainer with the same settings and seeds). Every (task, algorithm, seed, simulator) is a
+cell; cells run in worker processes, each keeping its compiled kernels across the cells it
+runs. A finished cell writes ``cell.json`` (returns, wall time, env steps/s, curve, and what
+makes such numbers comparable: action source, solver and its iterations, contacts and
+constraint rows per env, frame skip, precision, devices, threads).
 A rerun skips every cell whose ``cell.json`` holds the digest of the same resolved
 settings, so an interrupted leaderboard resumes where it stopped and a changed setting
 reruns only the cells it changes.
 
 Outputs, in ``--out`` (default ``results/leaderboard/<name>``): ``leaderboard.md``,
 ``leaderboard.html``, ``leaderboard.json`` (mean +- std over seeds) and
-``curves_<Task>.png`` (return against env steps and wall time, per algorithm).
+``curves_<Task>.png`` (return against env steps and wall time, per algorithm and simulator).
+With two simulators the table puts them side by side per task and flags the tasks where
+they disagree beyond their spread over seeds (see :func:`disagree`).
+
+On Ray (``--ray-address``) each cell is a one-CPU task; a cell whose worker dies is run
+again (Ray's task retries, then up to ``RAY_RESUBMITS`` submissions of the leaderboard's own).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -40,7 +48,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v3.yaml"
+DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v4.yaml"
+DEFAULT_SIMULATORS = ("taigym",)
+SIMULATOR_LABELS = {"taigym": "taigym", "gymnasium": "Gymnasium"}
+RAY_RESUBMITS = 2  # submissions of a lost cell after Ray's own retries gave up
+# fault injection for tests: a folder; each cell's first attempt leaves a marker there and
+# kills its own process, as a worker lost mid-cell
+CRASH_ONCE_ENV = "TAIGYM_LEADERBOARD_CRASH_ONCE"
 
 
 # --- protocol ------------------------------------------------------------------------------
@@ -75,6 +89,14 @@ class Protocol(Strict):
     seeds: list[int] = Field(min_length=1)
     tasks: list[TaskEntry] = Field(min_length=1)
     algorithms: list[AlgorithmEntry] = Field(min_length=1)
+    # each cell runs on every simulator named: taigym's port and/or Gymnasium's MuJoCo env
+    simulators: list[Literal["taigym", "gymnasium"]] = Field(default=list(DEFAULT_SIMULATORS), min_length=1)
+
+    @model_validator(mode="after")
+    def _simulators_once(self):
+        if len(set(self.simulators)) != len(self.simulators):
+            raise ValueError(f"simulators {self.simulators} name one twice")
+        return self
 
 
 def load_protocol(path: Path) -> Protocol:
@@ -94,18 +116,44 @@ def load_protocol(path: Path) -> Protocol:
             if task_id not in task_ids:
                 raise SystemExit(f"{path}: algorithm {alg.name!r}: task_settings names {task_id!r}, "
                                  f"which is not one of the protocol's tasks {sorted(task_ids)}")
+    if "gymnasium" in protocol.simulators:
+        check_gymnasium_cells(protocol, path)
     return protocol
 
 
+def check_gymnasium_cells(protocol: Protocol, path: Path) -> None:
+    """Gymnasium cells need a task with a Gymnasium counterpart and the sb3 trainer."""
+    for alg in protocol.algorithms:
+        if alg.trainer != "sb3":
+            raise SystemExit(f"{path}: algorithm {alg.name!r}: simulator gymnasium needs trainer sb3 "
+                             f"(scripts/train.py), not {alg.trainer!r}")
+    for task in protocol.tasks:
+        try:
+            env_id(task.id, "gymnasium")
+        except SystemExit as e:
+            raise SystemExit(f"{path}: simulator gymnasium: {e}") from None
+
+
+def env_id(task_id: str, simulator: str) -> str:
+    """The id a cell trains on: the protocol's task, or its Gymnasium counterpart (``Hopper-v5``)."""
+    if simulator == "taigym":
+        return task_id
+    from taigym.scripts.benchmark_training import gymnasium_counterpart
+
+    return gymnasium_counterpart(task_id)
+
+
 # --- cells ---------------------------------------------------------------------------------
-def resolve_config(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, seed: int) -> dict:
+def resolve_config(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, seed: int,
+                   simulator: str = "taigym") -> dict:
     """The full training config of one cell: trainer defaults, then the protocol's settings.
 
     The budget, seed and evaluation come from the protocol and cannot be overridden by
-    settings; cells record no video (it costs time and says nothing comparable).
+    settings; cells record no video (it costs time and says nothing comparable). A
+    Gymnasium cell gets the settings of its task, keyed by the taigym id.
     """
-    fixed = {"task": task.id, "seed": seed, "total_timesteps": task.budget, "eval_episodes": protocol.eval_episodes,
-             "video_steps": 0, "solved_return": task.solved_return}
+    fixed = {"task": env_id(task.id, simulator), "seed": seed, "total_timesteps": task.budget,
+             "eval_episodes": protocol.eval_episodes, "video_steps": 0, "solved_return": task.solved_return}
     settings = {**alg.settings, **alg.task_settings.get(task.id, {})}
     clash = sorted(set(settings) & set(fixed))
     if clash:
@@ -115,9 +163,9 @@ def resolve_config(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, see
 
         overrides = [f"{k}={json.dumps(v)}" for k, v in {**settings, **fixed}.items()]
         try:
-            cfg, _ = load_config(task.id, alg.algo, overrides=overrides, seed=seed)
+            cfg, _ = load_config(fixed["task"], alg.algo, overrides=overrides, seed=seed)
         except TrainConfigError as e:
-            raise SystemExit(f"algorithm {alg.name!r} on {task.id}: {e}") from None
+            raise SystemExit(f"algorithm {alg.name!r} on {fixed['task']}: {e}") from None
         return cfg.model_dump()
     from taigym.scripts.train_ppo import args_from_dict, args_to_dict
 
@@ -128,26 +176,33 @@ def resolve_config(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, see
 
 
 def make_cells(protocol: Protocol) -> list[dict]:
-    """Every (task, algorithm, seed) of the protocol, with its resolved config and digest."""
+    """Every (task, algorithm, seed, simulator) of the protocol, with its resolved config and digest."""
     from taigym.scripts.results import task_name
 
     cells = []
     for task in protocol.tasks:
         for alg in protocol.algorithms:
             for seed in protocol.seeds:
-                spec = {"protocol": protocol.name, "version": protocol.version, "task": task.id,
-                        "algorithm": alg.name, "trainer": alg.trainer, "seed": seed, "budget": task.budget,
-                        "eval_episodes": protocol.eval_episodes,
-                        "config": resolve_config(protocol, task, alg, seed)}
-                spec["digest"] = digest(spec)
-                spec["key"] = f"{task_name(task.id)}-{alg.name}-{seed}"
-                cells.append(spec)
+                for simulator in protocol.simulators:
+                    spec = {"protocol": protocol.name, "version": protocol.version, "task": task.id,
+                            "simulator": simulator, "algorithm": alg.name, "trainer": alg.trainer, "seed": seed,
+                            "budget": task.budget, "eval_episodes": protocol.eval_episodes,
+                            "config": resolve_config(protocol, task, alg, seed, simulator)}
+                    spec["digest"] = digest(spec)
+                    # the env id names the simulator: Hopper-v0-PPO-0 (taigym), Hopper-v5-PPO-0 (Gymnasium)
+                    spec["key"] = f"{task_name(spec['config']['task'])}-{alg.name}-{seed}"
+                    cells.append(spec)
     return cells
 
 
 def digest(spec: dict) -> str:
-    """A short hash of a cell's settings: equal digests, same experiment."""
-    text = json.dumps({k: v for k, v in spec.items() if k not in ("digest", "key")}, sort_keys=True, default=str)
+    """A short hash of a cell's settings: equal digests, same experiment.
+
+    The default simulator is left out, so that cells of protocols older than the key keep
+    their digests (and their finished results).
+    """
+    skip = {"digest", "key"} | ({"simulator"} if spec.get("simulator", "taigym") in DEFAULT_SIMULATORS else set())
+    text = json.dumps({k: v for k, v in spec.items() if k not in skip}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -186,6 +241,7 @@ def run_cell(cell: dict, cell_dir: str, workers: int = 1) -> dict:
         shutil.rmtree(run_dir, ignore_errors=True)  # a checkpoint of other settings: start over
     cell_dir.mkdir(parents=True, exist_ok=True)
     R.write_json(spec_file, cell)
+    crash_once_if_asked(cell["key"])
     start = time.perf_counter()
     if cell["trainer"] == "sb3":
         from taigym.scripts.train import TrainConfig, run
@@ -198,6 +254,7 @@ def run_cell(cell: dict, cell_dir: str, workers: int = 1) -> dict:
     return {
         **{k: cell[k] for k in ("key", "digest", "protocol", "version", "task", "algorithm", "trainer", "seed",
                                 "budget", "eval_episodes")},
+        "simulator": cell.get("simulator", "taigym"),
         "status": "done",
         "eval_return_mean": metrics["eval_return_mean"],
         "eval_return_std": metrics["eval_return_std"],
@@ -214,6 +271,20 @@ def run_cell(cell: dict, cell_dir: str, workers: int = 1) -> dict:
     }
 
 
+def crash_once_if_asked(key: str) -> None:
+    """Kills this process on a cell's first attempt when ``CRASH_ONCE_ENV`` names a folder
+    (to test that a cell whose worker died is run again)."""
+    folder = os.environ.get(CRASH_ONCE_ENV)
+    if not folder:
+        return
+    marker = Path(folder) / key
+    if marker.exists():
+        return
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def comparability(cell: dict, metrics: dict, workers: int) -> dict:
     """What a reader needs to compare this cell's returns and speed with another's."""
     from taigym.physics._taichi import current_cfg
@@ -227,7 +298,8 @@ def comparability(cell: dict, metrics: dict, workers: int) -> dict:
         "contacts_per_env": metrics["eval"]["ncon_per_env"],
         "num_envs": cell["config"]["num_envs"],
         "policy_device": cell["config"].get("device", "cpu"),
-        "sim_threads": int(cfg.cpu_max_num_threads),
+        # Gymnasium's envs step one after another in a DummyVecEnv, MuJoCo on one thread each
+        "sim_threads": 1 if cell.get("simulator") == "gymnasium" else int(cfg.cpu_max_num_threads),
         "torch_threads": machine["torch_threads"],
         "concurrent_cells": workers,  # cells sharing the machine's cores at once
         "cpu": machine["processor"],
@@ -263,21 +335,48 @@ def run_cells(pending: list[dict], cells_dir: Path, *, workers: int, ray_address
 
 
 def run_cells_on_ray(pending: list[dict], cells_dir: Path, address: str, log) -> list[dict]:
-    """Each cell as a one-CPU Ray task on the cluster at ``address``; records come back here."""
+    """Each cell as a one-CPU Ray task on the cluster at ``address``; records come back here.
+
+    Ray retries a task whose worker died (``max_retries``, 3 by default); a cell still lost
+    after that is submitted again, up to ``RAY_RESUBMITS`` times, before the run gives up.
+    """
     try:
         import ray
     except ImportError:
-        raise SystemExit("--ray-address needs Ray, which is not installed: pip install 'ray[default]'") from None
+        raise SystemExit("--ray-address needs Ray, which is not installed: pip install 'taigym[ray]'") from None
     ray.init(address=address, runtime_env={"working_dir": str(REPO_ROOT), "excludes": ["results", ".git"]})
     remote = ray.remote(num_cpus=1)(run_cell)
-    # a remote worker writes its run folder on its own disk; the record it returns is the result
-    refs = {remote.remote(cell, f"results/leaderboard-cells/{cell['key']}", 1): cell for cell in pending}
+
+    def submit(cell):
+        # a remote worker writes its run folder on its own disk; the record it returns is the result
+        return remote.remote(cell, f"results/leaderboard-cells/{cell['key']}", 1)
+
+    refs = {submit(cell): cell for cell in pending}
+    resubmits: dict[str, int] = {}
     records = []
     while refs:
         done, _ = ray.wait(list(refs), num_returns=1)
-        refs.pop(done[0])
-        records.append(finish_cell(ray.get(done[0]), cells_dir, log))
+        cell = refs.pop(done[0])
+        try:
+            record = ray.get(done[0])
+        except Exception as e:
+            if not may_resubmit(ray, e, resubmits.get(cell["key"], 0)):
+                raise
+            resubmits[cell["key"]] = resubmits.get(cell["key"], 0) + 1
+            log(f"lost {cell['key']} ({type(e).__name__}): submitting it again "
+                f"({resubmits[cell['key']]} of {RAY_RESUBMITS})")
+            refs[submit(cell)] = cell
+            continue
+        records.append(finish_cell(record, cells_dir, log))
     return records
+
+
+def may_resubmit(ray, error: Exception, resubmitted: int) -> bool:
+    """Whether a cell whose task failed with ``error`` goes to the cluster again: only when it
+    was lost with its worker or node (a cell's own error would fail again) and retries remain."""
+    lost = (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError, ray.exceptions.LocalRayletDiedError,
+            ray.exceptions.ObjectLostError, ray.exceptions.OwnerDiedError, ray.exceptions.OutOfMemoryError)
+    return isinstance(error, lost) and resubmitted < RAY_RESUBMITS
 
 
 def finish_cell(record: dict, cells_dir: Path, log) -> dict:
@@ -302,28 +401,61 @@ def mean_std(values) -> tuple[float, float]:
     return (float(np.mean(values)), float(np.std(values))) if values else (math.nan, math.nan)
 
 
+def simulator_of(record: dict) -> str:
+    return record.get("simulator", "taigym")  # records older than the key ran on taigym
+
+
 def summarize(protocol: Protocol, records: list[dict]) -> list[dict]:
-    """One row per (task, algorithm): mean +- std over seeds of returns and speed."""
+    """One row per (task, algorithm, simulator): mean +- std over seeds of returns and speed."""
     rows = []
     for task in protocol.tasks:
         for alg in protocol.algorithms:
-            group = [r for r in records if r["task"] == task.id and r["algorithm"] == alg.name]
-            if not group:
-                continue
-            ret, wall, sps = (mean_std([r[k] for r in group]) for k in ("eval_return_mean", "wall_time_s",
-                                                                        "env_steps_per_s"))
-            comp = group[0]["comparability"]
-            rows.append({
-                "task": task.id, "algorithm": alg.name, "seeds": sorted(r["seed"] for r in group),
-                "seeds_planned": len(protocol.seeds), "budget": task.budget,
-                "return_mean": ret[0], "return_std": ret[1],
-                "solved_return": task.solved_return,
-                "solved_seeds": sum(bool(r.get("solved")) for r in group),
-                "wall_time_mean_s": wall[0], "wall_time_std_s": wall[1],
-                "steps_per_s_mean": sps[0], "steps_per_s_std": sps[1],
-                "settings": {k: comp.get(k) for k in COMPARABILITY_COLUMNS},
-            })
+            for simulator in protocol.simulators:
+                group = [r for r in records if r["task"] == task.id and r["algorithm"] == alg.name
+                         and simulator_of(r) == simulator]
+                if group:
+                    rows.append(summary_row(protocol, task, alg, simulator, group))
     return rows
+
+
+def summary_row(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, simulator: str, group: list[dict]) -> dict:
+    ret, wall, sps = (mean_std([r[k] for r in group]) for k in ("eval_return_mean", "wall_time_s", "env_steps_per_s"))
+    comp = group[0]["comparability"]
+    return {
+        "task": task.id, "algorithm": alg.name, "simulator": simulator, "env_id": group[0]["config"]["task"],
+        "seeds": sorted(r["seed"] for r in group), "seeds_planned": len(protocol.seeds), "budget": task.budget,
+        "return_mean": ret[0], "return_std": ret[1],
+        "solved_return": task.solved_return,
+        "solved_seeds": sum(bool(r.get("solved")) for r in group),
+        "wall_time_mean_s": wall[0], "wall_time_std_s": wall[1],
+        "steps_per_s_mean": sps[0], "steps_per_s_std": sps[1],
+        "settings": {k: comp.get(k) for k in COMPARABILITY_COLUMNS},
+    }
+
+
+def disagree(a: dict | None, b: dict | None) -> bool | None:
+    """Whether two summary rows' eval returns differ beyond their spread over seeds:
+    ``|mean_a - mean_b| > std_a + std_b``. None when either side has no finished seed."""
+    if a is None or b is None or math.isnan(a["return_mean"]) or math.isnan(b["return_mean"]):
+        return None
+    return abs(a["return_mean"] - b["return_mean"]) > a["return_std"] + b["return_std"]
+
+
+DISAGREE_NOTE = ("**disagree**: the simulators' mean eval returns differ by more than the sum of their standard "
+                 "deviations over seeds, |mean_taigym − mean_Gymnasium| > std_taigym + std_Gymnasium "
+                 "(population std; with one seed any difference counts).")
+
+
+def comparisons(protocol: Protocol, summary: list[dict]) -> list[dict]:
+    """Per (task, algorithm): each simulator's summary row and whether the first two disagree."""
+    out = []
+    for task in protocol.tasks:
+        for alg in protocol.algorithms:
+            sides = {r["simulator"]: r for r in summary if r["task"] == task.id and r["algorithm"] == alg.name}
+            if sides:
+                pair = [sides.get(sim) for sim in protocol.simulators[:2]]
+                out.append({"task": task.id, "algorithm": alg.name, "sides": sides, "disagree": disagree(*pair)})
+    return out
 
 
 COMPARABILITY_COLUMNS = ("action_source", "solver", "solver_iterations", "contacts_per_env",
@@ -340,26 +472,77 @@ def fmt(value, digits: int = 1) -> str:
     return str(value)
 
 
-def table_rows(summary: list[dict]) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
+def table_rows(protocol: Protocol, summary: list[dict]) -> tuple[list[str], list[list[str]], list[str],
+                                                                  list[list[str]]]:
     """Headers and cells of the results table and of the settings table."""
-    head = ["task", "algorithm", "eval return (mean ± std)", "solved", "seeds", "env steps", "train wall time [s]",
-            "env steps/s"]
-    body = []
-    for r in summary:
-        solved = "–" if r["solved_return"] is None else f"{r['solved_seeds']}/{len(r['seeds'])} (≥ {r['solved_return']:g})"
-        seeds = f"{len(r['seeds'])}/{r['seeds_planned']}"
-        body.append([r["task"], r["algorithm"], f"{fmt(r['return_mean'])} ± {fmt(r['return_std'])}", solved, seeds,
-                     f"{r['budget']:,}", f"{fmt(r['wall_time_mean_s'])} ± {fmt(r['wall_time_std_s'])}",
-                     f"{fmt(r['steps_per_s_mean'], 0)} ± {fmt(r['steps_per_s_std'], 0)}"])
-    s_head = ["task", "algorithm", *COMPARABILITY_COLUMNS]
-    s_body = [[r["task"], r["algorithm"], *(fmt(r["settings"].get(k), 3) if isinstance(r["settings"].get(k), float)
-                                            else fmt(r["settings"].get(k)) for k in COMPARABILITY_COLUMNS)]
+    head, body = results_table(summary) if len(protocol.simulators) == 1 else side_by_side_table(protocol, summary)
+    many = len(protocol.simulators) > 1
+    s_head = ["task", "algorithm", *(["simulator"] if many else []), *COMPARABILITY_COLUMNS]
+    s_body = [[r["task"], r["algorithm"], *([SIMULATOR_LABELS[r["simulator"]]] if many else []),
+               *(fmt(r["settings"].get(k), 3) if isinstance(r["settings"].get(k), float)
+                 else fmt(r["settings"].get(k)) for k in COMPARABILITY_COLUMNS)]
               for r in summary]
     return head, body, s_head, s_body
 
 
+def return_cell(r: dict | None) -> str:
+    return "–" if r is None else f"{fmt(r['return_mean'])} ± {fmt(r['return_std'])}"
+
+
+def solved_cell(r: dict | None) -> str:
+    if r is None or r["solved_return"] is None:
+        return "–"
+    return f"{r['solved_seeds']}/{len(r['seeds'])} (≥ {r['solved_return']:g})"
+
+
+def wall_cell(r: dict | None) -> str:
+    return "–" if r is None else f"{fmt(r['wall_time_mean_s'])} ± {fmt(r['wall_time_std_s'])}"
+
+
+def speed_cell(r: dict | None) -> str:
+    return "–" if r is None else f"{fmt(r['steps_per_s_mean'], 0)} ± {fmt(r['steps_per_s_std'], 0)}"
+
+
+def seeds_cell(r: dict | None) -> str:
+    return "–" if r is None else f"{len(r['seeds'])}/{r['seeds_planned']}"
+
+
+def results_table(summary: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """One simulator: a row per (task, algorithm)."""
+    head = ["task", "algorithm", "eval return (mean ± std)", "solved", "seeds", "env steps", "train wall time [s]",
+            "env steps/s"]
+    body = [[r["task"], r["algorithm"], return_cell(r), solved_cell(r), seeds_cell(r), f"{r['budget']:,}",
+             wall_cell(r), speed_cell(r)] for r in summary]
+    return head, body
+
+
+def side_by_side_table(protocol: Protocol, summary: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """Several simulators: a row per (task, algorithm), each measure once per simulator."""
+    sims = protocol.simulators
+    labels = [SIMULATOR_LABELS[s] for s in sims]
+    head = ["task", "algorithm", *(f"eval return, {lb}" for lb in labels), "disagree",
+            *(f"solved, {lb}" for lb in labels), *(f"seeds, {lb}" for lb in labels), "env steps",
+            *(f"train wall time [s], {lb}" for lb in labels), *(f"env steps/s, {lb}" for lb in labels)]
+    budgets = {t.id: t.budget for t in protocol.tasks}
+    body = []
+    for c in comparisons(protocol, summary):
+        sides = [c["sides"].get(s) for s in sims]
+        flag = {True: "yes", False: "no", None: "–"}[c["disagree"]]
+        body.append([c["task"], c["algorithm"], *map(return_cell, sides), flag, *map(solved_cell, sides),
+                     *map(seeds_cell, sides), f"{budgets[c['task']]:,}", *map(wall_cell, sides),
+                     *map(speed_cell, sides)])
+    return head, body
+
+
+def simulators_sentence(protocol: Protocol) -> str:
+    if len(protocol.simulators) == 1:
+        return ""
+    return (" Every cell runs on taigym's port (`TaiGym/<Task>-v0`) and on Gymnasium's MuJoCo env "
+            "(`<Task>-v5`), with the same trainer, settings and seeds.")
+
+
 def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[str]) -> str:
-    head, body, s_head, s_body = table_rows(summary)
+    head, body, s_head, s_body = table_rows(protocol, summary)
 
     def md_table(h, rows):
         lines = ["| " + " | ".join(h) + " |", "|" + "---|" * len(h)]
@@ -367,17 +550,21 @@ def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[
 
     parts = [f"# Leaderboard: {protocol.name} (protocol version {protocol.version})", "",
              (f"Deterministic evaluation over {protocol.eval_episodes} episodes after training for the budget; "
-              f"mean ± std over seeds {protocol.seeds}. Wall time is training only (no compilation, no evaluation)."),
+              f"mean ± std over seeds {protocol.seeds}. Wall time is training only (no compilation, no evaluation)."
+              + simulators_sentence(protocol)),
              ""]
     if pending:
         parts += [f"**{pending} cell(s) not finished yet**: rows show the seeds done so far.", ""]
-    parts += [md_table(head, body), "", "## What makes these numbers comparable", "", md_table(s_head, s_body), ""]
+    parts += [md_table(head, body), ""]
+    if len(protocol.simulators) > 1:
+        parts += [DISAGREE_NOTE, ""]
+    parts += ["## What makes these numbers comparable", "", md_table(s_head, s_body), ""]
     parts += [f"![{p}]({p})" for p in plots]
     return "\n".join(parts) + "\n"
 
 
 def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list[str]) -> str:
-    head, body, s_head, s_body = table_rows(summary)
+    head, body, s_head, s_body = table_rows(protocol, summary)
     esc = html.escape
 
     def table(h, rows):
@@ -386,6 +573,7 @@ def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list
         return f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
 
     note = f"<p><b>{pending} cell(s) not finished yet</b>: rows show the seeds done so far.</p>" if pending else ""
+    flag_note = f"<p>{esc(DISAGREE_NOTE.replace('**', ''))}</p>" if len(protocol.simulators) > 1 else ""
     imgs = "".join(f'<img src="{esc(p)}" alt="{esc(p)}">' for p in plots)
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
              "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f3f3f3}img{max-width:100%}")
@@ -393,16 +581,23 @@ def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list
             f"<style>{style}</style></head><body><h1>Leaderboard: {esc(protocol.name)} (protocol version "
             f"{protocol.version})</h1><p>Deterministic evaluation over {protocol.eval_episodes} episodes after "
             f"training for the budget; mean ± std over seeds {esc(str(protocol.seeds))}. Wall time is training "
-            f"only.</p>{note}{table(head, body)}<h2>What makes these numbers comparable</h2>"
+            f"only.{esc(simulators_sentence(protocol).replace('`', ''))}</p>{note}{table(head, body)}{flag_note}"
+            f"<h2>What makes these numbers comparable</h2>"
             f"{table(s_head, s_body)}{imgs}</body></html>\n")
 
 
-def plot_task_curves(task: TaskEntry, records: list[dict], png: Path) -> bool:
-    """Mean training return over seeds per algorithm, against env steps and wall time."""
+def curve_label(record: dict, many_simulators: bool) -> str:
+    if not many_simulators:
+        return record["algorithm"]
+    return f"{record['algorithm']} on {SIMULATOR_LABELS[simulator_of(record)]}"
+
+
+def plot_task_curves(task: TaskEntry, records: list[dict], png: Path, many_simulators: bool = False) -> bool:
+    """Mean training return over seeds per algorithm (and simulator), against env steps and wall time."""
     groups: dict[str, list[dict]] = {}
     for r in records:
         if r["task"] == task.id and r["progress"]:
-            groups.setdefault(r["algorithm"], []).append(r)
+            groups.setdefault(curve_label(r, many_simulators), []).append(r)
     if not groups:
         return False
     import matplotlib
@@ -447,12 +642,15 @@ def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path) ->
     plots = []
     for task in protocol.tasks:
         name = f"curves_{task_name(task.id)}.png"
-        if plot_task_curves(task, records, out / name):
+        if plot_task_curves(task, records, out / name, many_simulators=len(protocol.simulators) > 1):
             plots.append(name)
     pending = len(cells) - len(records)
     (out / "leaderboard.md").write_text(markdown(protocol, summary, pending, plots))
     (out / "leaderboard.html").write_text(html_page(protocol, summary, pending, plots))
     report = {"protocol": protocol.model_dump(), "cells": len(cells), "finished": len(records), "rows": summary}
+    if len(protocol.simulators) > 1:
+        report["comparisons"] = [{k: c[k] for k in ("task", "algorithm", "disagree")} for c in
+                                 comparisons(protocol, summary)]
     write_json(out / "leaderboard.json", report)
     return report
 
@@ -467,7 +665,8 @@ def parse_args(argv=None):
     p.add_argument("--ray-address", help="submit cells to the Ray cluster at this address (needs ray installed)")
     p.add_argument("--render-only", action="store_true", help="only render tables and plots of finished cells")
     p.add_argument("--only", nargs="*", default=None, metavar="KEY",
-                   help="run only these cells (their keys, e.g. InvertedPendulum-v0-PPO-0)")
+                   help="run only these cells (their keys, e.g. InvertedPendulum-v0-PPO-0 or, on Gymnasium, "
+                        "InvertedPendulum-v5-PPO-0)")
     ns = p.parse_args(argv)
     if ns.workers < 1:
         p.error("--workers must be >= 1")

@@ -4,6 +4,7 @@
     python scripts/train.py TaiGym/Reacher-v0 --algo SAC --seed 1
     python scripts/train.py TaiGym/InvertedPendulum-v0 n_steps=64 num_envs=16 total_timesteps=50000
     python scripts/train.py TaiGym/InvertedPendulum-v0 --resume     # continue from the last checkpoint
+    python scripts/train.py InvertedPendulum-v5                    # Gymnasium's MuJoCo env, same settings
     taigym train ...                                               # the same, as a subcommand
 
 Any stable-baselines3 algorithm (and sb3-contrib's, when installed) is chosen by name with
@@ -13,6 +14,11 @@ task config's file name, e.g. ``inverted_pendulum_ppo.yaml``) or ``--config``, a
 ``total_timesteps``...), a keyword of the algorithm (``learning_rate``, ``n_steps``...), a
 keyword of its policy (``log_std_init``...) or a dotted path (``policy_kwargs.net_arch=[64,64]``).
 Unknown keys are errors that name the key.
+
+A Gymnasium id (neither ``TaiGym/...`` nor a task YAML, e.g. ``Hopper-v5``) trains on
+``gym.make(id)`` envs in SB3's ``DummyVecEnv`` instead, with the training config of its taigym
+port (``Hopper-v5`` uses ``hopper_ppo.yaml``), so that the two simulators train alike;
+evaluation and video use ``gym.make(id)`` too.
 
 The run writes ``results/<Task>-<algo>-<seed>/`` (layout in ``scripts/results.py``): the
 config used, ``progress.csv``, ``metrics.json``, the learning curve PNG, TensorBoard logs,
@@ -50,7 +56,7 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    task: str = DEFAULT_TASK  # registered id or task YAML path
+    task: str = DEFAULT_TASK  # registered id, task YAML path or Gymnasium id
     algo: str = DEFAULT_ALGO  # a stable-baselines3 (or sb3-contrib) class name
     seed: int = 0
     total_timesteps: PositiveInt = 100_000  # env steps, summed over the batch
@@ -107,10 +113,44 @@ def resolve_algorithm(name: str):
                            + (f"; did you mean {hint!r}?" if hint else ""))
 
 
-def default_config_path(task_id: str, algo: str) -> Path:
-    """``configs/train/<task config stem>_<algo>.yaml``, next to the task configs."""
-    from taigym.scripts.results import task_config_path
+def is_gymnasium_id(task: str) -> bool:
+    """A Gymnasium id (``Hopper-v5``): neither a taigym id nor a task YAML path."""
+    return not str(task).startswith("TaiGym/") and not str(task).endswith((".yaml", ".yml"))
 
+
+def taigym_counterpart(gym_id: str) -> str | None:
+    """``Hopper-v5`` -> ``TaiGym/Hopper-v0``: the taigym port of a Gymnasium MuJoCo env, if any."""
+    from taigym.scripts.benchmark_envs import GYMNASIUM
+
+    names = {env_id: name for name, env_id in GYMNASIUM.items()}
+    return f"TaiGym/{names[gym_id]}-v0" if gym_id in names else None
+
+
+def check_gymnasium_id(task: str) -> None:
+    """Refuses an id that Gymnasium does not know, naming the closest known ids."""
+    import gymnasium as gym
+    from taigym.tasks.errors import did_you_mean
+
+    from taigym import envs  # noqa: F401  registers the TaiGym ids, for the hint
+
+    if task not in gym.registry:
+        hint = did_you_mean(task, list(gym.registry))
+        raise SystemExit(f"unknown task {task!r}: not a TaiGym/ id, a task YAML file nor a Gymnasium id"
+                         + (f"; did you mean {hint!r}?" if hint else ""))
+
+
+def default_config_path(task_id: str, algo: str) -> Path:
+    """``configs/train/<task config stem>_<algo>.yaml``, next to the task configs.
+
+    A Gymnasium id takes its taigym port's file, so both simulators train with one config.
+    """
+    from taigym.scripts.results import task_config_path, task_name
+
+    if is_gymnasium_id(task_id):
+        port = taigym_counterpart(task_id)
+        if port is None:  # no port: a name that matches no file, so the algorithm's defaults
+            return TRAIN_CONFIGS / f"{task_name(task_id)}_{algo.lower()}.yaml"
+        task_id = port
     return TRAIN_CONFIGS / f"{task_config_path(task_id).stem}_{algo.lower()}.yaml"
 
 
@@ -276,15 +316,35 @@ def algorithm_kwargs(cfg: TrainConfig, action_size: int) -> dict:
 
 
 def make_env(cfg: TrainConfig):
-    """The SB3 VecEnv over one World, with episode statistics (and normalization if asked)."""
+    """The SB3 VecEnv over one World (or Gymnasium envs), with episode statistics (and
+    normalization if asked)."""
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
-    from taigym.envs.sb3 import TaiGymVecEnv
 
-    env = VecMonitor(TaiGymVecEnv(cfg.task, num_envs=cfg.num_envs, overrides=list(cfg.task_overrides)))
+    if is_gymnasium_id(cfg.task):
+        env = gymnasium_vec_env(cfg)
+    else:
+        from taigym.envs.sb3 import TaiGymVecEnv
+
+        env = VecMonitor(TaiGymVecEnv(cfg.task, num_envs=cfg.num_envs, overrides=list(cfg.task_overrides)))
     if cfg.normalize_obs or cfg.normalize_reward:
         gamma = cfg.hyperparameters.get("gamma", 0.99)
         env = VecNormalize(env, norm_obs=cfg.normalize_obs, norm_reward=cfg.normalize_reward, gamma=gamma)
     return env
+
+
+def gymnasium_vec_env(cfg: TrainConfig):
+    """SB3's DummyVecEnv of ``cfg.num_envs`` ``gym.make(cfg.task)`` envs, each with a Monitor,
+    seeded from ``cfg.seed``."""
+    import gymnasium as gym
+    from stable_baselines3.common.env_util import make_vec_env
+
+    if cfg.task_overrides:
+        raise TrainConfigError(f"task_overrides {cfg.task_overrides} change taigym tasks; {cfg.task} is a "
+                               "Gymnasium env")
+    try:
+        return make_vec_env(cfg.task, n_envs=cfg.num_envs, seed=cfg.seed)
+    except gym.error.Error as e:  # e.g. MuJoCo not installed
+        raise TrainConfigError(f"Gymnasium env {cfg.task!r}: {e}") from None
 
 
 def training_world(env):
@@ -375,6 +435,41 @@ def load_checkpoint_state(run_dir: Path) -> dict | None:
 
     path = run_dir / "checkpoints" / "state.json"
     return json.loads(path.read_text()) if path.exists() else None
+
+
+# --- evaluation, video and settings on either simulator -----------------------------------
+def evaluate(cfg: TrainConfig, policy, env) -> dict:
+    """``results.evaluate_policy`` for a taigym task; the same measurement for a Gymnasium env."""
+    from taigym.scripts import results as R
+
+    if is_gymnasium_id(cfg.task):
+        from taigym.scripts.gymnasium_envs import evaluate_gymnasium
+
+        return evaluate_gymnasium(cfg.task, policy, cfg.eval_episodes, seed=cfg.seed)
+    serial = training_world(env).serial  # the eval env shares the training kernels
+    return R.evaluate_policy(cfg.task, policy, cfg.eval_episodes, seed=cfg.seed, serial=serial,
+                             task_overrides=list(cfg.task_overrides))
+
+
+def record_video(cfg: TrainConfig, policy, env, path: Path) -> dict:
+    from taigym.scripts import results as R
+
+    if is_gymnasium_id(cfg.task):
+        from taigym.scripts.gymnasium_envs import record_gymnasium_video
+
+        return record_gymnasium_video(cfg.task, policy, path, steps=cfg.video_steps, seed=cfg.seed)
+    return R.record_video(cfg.task, policy, path, steps=cfg.video_steps, seed=cfg.seed,
+                          serial=training_world(env).serial, task_overrides=list(cfg.task_overrides))
+
+
+def simulation_settings(cfg: TrainConfig) -> dict:
+    from taigym.scripts import results as R
+
+    if is_gymnasium_id(cfg.task):
+        from taigym.scripts.gymnasium_envs import gymnasium_simulation_settings
+
+        return gymnasium_simulation_settings(cfg.task)
+    return R.simulation_settings(cfg.task, list(cfg.task_overrides))
 
 
 # --- one run -------------------------------------------------------------------------------
@@ -504,19 +599,15 @@ def _run(cfg: TrainConfig, run_dir: Path, *, resume: bool, overwrite: bool, quie
     save_checkpoint(run_dir, model, model.num_timesteps, wall_time_s)
 
     policy = sb3_policy(model, env)
-    serial = training_world(env).serial  # the eval and video envs share the training kernels
     if not quiet:
         print(f"evaluating the policy over {cfg.eval_episodes} episodes...", flush=True)
-    evaluation = R.evaluate_policy(cfg.task, policy, cfg.eval_episodes, seed=cfg.seed, serial=serial,
-                                   task_overrides=list(cfg.task_overrides))
+    evaluation = evaluate(cfg, policy, env)
     R.write_eval_returns(run_dir / "eval_returns.csv", evaluation["returns"], evaluation["lengths"])
     video = {"video": None, "video_note": "video_steps is 0"}
     if cfg.video_steps:
         if not quiet:
             print(f"recording a video of {cfg.video_steps} steps...", flush=True)
-        video = R.record_video(cfg.task, policy, run_dir / "video.mp4", steps=cfg.video_steps, seed=cfg.seed,
-                               serial=serial,
-                               task_overrides=list(cfg.task_overrides))
+        video = record_video(cfg, policy, env, run_dir / "video.mp4")
     metrics = {
         "task": cfg.task, "algo": cfg.algo, "seed": cfg.seed, "trainer": "stable-baselines3",
         "env_steps": int(model.num_timesteps), "num_envs": cfg.num_envs,
@@ -527,7 +618,7 @@ def _run(cfg: TrainConfig, run_dir: Path, *, resume: bool, overwrite: bool, quie
         "solved_return": cfg.solved_return,
         "solved": None if cfg.solved_return is None else evaluation["return_mean"] >= cfg.solved_return,
         "eval": evaluation, **video,
-        "simulation": R.simulation_settings(cfg.task, list(cfg.task_overrides)),
+        "simulation": simulation_settings(cfg),
         "machine": R.machine_info(),
     }
     R.write_json(run_dir / "metrics.json", metrics)
@@ -598,7 +689,11 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     from taigym.scripts.results import run_name, task_config_path
 
-    task_config_path(args.task)  # an unknown task fails here, before torch is imported
+    # an unknown task fails here, before torch is imported
+    if is_gymnasium_id(args.task):
+        check_gymnasium_id(args.task)
+    else:
+        task_config_path(args.task)
     try:
         overrides = [*args.overrides, *(["video_steps=0"] if args.no_video else [])]
         algo = resolve_algorithm(args.algo).__name__

@@ -298,7 +298,8 @@ def test_every_shipped_protocol_makes_its_cells(path):
     protocol = leaderboard.load_protocol(path)
     assert f"v{protocol.version}.yaml" == path.name  # a protocol's file is named by its version
     cells = leaderboard.make_cells(protocol)
-    assert len(cells) == len(protocol.tasks) * len(protocol.algorithms) * len(protocol.seeds)
+    assert len(cells) == (len(protocol.tasks) * len(protocol.algorithms) * len(protocol.seeds)
+                          * len(protocol.simulators))
     assert len({c["key"] for c in cells}) == len(cells) and len({c["digest"] for c in cells}) == len(cells)
     assert leaderboard.DEFAULT_PROTOCOL.name == max(
         (p.name for p in path.parent.glob("v*.yaml")), key=lambda n: int(n[1:-5]))  # the newest is the default
