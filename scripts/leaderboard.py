@@ -31,6 +31,7 @@ again (Ray's task retries, then up to ``RAY_RESUBMITS`` submissions of the leade
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import html
 import json
@@ -287,11 +288,8 @@ def crash_once_if_asked(key: str) -> None:
 
 def comparability(cell: dict, metrics: dict, workers: int) -> dict:
     """What a reader needs to compare this cell's returns and speed with another's."""
-    from taigym.physics._taichi import current_cfg
-
     sim = metrics["simulation"]
     machine = metrics["machine"]
-    cfg = current_cfg()
     return {
         **sim,
         "constraint_rows_per_env": metrics["eval"]["nefc_per_env"],
@@ -299,7 +297,7 @@ def comparability(cell: dict, metrics: dict, workers: int) -> dict:
         "num_envs": cell["config"]["num_envs"],
         "policy_device": cell["config"].get("device", "cpu"),
         # Gymnasium's envs step one after another in a DummyVecEnv, MuJoCo on one thread each
-        "sim_threads": 1 if cell.get("simulator") == "gymnasium" else int(cfg.cpu_max_num_threads),
+        "sim_threads": 1 if cell.get("simulator") == "gymnasium" else taichi_threads(),
         "torch_threads": machine["torch_threads"],
         "concurrent_cells": workers,  # cells sharing the machine's cores at once
         "cpu": machine["processor"],
@@ -307,6 +305,18 @@ def comparability(cell: dict, metrics: dict, workers: int) -> dict:
         "load_average_1min": machine["load_average_1min"],
         "versions": {k: machine.get(k) for k in ("python", "taichi", "torch", "stable_baselines3")},
     }
+
+
+def taichi_threads() -> int:
+    """The CPU threads the Taichi runtime steps with: the running one's, or, where this process
+    has not started it (a cell resumed after it had finished), the count it would start with."""
+    from taigym.physics._taichi import NAME, current_cfg
+
+    try:
+        return int(current_cfg().cpu_max_num_threads)
+    except AttributeError:  # no runtime in this process
+        prefix = "QD_" if NAME == "quadrants" else "TI_"
+        return int(os.environ.get(prefix + "CPU_MAX_NUM_THREADS") or os.cpu_count() or 1)
 
 
 # --- scheduling ----------------------------------------------------------------------------
@@ -320,7 +330,8 @@ def run_cells(pending: list[dict], cells_dir: Path, *, workers: int, ray_address
     if workers <= 1:
         # in this process: the kernels compiled for one cell serve the next
         for cell in pending:
-            records.append(finish_cell(run_cell(cell, str(cells_dir / cell["key"]), 1), cells_dir, log))
+            with cell_failure_logged(cell, log):
+                records.append(finish_cell(run_cell(cell, str(cells_dir / cell["key"]), 1), cells_dir, log))
         return records
     sim_threads = max(1, (os.cpu_count() or 1) // workers)
     import multiprocessing
@@ -330,8 +341,19 @@ def run_cells(pending: list[dict], cells_dir: Path, *, workers: int, ray_address
                              initializer=init_worker, initargs=(sim_threads,)) as pool:
         futures = {pool.submit(run_cell, cell, str(cells_dir / cell["key"]), workers): cell for cell in pending}
         for future in as_completed(futures):
-            records.append(finish_cell(future.result(), cells_dir, log))
+            with cell_failure_logged(futures[future], log):
+                records.append(finish_cell(future.result(), cells_dir, log))
     return records
+
+
+@contextlib.contextmanager
+def cell_failure_logged(cell: dict, log):
+    """A cell that fails is logged and left unfinished (the next run retries it); the others
+    go on, rather than waiting for all of them to report the first failure at the end."""
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001  any cell error: the protocol's other cells still count
+        log(f"FAILED {cell['key']}: {type(e).__name__}: {e}")
 
 
 def run_cells_on_ray(pending: list[dict], cells_dir: Path, address: str, log) -> list[dict]:
@@ -688,7 +710,8 @@ def main(argv=None) -> int:
                   log=lambda msg: print(msg, flush=True))
     report = render(protocol, cells, cells_dir, out)
     print(f"leaderboard: {out / 'leaderboard.md'} ({report['finished']}/{report['cells']} cells)")
-    return 0
+    unfinished = sum(1 for c in pending if not is_done(c, cells_dir))
+    return 1 if unfinished and not ns.render_only else 0
 
 
 if __name__ == "__main__":

@@ -183,3 +183,33 @@ def test_train_takes_a_gymnasium_id(tmp_path):
     with pytest.raises(SystemExit, match=r"task_overrides .* Gymnasium env"):
         train.main(["InvertedPendulum-v5", "--results", str(tmp_path), "--quiet", 'task_overrides=["a=1"]'])
     assert not list(tmp_path.iterdir())  # refused before any run folder
+
+
+def test_sim_threads_are_recorded_where_this_process_started_no_taichi(monkeypatch):
+    # a Gymnasium cell, or a cell resumed after it had finished, runs no Taichi kernel here
+    import taigym.physics._taichi as taichi_module
+
+    def no_runtime():
+        raise AttributeError("'NoneType' object has no attribute 'config'")
+
+    monkeypatch.setattr(taichi_module, "current_cfg", no_runtime)
+    monkeypatch.setenv("TI_CPU_MAX_NUM_THREADS", "3")
+    monkeypatch.setenv("QD_CPU_MAX_NUM_THREADS", "3")
+    assert leaderboard.taichi_threads() == 3
+
+
+def test_a_failing_cell_is_logged_and_the_others_finish(tmp_path, monkeypatch):
+    cells = [{"key": "A-v0-PPO-0"}, {"key": "B-v0-PPO-0"}]
+
+    def run_cell(cell, cell_dir, workers):
+        if cell["key"].startswith("A"):
+            raise RuntimeError("boom")
+        return {"key": cell["key"], "eval_return_mean": 1.0, "env_steps": 10, "wall_time_s": 1.0,
+                "env_steps_per_s": 10.0}
+
+    monkeypatch.setattr(leaderboard, "run_cell", run_cell)
+    log = []
+    records = leaderboard.run_cells(cells, tmp_path, workers=1, ray_address=None, log=log.append)
+    assert [r["key"] for r in records] == ["B-v0-PPO-0"]
+    assert (tmp_path / "B-v0-PPO-0" / "cell.json").exists() and not (tmp_path / "A-v0-PPO-0" / "cell.json").exists()
+    assert log[0] == "FAILED A-v0-PPO-0: RuntimeError: boom"
