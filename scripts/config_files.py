@@ -35,27 +35,24 @@ def error_at(raw, path, source: str, reason: str, suggestion=None, error=ConfigF
     return error(str(ConfigError(reason, file=source, line=line, path=path, suggestion=suggestion)))
 
 
-def refuse_non_finite(node, raw, source: str, path=(), error=ConfigFileError) -> None:
+def refuse_non_finite(data, raw, source: str, error=ConfigFileError) -> None:
     """NaN and inf anywhere are refused: no training setting wants one, and a NaN passes
     every range check."""
-    if isinstance(node, float) and not math.isfinite(node):
-        shown = "NaN" if math.isnan(node) else str(node)
+    from taigym.tasks.yaml_loader import non_finite_numbers
+
+    for path, value in non_finite_numbers(data):
+        shown = "NaN" if math.isnan(value) else str(value)
         raise error_at(raw, path, source, f"value is {shown} (expected a finite number)", error=error)
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, value in items:
-        refuse_non_finite(value, raw, source, (*path, key), error=error)
 
 
 def schema_error(e, raw, source: str, fields, error=ConfigFileError) -> ValueError:
     """The first error of a pydantic ValidationError ``e``, with its line and the value given;
     ``fields`` are the valid keys, for a nearest-name hint on an unknown one."""
-    from taigym.tasks.errors import did_you_mean
+    from taigym.tasks.errors import did_you_mean, given_value
 
     err = e.errors()[0]
     more = f" ({len(e.errors()) - 1} more after this one)" if len(e.errors()) > 1 else ""
     if err["type"] == "extra_forbidden":
         return error_at(raw, err["loc"], source, f"unknown key {err['loc'][-1]!r}{more}",
                         suggestion=did_you_mean(err["loc"][-1], fields), error=error)
-    given = err.get("input")
-    shown = f", got {given!r}" if isinstance(given, (str, int, float, bool)) or given is None else ""
-    return error_at(raw, err["loc"], source, f"{err['msg']}{shown}{more}", error=error)
+    return error_at(raw, err["loc"], source, f"{err['msg']}{given_value(err)}{more}", error=error)

@@ -23,12 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# taigym short name -> Gymnasium id; the tasks that port a Gymnasium v5 env
-COUNTERPARTS = {
-    "InvertedPendulum": "InvertedPendulum-v5", "InvertedDoublePendulum": "InvertedDoublePendulum-v5",
-    "Reacher": "Reacher-v5", "Swimmer": "Swimmer-v5", "HalfCheetah": "HalfCheetah-v5", "Hopper": "Hopper-v5",
-    "Walker2d": "Walker2d-v5", "Ant": "Ant-v5", "Humanoid": "Humanoid-v5",
-}
+from taigym.scripts.benchmark_envs import GYMNASIUM as COUNTERPARTS  # short name -> v5 id
+
 TIME_LIMIT = "time limit"
 # standard errors two estimates may differ by before a difference counts as real: with a
 # dozen tasks and a few causes each, 4 keeps false alarms near 1 in 10,000 comparisons

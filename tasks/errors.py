@@ -46,3 +46,9 @@ def did_you_mean(word: str, choices) -> str | None:
     """The closest of ``choices`` to a misspelt ``word``, if any is close enough."""
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def given_value(err) -> str:
+    """", got <value>" for a pydantic error whose input is a plain value, else ""."""
+    value = err.get("input")
+    return f", got {value!r}" if isinstance(value, (str, int, float, bool)) or value is None else ""

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ValidationError
 
 from . import registry
 from .compose import apply_overrides, read_config_file
-from .errors import ConfigError, did_you_mean
+from .errors import ConfigError, did_you_mean, given_value
 from .schema import TaskConfig
-from .yaml_loader import where
+from .yaml_loader import non_finite_numbers, where
 
 
 def config_dir() -> Path:
@@ -60,7 +60,7 @@ def validate(data, origin=None) -> TaskConfig:
     """Validate composed config data (schema, then terms)."""
     if not isinstance(data, dict):
         raise ConfigError("a task config must be a mapping", file=origin, expected="key: value pairs")
-    _refuse_non_finite(data, data, origin, ())
+    _refuse_non_finite(data, origin)
     try:
         cfg = TaskConfig.model_validate(dict(data))
     except ValidationError as e:
@@ -132,7 +132,7 @@ def _schema_error(e: ValidationError, data, origin) -> ConfigError:
         message = f"{err['input']!r} is not one of {', '.join(map(repr, choices))}"
         suggestion = did_you_mean(err["input"], choices)
     else:
-        message = err["msg"] + _given(err)
+        message = err["msg"] + given_value(err)
         expected = _expected(err)
     more = len(e.errors()) - 1
     if more:
@@ -147,23 +147,16 @@ def _choices(err) -> list[str]:
     return re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", "")))
 
 
-def _given(err) -> str:
-    value = err.get("input")
-    return f", got {value!r}" if isinstance(value, (str, int, float, bool)) or value is None else ""
-
-
-def _refuse_non_finite(node, data, origin, path):
+def _refuse_non_finite(data, origin):
     """NaN compares false with every bound, so a NaN anywhere would pass range checks and
     reach every step; inf would be drawn into states, scale rewards or stall the clock. Both
     are refused with their place; only a bound of a judging term may be infinite."""
-    if isinstance(node, float) and (node != node or (math.isinf(node) and not _open_bound(path))):
-        file, line = where(data, path)
-        shown = "NaN" if node != node else str(node)
-        raise ConfigError(f"value is {shown}", file=file or origin, line=line, path=path,
-                          expected="a finite number" + ("" if node != node else _where_inf_is_allowed()))
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, value in items:
-        _refuse_non_finite(value, data, origin, (*path, key))
+    for path, value in non_finite_numbers(data):
+        nan = math.isnan(value)
+        if nan or not _open_bound(path):
+            file, line = where(data, path)
+            raise ConfigError(f"value is {'NaN' if nan else value}", file=file or origin, line=line, path=path,
+                              expected="a finite number" + ("" if nan else _where_inf_is_allowed()))
 
 
 _JUDGING = ("rewards", "terminations")  # terms that compare a quantity with bounds
@@ -253,7 +246,7 @@ def _validate_term(kind, term, path, data, origin):
             message = f"{term.term!r} has no parameter {err['loc'][0]!r}"
             raise ConfigError(message, file=file or origin, line=line, path=param_path, expected=f"one of {params}",
                               suggestion=did_you_mean(err["loc"][0], params))
-        message = "required parameter is missing" if err["type"] == "missing" else err["msg"] + _given(err)
+        message = "required parameter is missing" if err["type"] == "missing" else err["msg"] + given_value(err)
         raise ConfigError(f"{term.term!r}: {message}", file=file or origin, line=line, path=param_path,
                           expected=_expected(err)) from None
 

@@ -10,6 +10,7 @@ line of each key, so later validation errors can point into the file.
 
 from __future__ import annotations
 
+import math
 import re
 
 import yaml
@@ -140,6 +141,15 @@ def _in_plain_words(e: yaml.MarkedYAMLError) -> tuple[int | None, str]:
         return _line(e.problem_mark), (f"inside the list that starts on line {opened}, a line that is not a '- ' "
                                        "item at the list's indentation")
     return _line(e.problem_mark), "YAML cannot read this line"
+
+
+def non_finite_numbers(node, path=()):
+    """(key path, value) of every NaN or infinite float in parsed YAML data, depth first."""
+    if isinstance(node, float) and not math.isfinite(node):
+        yield path, node
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        yield from non_finite_numbers(value, (*path, key))
 
 
 def where(data, path):
