@@ -61,6 +61,7 @@ from taigym import physics
 from taigym.tasks.arrays import NUMPY, TorchOps
 from taigym.tasks.context import StepContext, snapshot
 from taigym.tasks.task import Task
+from taigym.tasks.term_program import POST, PRE, RESET, TermProgram, missing_ops
 
 from ._randomization import ParameterWriter
 from ._render import RENDER_MODES, FrameSource, check_render_mode
@@ -87,13 +88,17 @@ class TaiGymVectorEnv(VectorEnv):
             device; default: when the World is not on the CPU.
         serial: step the envs in the calling thread (``physics.World``'s ``serial``; by
             default at one env). ``serial=False`` shares a batch's compiled kernels.
+        program: run the task's terms inside the World's step launch (tasks/term_program.py)
+            rather than in numpy after it; default: whenever every term of the task has a
+            program implementation and the terms compute with numpy. ``False`` forces the
+            numpy reference path.
     """
 
     metadata: ClassVar[dict] = {"render_modes": RENDER_MODES, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, config, num_envs: int = 1, *, overrides=None, autoreset_mode=AutoresetMode.NEXT_STEP,
                  time_limit: bool = True, max_episode_steps=None, render_mode=None, tensor_backend="numpy",
-                 torch_terms=None, serial=None):
+                 torch_terms=None, serial=None, program=None):
         check_render_mode(render_mode)
         if tensor_backend not in TENSOR_BACKENDS:
             raise ValueError(f"tensor_backend must be one of {TENSOR_BACKENDS}, got {tensor_backend!r}")
@@ -141,6 +146,21 @@ class TaiGymVectorEnv(VectorEnv):
         # per-env task state the terms read through the context: current commands, term memory
         self._commands = {name: xp.zeros((self.num_envs, term.size)) for name, term, _ in self.task.commands}
         self._memory = {name: xp.zeros((self.num_envs, width)) for name, width in self.task.memory.items()}
+        self._program = self._term_program(program)
+
+    def _term_program(self, wanted):
+        """The task's TermProgram, set on the World, or None for the numpy path."""
+        missing = missing_ops(self.task)
+        if self._xp is not NUMPY:
+            missing.append("torch terms")
+        if wanted and missing:
+            raise ValueError(f"program=True: {self.task.config.id} cannot run its terms as a program: "
+                             + "; ".join(missing))
+        if wanted is False or missing:
+            return None
+        compiled = TermProgram(self.task)
+        self.world.set_program(compiled.program)
+        return compiled
 
     # --- Gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed=None, options=None):
@@ -154,30 +174,15 @@ class TaiGymVectorEnv(VectorEnv):
     def step(self, actions):
         if self._rngs is None:
             raise ResetNeeded("call reset() before step()")
-        xp = self._xp
         actions, bad_action = self._checked_actions(actions)
         resetting = self._needs_reset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
-        prev = self._prev
-        self.task.apply_action(self.world, actions, xp)
-        self.world.step(self._frame_skip)
-        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, tensors=xp is not NUMPY),
-                          dt=self.task.dt, action=actions, prev=prev, commands=self._commands,
-                          memory=self._memory, xp=xp)
-        with np.errstate(all="ignore"):  # diverged rows are replaced below
-            terminated = self.task.terminated(ctx)
-            ctx.terminated = xp.copy(terminated)  # the env keeps ctx: it must not share the returned flags
-            reward, parts = self.task.reward(ctx)
-            # rewards judged the command the action was chosen for; the observation shows the next
-            self._resample_commands(self._steps + 1, ~resetting)
-            obs = self.task.observe(ctx, self._noise_rngs)
+        if self._program is not None:
+            obs, reward, parts, terminated, finite = self._step_program(actions)
+        else:
+            obs, reward, parts, terminated, finite = self._step_terms(actions, resetting)
         self._steps += 1
         truncated = self._steps >= self.episode_length if self._time_limit else np.zeros(self.num_envs, bool)
-        self._prev = {key: xp.copy(ctx.get(key)) for key in self.task.prev_needs}
-        self.last_context = ctx
-        finite = xp.isfinite(ctx.get("qpos")).all(1) & xp.isfinite(ctx.get("qvel")).all(1)
-        # the flags the host needs for resets: the one read back from the device per step
-        terminated = xp.to_numpy(terminated).copy()
-        diverged = ~xp.to_numpy(finite) & ~resetting
+        diverged = ~finite & ~resetting
         if diverged.any():
             self._contain_divergence(np.flatnonzero(diverged), obs, reward, terminated, truncated)
         self._obs = obs
@@ -194,6 +199,46 @@ class TaiGymVectorEnv(VectorEnv):
         self._needs_reset = ended
         out = (self._obs_out(), reward, terminated, truncated, info)
         return out if self._torch is None else self._torch.step(out)
+
+    def _step_terms(self, actions, resetting):
+        """The step with the terms in numpy (or torch) after the physics launch."""
+        xp = self._xp
+        prev = self._prev
+        self.task.apply_action(self.world, actions, xp)
+        self.world.step(self._frame_skip)
+        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, tensors=xp is not NUMPY),
+                          dt=self.task.dt, action=actions, prev=prev, commands=self._commands,
+                          memory=self._memory, xp=xp)
+        with np.errstate(all="ignore"):  # diverged rows are replaced below
+            terminated = self.task.terminated(ctx)
+            ctx.terminated = xp.copy(terminated)  # the env keeps ctx: it must not share the returned flags
+            reward, parts = self.task.reward(ctx)
+            # rewards judged the command the action was chosen for; the observation shows the next
+            self._resample_commands(self._steps + 1, ~resetting)
+            obs = self.task.observe(ctx, self._noise_rngs)
+        self._prev = {key: xp.copy(ctx.get(key)) for key in self.task.prev_needs}
+        self.last_context = ctx
+        finite = xp.isfinite(ctx.get("qpos")).all(1) & xp.isfinite(ctx.get("qvel")).all(1)
+        # the flags the host needs for resets: the one read back from the device per step
+        return obs, reward, parts, xp.to_numpy(terminated).copy(), xp.to_numpy(finite)
+
+    def _step_program(self, actions):
+        """The step as one launch: actions in, terms computed by the World's program."""
+        p = self._program
+        regs = self.world.registers()
+        regs[:, p.action.start : p.action.stop] = actions
+        if self.world.registers() is not regs:  # a copy (not a CPU World): write it back
+            self.world.set_registers(regs)
+        self.world.step(self._frame_skip, segments=(PRE, POST))
+        regs = self.world.registers()
+        parts = {}
+        for name, at in p.parts:
+            value = regs[:, at.start].astype(np.float64)
+            parts[name] = parts[name] + value if name in parts else value
+        obs = regs[:, p.obs.start : p.obs.stop].astype(np.float64)
+        self.task.add_noise(obs, self._noise_rngs)
+        return (obs, regs[:, p.reward.start].astype(np.float64), parts, regs[:, p.terminated.start] != 0,
+                regs[:, p.nonfinite.start] == 0)
 
     def render(self):
         """One (H, W, 3) uint8 frame per env, or None without a render mode."""
@@ -239,6 +284,9 @@ class TaiGymVectorEnv(VectorEnv):
         self.world.reset(env_ids=ids)
         self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
         self.task.hold_reset_pose(self.world, ids, qpos)
+        if self._program is not None:
+            self._observe_reset(ids)
+            return
         self.world.forward(ids)
         xp = self._xp
         for rows in self._memory.values():
@@ -254,6 +302,16 @@ class TaiGymVectorEnv(VectorEnv):
         if len(ids) == self.num_envs:
             self.last_context = ctx
         self._keep_prev(ids, ctx)
+        self._steps[ids] = 0
+        self._needs_reset[ids] = False
+
+    def _observe_reset(self, ids):
+        # the program's RESET segment observes inside the forward launch
+        p = self._program
+        self.world.forward(None if len(ids) == self.num_envs else ids, segments=(0, RESET))
+        obs = self.world.registers()[ids, p.obs.start : p.obs.stop].astype(np.float64)
+        self.task.add_noise(obs, [self._noise_rngs[i] for i in ids])
+        self._obs[ids] = obs
         self._steps[ids] = 0
         self._needs_reset[ids] = False
 
@@ -316,7 +374,8 @@ class TaiGymVectorEnv(VectorEnv):
         # back to the reference state now, so no non-finite value stays in the World;
         # the episode ends as truncated (nothing the policy did is being judged)
         self.world.reset(env_ids=ids)
-        self._xp.put(self._prev["qpos"], ids, self._xp.const(self.task.model.qpos0))
+        if self._prev is not None:
+            self._xp.put(self._prev["qpos"], ids, self._xp.const(self.task.model.qpos0))
         obs[ids] = self._obs[ids]
         reward[ids], terminated[ids], truncated[ids] = 0.0, False, True
 

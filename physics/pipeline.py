@@ -21,6 +21,7 @@ import types
 
 from ._taichi import ti
 from .integrate import make_integrate
+from .program import make_program
 from .reaction import make_reaction
 
 TASK = 512  # iterations per block of Taichi's CPU range-for
@@ -41,6 +42,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
     loops over the envs in the calling thread (CPU only)."""
     step = make_integrate(fp, solver, cone, convex)
     reaction = make_reaction(fp)
+    program = make_program(fp, reaction.rne_post)
     # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
     # than through untyped ndarray arguments.
     i1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
@@ -64,19 +66,27 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
         pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
         eq_i: i2, eq_f: f3, eq_d: i3,
-        env_ids: i1, nids: ti.i32, nstep: ti.i32, advance: ti.i32, ntask: ti.i32,
+        # the World's program (physics/program.py) and its registers
+        prog_i: i1, prog_f: f1, reg: f2,
+        env_ids: i1, nids: ti.i32, nstep: ti.i32, advance: ti.i32, ntask: ti.i32, segments: ti.i32,
     ):
-        # the envs stepped are env_ids[:nids]: all of them, or those a reset needs forward
+        # the envs stepped are env_ids[:nids]: all of them, or those a reset needs forward;
+        # program segment ``segments & 255`` runs before an env's steps, ``segments >> 8`` after
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
             k = (t % TASK) * ntask + t // TASK
             while k < nids:
                 w = env_ids[k]
-                for _ in range(nstep):
-                    step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
-                         wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d, jnt_d, dof_d, qM,
-                         qLD, act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f,
-                         con_i, con_n, eq_i, eq_f, eq_d, advance)
+                # one call site each for the program and the step: each is inlined once
+                for phase in range(2):
+                    program(w, (segments >> (8 * phase)) & 255, prog_i, prog_f, reg, sizes, body_i, opt_f, qpos,
+                            qvel, qacc, ctrl, body_d, dof_d, geom_i, con_f, con_i, efc_f, efc_n)
+                    if phase == 0:
+                        for _ in range(nstep):
+                            step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f,
+                                 ten_f, wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d,
+                                 jnt_d, dof_d, qM, qLD, act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f,
+                                 geom_i, geom_f, geom_x, con_f, con_i, con_n, eq_i, eq_f, eq_d, advance)
                 k += ntask * TASK
 
     @ti.kernel

@@ -23,6 +23,7 @@ from .errors import WorldError
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
 from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON_F, NCON_I
 from .pipeline import env_tasks, make_kernels
+from .program import NSEGMENTS, Program, ProgramBuilder
 
 _PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
 _MODEL_INT = ("sizes", "body_i", "jnt_i", "dof_i", "act_i", "ten_i", "wrap_i")
@@ -149,6 +150,7 @@ class World:
                        con_i=ti.ndarray(ti.i32, (n, self.max_contacts, NCON_I)),
                        con_n=ti.ndarray(ti.i32, (n, 2)))
         self.time = np.zeros(self.num_envs)
+        self.set_program(ProgramBuilder().build())
         self.reset()
 
     def _small_batch(self, model) -> bool:
@@ -360,11 +362,11 @@ class World:
         return self._packed[key]
 
     # --- pipeline ------------------------------------------------------------------------
-    def forward(self, env_ids=None) -> None:
+    def forward(self, env_ids=None, *, segments=(0, 0)) -> None:
         """Compute every derived quantity of the current state, without advancing time, of
-        every env or of envs ``env_ids`` (the others keep theirs)."""
+        every env or of envs ``env_ids`` (the others keep theirs); ``segments`` as step()."""
         if env_ids is None:
-            self._launch(1, advance=0)
+            self._launch(1, advance=0, segments=segments)
             return
         ids = np.atleast_1d(np.asarray(env_ids))
         if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
@@ -376,15 +378,43 @@ class World:
             staged = np.zeros(self.num_envs, dtype=np.int32)
             staged[: ids.size] = ids
             self._some_ids.from_numpy(staged)
-        self._launch(1, advance=0, ids=(self._some_ids, ids.size))
+        self._launch(1, advance=0, ids=(self._some_ids, ids.size), segments=segments)
 
-    def step(self, n: int = 1) -> None:
-        """Advance every world by ``n`` time steps (one kernel launch)."""
+    def step(self, n: int = 1, *, segments=(0, 0)) -> None:
+        """Advance every world by ``n`` time steps (one kernel launch). ``segments``: the
+        program segments each env runs before and after its steps (set_program)."""
         n = int(n)
         if n < 1:
             return
-        self._launch(n, advance=1)
+        self._launch(n, advance=1, segments=segments)
         self.time += n * self.model.opt.timestep
+
+    # --- programs -------------------------------------------------------------------------
+    def set_program(self, program: Program) -> None:
+        """Carry ``program`` (physics/program.py), with fresh zeroed registers; step() and
+        forward() run its segments inside their launch."""
+        if not isinstance(program, Program):
+            raise WorldError(f"program must be a physics.program.Program, got {type(program).__name__}")
+        self.program = program
+        self._prog = dict(ints=_upload(program.ints, ti.i32), floats=_upload(program.floats, self._fp),
+                          reg=ti.ndarray(self._fp, (self.num_envs, program.nregisters)))
+        self._prog["reg"].fill(0)
+        self._arrays_cache.clear()
+
+    def registers(self) -> np.ndarray:
+        """(num_envs, nregisters): on a CPU World the registers' own memory (writes reach the
+        next launch), elsewhere a copy (write it back with set_registers)."""
+        view = self._view_of(self._prog["reg"])
+        return view if view is not None else self._prog["reg"].to_numpy()
+
+    def set_registers(self, values) -> None:
+        """Write every register of every env."""
+        values = np.ascontiguousarray(values, dtype=self.dtype)
+        view = self._view_of(self._prog["reg"])
+        if view is not None:
+            view[...] = values
+        else:
+            self._prog["reg"].from_numpy(values)
 
     # --- reading --------------------------------------------------------------------------
     def get(self, name: str) -> np.ndarray:
@@ -478,19 +508,25 @@ class World:
         return out
 
     # --- helpers ------------------------------------------------------------------------
-    def _launch(self, n: int, advance: int, ids=None) -> None:
+    def _launch(self, n: int, advance: int, ids=None, segments=(0, 0)) -> None:
         self._stale()
+        pre, post = (int(s) for s in segments)
+        if not (0 <= pre < NSEGMENTS and 0 <= post < NSEGMENTS):
+            raise WorldError(f"segments must be two program segments in 0..{NSEGMENTS - 1}, got {segments}")
         # two kept launches: every env (ids bound once), and a subset staged in _some_ids
         nids = self.num_envs if ids is None else ids[1]
         step_kernel = self._step_kernel if ids is None else self._step_some
         arrays = self._step_arrays(ids is None)
+        scalars = (nids, n, advance, self._ntask, pre | post << 8)
         if self._variant in _LAUNCHED:
-            step_kernel.with_arrays(arrays, nids, n, advance, self._ntask)
-            return
-        label = ", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
-        with kernel_cache.FirstLaunch(kernel_cache.variant_key(*self._variant), label, self.name):
-            step_kernel.with_arrays(arrays, nids, n, advance, self._ntask)
-        _LAUNCHED.add(self._variant)
+            step_kernel.with_arrays(arrays, *scalars)
+        else:
+            label = ", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
+            with kernel_cache.FirstLaunch(kernel_cache.variant_key(*self._variant), label, self.name):
+                step_kernel.with_arrays(arrays, *scalars)
+            _LAUNCHED.add(self._variant)
+        # a segment that computed every env's contact wrenches leaves cfrc_ext current
+        self._post_fresh = ids is None and post in self.program.rne_segments
 
     def _step_arrays(self, every_env: bool) -> tuple:
         """The step kernel's array arguments, made once (the same tuple object each launch
@@ -503,7 +539,8 @@ class World:
                 d["ctrl"], d["qfrc_applied"], d["qpos"], d["qvel"],
                 d["qacc"], d["qpos_start"], d["body_d"], d["jnt_d"], d["dof_d"], d["qM"], d["qLD"], d["act_d"],
                 d["ten_d"], d["efc_J"], d["efc_Y"], d["efc_f"], self._efc_n, *self._collision_args(),
-                mm["eq_i"], mm["eq_f"], self._eq_d, self._all_ids if every_env else self._some_ids,
+                mm["eq_i"], mm["eq_f"], self._eq_d, self._prog["ints"], self._prog["floats"], self._prog["reg"],
+                self._all_ids if every_env else self._some_ids,
             )
         return self._arrays_cache[key]
 

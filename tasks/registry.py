@@ -51,6 +51,9 @@ class Term:
     # updated in place through ctx.memory[name] (a foot's time in the air)
     memory: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)  # randomization: which engine parameters it sets
+    # the same function as instructions of the env step's World program (tasks/term_program.py):
+    # ``ops(c) -> Regs`` with ``c`` a TermCompiler; None where the term runs on the host only
+    ops: Callable | None = None
 
 
 @dataclass(frozen=True)

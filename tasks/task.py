@@ -117,6 +117,15 @@ class Task:
             parts.append(value)
         return xp.concatenate(parts, axis=1)
 
+    def add_noise(self, obs: np.ndarray, noise_rngs) -> None:
+        """Add the observation noise the config asks for to (num_envs, obs_size) ``obs`` in
+        place, env i's from ``noise_rngs[i]``, term by term as observe() draws it."""
+        at = 0
+        for o in self.observations:
+            if o.noise is not None:
+                obs[:, at : at + o.term.size] += _noise(o.noise, noise_rngs, o.term.size)
+            at += o.term.size
+
     def terminated(self, ctx, terminations=None) -> np.ndarray:
         """(num_envs,) bool: any of the task's termination terms, or of ``terminations`` (an
         agent's own), fired."""

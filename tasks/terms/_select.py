@@ -63,3 +63,11 @@ def vector(value, size: int, param: str) -> np.ndarray:
     if arr.size != size:
         raise TermError(f"needs 1 or {size} values, got {arr.size}", param)
     return arr
+
+
+def site_xpos_ops(c, site: int):
+    """A site's world position (StepContext.site_xpos) as program instructions: xpos + R p."""
+    body = int(c.model.site_bodyid[site])
+    # R p as R^T's transpose applied: R^T loaded column by column is R row by row
+    rt = c.load("xmat", body, [0, 3, 6, 1, 4, 7, 2, 5, 8])
+    return c.b.add(c.load("xpos", body), c.b.rot_t(rt, c.b.const(c.model.site_pos[site])))

@@ -12,11 +12,16 @@ def _same(xp, x):
     return x
 
 
-def _coordinates(model, which, joints, start, stop, transform, key=None):
+def _same_ops(b, x):
+    return x
+
+
+def _coordinates(model, which, joints, start, stop, transform, key=None, transform_ops=_same_ops):
     # ``which`` picks the index space (qpos or dofs); ``key`` the quantity read in it
     idx = coordinate_indices(model, which, joints, start, stop)
     key = key or which
-    return Term(lambda ctx: transform(ctx.xp, ctx.get(key)[:, ctx.xp.const(idx)]), needs=(key,), size=len(idx))
+    return Term(lambda ctx: transform(ctx.xp, ctx.get(key)[:, ctx.xp.const(idx)]), needs=(key,), size=len(idx),
+                ops=lambda c: transform_ops(c.b, c.load(key, idx)))
 
 
 @register("observation")
@@ -28,13 +33,13 @@ def qpos(model, *, joints: list[str] | None = None, start: int = 0, stop: int | 
 @register("observation")
 def qpos_sin(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
     """sin of (angular) generalized positions."""
-    return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.sin(x))
+    return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.sin(x), transform_ops=lambda b, x: b.sin(x))
 
 
 @register("observation")
 def qpos_cos(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
     """cos of (angular) generalized positions."""
-    return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.cos(x))
+    return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.cos(x), transform_ops=lambda b, x: b.cos(x))
 
 
 @register("observation")
@@ -64,6 +69,22 @@ def _in_frame_of(ctx, b, vectors):
     return ctx.xp.einsum("nji,nj->ni", ctx.get("xmat")[:, b], vectors)
 
 
+def _pick(b, regs, axes):
+    """Registers of ``regs``'s elements ``axes``, in that order."""
+    out = b.alloc(len(axes))
+    for k, axis in enumerate(axes):
+        b.copy(regs[int(axis)], out=out[k])
+    return out
+
+
+def point_velocity_ops(c, b):
+    """point_velocity as program instructions."""
+    root = c.model.body_rootid[b]
+    cvel = c.load("cvel", b)
+    arm = c.b.sub(c.load("xpos", b), c.load("subtree_com", root))
+    return c.b.add(cvel[3:], c.b.cross(cvel[:3], arm))
+
+
 def point_velocity(ctx, b):
     """(num_envs, 3) world velocity of body b's frame origin. MuJoCo's cvel is the body's
     spatial velocity (angular; linear) taken at the centre of mass of its kinematic tree's
@@ -88,7 +109,11 @@ def body_offset(model, *, body: str, relative_to: str, axes: list[int] = [0, 1, 
         d = ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b]
         return (_in_frame_of(ctx, b, d) if local else d)[:, ctx.xp.const(ax)]
 
-    return Term(offset, needs=("xpos", "xmat") if local else ("xpos",), size=len(ax))
+    def ops(c):
+        d = c.b.sub(c.load("xpos", a), c.load("xpos", b))
+        return _pick(c.b, c.b.rot_t(c.load("xmat", b), d) if local else d, ax)
+
+    return Term(offset, needs=("xpos", "xmat") if local else ("xpos",), size=len(ax), ops=ops)
 
 
 @register("observation")
@@ -105,7 +130,11 @@ def body_relative_velocity(model, *, body: str, relative_to: str, axes: list[int
         v = point_velocity(ctx, a) - point_velocity(ctx, b)
         return (_in_frame_of(ctx, b, v) if local else v)[:, ctx.xp.const(ax)]
 
-    return Term(velocity, needs=("cvel", "xpos", "subtree_com", "xmat"), size=len(ax))
+    def ops(c):
+        v = c.b.sub(point_velocity_ops(c, a), point_velocity_ops(c, b))
+        return _pick(c.b, c.b.rot_t(c.load("xmat", b), v) if local else v, ax)
+
+    return Term(velocity, needs=("cvel", "xpos", "subtree_com", "xmat"), size=len(ax), ops=ops)
 
 
 @register("observation")
@@ -113,7 +142,8 @@ def body_position(model, *, body: str, axes: list[int] = [0, 1, 2]):  # noqa: B0
     """World position of a body frame's origin."""
     a = lookup(model.body_name, body, "body", "body")
     ax = _axes(axes)
-    return Term(lambda ctx: ctx.get("xpos")[:, a][:, ctx.xp.const(ax)], needs=("xpos",), size=len(ax))
+    return Term(lambda ctx: ctx.get("xpos")[:, a][:, ctx.xp.const(ax)], needs=("xpos",), size=len(ax),
+                ops=lambda c: c.load("xpos", a, ax))
 
 
 @register("observation")
@@ -127,7 +157,7 @@ def _per_body(model, key, width, bodies, start, stop):
     # Gymnasium's ``data.<key>[1:].flatten()``
     idx = body_indices(model, bodies, start, stop)
     return Term(lambda ctx: ctx.get(key)[:, ctx.xp.const(idx)].reshape(ctx.num_envs, -1), needs=(key,),
-                size=len(idx) * width)
+                size=len(idx) * width, ops=lambda c: c.load(key, idx))
 
 
 @register("observation")

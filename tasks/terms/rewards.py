@@ -6,20 +6,28 @@ does, so that one term serves as a cost or a bonus.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..registry import Term, TermError, register
-from ._select import body_indices, coordinate_indices, lookup, vector
+from ._select import body_indices, coordinate_indices, lookup, site_xpos_ops, vector
+
+
+def _rate(c, name, row, col=None):
+    """(now - before the step) / dt of one element of a quantity, as program instructions."""
+    now, before = c.load(name, row, col), c.prev(name, row, col)
+    return c.b.affine(c.b.sub(now, before), 1.0 / c.dt, 0.0)
 
 
 @register("reward")
 def alive(model):
     """1 while the episode has not terminated this step (Gymnasium's healthy reward)."""
-    return Term(lambda ctx: ctx.xp.float64(~ctx.terminated))
+    return Term(lambda ctx: ctx.xp.float64(~ctx.terminated), ops=lambda c: c.b.affine(c.terminated, -1.0, 1.0))
 
 
 @register("reward")
 def action_l2(model):
     """Sum of squared actions as given by the policy (Gymnasium's control cost)."""
-    return Term(lambda ctx: ctx.xp.square(ctx.action).sum(axis=1))
+    return Term(lambda ctx: ctx.xp.square(ctx.action).sum(axis=1), ops=lambda c: c.b.sum(c.b.square(c.action)))
 
 
 @register("reward")
@@ -29,7 +37,7 @@ def forward_velocity(model, *, coordinate: int = 0):
     if not 0 <= coordinate < model.nq:
         raise TermError(f"coordinate {coordinate} is not in 0..{model.nq - 1}", "coordinate")
     return Term(lambda ctx: (ctx.get("qpos")[:, coordinate] - ctx.get_prev("qpos")[:, coordinate]) / ctx.dt,
-                needs=("qpos",), needs_prev=("qpos",))
+                needs=("qpos",), needs_prev=("qpos",), ops=lambda c: _rate(c, "qpos", coordinate))
 
 
 @register("reward")
@@ -37,7 +45,8 @@ def body_distance(model, *, body: str, target: str):
     """Euclidean distance between two body frame origins."""
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, target, "body", "target")
-    return Term(lambda ctx: ctx.xp.norm(ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b], axis=1), needs=("xpos",))
+    return Term(lambda ctx: ctx.xp.norm(ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b], axis=1), needs=("xpos",),
+                ops=lambda c: c.b.norm(c.b.sub(c.load("xpos", a), c.load("xpos", b))))
 
 
 @register("reward")
@@ -49,7 +58,11 @@ def site_weighted_sq_error(model, *, site: str, target: list[float], weights: li
         xp = ctx.xp
         return (xp.const(w) * xp.square(ctx.site_xpos(s) - xp.const(t))).sum(axis=1)
 
-    return Term(cost, needs=("xpos", "xmat"))
+    def ops(c):
+        error = c.b.affine(site_xpos_ops(c, s), 1.0, -t)
+        return c.b.sum(c.b.affine(c.b.square(error), w, 0.0))
+
+    return Term(cost, needs=("xpos", "xmat"), ops=ops)
 
 
 @register("reward")
@@ -62,7 +75,7 @@ def qvel_weighted_l2(model, *, weights: list[float], joints: list[str] | None = 
         xp = ctx.xp
         return (xp.const(w) * xp.square(ctx.get("qvel")[:, xp.const(idx)])).sum(axis=1)
 
-    return Term(cost, needs=("qvel",))
+    return Term(cost, needs=("qvel",), ops=lambda c: c.b.sum(c.b.affine(c.b.square(c.load("qvel", idx)), w, 0.0)))
 
 
 def _axis(axis):
@@ -78,7 +91,7 @@ def body_forward_velocity(model, *, body: str, axis: int = 0):
     data.xpos after mj_step, so this is not the same as differencing the final qpos."""
     b, k = lookup(model.body_name, body, "body", "body"), _axis(axis)
     return Term(lambda ctx: (ctx.get("xpos")[:, b, k] - ctx.get_prev("xpos")[:, b, k]) / ctx.dt,
-                needs=("xpos",), needs_prev=("xpos",))
+                needs=("xpos",), needs_prev=("xpos",), ops=lambda c: _rate(c, "xpos", b, k))
 
 
 @register("reward")
@@ -88,7 +101,7 @@ def com_forward_velocity(model, *, body: str = "world", axis: int = 0):
     Read from subtree_com, which follows per-env masses when they are randomized."""
     b, k = lookup(model.body_name, body, "body", "body"), _axis(axis)
     return Term(lambda ctx: (ctx.get("subtree_com")[:, b, k] - ctx.get_prev("subtree_com")[:, b, k]) / ctx.dt,
-                needs=("subtree_com",), needs_prev=("subtree_com",))
+                needs=("subtree_com",), needs_prev=("subtree_com",), ops=lambda c: _rate(c, "subtree_com", b, k))
 
 
 @register("reward")
@@ -115,4 +128,11 @@ def contact_force_l2(model, *, clip: tuple[float, float] | None = None, max_valu
         # a clip, not xp.minimum: TorchOps.minimum makes a python float a float32 tensor, rounding the cap
         return total if max_value is None else xp.clip(total, None, max_value)
 
-    return Term(cost, needs=("cfrc_ext",))
+    def ops(c):
+        wrench = c.load("cfrc_ext", idx)
+        if clip is not None:
+            wrench = c.b.clip(wrench, *clip)
+        total = c.b.sum(c.b.square(wrench))
+        return total if max_value is None else c.b.clip(total, -np.inf, max_value)
+
+    return Term(cost, needs=("cfrc_ext",), ops=ops)

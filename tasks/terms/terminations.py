@@ -5,15 +5,23 @@ The time limit is not a term: the env truncates at ``episode_length`` itself.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..registry import Term, TermError, register
-from ._select import coordinate_indices, lookup
+from ._select import coordinate_indices, lookup, site_xpos_ops
 
 
 @register("termination")
 def nonfinite_state(model):
     """Any qpos or qvel is NaN or infinite."""
+    def ops(c):
+        state = c.b.alloc(model.nq + model.nv)
+        c.b.copy(c.load("qpos", range(model.nq)), out=state[: model.nq])
+        c.b.copy(c.load("qvel", range(model.nv)), out=state[model.nq:])
+        return c.b.nonfinite(state)
+
     return Term(lambda ctx: ~(ctx.xp.isfinite(ctx.get("qpos")).all(1) & ctx.xp.isfinite(ctx.get("qvel")).all(1)),
-                needs=("qpos", "qvel"))
+                needs=("qpos", "qvel"), ops=ops)
 
 
 def _outside(low, high, inclusive):
@@ -29,7 +37,8 @@ def _outside(low, high, inclusive):
 def _coordinates_out_of_range(model, which, low, high, inclusive, joints, start, stop):
     outside = _outside(low, high, inclusive)
     idx = coordinate_indices(model, which, joints, start, stop)
-    return Term(lambda ctx: outside(ctx.get(which)[:, ctx.xp.const(idx)]).any(axis=1), needs=(which,))
+    return Term(lambda ctx: outside(ctx.get(which)[:, ctx.xp.const(idx)]).any(axis=1), needs=(which,),
+                ops=lambda c: c.b.any(c.b.outside(c.load(which, idx), low, high, inclusive)))
 
 
 @register("termination")
@@ -54,7 +63,9 @@ def qvel_out_of_range(model, *, low: float, high: float, inclusive: bool = True,
 def site_height_below(model, *, site: str, min_height: float):
     """A site's world z at or below ``min_height`` (a fallen pendulum tip)."""
     s = lookup(model.site_name, site, "site", "site")
-    return Term(lambda ctx: ctx.site_xpos(s)[:, 2] <= min_height, needs=("xpos", "xmat"))
+    # z <= min_height is z outside (min_height, inf]; NaN is outside both ways
+    return Term(lambda ctx: ctx.site_xpos(s)[:, 2] <= min_height, needs=("xpos", "xmat"),
+                ops=lambda c: c.b.outside(site_xpos_ops(c, s)[2], min_height, np.inf, inclusive=False))
 
 
 @register("termination")
@@ -68,4 +79,4 @@ def body_height_out_of_range(model, *, body: str, low: float, high: float):
         z = ctx.get("xpos")[:, b, 2]
         return (z < low) | (z > high)
 
-    return Term(out, needs=("xpos",))
+    return Term(out, needs=("xpos",), ops=lambda c: c.b.outside(c.load("xpos", b, 2), low, high))

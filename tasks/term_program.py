@@ -1,0 +1,140 @@
+"""A task's env step as a World program (physics/program.py): one launch per step.
+
+The program's segments:
+
+- ``PRE``, before an env's physics substeps: keeps the quantities terms read as they were
+  before the step (``Term.needs_prev``), then maps the action registers to controls (clip,
+  offset + scale * action, as Task.action_to_ctrl).
+- ``POST``, after them: the termination flags and their ``any``, each reward term's weighted
+  value and their sum, the observation (each term clipped as configured), and whether the
+  state is finite.
+- ``RESET``, after a reset's forward pass: the observation alone.
+
+Every term that runs here has an ``ops`` implementation beside its numpy one, which stays
+the reference (tests/test_term_program.py checks that the two agree). Observation noise,
+commands and resets stay on the host: they draw from each env's own numpy generator.
+"""
+
+from __future__ import annotations
+
+from taigym.physics.program import ProgramBuilder
+
+PRE, POST, RESET = 1, 2, 3
+
+
+class TermCompiler:
+    """What a term's ``ops(c)`` builds with: the builder ``c.b``, the World's quantities now
+    (``c.load``) and before the step (``c.prev``), the step's action registers and
+    termination flag, the model and the control period."""
+
+    def __init__(self, task, builder: ProgramBuilder, action, terminated):
+        self.b, self.model, self.dt = builder, task.model, task.dt
+        self.action, self.terminated = action, terminated
+        self._loaded: dict = {}
+        self._prev: dict = {}
+        self.at(POST)
+
+    def at(self, segment: int) -> None:
+        self._segment = segment
+        self.b.segment(segment)
+
+    def load(self, name: str, rows, cols=None):
+        """Quantity ``name`` now (after the step, or after a reset's forward pass)."""
+        key = (self._segment, name, _key(rows), _key(cols))
+        if key not in self._loaded:
+            if name in ("cfrc_ext", "cfrc_int", "cacc") and (self._segment, "rne") not in self._loaded:
+                self.b.rne_post()
+                self._loaded[(self._segment, "rne")] = True
+            self._loaded[key] = self.b.load(name, rows, cols)
+        return self._loaded[key]
+
+    def prev(self, name: str, rows, cols=None):
+        """Quantity ``name`` as it was before the step (kept by the PRE segment)."""
+        key = (name, _key(rows), _key(cols))
+        if key not in self._prev:
+            segment = self._segment
+            self.b.segment(PRE)
+            self._prev[key] = self.b.load(name, rows, cols)
+            self.b.segment(segment)
+        return self._prev[key]
+
+
+def _key(x):
+    return None if x is None else tuple(int(v) for v in (x if hasattr(x, "__len__") else [x]))
+
+
+def missing_ops(task) -> list[str]:
+    """Why ``task`` cannot run as a program: the terms without an ``ops`` implementation and
+    the features that stay on the host; empty when it can."""
+    out = [f"{path[0]}[{path[1]}] has no Taichi implementation" for path, term in task._step_terms()
+           if term.ops is None]
+    if task.drive is not None:
+        out.append(f"actions.kind {task.config.actions.kind!r}")
+    if task.commands:
+        out.append("commands")
+    if task.memory:
+        out.append("term memory")
+    if task.agents:
+        out.append("agents")
+    return out
+
+
+class TermProgram:
+    """The registers and program of ``task``'s env step. Attributes (register runs): ``action``
+    (input, written before a step), ``obs``, ``reward``, ``parts`` [(name, regs)],
+    ``terminated``, ``nonfinite``; ``program`` is what World.set_program takes."""
+
+    def __init__(self, task):
+        missing = missing_ops(task)
+        if missing:
+            raise ValueError(f"task {task.config.id!r} cannot run as a program: " + "; ".join(missing))
+        b = ProgramBuilder()
+        self.action = b.alloc(task.action_size)
+        self.terminated = b.alloc(1)
+        c = TermCompiler(task, b, self.action, self.terminated)
+        self._terminations(c, task)
+        self._rewards(c, task)
+        self.obs = b.alloc(task.obs_size)
+        self._observations(c, task, POST)
+        self.nonfinite = b.alloc(1)
+        state = b.alloc(task.model.nq + task.model.nv)
+        b.load("qpos", range(task.model.nq), out=state[: task.model.nq])
+        b.load("qvel", range(task.model.nv), out=state[task.model.nq:])
+        b.nonfinite(state, out=self.nonfinite)
+        c.at(RESET)
+        self._observations(c, task, RESET)
+        c.at(PRE)  # after the kept quantities, which the compiler put there while binding
+        self._actions(b, task)
+        self.program = b.build()
+
+    def _terminations(self, c, task):
+        flags = c.b.alloc(max(1, len(task.terminations)))
+        for i, term in enumerate(task.terminations):
+            c.b.copy(term.ops(c), out=flags[i])
+        c.b.any(flags, out=self.terminated)
+
+    def _rewards(self, c, task):
+        self.parts = []
+        values = c.b.alloc(max(1, len(task.rewards)))
+        for i, (name, weight, term) in enumerate(task.rewards):
+            c.b.affine(term.ops(c), weight, 0.0, out=values[i])
+            self.parts.append((name, values[i]))
+        self.reward = c.b.sum(values)
+
+    def _observations(self, c, task, segment):
+        at = self.obs.start
+        for o in task.observations:
+            value = o.term.ops(c)
+            out = self.obs[at - self.obs.start: at - self.obs.start + value.n]
+            if o.clip is not None:
+                c.b.clip(value, *o.clip, out=out)
+            else:
+                c.b.copy(value, out=out)
+            at += value.n
+
+    def _actions(self, b, task):
+        action = self.action
+        if task.config.actions.clip:
+            action = b.clip(action, task.action_low, task.action_high)
+        ctrl = b.affine(action, task.scale, task.offset)
+        b.store_ctrl(task.actuators, ctrl)
