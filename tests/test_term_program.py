@@ -1,0 +1,178 @@
+"""The env step as a World program (tasks/term_program.py) against the numpy terms it
+replaces, which stay the reference.
+
+Tolerances: float64 observations are the same numbers (the program reads the World's
+tables and applies the same operations); rewards agree to 1e-12 (a difference divides
+by dt where the program multiplies by 1/dt, and sums run in another order). float32
+Worlds compute the program in float32 where numpy computes in float64 from float32
+inputs: agreement to float32 round-off, 2e-5 relative.
+"""
+
+import numpy as np
+import pytest
+
+from taigym.envs.vector import TaiGymVectorEnv
+from taigym.physics import World
+from taigym.physics.program import ProgramBuilder
+from taigym.tasks.context import StepContext, snapshot
+from taigym.tasks.task import Task
+from taigym.tasks.term_program import POST, PRE, TermProgram, missing_ops
+
+GYMNASIUM_SET = ["Ant", "Humanoid", "Hopper", "HalfCheetah", "Walker2d", "Swimmer", "InvertedPendulum",
+                 "InvertedDoublePendulum", "Reacher"]
+
+
+def _pair(task, n, precision, seed=3):
+    overrides = [f"simulation.precision={precision}"]
+    envs = [TaiGymVectorEnv(f"TaiGym/{task}-v0", n, overrides=overrides, program=p) for p in (False, True)]
+    assert envs[0]._program is None and envs[1]._program is not None
+    return envs, [e.reset(seed=seed)[0] for e in envs]
+
+
+@pytest.mark.parametrize("task", GYMNASIUM_SET)
+def test_program_step_equals_numpy_terms_in_float64(task):
+    """100 random-action steps of 4 envs, autoresets included: the same observations,
+    terminations and truncations, rewards and each reward term to 1e-12."""
+    envs, (obs_np, obs_pr) = _pair(task, 4, "float64")
+    np.testing.assert_array_equal(obs_np, obs_pr)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(100):
+        action = rng.uniform(-1, 1, envs[0].action_space.shape)
+        ref, out = (e.step(action) for e in envs)
+        np.testing.assert_array_equal(ref[0], out[0])
+        np.testing.assert_allclose(out[1], ref[1], rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(ref[2], out[2])
+        np.testing.assert_array_equal(ref[3], out[3])
+        for key, value in ref[4].items():
+            if key.startswith("reward_"):
+                np.testing.assert_allclose(out[4][key], value, rtol=1e-12, atol=1e-12)
+        ended += int(ref[2].sum())
+    if task in ("Hopper", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum"):
+        assert ended > 0, "the comparison should cover terminations and autoresets"
+
+
+@pytest.mark.parametrize("task", ["Ant", "Hopper", "InvertedDoublePendulum"])
+def test_program_step_agrees_with_numpy_terms_to_float32_round_off(task):
+    # the two envs are held at the same state each step: float32 round-off would otherwise
+    # grow along the trajectory and compare two different states
+    envs, (obs_np, obs_pr) = _pair(task, 4, "float32")
+    np.testing.assert_allclose(obs_pr, obs_np, rtol=2e-5, atol=2e-5)
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        action = rng.uniform(-1, 1, envs[0].action_space.shape)
+        ref, out = (e.step(action) for e in envs)
+        np.testing.assert_allclose(out[0], ref[0], rtol=2e-5, atol=2e-5)
+        np.testing.assert_allclose(out[1], ref[1], rtol=2e-5, atol=2e-5)
+        np.testing.assert_array_equal(ref[2], out[2])
+        envs[1].world.set_state(qpos=envs[0].world.get("qpos"), qvel=envs[0].world.get("qvel"))
+
+
+@pytest.mark.parametrize("task", GYMNASIUM_SET)
+def test_program_terms_equal_numpy_terms_at_random_states(task):
+    """Far from any trajectory: random coordinates and velocities (so out-of-range
+    terminations fire), actions as the step saw them."""
+    t = Task.from_source(f"TaiGym/{task}-v0", ["simulation.precision=float64"])
+    m, n = t.model, 16
+    world = World(m, num_envs=n, precision="float64")
+    program = TermProgram(t)
+    world.set_program(program.program)
+    rng = np.random.default_rng(2)
+    qpos = t.init_qpos + rng.normal(0, 0.5, (n, m.nq))
+    qvel = rng.normal(0, 2.0, (n, m.nv))
+    action = rng.uniform(-1, 1, (n, t.action_size))
+    world.set_state(qpos=qpos, qvel=qvel)
+    world.forward()
+    regs = world.registers().copy()
+    regs[:, program.action.start : program.action.stop] = action
+    world.set_registers(regs)
+    # PRE keeps the quantities as they are and writes the controls; POST sees the same state
+    world.forward(segments=(PRE, POST))
+    regs = world.registers()
+    ctx = StepContext(m, snapshot(world, t.needs), dt=t.dt, action=action,
+                      prev=snapshot(world, t.prev_needs))
+    terminated = t.terminated(ctx)
+    ctx.terminated = terminated
+    reward, parts = t.reward(ctx)
+    np.testing.assert_array_equal(regs[:, program.terminated.start] != 0, terminated)
+    np.testing.assert_allclose(regs[:, program.reward.start], reward, rtol=1e-12, atol=1e-12)
+    for name, at in program.parts:
+        np.testing.assert_allclose(regs[:, at.start], parts[name], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(regs[:, program.obs.start : program.obs.stop], t.observe(ctx), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(world.get("ctrl"), t.action_to_ctrl(action), rtol=0, atol=0)
+
+
+def test_builder_operations_against_numpy():
+    m = Task.from_source("TaiGym/InvertedPendulum-v0").model
+    world = World(m, num_envs=3, precision="float64")
+    b = ProgramBuilder()
+    b.segment(2)
+    x = b.alloc(4)
+    y = b.alloc(4)
+    ops = {
+        "affine": (b.affine(x, [1, 2, 3, 4], 0.5), lambda x, y: x * [1, 2, 3, 4] + 0.5),
+        "clip": (b.clip(x, -0.5, 0.25), lambda x, y: np.clip(x, -0.5, 0.25)),
+        "sin": (b.sin(x), lambda x, y: np.sin(x)),
+        "cos": (b.cos(x), lambda x, y: np.cos(x)),
+        "exp": (b.exp(x), lambda x, y: np.exp(x)),
+        "sqrt": (b.sqrt(b.square(x)), lambda x, y: np.abs(x)),
+        "sub": (b.sub(x, y), lambda x, y: x - y),
+        "mul": (b.mul(x, y), lambda x, y: x * y),
+        "sum": (b.sum(x), lambda x, y: x.sum(1, keepdims=True)),
+        "norm": (b.norm(x), lambda x, y: np.linalg.norm(x, axis=1, keepdims=True)),
+        "outside_closed": (b.outside(x, -0.5, 0.5), lambda x, y: ~((x >= -0.5) & (x <= 0.5))),
+        "outside_open": (b.outside(x, -0.5, 0.5, inclusive=False), lambda x, y: ~((x > -0.5) & (x < 0.5))),
+        "greater": (b.greater(x, 0.1), lambda x, y: x > 0.1),
+        "any": (b.any(b.greater(x, 0.9)), lambda x, y: (x > 0.9).any(1, keepdims=True)),
+        "cross": (b.cross(x[:3], y[:3]), lambda x, y: np.cross(x[:, :3], y[:, :3])),
+        "const": (b.const([7.0, -2.5]), lambda x, y: np.tile([7.0, -2.5], (3, 1))),
+    }
+    world.set_program(b.build())
+    rng = np.random.default_rng(0)
+    regs = world.registers().copy()
+    regs[:, x.start : x.stop] = rng.uniform(-1, 1, (3, 4))
+    regs[:, y.start : y.stop] = rng.uniform(-1, 1, (3, 4))
+    xv, yv = regs[:, x.start : x.stop].copy(), regs[:, y.start : y.stop].copy()
+    world.set_registers(regs)
+    world.forward(segments=(0, 2))
+    out = world.registers()
+    for name, (at, ref) in ops.items():
+        np.testing.assert_allclose(out[:, at.start : at.stop], np.asarray(ref(xv, yv), float), rtol=1e-14,
+                                   atol=1e-15, err_msg=name)
+
+
+def test_non_finite_values_are_caught_under_fast_math():
+    """NaN and inf are told by their bits: fast-math comparisons may not see NaN."""
+    m = Task.from_source("TaiGym/InvertedPendulum-v0").model
+    for precision in ("float64", "float32"):
+        world = World(m, num_envs=4, precision=precision)
+        b = ProgramBuilder()
+        b.segment(2)
+        x = b.alloc(2)
+        bad, out, outside = b.nonfinite(x), b.any(x), b.outside(x, -1.0, 1.0)
+        world.set_program(b.build())
+        regs = world.registers().copy()
+        regs[:, x.start : x.stop] = [[0.0, 0.5], [np.nan, 0.0], [0.0, np.inf], [-np.inf, 0.0]]
+        world.set_registers(regs)
+        world.forward(segments=(0, 2))
+        r = world.registers()
+        np.testing.assert_array_equal(r[:, bad.start], [0, 1, 1, 1], err_msg=precision)
+        np.testing.assert_array_equal(r[:, out.start], [1, 1, 1, 1], err_msg=precision)
+        np.testing.assert_array_equal(r[:, outside.start : outside.stop], [[0, 0], [1, 0], [0, 1], [1, 0]],
+                                      err_msg=precision)
+
+
+def test_env_takes_the_program_path_where_it_can_and_says_why_not():
+    env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2)
+    assert env._program is not None
+    assert TaiGymVectorEnv("TaiGym/Hopper-v0", 2, program=False)._program is None
+    reasons = missing_ops(Task.from_source("TaiGym/QuadrupedFlat-v0"))
+    assert "commands" in reasons
+    with pytest.raises(ValueError, match="QuadrupedFlat-v0 cannot run its terms as a program: .*commands"):
+        TaiGymVectorEnv("TaiGym/QuadrupedFlat-v0", 2, program=True)
+    # a torch namespace for the terms keeps them out of the program
+    torch = pytest.importorskip("torch")
+    env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2, tensor_backend="torch", torch_terms=True)
+    assert env._program is None
+    obs, _ = env.reset(seed=0)
+    assert isinstance(obs, torch.Tensor)
