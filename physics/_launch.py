@@ -110,8 +110,10 @@ class ReusedLaunch:
         self._arrays = None  # the array arguments the kept context points at, by position
         self._ctx = self._compiled = self._setters = None
         self._kept_tuple = None  # with_arrays's tuple of the kept arrays
+        self._kept_scalars = None  # the scalars the kept context holds
 
     def __call__(self, *args):
+        self._kept_scalars = None  # written below by position: with_arrays writes its own again
         kept = self._arrays
         if kept is not None and len(args) == len(kept) and all(map(_same, args, kept)):
             for i, setter in self._setters:
@@ -135,9 +137,12 @@ class ReusedLaunch:
         last kept launch, only the scalars are written: the caller vouches that the tuple
         holds the same arrays (a World makes it once)."""
         if arrays is self._kept_tuple and self._arrays is not None:
-            base = len(arrays)
-            for i, setter in self._setters:
-                setter((i,), scalars[i - base])
+            # the context keeps the scalars it was given: only those that changed are written
+            if scalars != self._kept_scalars:
+                base = len(arrays)
+                for i, setter in self._setters:
+                    setter((i,), scalars[i - base])
+                self._kept_scalars = scalars
             try:
                 self._launch(self._compiled, self._ctx)
                 return
@@ -146,6 +151,7 @@ class ReusedLaunch:
         self(*arrays, *scalars)
         self._kept_tuple = arrays if self._arrays is not None and all(i >= len(arrays) for i, _ in self._setters) \
             else None
+        self._kept_scalars = None  # a context made by that call holds none of them yet
 
     def _keep(self, args):
         impl, ndarray_type, primitive_types = _fast_path

@@ -303,3 +303,8 @@ def test_kept_launch_with_an_array_tuple(device):
     launch.with_arrays(kept, 4.0)
     np.testing.assert_array_equal(y.to_numpy(), np.full(3, 7.0))
     np.testing.assert_array_equal(z.to_numpy(), np.full(3, 5.0))
+    # unchanged scalars are not written again; a plain call in between does not leave its own
+    launch.with_arrays(kept, 4.0)
+    launch(y, 0.5)
+    launch.with_arrays(kept, 4.0)
+    np.testing.assert_array_equal(y.to_numpy(), np.full(3, 15.5))
