@@ -63,10 +63,19 @@ def _key(x):
     return None if x is None else tuple(int(v) for v in (x if hasattr(x, "__len__") else [x]))
 
 
+def _where(cfg, path) -> str:
+    """'agents[0].rewards[2] (body_distance)': a step term's place in the config and its name."""
+    node, text = cfg, ""
+    for key in path:
+        node = node[key] if isinstance(key, int) else getattr(node, key)
+        text += f"[{key}]" if isinstance(key, int) else ("." if text else "") + key
+    return f"{text} ({node.term})"
+
+
 def missing_ops(task) -> list[str]:
     """Why ``task`` cannot run as a program: the terms without an ``ops`` implementation and
     the features that stay on the host; empty when it can."""
-    out = [f"{path[0]}[{path[1]}] has no Taichi implementation" for path, term in task._step_terms()
+    out = [f"{_where(task.config, path)} has no program form" for path, term in task._step_terms()
            if term.ops is None]
     if task.drive is not None:
         out.append(f"actions.kind {task.config.actions.kind!r}")
