@@ -4,6 +4,7 @@
     python scripts/leaderboard.py --workers 2                      # two cells at a time
     python scripts/leaderboard.py --render-only                    # tables and plots from finished cells
     python scripts/leaderboard.py --ray-address auto               # cells as Ray tasks on a cluster
+    python scripts/leaderboard.py --publish docs/leaderboard/v4    # records into the repository, its page
     taigym leaderboard ...                                         # the same, as a subcommand
 
 A protocol (YAML) names the tasks with their training budget in env steps, the algorithms
@@ -23,6 +24,10 @@ Outputs, in ``--out`` (default ``results/leaderboard/<name>``): ``leaderboard.md
 ``curves_<Task>.png`` (return against env steps and wall time, per algorithm and simulator).
 With two simulators the table puts them side by side per task and flags the tasks where
 they disagree beyond their spread over seeds (see :func:`disagree`).
+
+``--publish DEST`` stores the finished records in ``DEST/cells`` (learning curves thinned to
+200 rows) and writes the page ``DEST.md`` from them, plots in ``DEST``; with no run folder it
+rebuilds the page from the stored records alone.
 
 On Ray (``--ray-address``) each cell is a one-CPU task; a cell whose worker dies is run
 again (Ray's task retries, then up to ``RAY_RESUBMITS`` submissions of the leaderboard's own).
@@ -655,8 +660,9 @@ def plot_task_curves(task: TaskEntry, records: list[dict], png: Path, many_simul
     return True
 
 
-def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path) -> dict:
-    """Write leaderboard.md/.html/.json and one curve PNG per task; returns the summary."""
+def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path, page: Path | None = None) -> dict:
+    """Write leaderboard.md (or ``page``), .html and .json and one curve PNG per task into
+    ``out``; returns the summary."""
     from taigym.scripts.results import task_name, write_json
 
     records = load_records(cells, cells_dir)
@@ -667,7 +673,10 @@ def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path) ->
         if plot_task_curves(task, records, out / name, many_simulators=len(protocol.simulators) > 1):
             plots.append(name)
     pending = len(cells) - len(records)
-    (out / "leaderboard.md").write_text(markdown(protocol, summary, pending, plots))
+    page = page or out / "leaderboard.md"
+    # the page links the plots from wherever it sits
+    links = [os.path.relpath(out / name, page.parent) for name in plots]
+    page.write_text(markdown(protocol, summary, pending, links))
     (out / "leaderboard.html").write_text(html_page(protocol, summary, pending, plots))
     report = {"protocol": protocol.model_dump(), "cells": len(cells), "finished": len(records), "rows": summary}
     if len(protocol.simulators) > 1:
@@ -675,6 +684,37 @@ def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path) ->
                                  comparisons(protocol, summary)]
     write_json(out / "leaderboard.json", report)
     return report
+
+
+# --- publishing -----------------------------------------------------------------------------
+CURVE_ROWS = 200  # rows of a learning curve kept in a published record
+
+
+def publish(protocol: Protocol, cells: list[dict], run_cells_dir: Path, dest: Path) -> dict:
+    """Copy the finished records of a run (``run_cells_dir``, when it exists) into
+    ``dest/cells``, their learning curves thinned to CURVE_ROWS rows, then render the page
+    ``dest.md`` with its plots in ``dest`` from the records stored there: run again with no
+    run folder, it rebuilds the page from the stored records alone."""
+    from taigym.scripts.results import write_json
+
+    stored = dest / "cells"
+    stored.mkdir(parents=True, exist_ok=True)
+    if run_cells_dir.is_dir() and run_cells_dir.resolve() != stored.resolve():
+        for cell in cells:
+            if is_done(cell, run_cells_dir):
+                record = json.loads((run_cells_dir / cell["key"] / "cell.json").read_text())
+                record["progress"] = thinned(record.get("progress") or [], CURVE_ROWS)
+                (stored / cell["key"]).mkdir(exist_ok=True)
+                write_json(stored / cell["key"] / "cell.json", record)
+    return render(protocol, cells, stored, dest, page=dest.with_suffix(".md"))
+
+
+def thinned(rows: list, n: int) -> list:
+    """At most ``n`` of ``rows``, evenly spaced, the first and the last kept."""
+    if len(rows) <= n:
+        return list(rows)
+    keep = np.unique(np.linspace(0, len(rows) - 1, n).round().astype(int))
+    return [rows[i] for i in keep]
 
 
 # --- command line --------------------------------------------------------------------------
@@ -686,6 +726,9 @@ def parse_args(argv=None):
                    help="cells run at once, each in its own process (1: in this process; default: 1)")
     p.add_argument("--ray-address", help="submit cells to the Ray cluster at this address (needs ray installed)")
     p.add_argument("--render-only", action="store_true", help="only render tables and plots of finished cells")
+    p.add_argument("--publish", type=Path, metavar="DEST",
+                   help="store the finished records in DEST/cells (curves thinned) and write the page DEST.md "
+                        "from them, e.g. docs/leaderboard/v4; runs no cell")
     p.add_argument("--only", nargs="*", default=None, metavar="KEY",
                    help="run only these cells (their keys, e.g. InvertedPendulum-v0-PPO-0 or, on Gymnasium, "
                         "InvertedPendulum-v5-PPO-0)")
@@ -700,8 +743,12 @@ def main(argv=None) -> int:
     protocol = load_protocol(ns.protocol)
     out = ns.out or Path("results") / "leaderboard" / protocol.name
     cells_dir = out / "cells"
-    cells_dir.mkdir(parents=True, exist_ok=True)
     cells = make_cells(protocol)
+    if ns.publish is not None:
+        report = publish(protocol, cells, cells_dir, ns.publish)
+        print(f"leaderboard: {ns.publish.with_suffix('.md')} ({report['finished']}/{report['cells']} cells)")
+        return 0
+    cells_dir.mkdir(parents=True, exist_ok=True)
     pending = [c for c in cells if not is_done(c, cells_dir) and (ns.only is None or c["key"] in ns.only)]
     print(f"{protocol.name} v{protocol.version}: {len(cells)} cells, {len(cells) - len(pending)} finished or "
           f"skipped, {0 if ns.render_only else len(pending)} to run; output in {out}", flush=True)

@@ -172,6 +172,37 @@ def test_two_simulator_leaderboard_end_to_end(tmp_path):
     assert (out / "curves_InvertedPendulum-v0.png").stat().st_size > 0
 
 
+def test_publish_stores_thinned_records_and_rebuilds_the_page_from_them_alone(tmp_path):
+    protocol_path = write(tmp_path, TWO_SIMULATORS.replace("seeds: [0]", "seeds: [0, 1]"))
+    protocol = leaderboard.load_protocol(protocol_path)
+    run = tmp_path / "run"
+    for cell in leaderboard.make_cells(protocol)[:3]:  # one cell left unfinished
+        r = record(cell["task"], cell["simulator"], cell["seed"], 990.0 + cell["seed"])
+        r.update(key=cell["key"], digest=cell["digest"], progress=[
+            {"env_steps": 10.0 * i, "wall_time_s": 0.1 * i, "return_mean": float(i), "return_std": 0.0}
+            for i in range(1000)])
+        (run / "cells" / cell["key"]).mkdir(parents=True)
+        (run / "cells" / cell["key"] / "cell.json").write_text(json.dumps(r))
+    dest = tmp_path / "docs" / "leaderboard" / "v9"
+    args = ["--protocol", str(protocol_path), "--out", str(run), "--publish", str(dest)]
+    assert leaderboard.main(args) == 0
+    stored = sorted(p.parent.name for p in (dest / "cells").glob("*/cell.json"))
+    assert len(stored) == 3
+    kept = json.loads((dest / "cells" / stored[0] / "cell.json").read_text())["progress"]
+    assert len(kept) == leaderboard.CURVE_ROWS and kept[0]["env_steps"] == 0 and kept[-1]["env_steps"] == 9990
+    page = dest.with_suffix(".md")
+    text = page.read_text()
+    assert "1 cell(s) not finished yet" in text and "![v9/curves_InvertedPendulum-v0.png]" in text
+    assert (dest / "curves_InvertedPendulum-v0.png").stat().st_size > 0
+    # the run folder gone, the same command rebuilds the same page from the stored records
+    import shutil
+
+    shutil.rmtree(run)
+    page.unlink()
+    assert leaderboard.main(args) == 0
+    assert page.read_text() == text
+
+
 def test_train_takes_a_gymnasium_id(tmp_path):
     assert train.is_gymnasium_id("Hopper-v5") and not train.is_gymnasium_id("TaiGym/Hopper-v0")
     assert not train.is_gymnasium_id("my_task.yaml")
