@@ -177,7 +177,7 @@ class TaiGymVectorEnv(VectorEnv):
         actions, bad_action = self._checked_actions(actions)
         resetting = self._needs_reset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         if self._program is not None:
-            obs, reward, parts, terminated, finite = self._step_program(actions)
+            obs, reward, parts, terminated, finite = self._step_program(actions, resetting)
         else:
             obs, reward, parts, terminated, finite = self._step_terms(actions, resetting)
         self._steps += 1
@@ -222,15 +222,26 @@ class TaiGymVectorEnv(VectorEnv):
         # the flags the host needs for resets: the one read back from the device per step
         return obs, reward, parts, xp.to_numpy(terminated).copy(), xp.to_numpy(finite)
 
-    def _step_program(self, actions):
+    def _step_program(self, actions, resetting):
         """The step as one launch: actions in, terms computed by the World's program."""
         p = self._program
         regs = self.world.registers()
         regs[:, p.action.start : p.action.stop] = actions
-        if self.world.registers() is not regs:  # a copy (not a CPU World): write it back
-            self.world.set_registers(regs)
+        # commands due after this step are drawn now, into the registers the observation reads
+        # (the rewards read the step's own); the same draws, in the same order, as the numpy path
+        for name, due in self.task.commands_due(self._steps + 1).items():
+            ids = np.flatnonzero(due & ~resetting)
+            if len(ids):
+                at = p.commands_next[name]
+                regs[ids, at.start : at.stop] = np.stack([self.task.draw_commands(self._rngs[i], (name,))[name]
+                                                          for i in ids])
+        self._put_registers(regs)
         self.world.step(self._frame_skip, segments=(PRE, POST))
         regs = self.world.registers()
+        for name, now in p.commands_now.items():
+            nxt = p.commands_next[name]
+            regs[:, now.start : now.stop] = regs[:, nxt.start : nxt.stop]
+        self._put_registers(regs)
         parts = {}
         for name, at in p.parts:
             value = regs[:, at.start].astype(np.float64)
@@ -239,6 +250,21 @@ class TaiGymVectorEnv(VectorEnv):
         self.task.add_noise(obs, self._noise_rngs)
         return (obs, regs[:, p.reward.start].astype(np.float64), parts, regs[:, p.terminated.start] != 0,
                 regs[:, p.nonfinite.start] == 0)
+
+    def current_commands(self) -> dict:
+        """{command name: (num_envs, size)}: each env's current command (what its observation
+        shows), a copy, wherever the env keeps it."""
+        if self._program is None:
+            return {name: self._xp.to_numpy(rows).copy() for name, rows in self._commands.items()}
+        regs = self.world.registers()
+        return {name: regs[:, at.start : at.stop].astype(np.float64) for name, at in self._program.commands_next.items()}
+
+    def term_memory(self) -> dict:
+        """{memory name: (num_envs, width)}: the terms' per-env memory (Term.memory), a copy."""
+        if self._program is None:
+            return {name: self._xp.to_numpy(rows).copy() for name, rows in self._memory.items()}
+        regs = self.world.registers()
+        return {name: regs[:, at.start : at.stop].astype(np.float64) for name, at in self._program.memories.items()}
 
     def render(self):
         """One (H, W, 3) uint8 frame per env, or None without a render mode."""
@@ -305,9 +331,23 @@ class TaiGymVectorEnv(VectorEnv):
         self._steps[ids] = 0
         self._needs_reset[ids] = False
 
+    def _put_registers(self, regs):
+        if self.world.registers() is not regs:  # a copy (not a CPU World): write it back
+            self.world.set_registers(regs)
+
     def _observe_reset(self, ids):
         # the program's RESET segment observes inside the forward launch
         p = self._program
+        regs = self.world.registers()
+        for at in p.memories.values():
+            regs[ids, at.start : at.stop] = 0.0
+        if p.commands_now:
+            drawn = [self.task.draw_commands(self._rngs[i]) for i in ids]
+            for name, now in p.commands_now.items():
+                rows = np.stack([d[name] for d in drawn])
+                nxt = p.commands_next[name]
+                regs[ids, now.start : now.stop] = regs[ids, nxt.start : nxt.stop] = rows
+        self._put_registers(regs)
         self.world.forward(None if len(ids) == self.num_envs else ids, segments=(0, RESET))
         obs = self.world.registers()[ids, p.obs.start : p.obs.stop].astype(np.float64)
         self.task.add_noise(obs, [self._noise_rngs[i] for i in ids])

@@ -12,7 +12,8 @@ The program's segments:
 
 Every term that runs here has an ``ops`` implementation beside its numpy one, which stays
 the reference (tests/test_term_program.py checks that the two agree). Observation noise,
-commands and resets stay on the host: they draw from each env's own numpy generator.
+command draws and resets stay on the host: they draw from each env's own numpy generator.
+Commands and term memory live in registers, written by the host at resets and resamples.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ class TermCompiler:
         self.action, self.terminated = action, terminated
         self._loaded: dict = {}
         self._prev: dict = {}
+        # per-env state the host keeps in registers: each command twice (the one the step's
+        # action was chosen for, which rewards judge, and the one drawn for the next step,
+        # which the observation shows) and each term memory once
+        self.commands_now = {name: builder.alloc(term.size) for name, term, _ in task.commands}
+        self.commands_next = {name: builder.alloc(term.size) for name, term, _ in task.commands}
+        self.memories = {name: builder.alloc(width) for name, width in task.memory.items()}
+        self.observing = False
         self.at(POST)
 
     def at(self, segment: int) -> None:
@@ -47,6 +55,14 @@ class TermCompiler:
                 self._loaded[(self._segment, "rne")] = True
             self._loaded[key] = self.b.load(name, rows, cols)
         return self._loaded[key]
+
+    def command(self, name: str):
+        """Command ``name``: the step's own while rewards are built, the next one for observations."""
+        return (self.commands_next if self.observing else self.commands_now)[name]
+
+    def memory(self, name: str):
+        """Term memory ``name`` (Term.memory), kept across steps, zeroed by the host at a reset."""
+        return self.memories[name]
 
     def prev(self, name: str, rows, cols=None):
         """Quantity ``name`` as it was before the step (kept by the PRE segment)."""
@@ -79,10 +95,6 @@ def missing_ops(task) -> list[str]:
            if term.ops is None]
     if task.drive is not None:
         out.append(f"actions.kind {task.config.actions.kind!r}")
-    if task.commands:
-        out.append("commands")
-    if task.memory:
-        out.append("term memory")
     if task.agents:
         out.append("agents")
     return out
@@ -91,7 +103,8 @@ def missing_ops(task) -> list[str]:
 class TermProgram:
     """The registers and program of ``task``'s env step. Attributes (register runs): ``action``
     (input, written before a step), ``obs``, ``reward``, ``parts`` [(name, regs)],
-    ``terminated``, ``nonfinite``; ``program`` is what World.set_program takes."""
+    ``terminated``, ``nonfinite``; ``commands_now``, ``commands_next`` and ``memories``
+    ({name: regs}, kept by the host); ``program`` is what World.set_program takes."""
 
     def __init__(self, task):
         missing = missing_ops(task)
@@ -101,6 +114,7 @@ class TermProgram:
         self.action = b.alloc(task.action_size)
         self.terminated = b.alloc(1)
         c = TermCompiler(task, b, self.action, self.terminated)
+        self.commands_now, self.commands_next, self.memories = c.commands_now, c.commands_next, c.memories
         self._terminations(c, task)
         self._rewards(c, task)
         self.obs = b.alloc(task.obs_size)
@@ -131,6 +145,7 @@ class TermProgram:
         self.reward = c.b.sum(values)
 
     def _observations(self, c, task, segment):
+        c.observing = True
         at = self.obs.start
         for o in task.observations:
             value = o.term.ops(c)

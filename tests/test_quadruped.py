@@ -46,7 +46,7 @@ def test_commands_resampled_on_schedule_per_env(task):
     env = TaiGymVectorEnv(Task.from_source(ID, ["commands.0.params.resampling_time=0.1"]), num_envs=3,
                           autoreset_mode="Disabled")
     obs, _ = env.reset(seed=1)
-    first = env._commands["base_velocity"].copy()
+    first = env.current_commands()["base_velocity"]
     assert len({tuple(c) for c in first}) == 3  # each env its own draw
     np.testing.assert_allclose(obs[:, COMMAND], first, rtol=1e-6)
     zero = np.zeros((3, 12), np.float32)
@@ -55,7 +55,7 @@ def test_commands_resampled_on_schedule_per_env(task):
         if t == 2:
             env.reset(options={"reset_mask": np.array([False, True, False])})
         obs, *_ = env.step(zero)
-        history.append(env._commands["base_velocity"].copy())
+        history.append(env.current_commands()["base_velocity"])
         np.testing.assert_allclose(obs[:, COMMAND], history[-1], rtol=1e-6)  # observed as it is now
     changed = [np.flatnonzero((history[t] != (history[t - 1] if t else first)).any(1)).tolist() for t in range(12)]
     # env 0 and 2 after steps 5 and 10; env 1 redrawn at its reset (before step 3), then 5 steps later

@@ -23,14 +23,18 @@ GYMNASIUM_SET = ["Ant", "Humanoid", "Hopper", "HalfCheetah", "Walker2d", "Swimme
                  "InvertedDoublePendulum", "Reacher"]
 
 
+# commands resampled every 10 steps, a standing command now and then: the draws are exercised
+EXTRA = {"QuadrupedFlat": ["commands.0.params.resampling_time=0.2", "commands.0.params.standing_probability=0.3"]}
+
+
 def _pair(task, n, precision, seed=3):
-    overrides = [f"simulation.precision={precision}"]
+    overrides = [f"simulation.precision={precision}", *EXTRA.get(task, [])]
     envs = [TaiGymVectorEnv(f"TaiGym/{task}-v0", n, overrides=overrides, program=p) for p in (False, True)]
     assert envs[0]._program is None and envs[1]._program is not None
     return envs, [e.reset(seed=seed)[0] for e in envs]
 
 
-@pytest.mark.parametrize("task", GYMNASIUM_SET)
+@pytest.mark.parametrize("task", [*GYMNASIUM_SET, "QuadrupedFlat"])
 def test_program_step_equals_numpy_terms_in_float64(task):
     """100 random-action steps of 4 envs, autoresets included: the same observations,
     terminations and truncations, rewards and each reward term to 1e-12."""
@@ -49,7 +53,7 @@ def test_program_step_equals_numpy_terms_in_float64(task):
             if key.startswith("reward_"):
                 np.testing.assert_allclose(out[4][key], value, rtol=1e-12, atol=1e-12)
         ended += int(ref[2].sum())
-    if task in ("Hopper", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum"):
+    if task in ("Hopper", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum", "QuadrupedFlat"):
         assert ended > 0, "the comparison should cover terminations and autoresets"
 
 
@@ -167,10 +171,10 @@ def test_env_takes_the_program_path_where_it_can_and_says_why_not():
     env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2)
     assert env._program is not None
     assert TaiGymVectorEnv("TaiGym/Hopper-v0", 2, program=False)._program is None
-    reasons = missing_ops(Task.from_source("TaiGym/QuadrupedFlat-v0"))
-    assert "commands" in reasons
-    with pytest.raises(ValueError, match="QuadrupedFlat-v0 cannot run its terms as a program: .*commands"):
-        TaiGymVectorEnv("TaiGym/QuadrupedFlat-v0", 2, program=True)
+    reasons = missing_ops(Task.from_source("configs/tasks/arm_reach.yaml"))
+    assert "observations[3] (drive_target) has no program form" in reasons
+    with pytest.raises(ValueError, match=r"ArmReach-v0 cannot run its terms as a program: .*\(drive_target\)"):
+        TaiGymVectorEnv("configs/tasks/arm_reach.yaml", 2, program=True)
     # a torch namespace for the terms keeps them out of the program
     torch = pytest.importorskip("torch")
     env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2, tensor_backend="torch", torch_terms=True)
@@ -204,12 +208,25 @@ def test_every_term_with_ops_equals_its_numpy_form_at_random_states(config):
     regs = world.registers().copy()
     actions, ended = rng.uniform(-1, 1, (n, t.action_size)), rng.uniform(size=n) < 0.5
     regs[:, action.start : action.stop], regs[:, terminated.start] = actions, ended
+    # commands (the same for the step and the next) and memory: some zero, some not
+    commands = {name: rng.uniform(-1, 1, (n, at.n)) * (rng.uniform(size=(n, 1)) < 0.8)
+                for name, at in c.commands_now.items()}
+    memory = {name: rng.uniform(0, 1, (n, at.n)) * (rng.uniform(size=(n, at.n)) < 0.5)
+              for name, at in c.memories.items()}
+    for name, values in commands.items():
+        for at in (c.commands_now[name], c.commands_next[name]):
+            regs[:, at.start : at.stop] = values
+    for name, values in memory.items():
+        regs[:, c.memories[name].start : c.memories[name].stop] = values
     world.set_registers(regs)
     world.forward(segments=(PRE, POST))
     regs = world.registers()
     prev_keys = sorted({key for _, term in terms for key in term.needs_prev})
     ctx = StepContext(m, snapshot(world, sorted({"qpos", "qvel", *(k for _, tm in terms for k in tm.needs)})),
-                      dt=t.dt, action=actions, prev=snapshot(world, prev_keys), terminated=ended)
+                      dt=t.dt, action=actions, prev=snapshot(world, prev_keys), terminated=ended,
+                      commands=commands, memory={k: v.copy() for k, v in memory.items()})
     for path, term, out in outputs:
         ref = np.asarray(term.fn(ctx), dtype=np.float64).reshape(n, -1)
         np.testing.assert_allclose(regs[:, out.start : out.stop], ref, rtol=1e-12, atol=1e-12, err_msg=str(path))
+    for name, at in c.memories.items():  # updated in place by both
+        np.testing.assert_allclose(regs[:, at.start : at.stop], ctx.memory[name], rtol=1e-12, atol=1e-12)

@@ -46,6 +46,25 @@ def _projected_gravity(ctx, b):
     return ctx.xp.float64(ctx.get("xmat")[:, b, 2, :]) * GRAVITY_DIRECTION[2]
 
 
+# the same quantities as program instructions (tasks/term_program.py)
+def _base_lin_vel_ops(c, b, dof):
+    return c.b.rot_t(c.load("xmat", b), c.load("qvel", range(dof, dof + 3)))
+
+
+def _projected_gravity_ops(c, b):
+    return c.b.affine(c.load("xmat", b, [6, 7, 8]), GRAVITY_DIRECTION[2], 0.0)
+
+
+def _exp_kernel_ops(c, error, std):
+    """exp(-sum(error^2) / std^2)."""
+    return c.b.exp(c.b.affine(c.b.sum(c.b.square(error)), -1.0 / std**2, 0.0))
+
+
+def _in_contact_ops(c, body, force):
+    """1 where the net contact force on ``body`` exceeds ``force``."""
+    return c.b.greater(c.b.norm(c.load("cfrc_ext", body, [3, 4, 5])), force)
+
+
 def _joint_dofs(model, joints):
     """qpos and qvel indices of hinge/slide joints (all of them when ``joints`` is None)."""
     if joints is None:
@@ -100,27 +119,31 @@ def base_velocity(model, *, lin_vel_x: tuple[float, float] = (-1.0, 1.0), lin_ve
 def base_lin_vel(model, *, body: str = "base"):
     """Linear velocity of the base in the base frame (3)."""
     b, dof = _free_base(model, body)
-    return Term(lambda ctx: _base_lin_vel(ctx, b, dof), needs=("qvel", "xmat"), size=3)
+    return Term(lambda ctx: _base_lin_vel(ctx, b, dof), needs=("qvel", "xmat"), size=3,
+                ops=lambda c: _base_lin_vel_ops(c, b, dof))
 
 
 @register("observation")
 def base_ang_vel(model, *, body: str = "base"):
     """Angular velocity of the base in the base frame (3)."""
     _, dof = _free_base(model, body)
-    return Term(lambda ctx: ctx.get("qvel")[:, dof + 3 : dof + 6], needs=("qvel",), size=3)
+    return Term(lambda ctx: ctx.get("qvel")[:, dof + 3 : dof + 6], needs=("qvel",), size=3,
+                ops=lambda c: c.load("qvel", range(dof + 3, dof + 6)))
 
 
 @register("observation")
 def projected_gravity(model, *, body: str = "base"):
     """The gravity direction in the base frame (3), (0, 0, -1) when the base is level."""
     b, _ = _free_base(model, body)
-    return Term(lambda ctx: _projected_gravity(ctx, b), needs=("xmat",), size=3)
+    return Term(lambda ctx: _projected_gravity(ctx, b), needs=("xmat",), size=3,
+                ops=lambda c: _projected_gravity_ops(c, b))
 
 
 @register("observation")
 def velocity_command(model, *, command: str = "base_velocity"):
     """The current command ``command`` (vx, vy, yaw rate)."""
-    return Term(lambda ctx: ctx.command(command), size=3, info={"command": command})
+    return Term(lambda ctx: ctx.command(command), size=3, info={"command": command},
+                ops=lambda c: c.command(command))
 
 
 @register("observation")
@@ -129,14 +152,15 @@ def joint_pos_rel(model, *, joints: list[str] | None = None):
     qadr, _ = _joint_dofs(model, joints)
     default = np.asarray(model.qpos0, dtype=np.float64)[qadr]
     return Term(lambda ctx: ctx.get("qpos")[:, ctx.xp.const(qadr)] - ctx.xp.const(default), needs=("qpos",),
-                size=len(qadr))
+                size=len(qadr), ops=lambda c: c.b.affine(c.load("qpos", qadr), 1.0, -default))
 
 
 @register("observation")
 def actuator_ctrl(model):
     """The controls last applied, one per actuator: the last action as joint targets
     (offset + scale * action); zero after a reset, as the World resets them."""
-    return Term(lambda ctx: ctx.get("ctrl"), needs=("ctrl",), size=model.nu)
+    return Term(lambda ctx: ctx.get("ctrl"), needs=("ctrl",), size=model.nu,
+                ops=lambda c: c.load("ctrl", range(model.nu)))
 
 
 # --- rewards --------------------------------------------------------------------------------
@@ -151,7 +175,11 @@ def track_lin_vel_xy_exp(model, *, std: float = 0.5, command: str = "base_veloci
         error = ctx.xp.square(ctx.command(command)[:, :2] - _base_lin_vel(ctx, b, dof)[:, :2]).sum(axis=1)
         return ctx.xp.exp(-error / std**2)
 
-    return Term(reward, needs=("qvel", "xmat"), info={"command": command})
+    def ops(c):
+        error = c.b.sub(c.command(command)[:2], _base_lin_vel_ops(c, b, dof)[:2])
+        return _exp_kernel_ops(c, error, std)
+
+    return Term(reward, needs=("qvel", "xmat"), info={"command": command}, ops=ops)
 
 
 @register("reward")
@@ -164,28 +192,34 @@ def track_ang_vel_z_exp(model, *, std: float = 0.5, command: str = "base_velocit
         error = ctx.xp.square(ctx.command(command)[:, 2] - ctx.get("qvel")[:, dof + 5])
         return ctx.xp.exp(-error / std**2)
 
-    return Term(reward, needs=("qvel",), info={"command": command})
+    def ops(c):
+        return _exp_kernel_ops(c, c.b.sub(c.command(command)[2], c.load("qvel", dof + 5)), std)
+
+    return Term(reward, needs=("qvel",), info={"command": command}, ops=ops)
 
 
 @register("reward")
 def lin_vel_z_l2(model, *, body: str = "base"):
     """Squared vertical velocity of the base (base frame z): penalizes bouncing."""
     b, dof = _free_base(model, body)
-    return Term(lambda ctx: ctx.xp.square(_base_lin_vel(ctx, b, dof)[:, 2]), needs=("qvel", "xmat"))
+    return Term(lambda ctx: ctx.xp.square(_base_lin_vel(ctx, b, dof)[:, 2]), needs=("qvel", "xmat"),
+                ops=lambda c: c.b.square(_base_lin_vel_ops(c, b, dof)[2]))
 
 
 @register("reward")
 def ang_vel_xy_l2(model, *, body: str = "base"):
     """Squared roll and pitch rates of the base: penalizes rocking."""
     _, dof = _free_base(model, body)
-    return Term(lambda ctx: ctx.xp.square(ctx.get("qvel")[:, dof + 3 : dof + 5]).sum(axis=1), needs=("qvel",))
+    return Term(lambda ctx: ctx.xp.square(ctx.get("qvel")[:, dof + 3 : dof + 5]).sum(axis=1), needs=("qvel",),
+                ops=lambda c: c.b.sum(c.b.square(c.load("qvel", range(dof + 3, dof + 5)))))
 
 
 @register("reward")
 def flat_orientation_l2(model, *, body: str = "base"):
     """Squared x and y of the projected gravity: 0 when the base is level."""
     b, _ = _free_base(model, body)
-    return Term(lambda ctx: ctx.xp.square(_projected_gravity(ctx, b)[:, :2]).sum(axis=1), needs=("xmat",))
+    return Term(lambda ctx: ctx.xp.square(_projected_gravity(ctx, b)[:, :2]).sum(axis=1), needs=("xmat",),
+                ops=lambda c: c.b.sum(c.b.square(_projected_gravity_ops(c, b)[:2])))
 
 
 @register("reward")
@@ -199,7 +233,11 @@ def joint_acc_l2(model, *, joints: list[str] | None = None):
         acc = (ctx.get("qvel")[:, idx] - ctx.get_prev("qvel")[:, idx]) / ctx.dt
         return ctx.xp.square(acc).sum(axis=1)
 
-    return Term(cost, needs=("qvel",), needs_prev=("qvel",))
+    def ops(c):
+        acc = c.b.affine(c.b.sub(c.load("qvel", dofs), c.prev("qvel", dofs)), 1.0 / c.dt, 0.0)
+        return c.b.sum(c.b.square(acc))
+
+    return Term(cost, needs=("qvel",), needs_prev=("qvel",), ops=ops)
 
 
 @register("reward")
@@ -207,8 +245,12 @@ def action_rate_l2(model):
     """Squared change of the controls over the step, sum over actuators. On controls rather
     than raw actions: ctrl = offset + scale * action, so this is scale^2 times the action
     rate; a reset zeroes the controls, so the first step compares with the default pose."""
+    def ops(c):
+        actuators = range(model.nu)
+        return c.b.sum(c.b.square(c.b.sub(c.load("ctrl", actuators), c.prev("ctrl", actuators))))
+
     return Term(lambda ctx: ctx.xp.square(ctx.get("ctrl") - ctx.get_prev("ctrl")).sum(axis=1),
-                needs=("ctrl",), needs_prev=("ctrl",))
+                needs=("ctrl",), needs_prev=("ctrl",), ops=ops)
 
 
 @register("reward")
@@ -216,7 +258,7 @@ def joint_torques_l2(model, *, joints: list[str] | None = None):
     """Squared actuator forces on the joints' dofs (qfrc_actuator)."""
     _, dofs = _joint_dofs(model, joints)
     return Term(lambda ctx: ctx.xp.square(ctx.get("qfrc_actuator")[:, ctx.xp.const(dofs)]).sum(axis=1),
-                needs=("qfrc_actuator",))
+                needs=("qfrc_actuator",), ops=lambda c: c.b.sum(c.b.square(c.load("qfrc_actuator", dofs))))
 
 
 def _in_contact(ctx, bodies, force):
@@ -249,7 +291,20 @@ def feet_air_time(model, *, feet: list[str], threshold: float = 0.3, contact_for
         air[:] = xp.where(contact, 0.0, air + ctx.dt)
         return value * moving
 
-    return Term(reward, needs=("cfrc_ext",), memory={"feet_air_time": len(bodies)}, info={"command": command})
+    def ops(c):
+        b, air = c.b, c.memory("feet_air_time")
+        value = b.const(0.0)
+        for k, body in enumerate(bodies):
+            contact = _in_contact_ops(c, int(body), contact_force)
+            touchdown = b.mul(contact, b.greater(air[k], 0.0))
+            b.add(value, b.mul(touchdown, b.affine(air[k], 1.0, -threshold)), out=value)
+            # in contact: 0; in the air: one more step's time
+            b.mul(b.affine(contact, -1.0, 1.0), b.affine(air[k], 1.0, c.dt), out=air[k])
+        moving = b.greater(b.norm(c.command(command)[:2]), min_command)
+        return b.mul(value, moving)
+
+    return Term(reward, needs=("cfrc_ext",), memory={"feet_air_time": len(bodies)}, info={"command": command},
+                ops=ops)
 
 
 # --- terminations ---------------------------------------------------------------------------
@@ -259,7 +314,13 @@ def body_contact(model, *, bodies: list[str], force: float = 1.0):
     ground: Isaac Lab's illegal contact)."""
     idx = body_indices(model, bodies, 0, None)
     _positive(force, "force")
-    return Term(lambda ctx: _in_contact(ctx, idx, force).any(axis=1), needs=("cfrc_ext",))
+    def ops(c):
+        flags = c.b.alloc(len(idx))
+        for k, body in enumerate(idx):
+            c.b.copy(_in_contact_ops(c, int(body), force), out=flags[k])
+        return c.b.any(flags)
+
+    return Term(lambda ctx: _in_contact(ctx, idx, force).any(axis=1), needs=("cfrc_ext",), ops=ops)
 
 
 @register("termination")
@@ -272,4 +333,5 @@ def base_tilt_above(model, *, max_angle: float, body: str = "base"):
     cos_max = np.cos(max_angle)
     # cos(tilt) is the base z axis' world z: xmat[2, 2]; NaN compares False, so it ends too.
     # Compared in float64, as numpy does with the float64 cos_max (torch would round it to float32)
-    return Term(lambda ctx: ~(ctx.xp.float64(ctx.get("xmat")[:, b, 2, 2]) >= cos_max), needs=("xmat",))
+    return Term(lambda ctx: ~(ctx.xp.float64(ctx.get("xmat")[:, b, 2, 2]) >= cos_max), needs=("xmat",),
+                ops=lambda c: c.b.outside(c.load("xmat", b, 8), cos_max, np.inf))
