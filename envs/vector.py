@@ -188,7 +188,10 @@ class TaiGymVectorEnv(VectorEnv):
         self._obs = obs
         if resetting.any():
             ids = np.flatnonzero(resetting)
-            self._reset_envs(ids)
+            if self._program is None:
+                self._reset_envs(ids)
+            else:  # reset before the launch, observed by it
+                self._steps[ids] = 0
             reward[ids], terminated[ids], truncated[ids] = 0.0, False, False
         ended = terminated | truncated
         values, carriers = self._step_info(parts, resetting | diverged, diverged, bad_action)
@@ -223,9 +226,15 @@ class TaiGymVectorEnv(VectorEnv):
         return obs, reward, parts, xp.to_numpy(terminated).copy(), xp.to_numpy(finite)
 
     def _step_program(self, actions, resetting):
-        """The step as one launch: actions in, terms computed by the World's program."""
+        """The step as one launch: actions in, terms computed by the World's program. Envs that
+        autoreset now (NEXT_STEP) are reset on the host first and observed in the same launch,
+        their steps replaced by a forward pass (the override register)."""
         p = self._program
+        reset_ids = np.flatnonzero(resetting)
+        if len(reset_ids):
+            self._draw_resets(reset_ids)
         regs = self.world.registers()
+        regs[reset_ids, p.override.start] = RESET << 8
         regs[:, p.action.start : p.action.stop] = actions
         # commands due after this step are drawn now, into the registers the observation reads
         # (the rewards read the step's own); the same draws, in the same order, as the numpy path
@@ -241,13 +250,20 @@ class TaiGymVectorEnv(VectorEnv):
         for name, now in p.commands_now.items():
             nxt = p.commands_next[name]
             regs[:, now.start : now.stop] = regs[:, nxt.start : nxt.stop]
+        regs[reset_ids, p.override.start] = 0
         self._put_registers(regs)
+        self.world.time[reset_ids] = 0.0  # they ran a forward pass: no time passed
         parts = {}
         for name, at in p.parts:
             value = regs[:, at.start].astype(np.float64)
             parts[name] = parts[name] + value if name in parts else value
         obs = regs[:, p.obs.start : p.obs.stop].astype(np.float64)
+        clean = obs[reset_ids].copy()
         self.task.add_noise(obs, self._noise_rngs)
+        if len(reset_ids):
+            # as on the numpy path, a reset env's generator draws the step's noise, then its reset's
+            self.task.add_noise(clean, [self._noise_rngs[i] for i in reset_ids])
+            obs[reset_ids] = clean
         return (obs, regs[:, p.reward.start].astype(np.float64), parts, regs[:, p.terminated.start] != 0,
                 regs[:, p.nonfinite.start] == 0)
 
@@ -303,15 +319,10 @@ class TaiGymVectorEnv(VectorEnv):
         """Fresh initial states (and parameters) for envs ``ids``; their observations."""
         if len(ids) == 0:
             return
-        states = [self.task.initial_state(self._rngs[i]) for i in ids]
-        qpos, qvel = np.stack([s[0] for s in states]), np.stack([s[1] for s in states])
-        if self._params is not None:
-            self._params.write(ids, [self.task.draw_parameters(self._rngs[i]) for i in ids])
-        self.world.reset(env_ids=ids)
-        self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
-        self.task.hold_reset_pose(self.world, ids, qpos)
+        self._draw_resets(ids)
         if self._program is not None:
-            self._observe_reset(ids)
+            self.world.forward(None if len(ids) == self.num_envs else ids, segments=(0, RESET))
+            self._observe_reset(ids, self.world.registers())
             return
         self.world.forward(ids)
         xp = self._xp
@@ -335,9 +346,19 @@ class TaiGymVectorEnv(VectorEnv):
         if self.world.registers() is not regs:  # a copy (not a CPU World): write it back
             self.world.set_registers(regs)
 
-    def _observe_reset(self, ids):
-        # the program's RESET segment observes inside the forward launch
+    def _draw_resets(self, ids):
+        """The host's part of a reset: each env's draws from its own generator (initial state,
+        parameters, then commands) written into the World (and the program's registers)."""
+        states = [self.task.initial_state(self._rngs[i]) for i in ids]
+        qpos, qvel = np.stack([s[0] for s in states]), np.stack([s[1] for s in states])
+        if self._params is not None:
+            self._params.write(ids, [self.task.draw_parameters(self._rngs[i]) for i in ids])
+        self.world.reset(env_ids=ids)
+        self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
+        self.task.hold_reset_pose(self.world, ids, qpos)
         p = self._program
+        if p is None:
+            return
         regs = self.world.registers()
         for at in p.memories.values():
             regs[ids, at.start : at.stop] = 0.0
@@ -348,8 +369,11 @@ class TaiGymVectorEnv(VectorEnv):
                 nxt = p.commands_next[name]
                 regs[ids, now.start : now.stop] = regs[ids, nxt.start : nxt.stop] = rows
         self._put_registers(regs)
-        self.world.forward(None if len(ids) == self.num_envs else ids, segments=(0, RESET))
-        obs = self.world.registers()[ids, p.obs.start : p.obs.stop].astype(np.float64)
+
+    def _observe_reset(self, ids, regs):
+        # the observations the program's RESET segment wrote, noise added on the host
+        p = self._program
+        obs = regs[ids, p.obs.start : p.obs.stop].astype(np.float64)
         self.task.add_noise(obs, [self._noise_rngs[i] for i in ids])
         self._obs[ids] = obs
         self._steps[ids] = 0

@@ -71,22 +71,24 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         env_ids: i1, nids: ti.i32, nstep: ti.i32, advance: ti.i32, ntask: ti.i32, segments: ti.i32,
     ):
         # the envs stepped are env_ids[:nids]: all of them, or those a reset needs forward;
-        # program segment ``segments & 255`` runs before an env's steps, ``segments >> 8`` after
+        # program segment ``segments & 255`` runs before an env's steps, ``segments >> 8`` after,
+        # unless the env's override register asks for a forward pass (physics/program.py)
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
             k = (t % TASK) * ntask + t // TASK
             while k < nids:
                 w = env_ids[k]
+                code, steps, adv = program.launch_of(w, segments, nstep, advance, prog_i, reg)
                 # one call site each for the program and the step: each is inlined once
                 for phase in range(2):
-                    program(w, (segments >> (8 * phase)) & 255, prog_i, prog_f, reg, sizes, body_i, opt_f, qpos,
-                            qvel, qacc, ctrl, body_d, dof_d, geom_i, con_f, con_i, efc_f, efc_n)
+                    program.run(w, (code >> (8 * phase)) & 255, prog_i, prog_f, reg, sizes, body_i, opt_f, qpos,
+                                qvel, qacc, ctrl, body_d, dof_d, geom_i, con_f, con_i, efc_f, efc_n)
                     if phase == 0:
-                        for _ in range(nstep):
+                        for _ in range(steps):
                             step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f,
                                  ten_f, wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d,
                                  jnt_d, dof_d, qM, qLD, act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f,
-                                 geom_i, geom_f, geom_x, con_f, con_i, con_n, eq_i, eq_f, eq_d, advance)
+                                 geom_i, geom_f, geom_x, con_f, con_i, con_n, eq_i, eq_f, eq_d, adv)
                 k += ntask * TASK
 
     @ti.kernel

@@ -15,12 +15,18 @@ Registers keep their values between launches: inputs written by the host before 
 (actions), values a segment keeps for a later one (a position before the step), per-env
 memory, and outputs the host reads after it.
 
+An env's launch can be overridden through a register (``ProgramBuilder.override``): where it
+holds a non-zero code ``pre | post << 8``, that env runs a forward pass with those segments
+instead of the launch's steps and segments. An env reset on the host before a step gets
+its first observation from the same launch that steps the others.
+
 Instruction rows are 8 int32 entries ``op, n, dst, a, b, c, 0, 0`` after a header of
-``2 * NSEGMENTS`` entries (each segment's first and end row); index lists follow the rows
-in the same int table, constants sit in a float table.
+``2 * NSEGMENTS`` entries (each segment's first and end row) and the override register's
+entry; index lists follow the rows in the same int table, constants sit in a float table.
 """
 
 import functools
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +36,8 @@ from ._math import make_math
 from ._taichi import ti
 
 NSEGMENTS = 8  # segment 0 runs nothing
-HEADER = 2 * NSEGMENTS
+OVERRIDE = 2 * NSEGMENTS  # header entry: 1 + the override register (ProgramBuilder.override), 0 if none
+HEADER = OVERRIDE + 1
 ROW = 8
 
 # opcodes
@@ -154,7 +161,18 @@ def make_program(fp, rne_post):
             else:
                 elementwise(op, w, n, dst, a, b, c, prog_f, reg)
 
-    return run
+    @ti.func
+    def launch_of(w, segments, nstep, advance, prog_i: ti.template(), reg: ti.template()):
+        """(segments, steps, advance) env w runs: the launch's, or its override register's forward pass."""
+        code, steps, adv = segments, nstep, advance
+        at = prog_i[OVERRIDE] - 1
+        if at >= 0:
+            own = ti.cast(reg[w, at], ti.i32)
+            if own != 0:
+                code, steps, adv = own, 1, 0
+        return code, steps, adv
+
+    return types.SimpleNamespace(run=run, launch_of=launch_of)
 
 
 @dataclass(frozen=True)
@@ -187,6 +205,7 @@ class Program:
     floats: np.ndarray
     nregisters: int
     rne_segments: frozenset = frozenset()
+    override: "Regs | None" = None
 
 
 class ProgramBuilder:
@@ -202,6 +221,7 @@ class ProgramBuilder:
         self._segment = 1
         self.nregisters = 0
         self._rne = set()
+        self._override = None
 
     def segment(self, s: int) -> None:
         if not 1 <= s < NSEGMENTS:
@@ -228,6 +248,13 @@ class ProgramBuilder:
         """ctrl[actuators[k]] = values[k]."""
         self._check(values, len(actuators))
         self._emit(STORE, values.n, 0, values.start, SRC_CTRL, ("index", [int(u) for u in actuators]))
+
+    def override(self) -> Regs:
+        """The register that overrides an env's launch: 0 runs the launch's steps and segments,
+        ``pre | post << 8`` a forward pass with segments pre and post instead."""
+        if self._override is None:
+            self._override = self.alloc(1)
+        return self._override
 
     def rne_post(self) -> None:
         """Compute cacc, cfrc_ext and cfrc_int of the env's last forward pass."""
@@ -326,13 +353,14 @@ class ProgramBuilder:
         for idx in self._indices:
             starts.append(at)
             at += len(idx)
-        ints = list(header)
+        ints = list(header) + [0 if self._override is None else self._override.start + 1]
         for row in rows:
             ints += [starts[f[1]] if isinstance(f, tuple) else f for f in row]
         for idx in self._indices:
             ints += idx
         floats = np.array(self._consts or [0.0], dtype=np.float64)
-        return Program(np.array(ints, dtype=np.int32), floats, max(self.nregisters, 1), frozenset(self._rne))
+        return Program(np.array(ints, dtype=np.int32), floats, max(self.nregisters, 1), frozenset(self._rne),
+                       self._override)
 
     def _emit(self, op, n, dst, a, b, c):
         fields = []

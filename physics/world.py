@@ -525,8 +525,9 @@ class World:
             with kernel_cache.FirstLaunch(kernel_cache.variant_key(*self._variant), label, self.name):
                 step_kernel.with_arrays(arrays, *scalars)
             _LAUNCHED.add(self._variant)
-        # a segment that computed every env's contact wrenches leaves cfrc_ext current
-        self._post_fresh = ids is None and post in self.program.rne_segments
+        # a segment that computed every env's contact wrenches leaves cfrc_ext current (unless
+        # envs may have run other segments instead: the override register)
+        self._post_fresh = ids is None and post in self.program.rne_segments and self.program.override is None
 
     def _step_arrays(self, every_env: bool) -> tuple:
         """The step kernel's array arguments, made once (the same tuple object each launch

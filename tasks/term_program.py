@@ -119,6 +119,7 @@ class TermProgram:
         self._rewards(c, task)
         self.obs = b.alloc(task.obs_size)
         self._observations(c, task, POST)
+        self.override = b.override()  # envs reset before a step run RESET in its launch
         self.nonfinite = b.alloc(1)
         state = b.alloc(task.model.nq + task.model.nv)
         b.load("qpos", range(task.model.nq), out=state[: task.model.nq])

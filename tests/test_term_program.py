@@ -230,3 +230,42 @@ def test_every_term_with_ops_equals_its_numpy_form_at_random_states(config):
         np.testing.assert_allclose(regs[:, out.start : out.stop], ref, rtol=1e-12, atol=1e-12, err_msg=str(path))
     for name, at in c.memories.items():  # updated in place by both
         np.testing.assert_allclose(regs[:, at.start : at.stop], ctx.memory[name], rtol=1e-12, atol=1e-12)
+
+
+def test_an_env_whose_override_register_is_set_runs_a_forward_pass_in_the_launch():
+    m = Task.from_source("TaiGym/InvertedPendulum-v0", ["simulation.precision=float64"]).model
+    world = World(m, num_envs=3, precision="float64")
+    b = ProgramBuilder()
+    override = b.override()
+    b.segment(2)
+    after_step = b.load("qpos", range(m.nq))
+    b.segment(3)
+    after_forward = b.affine(b.load("qpos", range(m.nq)), 1.0, 100.0)
+    world.set_program(b.build())
+    world.set_state(qpos=np.full((3, m.nq), 0.1), qvel=np.ones((3, m.nv)))
+    regs = world.registers().copy()
+    regs[1, override.start] = 3 << 8  # env 1: a forward pass, then segment 3
+    world.set_registers(regs)
+    world.step(4, segments=(0, 2))
+    qpos, out = world.get("qpos"), world.registers()
+    np.testing.assert_array_equal(qpos[1], np.full(m.nq, 0.1))  # not advanced
+    assert (qpos[[0, 2]] != 0.1).all()  # stepped
+    np.testing.assert_array_equal(out[[0, 2], after_step.start : after_step.stop], qpos[[0, 2]])
+    np.testing.assert_array_equal(out[1, after_forward.start : after_forward.stop], qpos[1] + 100.0)
+    assert (out[[0, 2], after_forward.start : after_forward.stop] == 0).all()  # segment 3 ran for env 1 only
+
+
+def test_an_autoreset_costs_no_launch_of_its_own(monkeypatch):
+    env = TaiGymVectorEnv("TaiGym/InvertedPendulum-v0", 4)
+    env.reset(seed=0)
+    launches = []
+    real = env.world._launch
+    monkeypatch.setattr(env.world, "_launch", lambda *a, **k: (launches.append(k.get("ids")), real(*a, **k)))
+    resets = 0
+    for _ in range(200):
+        needs_reset = env._needs_reset.copy()
+        launches.clear()
+        env.step(np.ones((4, 1), np.float32))
+        assert len(launches) == 1
+        resets += int(needs_reset.sum())
+    assert resets > 0, "the pendulum falls under a constant push: episodes end and autoreset"
