@@ -147,6 +147,7 @@ class TaiGymVectorEnv(VectorEnv):
         self._commands = {name: xp.zeros((self.num_envs, term.size)) for name, term, _ in self.task.commands}
         self._memory = {name: xp.zeros((self.num_envs, width)) for name, width in self.task.memory.items()}
         self._program = self._term_program(program)
+        self._noisy = any(o.noise is not None for o in self.task.observations)
 
     def _term_program(self, wanted):
         """The task's TermProgram, set on the World, or None for the numpy path."""
@@ -230,42 +231,62 @@ class TaiGymVectorEnv(VectorEnv):
         autoreset now (NEXT_STEP) are reset on the host first and observed in the same launch,
         their steps replaced by a forward pass (the override register)."""
         p = self._program
-        reset_ids = np.flatnonzero(resetting)
-        if len(reset_ids):
+        reset_ids = np.flatnonzero(resetting) if resetting.any() else None
+        self._program_inputs(actions, resetting, reset_ids)
+        self.world.step(self._frame_skip, segments=(PRE, POST))
+        regs = self.world.registers()
+        if reset_ids is not None or p.commands_now:
+            self._program_bookkeeping(regs, reset_ids)
+        values = regs[:, p.part_columns].astype(np.float64)
+        parts = {}
+        for k, name in enumerate(p.part_names):  # a name given twice sums its terms
+            parts[name] = parts[name] + values[:, k] if name in parts else values[:, k]
+        obs = regs[:, p.obs.start : p.obs.stop].astype(np.float64)
+        if self._noisy:
+            self._add_step_noise(obs, reset_ids)
+        return (obs, regs[:, p.reward.start].astype(np.float64), parts, regs[:, p.terminated.start] != 0,
+                regs[:, p.nonfinite.start] == 0)
+
+    def _program_inputs(self, actions, resetting, reset_ids):
+        # the registers a step reads: actions, the override of envs reset now, commands due
+        p = self._program
+        if reset_ids is not None:
             self._draw_resets(reset_ids)
         regs = self.world.registers()
-        regs[reset_ids, p.override.start] = RESET << 8
+        if reset_ids is not None:
+            regs[reset_ids, p.override.start] = RESET << 8
         regs[:, p.action.start : p.action.stop] = actions
         # commands due after this step are drawn now, into the registers the observation reads
         # (the rewards read the step's own); the same draws, in the same order, as the numpy path
-        for name, due in self.task.commands_due(self._steps + 1).items():
-            ids = np.flatnonzero(due & ~resetting)
-            if len(ids):
-                at = p.commands_next[name]
-                regs[ids, at.start : at.stop] = np.stack([self.task.draw_commands(self._rngs[i], (name,))[name]
-                                                          for i in ids])
+        if p.commands_now:
+            for name, due in self.task.commands_due(self._steps + 1).items():
+                ids = np.flatnonzero(due & ~resetting)
+                if len(ids):
+                    at = p.commands_next[name]
+                    regs[ids, at.start : at.stop] = np.stack([self.task.draw_commands(self._rngs[i], (name,))[name]
+                                                              for i in ids])
         self._put_registers(regs)
-        self.world.step(self._frame_skip, segments=(PRE, POST))
-        regs = self.world.registers()
+
+    def _program_bookkeeping(self, regs, reset_ids):
+        # the next commands become the current ones; overrides cleared
+        p = self._program
         for name, now in p.commands_now.items():
             nxt = p.commands_next[name]
             regs[:, now.start : now.stop] = regs[:, nxt.start : nxt.stop]
-        regs[reset_ids, p.override.start] = 0
+        if reset_ids is not None:
+            regs[reset_ids, p.override.start] = 0
+            self.world.time[reset_ids] = 0.0  # they ran a forward pass: no time passed
         self._put_registers(regs)
-        self.world.time[reset_ids] = 0.0  # they ran a forward pass: no time passed
-        parts = {}
-        for name, at in p.parts:
-            value = regs[:, at.start].astype(np.float64)
-            parts[name] = parts[name] + value if name in parts else value
-        obs = regs[:, p.obs.start : p.obs.stop].astype(np.float64)
-        clean = obs[reset_ids].copy()
+
+    def _add_step_noise(self, obs, reset_ids):
+        if reset_ids is None:
+            self.task.add_noise(obs, self._noise_rngs)
+            return
+        # as on the numpy path, a reset env's generator draws the step's noise, then its reset's
+        clean = obs[reset_ids]
         self.task.add_noise(obs, self._noise_rngs)
-        if len(reset_ids):
-            # as on the numpy path, a reset env's generator draws the step's noise, then its reset's
-            self.task.add_noise(clean, [self._noise_rngs[i] for i in reset_ids])
-            obs[reset_ids] = clean
-        return (obs, regs[:, p.reward.start].astype(np.float64), parts, regs[:, p.terminated.start] != 0,
-                regs[:, p.nonfinite.start] == 0)
+        self.task.add_noise(clean, [self._noise_rngs[i] for i in reset_ids])
+        obs[reset_ids] = clean
 
     def current_commands(self) -> dict:
         """{command name: (num_envs, size)}: each env's current command (what its observation
@@ -374,7 +395,8 @@ class TaiGymVectorEnv(VectorEnv):
         # the observations the program's RESET segment wrote, noise added on the host
         p = self._program
         obs = regs[ids, p.obs.start : p.obs.stop].astype(np.float64)
-        self.task.add_noise(obs, [self._noise_rngs[i] for i in ids])
+        if self._noisy:
+            self.task.add_noise(obs, [self._noise_rngs[i] for i in ids])
         self._obs[ids] = obs
         self._steps[ids] = 0
         self._needs_reset[ids] = False

@@ -18,6 +18,8 @@ Commands and term memory live in registers, written by the host at resets and re
 
 from __future__ import annotations
 
+import numpy as np
+
 from taigym.physics.program import ProgramBuilder
 
 PRE, POST, RESET = 1, 2, 3
@@ -144,6 +146,8 @@ class TermProgram:
             c.b.affine(term.ops(c), weight, 0.0, out=values[i])
             self.parts.append((name, values[i]))
         self.reward = c.b.sum(values)
+        self.part_names = [name for name, _ in self.parts]
+        self.part_columns = np.array([at.start for _, at in self.parts], dtype=np.int64)
 
     def _observations(self, c, task, segment):
         c.observing = True
