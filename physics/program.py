@@ -143,7 +143,10 @@ def make_program(fp, rne_post):
                     reg[w, dst + k] = read(w, b, prog_i[a + k], qpos, qvel, ctrl, body_d, dof_d, sizes)
             elif op == STORE:
                 for k in range(n):
-                    ctrl[w, prog_i[c + k]] = reg[w, a + k]
+                    if b == SRC_CTRL:
+                        ctrl[w, prog_i[c + k]] = reg[w, a + k]
+                    else:  # SRC_DOF
+                        dof_d[m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D) + prog_i[c + k]] = reg[w, a + k]
             elif op == ROT_T:  # dst = R^T v, R row-major in a, v in b
                 for r in range(3):
                     reg[w, dst + r] = (reg[w, a + r] * reg[w, b] + reg[w, a + 3 + r] * reg[w, b + 1]
@@ -244,10 +247,14 @@ class ProgramBuilder:
         self._emit(LOAD, len(elements), out.start, ("index", elements), src, 0)
         return out
 
-    def store_ctrl(self, actuators, values: Regs) -> None:
-        """ctrl[actuators[k]] = values[k]."""
-        self._check(values, len(actuators))
-        self._emit(STORE, values.n, 0, values.start, SRC_CTRL, ("index", [int(u) for u in actuators]))
+    def store(self, name: str, rows, values: Regs, cols=None) -> None:
+        """Write ``values`` into ctrl or a dof quantity (a drive target) at ``rows`` (actuators
+        or dofs), in load()'s order."""
+        src, elements = _elements(name, rows, cols)
+        if src not in (SRC_CTRL, SRC_DOF):
+            raise ValueError(f"a program writes ctrl or a dof quantity, not {name!r}")
+        self._check(values, len(elements))
+        self._emit(STORE, values.n, 0, values.start, src, ("index", elements))
 
     def override(self) -> Regs:
         """The register that overrides an env's launch: 0 runs the launch's steps and segments,

@@ -4,7 +4,7 @@ The program's segments:
 
 - ``PRE``, before an env's physics substeps: keeps the quantities terms read as they were
   before the step (``Term.needs_prev``), then maps the action registers to controls (clip,
-  offset + scale * action, as Task.action_to_ctrl).
+  offset + scale * action, as Task.action_to_ctrl), or to drive targets.
 - ``POST``, after them: the termination flags and their ``any``, each reward term's weighted
   value and their sum, the observation (each term clipped as configured), and whether the
   state is finite.
@@ -95,8 +95,6 @@ def missing_ops(task) -> list[str]:
     the features that stay on the host; empty when it can."""
     out = [f"{_where(task.config, path)} has no program form" for path, term in task._step_terms()
            if term.ops is None]
-    if task.drive is not None:
-        out.append(f"actions.kind {task.config.actions.kind!r}")
     if task.agents:
         out.append("agents")
     return out
@@ -165,5 +163,14 @@ class TermProgram:
         action = self.action
         if task.config.actions.clip:
             action = b.clip(action, task.action_low, task.action_high)
-        ctrl = b.affine(action, task.scale, task.offset)
-        b.store_ctrl(task.actuators, ctrl)
+        if task.drive is None:
+            b.store("ctrl", task.actuators, b.affine(action, task.scale, task.offset))
+            return
+        # drive targets, as Task.apply_action writes them: the commanded dofs' positions,
+        # 0 for the others, and every velocity target 0
+        nv, dofs = task.model.nv, task.drive.dofs
+        b.store("drive_qpos_target", dofs, b.affine(action, task.drive.scale, task.drive.offset))
+        others = [d for d in range(nv) if d not in set(dofs.tolist())]
+        if others:
+            b.store("drive_qpos_target", others, b.const(np.zeros(len(others))))
+        b.store("drive_qvel_target", range(nv), b.const(np.zeros(nv)))

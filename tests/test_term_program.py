@@ -24,7 +24,8 @@ GYMNASIUM_SET = ["Ant", "Humanoid", "Hopper", "HalfCheetah", "Walker2d", "Swimme
 
 
 # commands resampled every 10 steps, a standing command now and then: the draws are exercised
-EXTRA = {"QuadrupedFlat": ["commands.0.params.resampling_time=0.2", "commands.0.params.standing_probability=0.3"]}
+EXTRA = {"QuadrupedFlat": ["commands.0.params.resampling_time=0.2", "commands.0.params.standing_probability=0.3"],
+         "ArmReach": ["episode_length=30"]}  # time-limit resets, which point the drives at the reset pose
 
 
 def _pair(task, n, precision, seed=3):
@@ -34,7 +35,7 @@ def _pair(task, n, precision, seed=3):
     return envs, [e.reset(seed=seed)[0] for e in envs]
 
 
-@pytest.mark.parametrize("task", [*GYMNASIUM_SET, "QuadrupedFlat"])
+@pytest.mark.parametrize("task", [*GYMNASIUM_SET, "QuadrupedFlat", "ArmReach"])
 def test_program_step_equals_numpy_terms_in_float64(task):
     """100 random-action steps of 4 envs, autoresets included: the same observations,
     terminations and truncations, rewards and each reward term to 1e-12."""
@@ -171,10 +172,10 @@ def test_env_takes_the_program_path_where_it_can_and_says_why_not():
     env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2)
     assert env._program is not None
     assert TaiGymVectorEnv("TaiGym/Hopper-v0", 2, program=False)._program is None
-    reasons = missing_ops(Task.from_source("configs/tasks/arm_reach.yaml"))
-    assert "observations[3] (drive_target) has no program form" in reasons
-    with pytest.raises(ValueError, match=r"ArmReach-v0 cannot run its terms as a program: .*\(drive_target\)"):
-        TaiGymVectorEnv("configs/tasks/arm_reach.yaml", 2, program=True)
+    reasons = missing_ops(Task.from_source("TaiGym/SumoAnts-v0"))
+    assert "terminations[1] (body_outside_disc) has no program form" in reasons and "agents" in reasons
+    with pytest.raises(ValueError, match=r"SumoAnts-v0 cannot run its terms as a program: .*\(body_outside_disc\)"):
+        TaiGymVectorEnv("TaiGym/SumoAnts-v0", 1, program=True)
     # a torch namespace for the terms keeps them out of the program
     torch = pytest.importorskip("torch")
     env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2, tensor_backend="torch", torch_terms=True)

@@ -42,7 +42,8 @@ def drive_target(model, *, joints: list[str] | None = None):
     """The PD drives' position targets of ``joints`` (default: every driven joint): the last
     position command, in joint space."""
     dofs = _driven_dofs(model, joints)
-    return Term(lambda ctx: ctx.get(TARGET)[:, ctx.xp.const(dofs)], needs=(TARGET,), size=len(dofs))
+    return Term(lambda ctx: ctx.get(TARGET)[:, ctx.xp.const(dofs)], needs=(TARGET,), size=len(dofs),
+                ops=lambda c: c.load(TARGET, dofs))
 
 
 @register("reward")
@@ -54,7 +55,8 @@ def drive_target_rate_l2(model, *, joints: list[str] | None = None):
         idx = ctx.xp.const(dofs)
         return ctx.xp.square(ctx.get(TARGET)[:, idx] - ctx.get_prev(TARGET)[:, idx]).sum(axis=1)
 
-    return Term(cost, needs=(TARGET,), needs_prev=(TARGET,))
+    return Term(cost, needs=(TARGET,), needs_prev=(TARGET,),
+                ops=lambda c: c.b.sum(c.b.square(c.b.sub(c.load(TARGET, dofs), c.prev(TARGET, dofs)))))
 
 
 @register("reward")
@@ -70,7 +72,12 @@ def body_within(model, *, body: str, target: str, radius: float):
         xpos = ctx.get("xpos")
         return ctx.xp.float64(ctx.xp.norm(xpos[:, a] - xpos[:, b], axis=1) < radius)
 
-    return Term(inside, needs=("xpos",))
+    def ops(c):
+        distance = c.b.norm(c.b.sub(c.load("xpos", a), c.load("xpos", b)))
+        # inside: not (distance outside (-inf, radius)), NaN outside as numpy's comparison
+        return c.b.affine(c.b.outside(distance, -np.inf, radius, inclusive=False), -1.0, 1.0)
+
+    return Term(inside, needs=("xpos",), ops=ops)
 
 
 @register("reset")
