@@ -117,11 +117,12 @@ class Task:
             parts.append(value)
         return xp.concatenate(parts, axis=1)
 
-    def add_noise(self, obs: np.ndarray, noise_rngs) -> None:
+    def add_noise(self, obs: np.ndarray, noise_rngs, observations=None) -> None:
         """Add the observation noise the config asks for to (num_envs, obs_size) ``obs`` in
-        place, env i's from ``noise_rngs[i]``, term by term as observe() draws it."""
+        place, env i's from ``noise_rngs[i]``, term by term as observe() draws it; of the
+        task's observations or of ``observations`` (an agent's own)."""
         at = 0
-        for o in self.observations:
+        for o in self.observations if observations is None else observations:
             if o.noise is not None:
                 obs[:, at : at + o.term.size] += _noise(o.noise, noise_rngs, o.term.size)
             at += o.term.size

@@ -18,9 +18,11 @@ Commands and term memory live in registers, written by the host at resets and re
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from taigym.physics.program import ProgramBuilder
+from taigym.physics.program import ProgramBuilder, Regs
 
 PRE, POST, RESET = 1, 2, 3
 
@@ -95,16 +97,27 @@ def missing_ops(task) -> list[str]:
     the features that stay on the host; empty when it can."""
     out = [f"{_where(task.config, path)} has no program form" for path, term in task._step_terms()
            if term.ops is None]
-    if task.agents:
-        out.append("agents")
     return out
+
+
+@dataclass
+class AgentRegisters:
+    """An agent's registers: ``own_terminated`` (its own terminations), ``ended`` (those or the
+    scene's), its own rewards' ``reward`` and ``parts``, and its observation ``obs``."""
+
+    own_terminated: Regs
+    ended: Regs
+    reward: Regs
+    parts: list
+    obs: Regs
 
 
 class TermProgram:
     """The registers and program of ``task``'s env step. Attributes (register runs): ``action``
     (input, written before a step), ``obs``, ``reward``, ``parts`` [(name, regs)],
     ``terminated``, ``nonfinite``; ``commands_now``, ``commands_next`` and ``memories``
-    ({name: regs}, kept by the host); ``program`` is what World.set_program takes."""
+    ({name: regs}, kept by the host); ``agents`` {name: AgentRegisters}; ``program`` is
+    what World.set_program takes."""
 
     def __init__(self, task):
         missing = missing_ops(task)
@@ -115,49 +128,41 @@ class TermProgram:
         self.terminated = b.alloc(1)
         c = TermCompiler(task, b, self.action, self.terminated)
         self.commands_now, self.commands_next, self.memories = c.commands_now, c.commands_next, c.memories
-        self._terminations(c, task)
-        self._rewards(c, task)
+        _any_of(c, task.terminations, self.terminated)
+        self.reward, self.parts = _weighted_sum(c, task.rewards)
+        self.part_names = [name for name, _ in self.parts]
+        self.part_columns = np.array([at.start for _, at in self.parts], dtype=np.int64)
+        self.agents = {name: self._agent(c, spec) for name, spec in task.agents.items()}
         self.obs = b.alloc(task.obs_size)
-        self._observations(c, task, POST)
+        c.observing = True
+        for segment in (POST, RESET):
+            c.at(segment)
+            _observe_into(c, task.observations, self.obs)
+            for name, spec in task.agents.items():
+                _observe_into(c, spec["observations"], self.agents[name].obs)
+        c.at(POST)
         self.override = b.override()  # envs reset before a step run RESET in its launch
         self.nonfinite = b.alloc(1)
         state = b.alloc(task.model.nq + task.model.nv)
         b.load("qpos", range(task.model.nq), out=state[: task.model.nq])
         b.load("qvel", range(task.model.nv), out=state[task.model.nq:])
         b.nonfinite(state, out=self.nonfinite)
-        c.at(RESET)
-        self._observations(c, task, RESET)
         c.at(PRE)  # after the kept quantities, which the compiler put there while binding
         self._actions(b, task)
         self.program = b.build()
 
-    def _terminations(self, c, task):
-        flags = c.b.alloc(max(1, len(task.terminations)))
-        for i, term in enumerate(task.terminations):
-            c.b.copy(term.ops(c), out=flags[i])
-        c.b.any(flags, out=self.terminated)
-
-    def _rewards(self, c, task):
-        self.parts = []
-        values = c.b.alloc(max(1, len(task.rewards)))
-        for i, (name, weight, term) in enumerate(task.rewards):
-            c.b.affine(term.ops(c), weight, 0.0, out=values[i])
-            self.parts.append((name, values[i]))
-        self.reward = c.b.sum(values)
-        self.part_names = [name for name, _ in self.parts]
-        self.part_columns = np.array([at.start for _, at in self.parts], dtype=np.int64)
-
-    def _observations(self, c, task, segment):
-        c.observing = True
-        at = self.obs.start
-        for o in task.observations:
-            value = o.term.ops(c)
-            out = self.obs[at - self.obs.start: at - self.obs.start + value.n]
-            if o.clip is not None:
-                c.b.clip(value, *o.clip, out=out)
-            else:
-                c.b.copy(value, out=out)
-            at += value.n
+    def _agent(self, c, spec) -> AgentRegisters:
+        # an agent's own rewards see its own ending (alive is 0 on the step it is out)
+        b = c.b
+        own, both = b.alloc(1), b.alloc(2)
+        _any_of(c, spec["terminations"], own)
+        b.copy(self.terminated, out=both[0])
+        b.copy(own, out=both[1])
+        ended = b.any(both)
+        scene, c.terminated = c.terminated, ended
+        reward, parts = _weighted_sum(c, spec["rewards"])
+        c.terminated = scene
+        return AgentRegisters(own, ended, reward, parts, b.alloc(sum(o.term.size for o in spec["observations"])))
 
     def _actions(self, b, task):
         action = self.action
@@ -174,3 +179,34 @@ class TermProgram:
         if others:
             b.store("drive_qpos_target", others, b.const(np.zeros(len(others))))
         b.store("drive_qvel_target", range(nv), b.const(np.zeros(nv)))
+
+
+def _any_of(c, terms, out) -> None:
+    """out = 1 if any of the termination ``terms`` fires."""
+    flags = c.b.alloc(max(1, len(terms)))
+    for i, term in enumerate(terms):
+        c.b.copy(term.ops(c), out=flags[i])
+    c.b.any(flags, out=out)
+
+
+def _weighted_sum(c, rewards):
+    """(total, [(name, weighted value)]) of reward terms [(name, weight, term)]."""
+    parts = []
+    values = c.b.alloc(max(1, len(rewards)))
+    for i, (name, weight, term) in enumerate(rewards):
+        c.b.affine(term.ops(c), weight, 0.0, out=values[i])
+        parts.append((name, values[i]))
+    return c.b.sum(values), parts
+
+
+def _observe_into(c, observations, out) -> None:
+    """The observation terms, each clipped as configured, one after another into ``out``."""
+    at = 0
+    for o in observations:
+        value = o.term.ops(c)
+        part = out[at : at + value.n]
+        if o.clip is not None:
+            c.b.clip(value, *o.clip, out=part)
+        else:
+            c.b.copy(value, out=part)
+        at += value.n

@@ -8,6 +8,8 @@ Worlds compute the program in float32 where numpy computes in float64 from float
 inputs: agreement to float32 round-off, 2e-5 relative.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,8 @@ from taigym.tasks.context import StepContext, snapshot
 from taigym.tasks.task import Task
 from taigym.tasks.term_program import POST, PRE, TermCompiler, TermProgram, missing_ops
 
+TASK_DIR = CONFIG_DIR / "tasks"
+SHIPPED = sorted(p.name for p in TASK_DIR.glob("*.yaml") if not p.name.startswith("_"))
 GYMNASIUM_SET = ["Ant", "Humanoid", "Hopper", "HalfCheetah", "Walker2d", "Swimmer", "InvertedPendulum",
                  "InvertedDoublePendulum", "Reacher"]
 
@@ -172,10 +176,17 @@ def test_env_takes_the_program_path_where_it_can_and_says_why_not():
     env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2)
     assert env._program is not None
     assert TaiGymVectorEnv("TaiGym/Hopper-v0", 2, program=False)._program is None
-    reasons = missing_ops(Task.from_source("TaiGym/SumoAnts-v0"))
-    assert "terminations[1] (body_outside_disc) has no program form" in reasons and "agents" in reasons
-    with pytest.raises(ValueError, match=r"SumoAnts-v0 cannot run its terms as a program: .*\(body_outside_disc\)"):
-        TaiGymVectorEnv("TaiGym/SumoAnts-v0", 1, program=True)
+    # every shipped task runs as a program; a term without a program form (a user's own) keeps
+    # its task on the numpy path
+    for path in SHIPPED:
+        assert missing_ops(Task.from_source(str(TASK_DIR / path))) == [], path
+    task = Task.from_source("TaiGym/Hopper-v0")
+    name, weight, term = task.rewards[0]
+    task.rewards[0] = (name, weight, dataclasses.replace(term, ops=None))
+    assert missing_ops(task) == ["rewards[0] (forward_velocity) has no program form"]
+    assert TaiGymVectorEnv(task, 2)._program is None
+    with pytest.raises(ValueError, match=r"Hopper-v0 cannot run its terms as a program: rewards\[0\] \(forward"):
+        TaiGymVectorEnv(task, 2, program=True)
     # a torch namespace for the terms keeps them out of the program
     torch = pytest.importorskip("torch")
     env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2, tensor_backend="torch", torch_terms=True)
@@ -184,8 +195,6 @@ def test_env_takes_the_program_path_where_it_can_and_says_why_not():
     assert isinstance(obs, torch.Tensor)
 
 
-TASK_DIR = CONFIG_DIR / "tasks"
-SHIPPED = sorted(p.name for p in TASK_DIR.glob("*.yaml") if not p.name.startswith("_"))
 
 
 @pytest.mark.parametrize("config", SHIPPED)
@@ -270,3 +279,31 @@ def test_an_autoreset_costs_no_launch_of_its_own(monkeypatch):
         assert len(launches) == 1
         resets += int(needs_reset.sum())
     assert resets > 0, "the pendulum falls under a constant push: episodes end and autoreset"
+
+
+@pytest.mark.parametrize("task", ["SumoAnts", "BoxPush", "Ant4x2", "LastAntStanding", "Swimmer2x1"])
+def test_multi_agent_program_step_equals_numpy_terms(task):
+    """Each agent's observation, reward (shared and own terms), own ending and reward parts,
+    float64, until every agent is out or 150 steps."""
+    from taigym.envs.multiagent import TaiGymParallelEnv
+
+    envs = [TaiGymParallelEnv(f"TaiGym/{task}-v0", overrides=["simulation.precision=float64"], program=p)
+            for p in (False, True)]
+    assert envs[0]._batch._program is None and envs[1]._batch._program is not None
+    (ref, _), (out, _) = (e.reset(seed=1) for e in envs)
+    for a in ref:
+        np.testing.assert_array_equal(out[a], ref[a])
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        if not envs[0].agents:
+            break
+        assert envs[1].agents == envs[0].agents
+        actions = {a: rng.uniform(-1, 1, envs[0].action_space(a).shape) for a in envs[0].agents}
+        ref, out = (e.step(actions) for e in envs)
+        for a in ref[0]:
+            np.testing.assert_array_equal(out[0][a], ref[0][a], err_msg=a)
+            np.testing.assert_allclose(out[1][a], ref[1][a], rtol=1e-12, atol=1e-12, err_msg=a)
+            assert (out[2][a], out[3][a]) == (ref[2][a], ref[3][a])
+            assert out[4][a].keys() == ref[4][a].keys()
+            for key, value in ref[4][a].items():
+                np.testing.assert_allclose(out[4][a][key], value, rtol=1e-12, atol=1e-12, err_msg=f"{a} {key}")

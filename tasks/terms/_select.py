@@ -71,3 +71,10 @@ def site_xpos_ops(c, site: int):
     # R p as R^T's transpose applied: R^T loaded column by column is R row by row
     rt = c.load("xmat", body, [0, 3, 6, 1, 4, 7, 2, 5, 8])
     return c.b.add(c.load("xpos", body), c.b.rot_t(rt, c.b.const(c.model.site_pos[site])))
+
+
+def within_ops(c, a: int, b: int, radius: float):
+    """1 where the origins of bodies a and b are closer than ``radius``, as program
+    instructions: not outside (-inf, radius), where NaN is outside, as numpy's ``<`` is False."""
+    distance = c.b.norm(c.b.sub(c.load("xpos", a), c.load("xpos", b)))
+    return c.b.affine(c.b.outside(distance, -np.inf, radius, inclusive=False), -1.0, 1.0)

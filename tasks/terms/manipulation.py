@@ -14,7 +14,7 @@ import numpy as np
 from taigym.physics.model import JNT_HINGE, JNT_SLIDE
 
 from ..registry import Term, TermError, register
-from ._select import coordinate_indices, lookup
+from ._select import coordinate_indices, lookup, within_ops
 
 TARGET = "drive_qpos_target"
 
@@ -72,12 +72,7 @@ def body_within(model, *, body: str, target: str, radius: float):
         xpos = ctx.get("xpos")
         return ctx.xp.float64(ctx.xp.norm(xpos[:, a] - xpos[:, b], axis=1) < radius)
 
-    def ops(c):
-        distance = c.b.norm(c.b.sub(c.load("xpos", a), c.load("xpos", b)))
-        # inside: not (distance outside (-inf, radius)), NaN outside as numpy's comparison
-        return c.b.affine(c.b.outside(distance, -np.inf, radius, inclusive=False), -1.0, 1.0)
-
-    return Term(inside, needs=("xpos",), ops=ops)
+    return Term(inside, needs=("xpos",), ops=lambda c: within_ops(c, a, b, radius))
 
 
 @register("reset")

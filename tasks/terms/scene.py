@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import Term, TermError, register
-from ._select import lookup
+from ._select import lookup, within_ops
 
 
 def _centre(center):
@@ -27,6 +27,10 @@ def _horizontal_distance(ctx, b, c):
     return ctx.xp.norm(ctx.get("xpos")[:, b, :2] - ctx.xp.const(c), axis=1)
 
 
+def _horizontal_distance_ops(cc, b, c):
+    return cc.b.norm(cc.b.affine(cc.load("xpos", b, [0, 1]), 1.0, -c))
+
+
 @register("termination")
 @register("reward")
 def body_outside_disc(model, *, body: str, radius: float, center: list[float] = [0.0, 0.0]):  # noqa: B006
@@ -35,7 +39,8 @@ def body_outside_disc(model, *, body: str, radius: float, center: list[float] = 
     if not radius > 0:
         raise TermError(f"radius must be > 0, got {radius}", "radius")
     b, c = lookup(model.body_name, body, "body", "body"), _centre(center)
-    return Term(lambda ctx: ~(_horizontal_distance(ctx, b, c) <= radius), needs=("xpos",))
+    return Term(lambda ctx: ~(_horizontal_distance(ctx, b, c) <= radius), needs=("xpos",),
+                ops=lambda cc: cc.b.outside(_horizontal_distance_ops(cc, b, c), -np.inf, radius))
 
 
 @register("reward")
@@ -43,7 +48,8 @@ def body_distance_from(model, *, body: str, center: list[float] = [0.0, 0.0]):  
     """Horizontal distance of the body's origin from ``center`` (x, y): with a positive weight
     on the opponent's torso, a dense reward for pushing it toward the ring's edge."""
     b, c = lookup(model.body_name, body, "body", "body"), _centre(center)
-    return Term(lambda ctx: _horizontal_distance(ctx, b, c), needs=("xpos",))
+    return Term(lambda ctx: _horizontal_distance(ctx, b, c), needs=("xpos",),
+                ops=lambda cc: _horizontal_distance_ops(cc, b, c))
 
 
 def _cos_tilt(ctx, b):
@@ -60,14 +66,15 @@ def body_tilt_above(model, *, body: str, max_angle: float):
     if not 0 < max_angle <= np.pi:
         raise TermError(f"must be in (0, pi], got {max_angle}", "max_angle")
     b, cos_max = lookup(model.body_name, body, "body", "body"), np.cos(max_angle)
-    return Term(lambda ctx: ~(_cos_tilt(ctx, b) >= cos_max), needs=("xmat",))
+    return Term(lambda ctx: ~(_cos_tilt(ctx, b) >= cos_max), needs=("xmat",),
+                ops=lambda c: c.b.outside(c.load("xmat", b, 8), cos_max, np.inf))
 
 
 @register("reward")
 def body_upright(model, *, body: str):
     """Cosine of the body's tilt from vertical: 1 upright, 0 on its side, -1 upside down."""
     b = lookup(model.body_name, body, "body", "body")
-    return Term(lambda ctx: _cos_tilt(ctx, b), needs=("xmat",))
+    return Term(lambda ctx: _cos_tilt(ctx, b), needs=("xmat",), ops=lambda c: c.load("xmat", b, 8))
 
 
 @register("termination", "body_within")
@@ -79,7 +86,7 @@ def body_within_reached(model, *, body: str, target: str, radius: float):
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, target, "body", "target")
     return Term(lambda ctx: ctx.xp.norm(ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b], axis=1) < radius,
-                needs=("xpos",))
+                needs=("xpos",), ops=lambda c: within_ops(c, a, b, radius))
 
 
 @register("reward")
@@ -90,7 +97,8 @@ def ctrl_l2(model, *, actuators: list[str] | None = None):
         idx = np.arange(model.nu)
     else:
         idx = np.array([_actuator(model, name) for name in actuators], dtype=np.int64)
-    return Term(lambda ctx: ctx.xp.square(ctx.get("ctrl")[:, ctx.xp.const(idx)]).sum(axis=1), needs=("ctrl",))
+    return Term(lambda ctx: ctx.xp.square(ctx.get("ctrl")[:, ctx.xp.const(idx)]).sum(axis=1), needs=("ctrl",),
+                ops=lambda c: c.b.sum(c.b.square(c.load("ctrl", idx))))
 
 
 def _actuator(model, name):
