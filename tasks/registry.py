@@ -14,6 +14,12 @@ Kinds and the signature of the bound function:
 - randomization: ``fn(rng) -> dict[param, values]`` for one env, applied to the World.
 - command: ``fn(rng) -> (size,)`` draws one env's command (a velocity to track), at each reset
   and every ``info["resampling_time"]`` seconds; terms read it as ``ctx.command(name)``.
+
+An observation, reward or termination term may also give ``ops``: the same function as
+instructions of the env step's World program (tasks/term_program.py), built with
+``c.load``, ``c.prev``, ``c.command``, ``c.memory``, ``c.action``, ``c.terminated`` and the
+builder ``c.b`` (physics/program.py). A task whose step terms all have one steps in one
+launch; its numpy function stays the reference the tests compare with.
 """
 
 from __future__ import annotations
