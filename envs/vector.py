@@ -364,7 +364,7 @@ class TaiGymVectorEnv(VectorEnv):
         self._needs_reset[ids] = False
 
     def _put_registers(self, regs):
-        if self.world.registers() is not regs:  # a copy (not a CPU World): write it back
+        if not self.world.registers_shared():  # a copy (not a CPU World): write it back
             self.world.set_registers(regs)
 
     def _draw_resets(self, ids):

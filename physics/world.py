@@ -407,6 +407,10 @@ class World:
         view = self._view_of(self._prog["reg"])
         return view if view is not None else self._prog["reg"].to_numpy()
 
+    def registers_shared(self) -> bool:
+        """Whether registers() is the registers' own memory (a CPU World) rather than a copy."""
+        return self._view_of(self._prog["reg"]) is not None
+
     def set_registers(self, values) -> None:
         """Write every register of every env."""
         values = np.ascontiguousarray(values, dtype=self.dtype)

@@ -307,3 +307,20 @@ def test_multi_agent_program_step_equals_numpy_terms(task):
             assert out[4][a].keys() == ref[4][a].keys()
             for key, value in ref[4][a].items():
                 np.testing.assert_allclose(out[4][a][key], value, rtol=1e-12, atol=1e-12, err_msg=f"{a} {key}")
+
+
+def test_program_step_through_register_copies(monkeypatch):
+    """Where registers() is a copy (a CUDA World, or TAIGYM_LAUNCH=plain on CPU), actions and
+    resets are written back: the same trajectory as the numpy terms."""
+    monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
+    envs, (obs_np, obs_pr) = _pair("InvertedPendulum", 3, "float64")
+    assert not envs[1].world.registers_shared()
+    rng = np.random.default_rng(5)
+    ended = 0
+    for _ in range(60):
+        action = rng.uniform(-1, 1, envs[0].action_space.shape)
+        ref, out = (e.step(action) for e in envs)
+        for k in range(4):
+            np.testing.assert_array_equal(ref[k], out[k])
+        ended += int(ref[2].sum())
+    assert ended > 0
