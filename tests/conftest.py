@@ -3,6 +3,9 @@
 Taichi runs one backend per process, so the suite runs on one device, chosen by
 TAIGYM_TEST_DEVICE (default cpu); tests/test_cuda.py reruns the physics tests on CUDA in a
 subprocess where an NVIDIA GPU exists.
+
+``mujoco`` is a dev dependency and the oracle: test modules import it outright, so a test
+run without the dev extra fails at once rather than skipping the physics checks.
 """
 
 import ast

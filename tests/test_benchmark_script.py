@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
 import pytest
 
 from taigym.scripts import benchmark
@@ -64,7 +65,6 @@ def test_cli_help_lists_subcommands():
 
 
 def test_env_benchmark_reports_both_sides(tmp_path):
-    pytest.importorskip("mujoco")
     from taigym.scripts.benchmark_envs import main
 
     out = tmp_path / "envs.json"
@@ -103,7 +103,6 @@ def test_env_benchmark_has_an_envpool_column(tmp_path, monkeypatch, installed):
 
 @pytest.mark.slow
 def test_env_benchmark_times_start_up_cold_and_warm():
-    pytest.importorskip("mujoco")
     from taigym.scripts.benchmark_envs import measure_startup, startup_markdown
 
     row = measure_startup("InvertedPendulum")  # cold: an empty kernel cache, so the step kernel compiles
@@ -121,7 +120,6 @@ def test_env_benchmark_refuses_unknown_tasks(tmp_path):
 def test_training_benchmark_trains_both_sides_alike(tmp_path):
     # the main job's settings on TaiGym and on Gymnasium's v5 env, timed from the first env step
     pytest.importorskip("stable_baselines3")
-    pytest.importorskip("mujoco")
     from taigym.scripts.benchmark_training import main
 
     out = tmp_path / "training.json"

@@ -13,7 +13,7 @@ from taigym.physics.model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
 from taigym.physics.transforms import euler_to_quat, quat_to_mat
 from taigym.physics.urdf import load_urdf_string
 
-mujoco = pytest.importorskip("mujoco")
+import mujoco  # a dev dependency: the oracle
 
 UNIT = dict(mass=1.0, inertia=(0.1, 0.1, 0.1))
 

@@ -12,7 +12,7 @@ import pytest
 from taigym import envs  # noqa: F401
 
 pytest.importorskip("imageio")
-pytest.importorskip("mujoco")
+import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
 
 PAIRS = [("InvertedPendulum-v5", "TaiGym/InvertedPendulum-v0"),
          ("InvertedDoublePendulum-v5", "TaiGym/InvertedDoublePendulum-v0"),

@@ -8,6 +8,7 @@ synthetic records.
 import json
 import math
 
+import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
 import pytest
 
 pytest.importorskip("stable_baselines3")
@@ -150,7 +151,6 @@ def test_the_table_puts_the_simulators_side_by_side_and_flags_disagreement(tmp_p
 
 # --- end to end ----------------------------------------------------------------------------
 def test_two_simulator_leaderboard_end_to_end(tmp_path):
-    pytest.importorskip("mujoco")
     protocol = write(tmp_path, TWO_SIMULATORS)
     out = tmp_path / "board"
     assert leaderboard.main(["--protocol", str(protocol), "--out", str(out)]) == 0

@@ -9,7 +9,7 @@ the same on every run. docs/random_actions.md has the table over more episodes.
 import numpy as np
 import pytest
 
-pytest.importorskip("mujoco")
+import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
 
 from taigym.scripts import random_actions as ra  # noqa: E402
 

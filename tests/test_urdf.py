@@ -15,7 +15,7 @@ from taigym.physics.model import JNT_FREE, JNT_HINGE, JNT_SLIDE
 from taigym.physics.transforms import quat_to_mat
 from taigym.physics.urdf import load_urdf, load_urdf_string
 
-mujoco = pytest.importorskip("mujoco")
+import mujoco  # a dev dependency: the oracle
 
 # Base welded to the world; revolute shoulder with limits; continuous elbow; prismatic
 # slider; a tool welded by a fixed joint; and a camera welded to the base, declared

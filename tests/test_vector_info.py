@@ -5,6 +5,7 @@ and the errors the single and vector envs raise alike."""
 
 import gymnasium as gym
 import numpy as np
+import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
 import pytest
 from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode
@@ -98,7 +99,6 @@ def test_dict_info_to_list_gives_each_env_its_own_info(mode):
 
 
 def test_same_step_final_info_as_gymnasium_sync_vector_env():
-    pytest.importorskip("mujoco")
     pytest.importorskip("imageio")  # gymnasium's MuJoCo envs import it
     same_step = {"autoreset_mode": AutoresetMode.SAME_STEP}
     ref = gym.make_vec("InvertedPendulum-v5", num_envs=N, vectorization_mode="sync", vector_kwargs=same_step)
