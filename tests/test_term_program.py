@@ -313,7 +313,7 @@ def test_program_step_through_register_copies(monkeypatch):
     """Where registers() is a copy (a CUDA World, or TAIGYM_LAUNCH=plain on CPU), actions and
     resets are written back: the same trajectory as the numpy terms."""
     monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
-    envs, (obs_np, obs_pr) = _pair("InvertedPendulum", 3, "float64")
+    envs, _ = _pair("InvertedPendulum", 3, "float64")
     assert not envs[1].world.registers_shared()
     rng = np.random.default_rng(5)
     ended = 0
