@@ -15,7 +15,6 @@ Multi-agent tasks are PettingZoo envs: ``taigym.make_parallel(name)``, ``taigym.
 from __future__ import annotations
 
 import gymnasium as gym
-
 from taigym.tasks.compose import read_config_file
 from taigym.tasks.loader import task_files
 

@@ -8,7 +8,6 @@ hands them to the World's per-env parameter hook.
 from __future__ import annotations
 
 import numpy as np
-
 from taigym.tasks.loader import error_at
 
 # nominal value of each parameter a randomization term may set, read from the Model

@@ -8,7 +8,6 @@ kernel compilation) waits for the first frame.
 from __future__ import annotations
 
 import numpy as np
-
 from taigym.tasks.errors import did_you_mean
 from taigym.tasks.loader import error_at
 

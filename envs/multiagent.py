@@ -24,7 +24,6 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from pettingzoo import ParallelEnv
-
 from taigym.tasks.loader import error_at
 
 from ._render import RENDER_MODES, check_render_mode

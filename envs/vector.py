@@ -56,12 +56,12 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
-
-from taigym import physics
 from taigym.tasks.arrays import NUMPY, TorchOps
 from taigym.tasks.context import StepContext, snapshot
 from taigym.tasks.task import Task
 from taigym.tasks.term_program import POST, PRE, RESET, TermProgram, missing_ops
+
+from taigym import physics
 
 from ._randomization import ParameterWriter
 from ._render import RENDER_MODES, FrameSource, check_render_mode

@@ -8,7 +8,7 @@
     world.get("xpos")
 """
 
-from .builder import D6Axis, JointLimit, ModelBuilder
+from .build.builder import D6Axis, JointLimit, ModelBuilder
 from .errors import ModelError, WorldError
 from .model import Model, Option
 
@@ -23,10 +23,10 @@ def load_model(path, *, strict: bool = True) -> Model:
 
     suffix = Path(path).suffix.lower()
     if suffix == ".urdf":
-        from .urdf import load_urdf
+        from .build.urdf import load_urdf
 
         return load_urdf(path, strict=strict)
-    from .mjcf import load_mjcf
+    from .build.mjcf import load_mjcf
 
     return load_mjcf(path, strict=strict)
 
@@ -38,11 +38,11 @@ def __getattr__(name):
 
         return World
     if name == "Renderer":
-        from .render import Renderer
+        from .render.raycast import Renderer
 
         return Renderer
     if name in ("eval_fk", "eval_ik"):
-        from . import articulation
+        from .build import articulation
 
         return getattr(articulation, name)
     raise AttributeError(f"module 'taigym.physics' has no attribute {name!r}")

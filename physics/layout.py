@@ -27,7 +27,7 @@ def _columns(*spec):
 def _flat_rows(*spec):
     """_columns for a flat table (FLAT_TABLES, FLAT_MODEL_TABLES), its row width rounded
     up to a power of two: the kernels index its rows at multiples of that width, which
-    lets column offsets fold into addresses (physics/_math.py, env_start)."""
+    lets column offsets fold into addresses (physics/runtime/ti_math.py, env_start)."""
     out, width = _columns(*spec)
     return out, _pow2(width)
 
@@ -53,7 +53,7 @@ SIZE_BODYF_STRIDE, SIZE_JNTF_STRIDE, SIZE_DOFF_STRIDE = 19, 20, 21
 # dof rows): entry a of a qM row is M(i, dof_i[SIZE_MCOL + a]).
 SIZE_MCOL = 22
 NSIZES = 23
-# The solver and cone are compile-time choices (physics/pipeline.py), not sizes.
+# The solver and cone are compile-time choices (physics/step/pipeline.py), not sizes.
 SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
 
@@ -67,7 +67,7 @@ JNT_LIMIT_MODEL = 5  # the limit model of a limited joint, -1 if unlimited; JNT_
 NJNT_I = _pow2(6)
 JNT_F, NJNT_F = _flat_rows(("pos", 3), ("axis", 3), ("stiffness", 1), ("range", 2), ("margin", 1), ("solref", 2),
                             ("solimp", 5),
-                            # limit models beyond MuJoCo's (physics/limits.py)
+                            # limit models beyond MuJoCo's (physics/smooth/limits.py)
                             ("limit_strength", 1), ("limit_stiffness", 1), ("limit_damping", 1), ("limit_distance", 1),
                             ("limit_restitution", 1), ("limit_bounce", 1), ("limit_acceleration", 1), ("cone", 2),
                             ("twist", 2))
@@ -76,7 +76,7 @@ DOF_BODY, DOF_JNT, DOF_PARENT, DOF_MADR, DOF_MROWLEN = range(5)
 NDOF_I = _pow2(5)
 DOF_F, NDOF_F = _flat_rows(("armature", 1), ("damping", 1), ("frictionloss", 1), ("invweight0", 1), ("solref", 2),
                             ("solimp", 5),
-                            # PD drives (physics/drives.py)
+                            # PD drives (physics/smooth/drives.py)
                             ("drive_stiffness", 1), ("drive_damping", 1), ("drive_forcelimit", 1),
                             ("drive_acceleration", 1))
 
@@ -110,10 +110,10 @@ BODY_D, NBODY_D = _flat_rows(
     ("xpos", 3), ("xquat", 4), ("xmat", 9), ("xipos", 3), ("ximat", 9), ("subtree_com", 3), ("subtree_mass", 1),
     ("cinert", 10), ("crb", 10), ("cvel", 6), ("cacc", 6), ("cfrc", 6), ("cfrc_ext", 6), ("cfrc_int", 6),
 )
-# Computed on demand from the last forward pass (physics/reaction.py), not while stepping.
+# Computed on demand from the last forward pass (physics/constraint/reaction.py), not while stepping.
 POST_CONSTRAINT = ("cacc", "cfrc_ext", "cfrc_int")
 # half_sincos: sin and cos of a hinge's half angle, all hinges' first and off the chain of
-# body frames (physics/kinematics.py)
+# body frames (physics/smooth/kinematics.py)
 JNT_D, NJNT_D = _flat_rows(("xanchor", 3), ("xaxis", 3), ("half_sincos", 2))
 DOF_D, NDOF_D = _flat_rows(
     ("cdof", 6), ("cdof_dot", 6), ("qfrc_bias", 1), ("qfrc_passive", 1), ("qfrc_actuator", 1),
@@ -124,7 +124,7 @@ DOF_D, NDOF_D = _flat_rows(
     # env's drive targets (set by World.set_drive_target)
     ("qfrc_drive", 1), ("implicit_stiffness", 1), ("implicit_damping", 1), ("drive_qpos_target", 1),
     ("drive_qvel_target", 1),
-    # the primal solvers' vectors (physics/primal.py): M (qacc - qacc_smooth), the cost's
+    # the primal solvers' vectors (physics/constraint/primal.py): M (qacc - qacc_smooth), the cost's
     # gradient and its preconditioned form, the search direction, M search, and the
     # previous iteration's gradients for the conjugate-gradient update
     ("ma", 1), ("grad", 1), ("mgrad", 1), ("search", 1), ("mv", 1), ("gradold", 1), ("mgradold", 1),
@@ -137,7 +137,7 @@ EFC_F, NEFC_F = _columns(
     ("imppos", 1),  # the residual the impedance sees: |pos| of a whole connect or weld block
     ("jdotv", 1),  # d(J)/dt qvel of connect and weld rows, taken out of aref as MuJoCo does
     ("bias", 1),  # J qacc_smooth - aref: the dual's linear term, fixed while the solver runs
-    # primal solvers (physics/primal.py): J qacc - aref, J search, the row's cost along the
+    # primal solvers (physics/constraint/primal.py): J qacc - aref, J search, the row's cost along the
     # line search as a quadratic, its mjtConstraintState, the friction coefficient that
     # scales the row into the elliptic cone's circular space, and (first row of an elliptic
     # contact) the cone's line-search terms U0, V0, UU, UV, VV and the contact's condim

@@ -153,7 +153,7 @@ class Model:
     jnt_solref: np.ndarray = _f(0, 2)
     jnt_solimp: np.ndarray = _f(0, 5)
     jnt_name: list = field(default_factory=list)
-    # limit models beyond MuJoCo's (physics/limits.py); used where jnt_limited is set
+    # limit models beyond MuJoCo's (physics/smooth/limits.py); used where jnt_limited is set
     jnt_limit_model: np.ndarray = _i(0)  # LIMIT_SOFT, LIMIT_CUBIC, LIMIT_HARD or LIMIT_SPRING
     jnt_limit_strength: np.ndarray = _f(0)  # cubic: s [J]
     jnt_limit_stiffness: np.ndarray = _f(0)  # spring: [N m/rad] or [N/m] (per inverse inertia if acceleration)
@@ -176,7 +176,7 @@ class Model:
     dof_invweight0: np.ndarray = _f(0)  # inverse inertia of the dof at qpos0
     dof_solref: np.ndarray = _f(0, 2)  # friction-loss constraint (joint solreffriction)
     dof_solimp: np.ndarray = _f(0, 5)
-    # PD drives (physics/drives.py): stiffness (q* - q) + damping (qd* - qd), clamped
+    # PD drives (physics/smooth/drives.py): stiffness (q* - q) + damping (qd* - qd), clamped
     dof_drive_stiffness: np.ndarray = _f(0)  # [N m/rad] or [N/m]; per inverse inertia if acceleration
     dof_drive_damping: np.ndarray = _f(0)  # [N m s/rad] or [N s/m]
     dof_drive_forcelimit: np.ndarray = _f(0)  # [N m] or [N]; inf: unlimited

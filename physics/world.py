@@ -13,17 +13,17 @@ import os
 
 import numpy as np
 
-from . import broadphase as B
-from . import device_io, kernel_cache
-from ._launch import ReusedLaunch, host_view
 from . import layout as L
-from ._taichi import current_cfg, ensure_runtime, ti
-from .collision import NGEOM_X, P_FRICTION, pack_collision_model
+from .collision import broadphase as B
+from .collision.driver import NGEOM_X, P_FRICTION, pack_collision_model
+from .collision.narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON_F, NCON_I
 from .errors import WorldError
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
-from .narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F, NCON_F, NCON_I
-from .pipeline import env_tasks, make_kernels
-from .program import NSEGMENTS, Program, ProgramBuilder
+from .runtime import device_io, kernel_cache
+from .runtime.backend import current_cfg, ensure_runtime, ti
+from .runtime.launch import ReusedLaunch, host_view
+from .step.pipeline import env_tasks, make_kernels
+from .step.program import NSEGMENTS, Program, ProgramBuilder
 
 _PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
 _MODEL_INT = ("sizes", "body_i", "jnt_i", "dof_i", "act_i", "ten_i", "wrap_i")
@@ -234,7 +234,7 @@ class World:
 
     # --- drives ---------------------------------------------------------------------------
     def set_drive_target(self, q=None, qd=None, *, env_ids=None) -> None:
-        """Set the PD drives' targets (physics/drives.py): ``q`` the target qpos value and
+        """Set the PD drives' targets (physics/smooth/drives.py): ``q`` the target qpos value and
         ``qd`` the target velocity of each dof, arrays (num_envs, nv) (or one row (nv,)
         for all envs; with ``env_ids``, one row per id). Columns of dofs without a drive
         are ignored. Targets persist until set again (reset() keeps them); both start at 0.
@@ -248,7 +248,7 @@ class World:
 
     def _write_dof_column(self, name: str, rows, ids) -> None:
         """dof_d[ids, :nv, column name] = rows, by a small kernel: no whole-table round trip."""
-        from .drives import make_dof_column_kernel
+        from .smooth.drives import make_dof_column_kernel
 
         self._stale()
         if hasattr(rows, "detach"):  # a tensor on the World's device (_rows): ids go there too
@@ -391,7 +391,7 @@ class World:
 
     # --- programs -------------------------------------------------------------------------
     def set_program(self, program: Program) -> None:
-        """Carry ``program`` (physics/program.py), with fresh zeroed registers; step() and
+        """Carry ``program`` (physics/step/program.py), with fresh zeroed registers; step() and
         forward() run its segments inside their launch."""
         if not isinstance(program, Program):
             raise WorldError(f"program must be a physics.program.Program, got {type(program).__name__}")
@@ -486,7 +486,7 @@ class World:
     def render(self, env_ids=None, **kwargs) -> np.ndarray:
         """RGB frames (n, H, W, 3) uint8 of the envs, ray cast in Taichi; keyword
         arguments (width, height, camera, shadows) as physics.render.render_world."""
-        from .render import render_world
+        from .render.raycast import render_world
 
         return render_world(self, env_ids, **kwargs)
 

@@ -114,7 +114,6 @@ def without_constraints(model, mjm):
     """Our model and MuJoCo's (changed in place) with the constraint and contact stages off,
     so that both sides compare smooth dynamics."""
     import mujoco
-
     from taigym.physics.model import DSBL_CONSTRAINT, DSBL_CONTACT
 
     mjm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
@@ -255,7 +254,7 @@ def measure_interleaved(cases: list[Case], seconds: float) -> list[dict]:
 
 def ours_case(model, states, num_envs: int, precision: str) -> Case:
     """One World of ``num_envs`` envs stepped with ``World.step(n=K)``."""
-    from taigym.physics._taichi import ti
+    from taigym.physics.runtime.backend import ti
 
     from taigym import physics
 
@@ -444,7 +443,7 @@ def engine_version() -> dict:
 
 def machine_info() -> dict:
     import mujoco
-    from taigym.physics._taichi import current_cfg, ti
+    from taigym.physics.runtime.backend import current_cfg, ti
 
     cfg = current_cfg()
     return {

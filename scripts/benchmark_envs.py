@@ -230,7 +230,7 @@ def main(argv=None) -> int:
     load_start = os.getloadavg()
     startup = [] if args.no_startup else [measure_startup(task) for task in tasks]
     rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed)]
-    from taigym.physics._taichi import NAME, VERSION
+    from taigym.physics.runtime.backend import NAME, VERSION
 
     report = dict(rows=rows, startup=startup,
                   machine=dict(platform=platform.platform(), cpus=os.cpu_count(), taichi=f"{NAME} {VERSION}",

@@ -33,7 +33,6 @@ def make_side_env(side: str, cfg):
     """The SB3 VecEnv of one side, with episode statistics."""
     import gymnasium as gym
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
-
     from taigym.scripts import train
 
     if side == "taigym":
@@ -47,7 +46,6 @@ def train_once(side: str, cfg) -> dict:
     import numpy as np
     import torch
     from stable_baselines3.common.callbacks import BaseCallback
-
     from taigym.scripts import train
 
     class FirstStep(BaseCallback):

@@ -26,8 +26,8 @@ A URDF goes to MuJoCo with the compiler settings that make its import match taig
 
 Where the engines differ by design, the comparison says so in a note instead of failing:
 height-field contacts (MuJoCo collides the prisms under the grid with its convex solver,
-taigym the grid's surface, physics/hfield.py) are left out, and multi-CCD pairs (cylinder
-with box, cylinder or capsule: which extra contacts survive differs, physics/convex.py)
+taigym the grid's surface, physics/collision/hfield.py) are left out, and multi-CCD pairs (cylinder
+with box, cylinder or capsule: which extra contacts survive differs, physics/collision/convex.py)
 compare whether they touch and their deepest contact; a state whose contact set differs
 there is left out of the ``qacc`` row. The rollout stays strict: a note names such pairs
 when it touches them, since drift can start there. For RK4 models the rollout's reference
@@ -122,7 +122,7 @@ def working_directory(folder: Path):
 def load_taigym_model(path: Path):
     """taigym's Model of the file, strict (raises ModelError naming what is unsupported),
     then, where the MJCF uses taigym: attributes, of the file without them; and a note."""
-    from taigym.physics.mjcf import load_mjcf_string
+    from taigym.physics.build.mjcf import load_mjcf_string
 
     from taigym import physics
 
@@ -327,10 +327,10 @@ def contact_kind(mjm, pair) -> str:
     """How a geom pair's contacts can be compared, from the engine's routing table:
     'exact' (analytic routines, MuJoCo's own: every contact), 'ccd' (one GJK/EPA contact),
     'multiccd' (GJK/EPA plus the contacts of slightly rotated poses: which extra points
-    survive deduplication differs by design, physics/convex.py) or 'hfield' (MuJoCo
-    collides the prisms under the grid, taigym its surface: physics/hfield.py)."""
+    survive deduplication differs by design, physics/collision/convex.py) or 'hfield' (MuJoCo
+    collides the prisms under the grid, taigym its surface: physics/collision/hfield.py)."""
     import mujoco
-    from taigym.physics import broadphase as B
+    from taigym.physics.collision import broadphase as B
 
     code, maxcon = B.COLLIDERS.get(tuple(sorted(int(mjm.geom_type[g]) for g in pair)), (0, 1))
     if code in (B.COLLIDE_HFIELD_SPHERE, B.COLLIDE_HFIELD_CAPSULE, B.COLLIDE_HFIELD_BOX, B.COLLIDE_HFIELD_CONVEX):
@@ -484,7 +484,7 @@ def rollout_rows(model, mjm, steps: int, ctrl_mode: str, rng, device: str) -> tu
             rows[i] = max(rows[i], new, key=lambda r: r.error / r.tol)
     touched = ", ".join(pair_label(mjm, p) for p in sorted(by_design))
     note = (f"the rollout touches GJK/EPA or height-field pairs, whose contact points and normals differ by design "
-            f"(physics/convex.py, physics/hfield.py); drift can start there: {touched}") if touched else ""
+            f"(physics/collision/convex.py, physics/collision/hfield.py); drift can start there: {touched}") if touched else ""
     return rows, note
 
 

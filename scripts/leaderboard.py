@@ -315,7 +315,7 @@ def comparability(cell: dict, metrics: dict, workers: int) -> dict:
 def taichi_threads() -> int:
     """The CPU threads the Taichi runtime steps with: the running one's, or, where this process
     has not started it (a cell resumed after it had finished), the count it would start with."""
-    from taigym.physics._taichi import NAME, current_cfg
+    from taigym.physics.runtime.backend import NAME, current_cfg
 
     try:
         return int(current_cfg().cpu_max_num_threads)

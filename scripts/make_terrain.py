@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=REPO_ROOT / "configs" / "assets" / "rough_terrain.png")
     args = p.parse_args(argv)
-    from taigym.physics._png import write_png_grey
+    from taigym.physics.render.png import write_png_grey
 
     heights = rough_terrain(args.seed)
     write_png_grey(args.out, np.round(heights[::-1] * 255).astype(np.uint8))  # top row = +y

@@ -22,7 +22,6 @@ import sys
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from taigym.scripts.benchmark_envs import GYMNASIUM as COUNTERPARTS  # short name -> v5 id
 
 TIME_LIMIT = "time limit"
@@ -51,7 +50,6 @@ def taigym_episodes(task: str, episodes: int, seed: int, num_envs: int = 64) -> 
     """``episodes`` episodes of ``TaiGym/<task>-v0``: the first ``episodes / num_envs`` of every
     env, so that short episodes are not favoured by stopping at a count."""
     from gymnasium.vector import AutoresetMode
-
     from taigym.envs.vector import TaiGymVectorEnv
     from taigym.scripts.results import task_config_path
 

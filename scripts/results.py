@@ -382,7 +382,7 @@ def simulation_settings(task_id: str, task_overrides=None) -> dict:
 def machine_info() -> dict:
     """Where the numbers were measured: CPU, thread counts and library versions."""
     import torch
-    from taigym.physics._taichi import ti
+    from taigym.physics.runtime.backend import ti
 
     info = {
         "platform": platform.platform(),

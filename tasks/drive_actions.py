@@ -1,6 +1,6 @@
 """Actions as PD-drive position targets (``actions.kind: drive_position``).
 
-A robot whose joints carry the engine's PD drives (physics/drives.py; MJCF
+A robot whose joints carry the engine's PD drives (physics/smooth/drives.py; MJCF
 ``taigym:drive_*`` attributes or ``ModelBuilder.add_drive``) is commanded through the
 drives' targets rather than through actuator controls: each control step, the chosen
 joints' target positions are
@@ -16,7 +16,6 @@ model's reference pose qpos0. The action space is each joint's range seen throug
 from __future__ import annotations
 
 import numpy as np
-
 from taigym.physics.model import JNT_HINGE, JNT_SLIDE
 
 from .arrays import NUMPY

@@ -18,7 +18,7 @@ Kinds and the signature of the bound function:
 An observation, reward or termination term may also give ``ops``: the same function as
 instructions of the env step's World program (tasks/term_program.py), built with
 ``c.load``, ``c.prev``, ``c.command``, ``c.memory``, ``c.action``, ``c.terminated`` and the
-builder ``c.b`` (physics/program.py). A task whose step terms all have one steps in one
+builder ``c.b`` (physics/step/program.py). A task whose step terms all have one steps in one
 launch; its numpy function stays the reference the tests compare with.
 """
 

@@ -12,9 +12,9 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+from taigym.physics.model import INTEGRATORS, JNT_HINGE, JNT_NV, JNT_SLIDE, LIMIT_CUBIC, LIMIT_MODELS, TRN_JOINT
 
 from taigym import physics
-from taigym.physics.model import INTEGRATORS, JNT_HINGE, JNT_NV, JNT_SLIDE, LIMIT_CUBIC, LIMIT_MODELS, TRN_JOINT
 
 from .errors import did_you_mean
 from .loader import CONFIG_DIR, error_at

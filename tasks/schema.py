@@ -18,7 +18,7 @@ class Strict(BaseModel):
 
 
 class LimitOverride(Strict):
-    """A joint's limit model (physics/limits.py) and its parameters; units as the joint's."""
+    """A joint's limit model (physics/smooth/limits.py) and its parameters; units as the joint's."""
 
     model: Literal["soft", "cubic", "hard", "spring"]
     strength: float | None = Field(None, gt=0)  # cubic

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 from taigym.physics.model import BIAS_NONE
 
 from . import registry

@@ -1,4 +1,4 @@
-"""A task's env step as a World program (physics/program.py): one launch per step.
+"""A task's env step as a World program (physics/step/program.py): one launch per step.
 
 The program's segments:
 
@@ -21,8 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from taigym.physics.program import ProgramBuilder, Regs
+from taigym.physics.step.program import ProgramBuilder, Regs
 
 PRE, POST, RESET = 1, 2, 3
 

@@ -7,9 +7,9 @@ be checked against MuJoCo independently of our importers.
 from __future__ import annotations
 
 import numpy as np
+from taigym.physics.model import INT_EULER, INT_RK4
 
 from taigym import physics
-from taigym.physics.model import INT_EULER, INT_RK4
 
 _JNT = {0: "free", 1: "ball", 2: "slide", 3: "hinge"}
 _GEOM = {0: "plane", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box"}

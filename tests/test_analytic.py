@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from taigym.physics.model import INT_RK4
 
 from taigym import physics
-from taigym.physics.model import INT_RK4
 
 
 def _pendulum(length, mass, links=1, timestep=1e-3):

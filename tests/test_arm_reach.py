@@ -5,11 +5,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-
-from taigym import envs  # noqa: F401 - registers the ids
-from taigym import physics
 from taigym.envs.vector import TaiGymVectorEnv
 from taigym.tasks import ConfigError, Task
+
+from taigym import (
+    envs,  # noqa: F401 - registers the ids
+    physics,
+)
 
 ID = "TaiGym/ArmReach-v0"
 ARM = 6  # the arm's joints are the first six coordinates; the target's three slides follow

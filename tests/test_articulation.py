@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from conftest import GYM_MODELS, gym_asset
 from oracle import random_state
+from taigym.physics.model import JNT_BALL, JNT_FREE, JNT_HINGE
 
 from taigym import physics
-from taigym.physics.model import JNT_BALL, JNT_FREE, JNT_HINGE
 
 
 def _joint_q_error(model, q_back, q):

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
 import pytest
-
 from taigym.scripts import benchmark
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -3,10 +3,10 @@ its limit turns off in that env only, and the break is recorded for the env laye
 
 import numpy as np
 import pytest
+from taigym.physics import ModelError
+from taigym.physics.build.mjcf import load_mjcf_string
 
 from taigym import physics
-from taigym.physics import ModelError
-from taigym.physics.mjcf import load_mjcf_string
 
 
 def _hanging_box(**limits):

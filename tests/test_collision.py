@@ -7,18 +7,16 @@ rounding). Poses are random, many envs per launch.
 
 from types import SimpleNamespace
 
+import mujoco  # a dev dependency: the oracle
 import numpy as np
 import pytest
-
-import mujoco  # a dev dependency: the oracle
-
 from conftest import gym_asset
+from taigym.physics.collision import broadphase as B
+from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.collision.driver import Collider
+from taigym.physics.model import GEOM_BOX, GEOM_HFIELD, GEOM_PLANE
 
 from taigym import physics
-from taigym.physics import broadphase as B
-from taigym.physics.collision import Collider
-from taigym.physics.mjcf import load_mjcf_string
-from taigym.physics.model import GEOM_BOX, GEOM_HFIELD, GEOM_PLANE
 
 TOL = 1e-9
 CONTACT_FIELDS = ("geom", "dist", "pos", "frame", "friction", "solref", "solimp", "dim", "includemargin", "exclude")

@@ -3,10 +3,10 @@
 import mujoco
 import numpy as np
 import pytest
+from taigym.physics import ModelError
+from taigym.physics.build.mjcf import load_mjcf_string
 
 from taigym import physics
-from taigym.physics import ModelError
-from taigym.physics.mjcf import load_mjcf_string
 
 SCENE = """<mujoco>
   <worldbody>

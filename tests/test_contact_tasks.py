@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from gymnasium.utils import seeding
 from gymnasium.utils.env_checker import check_env
+from taigym.tasks.context import StepContext, snapshot
 
 from taigym import envs  # importing registers the ids
-from taigym.tasks.context import StepContext, snapshot
 
 pytest.importorskip("imageio")  # Gymnasium's MuJoCo envs import it
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from conftest import gym_asset
 from oracle import random_state, rel_err
+from taigym.physics.build.mjcf import load_mjcf_string
 
 from taigym import physics
-from taigym.physics.mjcf import load_mjcf_string
 
 
 @pytest.mark.parametrize("name", ["hopper", "ant", "humanoid"])

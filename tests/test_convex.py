@@ -1,4 +1,4 @@
-"""The convex collider (physics/convex.py) against MuJoCo's native GJK/EPA, in float64.
+"""The convex collider (physics/collision/convex.py) against MuJoCo's native GJK/EPA, in float64.
 
 Pairs: sphere, capsule, ellipsoid, cylinder and box against an ellipsoid; capsule,
 cylinder and box against a cylinder. Tolerances, from what MuJoCo's solver itself
@@ -16,15 +16,14 @@ achieves with its default 35 iterations and tolerance 1e-6:
 
 from types import SimpleNamespace
 
+import mujoco  # a dev dependency: the oracle
 import numpy as np
 import pytest
-
-import mujoco  # a dev dependency: the oracle
+from taigym.physics.collision import broadphase as B
+from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.collision.driver import Collider
 
 from taigym import physics
-from taigym.physics import broadphase as B
-from taigym.physics.collision import Collider
-from taigym.physics.mjcf import load_mjcf_string
 
 SIZES = {"sphere": ".1", "capsule": ".06 .12", "box": ".1 .07 .05", "cylinder": ".08 .06", "ellipsoid": ".08 .06 .04"}
 CONVEX_PAIRS = [("sphere", "ellipsoid"), ("capsule", "ellipsoid"), ("ellipsoid", "ellipsoid"),

@@ -9,8 +9,7 @@ import subprocess
 import sys
 
 import pytest
-
-from taigym.physics._taichi import _probe_cuda
+from taigym.physics.runtime.backend import _probe_cuda
 
 PHYSICS_TESTS = ["test_dynamics_mujoco.py", "test_random_trees.py", "test_analytic.py", "test_articulation.py",
                  "test_world_api.py", "test_limits.py", "test_contacts.py", "test_equality.py", "test_breakable.py",

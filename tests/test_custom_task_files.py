@@ -5,10 +5,10 @@ import shutil
 import gymnasium as gym
 import numpy as np
 import pytest
-
-import taigym
 from taigym.envs.vector import TaiGymVectorEnv
 from taigym.tasks.loader import config_dir
+
+import taigym
 
 
 def _copy(tmp_path, *names):

@@ -1,13 +1,13 @@
-"""PD drives (physics/drives.py), float64: stiff gains are stable at task time steps because
+"""PD drives (physics/smooth/drives.py), float64: stiff gains are stable at task time steps because
 they are integrated implicitly, the force never exceeds its limit, acceleration drives
 move alike whatever the inertia, and targets are per env."""
 
 import numpy as np
 import pytest
+from taigym.physics.build.builder import D6Axis
+from taigym.physics.build.mjcf import load_mjcf_string
 
 from taigym import physics
-from taigym.physics.builder import D6Axis
-from taigym.physics.mjcf import load_mjcf_string
 
 
 def _hinges(inertias, *, stiffness, damping, force_limit=np.inf, acceleration=False, h=0.01,

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
+from taigym.envs.vector import TaiGymVectorEnv
 
 from taigym import envs  # noqa: F401 - registers the ids
-from taigym.envs.vector import TaiGymVectorEnv
 
 IDS = ["TaiGym/InvertedPendulum-v0", "TaiGym/InvertedDoublePendulum-v0", "TaiGym/Reacher-v0", "TaiGym/Swimmer-v0"]
 

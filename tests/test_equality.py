@@ -8,11 +8,11 @@ import mujoco
 import numpy as np
 import pytest
 from oracle import rel_err
+from taigym.physics import ModelError
+from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.model import DSBL_CONTACT, EQ_CONNECT, EQ_JOINT, EQ_WELD
 
 from taigym import physics
-from taigym.physics import ModelError
-from taigym.physics.mjcf import load_mjcf_string
-from taigym.physics.model import DSBL_CONTACT, EQ_CONNECT, EQ_JOINT, EQ_WELD
 
 LINKAGE = """<mujoco>
   <option timestep="0.002"/>

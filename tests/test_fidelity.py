@@ -12,12 +12,10 @@ import dataclasses
 import importlib.util
 from pathlib import Path
 
+import mujoco  # noqa: F401  (a dev dependency: the oracle)
 import numpy as np
 import pytest
 import yaml
-
-import mujoco  # noqa: F401  (a dev dependency: the oracle)
-
 from taigym.scripts import fidelity
 from taigym.scripts.cli import main as cli
 from taigym.tasks.loader import CONFIG_DIR

@@ -7,10 +7,10 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-
-from taigym import physics
 from conftest import gym_asset
 from taigym.physics import layout as L
+
+from taigym import physics
 
 PHYSICS = Path(physics.__file__).parent
 
@@ -28,7 +28,7 @@ def _augmented_flat_writes(source: str) -> list[int]:
 
 
 def test_flat_tables_are_never_updated_in_place():
-    found = {path.name: _augmented_flat_writes(path.read_text()) for path in sorted(PHYSICS.glob("*.py"))}
+    found = {str(path.relative_to(PHYSICS)): _augmented_flat_writes(path.read_text()) for path in sorted(PHYSICS.rglob("*.py"))}
     assert {name: lines for name, lines in found.items() if lines} == {}
 
 

@@ -6,15 +6,14 @@ ours meets the triangles' surfaces exactly, so landing transients differ a littl
 comparison is of where the shapes come to rest.
 """
 
+import mujoco  # a dev dependency: the oracle
 import numpy as np
 import pytest
+from taigym.physics.build.mjcf import load_mjcf, load_mjcf_string
+from taigym.physics.errors import ModelError
+from taigym.physics.render.png import write_png_grey
 
 from taigym import physics
-from taigym.physics._png import write_png_grey
-from taigym.physics.errors import ModelError
-from taigym.physics.mjcf import load_mjcf, load_mjcf_string
-
-import mujoco  # a dev dependency: the oracle
 
 N = 17  # samples per side
 
@@ -59,7 +58,7 @@ def test_elevation_text_and_png_give_mujocos_model(tmp_path):
     ours = load_mjcf(tmp_path / "m.xml")
     _compare_model(ours, mujoco.MjModel.from_xml_path(str(tmp_path / "m.xml")))
     assert ours.hfield_name == ["text", "bumps"]  # a file's stem names an unnamed hfield
-    from taigym.physics.broadphase import geom_rbound
+    from taigym.physics.collision.broadphase import geom_rbound
     np.testing.assert_allclose(geom_rbound(ours)[:2],
                                mujoco.MjModel.from_xml_path(str(tmp_path / "m.xml")).geom_rbound[:2], rtol=1e-12)
 
@@ -186,7 +185,7 @@ def test_a_sphere_on_a_ridge_touches_the_ridge():
     body = b.add_body(0, pos=(0.0, 0.1, 1.09), name="ball")
     b.add_joint_free(body)
     b.add_shape_sphere(body, radius=0.1)
-    from taigym.physics.collision import Collider
+    from taigym.physics.collision.driver import Collider
     c = Collider(b.finalize(), 1, precision="float64")
     c.collide(np.array([[[0, 0, 0], [0.02, 0.1, 1.09]]]), np.array([[[1, 0, 0, 0], [1, 0, 0, 0]]]))
     out = c.get()

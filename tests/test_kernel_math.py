@@ -1,11 +1,10 @@
-"""The kernels' own sine and cosine (physics._math sincos), which every hinge's frame uses
+"""The kernels' own sine and cosine (physics/runtime/ti_math.py, sincos), which every hinge's frame uses
 in place of two library calls: accurate to a few ulp of the angle in both precisions."""
 
 import numpy as np
 import pytest
-
-from taigym.physics._math import make_math
-from taigym.physics._taichi import ensure_runtime, ti
+from taigym.physics.runtime.backend import ensure_runtime, ti
+from taigym.physics.runtime.ti_math import make_math
 
 
 def _angles() -> np.ndarray:
@@ -44,9 +43,10 @@ def test_sincos_matches_numpy_within_a_few_ulp_of_the_angle(device, precision):
 
 def test_body_quaternions_stay_unit_without_normalizing_each_body(device):
     """Body frames multiply unit quaternions down the tree without renormalizing each
-    body (physics/kinematics.py): the drift is rounding alone, even at wild angles."""
-    from taigym import physics
+    body (physics/smooth/kinematics.py): the drift is rounding alone, even at wild angles."""
     from conftest import gym_asset
+
+    from taigym import physics
 
     model = physics.load_model(gym_asset("humanoid"))
     rng = np.random.default_rng(0)

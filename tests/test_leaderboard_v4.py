@@ -218,7 +218,7 @@ def test_train_takes_a_gymnasium_id(tmp_path):
 
 def test_sim_threads_are_recorded_where_this_process_started_no_taichi(monkeypatch):
     # a Gymnasium cell, or a cell resumed after it had finished, runs no Taichi kernel here
-    import taigym.physics._taichi as taichi_module
+    import taigym.physics.runtime.backend as taichi_module
 
     def no_runtime():
         raise AttributeError("'NoneType' object has no attribute 'config'")

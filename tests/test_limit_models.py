@@ -1,4 +1,4 @@
-"""Joint-limit models (physics/limits.py), float64: a hinge driven into each kind of limit by
+"""Joint-limit models (physics/smooth/limits.py), float64: a hinge driven into each kind of limit by
 a constant torque rests where that model says; the cubic penalty's energy and force
 follow the formula; a hard limit bounces with its restitution; a ball joint's elliptical
 cone and twist range hold; the taigym: MJCF attributes reach the Model."""
@@ -6,13 +6,13 @@ cone and twist range hold; the taigym: MJCF attributes reach the Model."""
 import mujoco
 import numpy as np
 import pytest
+from taigym.physics.build.builder import JointLimit
+from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.errors import ModelError
+from taigym.physics.model import LIMIT_CUBIC, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING
+from taigym.physics.smooth.limits import cubic_limit
 
 from taigym import physics
-from taigym.physics.builder import JointLimit
-from taigym.physics.errors import ModelError
-from taigym.physics.limits import cubic_limit
-from taigym.physics.mjcf import load_mjcf_string
-from taigym.physics.model import LIMIT_CUBIC, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING
 
 TORQUE = 1.0
 UPPER = 0.5

@@ -3,7 +3,6 @@
 import shutil
 
 import pytest
-
 from taigym.tasks.errors import ConfigError
 from taigym.tasks.loader import config_dir, load_task_config
 from taigym.tasks.task import Task

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from conftest import GYM_MODELS, gym_asset
 from oracle import smooth
+from taigym.physics import ModelError
+from taigym.physics.build.mjcf import load_mjcf, load_mjcf_string
+from taigym.physics.build.transforms import quat_to_mat
 
 from taigym import physics
-from taigym.physics import ModelError
-from taigym.physics.mjcf import load_mjcf, load_mjcf_string
-from taigym.physics.transforms import quat_to_mat
 
 TOL = 1e-12
 FIELDS = (

@@ -8,12 +8,12 @@ episode of both. States are set by hand in the env's World, then one env step ru
 
 import numpy as np
 import pytest
-
-from taigym import envs
 from taigym.tasks import ConfigError, Task, load_task_config
 from taigym.tasks.compose import read_config_file
 from taigym.tasks.context import StepContext, snapshot
 from taigym.tasks.loader import TASK_DIR
+
+from taigym import envs
 
 # SumoAnts coordinates: each ant is a free joint (7 qpos, 6 qvel) and eight hinges
 RED_Q, BLUE_Q, RED_V, BLUE_V = 0, 15, 0, 14

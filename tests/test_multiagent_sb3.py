@@ -48,7 +48,6 @@ def test_sb3_vec_env_same_step_semantics():
     pytest.importorskip("stable_baselines3")
     import gymnasium as gym
     from stable_baselines3.common.env_checker import check_env
-
     from taigym.envs.sb3 import TaiGymVecEnv
 
     check_env(gym.make("TaiGym/Reacher-v0"))

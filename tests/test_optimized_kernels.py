@@ -15,9 +15,9 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import gym_asset
+from taigym.physics.runtime.backend import _optimize_flag
 
 from taigym import physics
-from taigym.physics._taichi import _optimize_flag
 
 CHILD = """
 import sys
@@ -32,7 +32,7 @@ world.forward()
 out = {name: world.get(name) for name in ("qM", "qfrc_bias", "xpos", "qacc")}
 world.step(n=25)
 out.update(qpos_after=world.get("qpos"), qvel_after=world.get("qvel"), nefc_after=world.get("nefc"))
-np.savez(sys.argv[3], optimized=physics._taichi.optimized(), **out)
+np.savez(sys.argv[3], optimized=physics.runtime.backend.optimized(), **out)
 """
 
 

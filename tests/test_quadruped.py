@@ -4,11 +4,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-
-from taigym import envs  # noqa: F401 - registers the ids
 from taigym.envs.vector import TaiGymVectorEnv
 from taigym.tasks import ConfigError, Task
 from taigym.tasks.context import StepContext, snapshot
+
+from taigym import envs  # noqa: F401 - registers the ids
 
 ID = "TaiGym/QuadrupedFlat-v0"
 COMMAND = slice(9, 12)  # lin vel 3, ang vel 3, gravity 3, then the command

@@ -4,10 +4,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-
-from taigym import envs  # noqa: F401 - registers the ids
 from taigym.envs.vector import TaiGymVectorEnv
 from taigym.tasks import Task
+
+from taigym import envs  # noqa: F401 - registers the ids
 
 ID = "TaiGym/QuadrupedRough-v0"
 

@@ -6,11 +6,9 @@ term judged on the final state, or the time limit) accounts for, differ by at mo
 the same on every run. docs/random_actions.md has the table over more episodes.
 """
 
+import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
 import numpy as np
 import pytest
-
-import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
-
 from taigym.scripts import random_actions as ra  # noqa: E402
 
 # episodes per simulator: enough for a standard error of a few percent of the mean length

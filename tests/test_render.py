@@ -8,9 +8,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import gym_asset
+from taigym.physics.render import FreeCamera, Renderer, TrackingCamera, orbit_frame, tile
 
 from taigym import physics
-from taigym.physics.render import FreeCamera, Renderer, TrackingCamera, orbit_frame, tile
 
 W, H = 96, 72
 COLOURS = {"sphere": (1, 0, 0), "box": (0, 1, 0), "capsule": (0, 0, 1), "cylinder": (1, 0, 1), "ellipsoid": (0, 1, 1)}
@@ -224,8 +224,9 @@ def test_play_writes_a_video(tmp_path):
 def test_play_normalizes_observations_like_training(tmp_path):
     """A policy trained with VecNormalize sees the same scaled observations in play.py."""
     vec_env = pytest.importorskip("stable_baselines3.common.vec_env")
-    from taigym import envs  # noqa: F401  (registers the TaiGym ids)
     from taigym.scripts.play import observation_normalizer
+
+    from taigym import envs  # noqa: F401  (registers the TaiGym ids)
 
     venv = vec_env.VecNormalize(vec_env.DummyVecEnv([lambda: gym.make("TaiGym/Reacher-v0")]))
     venv.obs_rms.mean[:] = 1.0

@@ -5,7 +5,7 @@ At a given state every solver minimises the same strictly convex problem, so run
 convergence each agrees with mujoco's Newton solver to how far it converges: Newton to
 ~1e-12 relative (the tests allow 1e-9), CG to ~1e-7 (allowed 1e-6: conjugate gradients
 stall on the kinks of the piecewise-quadratic cost), PGS to ~2e-6 in 5000 sweeps
-(allowed 1e-5: Gauss-Seidel converges linearly). PGS solves elliptic cones by MuJoCo's block update (physics/pgs_cone.py). The scene has contacts of
+(allowed 1e-5: Gauss-Seidel converges linearly). PGS solves elliptic cones by MuJoCo's block update (physics/constraint/pgs_cone.py). The scene has contacts of
 every condim (1, 3, 4, 6), friction loss, joint limits and a joint equality, so every
 row type and cost zone of the primal solvers takes part.
 """
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from conftest import gym_asset
 from oracle import rel_err
+from taigym.physics.build.mjcf import load_mjcf_string
 
 from taigym import physics
-from taigym.physics.mjcf import load_mjcf_string
 
 SCENE = """<mujoco>
   <option timestep="0.002" cone="{cone}" impratio="{impratio}"/>

@@ -1,5 +1,5 @@
-"""The engine imports Taichi in one place (physics/_taichi.py), runs on taichi 1.7.4 and on
-the quadrants fork, and touches Taichi's internals only in physics/_launch.py."""
+"""The engine imports Taichi in one place (physics/runtime/backend.py), runs on taichi 1.7.4 and on
+the quadrants fork, and touches Taichi's internals only in physics/runtime/launch.py."""
 
 import importlib.util
 import json
@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import imported_modules
-
-from taigym.physics._taichi import TAICHIS
+from taigym.physics.runtime.backend import TAICHIS
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = [p for folder in ("physics", "envs", "tasks", "scripts", "taigym") for p in (REPO / folder).rglob("*.py")]
@@ -20,14 +19,14 @@ SOURCES = [p for folder in ("physics", "envs", "tasks", "scripts", "taigym") for
 
 def test_only_one_module_imports_taichi():
     importers = sorted(str(p.relative_to(REPO)) for p in SOURCES if imported_modules(p) & set(TAICHIS))
-    assert importers == []  # physics/_taichi.py imports it by name, with importlib
-    assert "import_module(name)" in (REPO / "physics" / "_taichi.py").read_text()
+    assert importers == []  # physics/runtime/backend.py imports it by name, with importlib
+    assert "import_module(name)" in (REPO / "physics" / "runtime" / "backend.py").read_text()
 
 
 def test_only_the_launch_module_reaches_into_taichi_internals():
-    # ".lang." is where Taichi keeps what it does not export; current_cfg is read in _taichi.py
+    # ".lang." is where Taichi keeps what it does not export; current_cfg is read in backend.py
     users = sorted(str(p.relative_to(REPO)) for p in SOURCES if ".lang." in p.read_text() or ".lang " in p.read_text())
-    assert set(users) <= {"physics/_taichi.py", "physics/_launch.py"}, users
+    assert set(users) <= {"physics/runtime/backend.py", "physics/runtime/launch.py"}, users
 
 
 def test_an_unknown_choice_is_refused_by_name():
@@ -42,8 +41,8 @@ _STEP = """
 import json, sys
 import numpy as np
 from taigym import physics
-from taigym.physics import _launch
-from taigym.physics._taichi import NAME
+from taigym.physics.runtime import launch as _launch
+from taigym.physics.runtime.backend import NAME
 model = physics.load_model(sys.argv[1])
 world = physics.World(model, num_envs=3, device="cpu", precision="float64")
 rng = np.random.default_rng(0)

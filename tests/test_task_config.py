@@ -3,7 +3,6 @@
 import textwrap
 
 import pytest
-
 from taigym.tasks import ConfigError, Task, load_task_config, task_files
 from taigym.tasks.compose import read_config_file
 from taigym.tasks.yaml_loader import load_yaml

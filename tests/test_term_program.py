@@ -12,12 +12,11 @@ import dataclasses
 
 import numpy as np
 import pytest
-
 from taigym.envs.vector import TaiGymVectorEnv
-from taigym.tasks.loader import CONFIG_DIR
 from taigym.physics import World
-from taigym.physics.program import ProgramBuilder
+from taigym.physics.step.program import ProgramBuilder
 from taigym.tasks.context import StepContext, snapshot
+from taigym.tasks.loader import CONFIG_DIR
 from taigym.tasks.task import Task
 from taigym.tasks.term_program import POST, PRE, TermCompiler, TermProgram, missing_ops
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from taigym.envs.vector import TaiGymVectorEnv
 from taigym.tasks.arrays import NUMPY, TorchOps
 from taigym.tasks.context import StepContext

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from taigym.envs.vector import TaiGymVectorEnv
 
 torch = pytest.importorskip("torch")

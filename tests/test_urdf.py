@@ -6,16 +6,15 @@ from __future__ import annotations
 import re
 import warnings
 
+import mujoco  # a dev dependency: the oracle
 import numpy as np
 import pytest
+from taigym.physics import ModelError
+from taigym.physics.build.transforms import quat_to_mat
+from taigym.physics.build.urdf import load_urdf, load_urdf_string
+from taigym.physics.model import JNT_FREE, JNT_HINGE, JNT_SLIDE
 
 from taigym import physics
-from taigym.physics import ModelError
-from taigym.physics.model import JNT_FREE, JNT_HINGE, JNT_SLIDE
-from taigym.physics.transforms import quat_to_mat
-from taigym.physics.urdf import load_urdf, load_urdf_string
-
-import mujoco  # a dev dependency: the oracle
 
 # Base welded to the world; revolute shoulder with limits; continuous elbow; prismatic
 # slider; a tool welded by a fixed joint; and a camera welded to the base, declared

@@ -4,16 +4,16 @@ SyncVectorEnv gives them, Gymnasium's vector wrappers on top, the torch backend'
 and the errors the single and vector envs raise alike."""
 
 import gymnasium as gym
-import numpy as np
 import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
+import numpy as np
 import pytest
 from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers.vector import DictInfoToList, NormalizeObservation, RecordEpisodeStatistics
-
-from taigym import envs  # noqa: F401 - registers the ids
 from taigym.envs.single import TaiGymEnv
 from taigym.envs.vector import TaiGymVectorEnv
+
+from taigym import envs  # noqa: F401 - registers the ids
 
 TASK = "TaiGym/InvertedPendulum-v0"  # random actions end its episodes within a few steps
 N = 4

@@ -87,7 +87,7 @@ def test_torch_outputs_on_a_cuda_world():
     import subprocess
     import sys
 
-    from taigym.physics._taichi import _probe_cuda
+    from taigym.physics.runtime.backend import _probe_cuda
 
     if not _probe_cuda() or not torch.cuda.is_available():
         pytest.skip("no NVIDIA GPU with CUDA torch on this machine")

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 from conftest import gym_asset
+from taigym.physics.errors import WorldError
 
 from taigym import physics
-from taigym.physics.errors import WorldError
 
 
 def _model():
@@ -67,7 +67,7 @@ def test_tensors_in_and_out_on_the_worlds_device(device, precision, device_kerne
     # get_tensor is get() as a torch tensor on the World's device; a tensor on that device
     # is written where it is, and gives the same steps as the same numpy input
     torch = pytest.importorskip("torch")
-    from taigym.physics.device_io import torch_device
+    from taigym.physics.runtime.device_io import torch_device
 
     model = physics.load_model(gym_asset("ant"))  # contacts: constraint tables too
     nu, dev = model.nu, torch_device(device)
@@ -102,9 +102,9 @@ def test_tensors_in_and_out_on_the_worlds_device(device, precision, device_kerne
 def test_reused_launch_matches_taichis_own_path(device, path, monkeypatch):
     # a launch on the same arrays reuses its setup; new arrays or scalars still take effect.
     # "plain" is the public fallback (another Taichi, CUDA, TAIGYM_LAUNCH=plain)
-    from taigym.physics import _launch
-    from taigym.physics._launch import ReusedLaunch
-    from taigym.physics._taichi import ti
+    from taigym.physics.runtime import launch as _launch
+    from taigym.physics.runtime.backend import ti
+    from taigym.physics.runtime.launch import ReusedLaunch
 
     physics.World(_model(), device=device)  # starts the runtime on the test's device
     if path == "plain":
@@ -141,7 +141,7 @@ def test_reused_launch_matches_taichis_own_path(device, path, monkeypatch):
 def test_env_loop_deals_every_env_once_and_spreads_them_over_tasks(device):
     # the step kernel's env loop, replayed: iteration t of block t // TASK takes env
     # (t % TASK) * ntask + t // TASK, then every ntask * TASK-th after it
-    from taigym.physics.pipeline import TASK, env_tasks
+    from taigym.physics.step.pipeline import TASK, env_tasks
 
     for num_envs in (1, 2, 5, 16, 64, 513, 1024, 3000):
         ntask = env_tasks(num_envs, device, threads=2)
@@ -183,7 +183,7 @@ def test_serial_one_env_world_steps_as_the_batched_kernels(device, monkeypatch):
 def test_cpu_tables_are_read_and_written_in_place(device, path, monkeypatch):
     # on CPU the World reads its tables through numpy views of their memory and writes
     # controls and states into them; the plain path copies through kernels, with the same result
-    from taigym.physics import _launch
+    from taigym.physics.runtime import launch as _launch
 
     monkeypatch.setenv("TAIGYM_LAUNCH", path)
     world = physics.World(_model(), num_envs=3, device=device, precision="float64")
@@ -209,7 +209,7 @@ def test_cpu_tables_are_read_and_written_in_place(device, path, monkeypatch):
 
 def test_first_compile_is_announced_once_per_machine(device, tmp_path, monkeypatch, capsys):
     # a marker per kernel variant in Taichi's cache folder says whether it compiled before
-    from taigym.physics import kernel_cache
+    from taigym.physics.runtime import kernel_cache
 
     physics.World(_model(), device=device)  # starts the runtime, whose settings the key includes
     monkeypatch.setattr(kernel_cache, "_folder", lambda: tmp_path)
@@ -253,8 +253,8 @@ def test_forward_of_some_envs_leaves_the_others(device):
 
 def test_kernel_errors_still_name_the_file_line_and_source(device):
     # the lighter trace keeps what a compile error needs to point at the code
-    from taigym.physics import _launch
-    from taigym.physics._taichi import ti
+    from taigym.physics.runtime import launch as _launch
+    from taigym.physics.runtime.backend import ti
 
     physics.World(_model(), device=device)
     if ti.__name__ == "taichi":  # 1.7.4's tracer is the one _launch knows
@@ -284,8 +284,8 @@ def test_serial_by_default_where_a_step_is_little_work(monkeypatch):
 
 def test_kept_launch_with_an_array_tuple(device):
     # with_arrays skips the arrays' check for the tuple it kept; any other call rebinds
-    from taigym.physics._launch import ReusedLaunch
-    from taigym.physics._taichi import ti
+    from taigym.physics.runtime.backend import ti
+    from taigym.physics.runtime.launch import ReusedLaunch
 
     physics.World(_model(), device=device)
 

@@ -14,7 +14,6 @@ the body frame (MuJoCo's convention), so the base-frame linear velocity is R^T q
 from __future__ import annotations
 
 import numpy as np
-
 from taigym.physics.model import JNT_FREE, JNT_HINGE, JNT_SLIDE
 
 from ..registry import Term, TermError, register

@@ -10,7 +10,6 @@ is compared with holding still.
 from __future__ import annotations
 
 import numpy as np
-
 from taigym.physics.model import JNT_HINGE, JNT_SLIDE
 
 from ..registry import Term, TermError, register

@@ -1,0 +1,1047 @@
+"""MJCF importer: a MuJoCo XML model -> a Model, built through ModelBuilder.
+
+What is read, with MuJoCo's semantics (so that the compiled Model matches ``mjModel``
+field by field):
+
+- ``<compiler>``: angle (degree by default), eulerseq, inertiafromgeom (auto, true,
+  false), autolimits, settotalmass, coordinate="local"; ``<option>`` with its
+  ``<flag>`` child; ``<size>``, ``<visual>``, ``<statistic>`` (no effect on dynamics).
+- ``<default>`` classes, nested, selected by ``class`` and ``childclass``.
+- ``<body>`` and ``<frame>`` poses (pos with quat, euler, axisangle, xyaxes or zaxis),
+  ``<inertial>`` (diaginertia or fullinertia), ``<joint>``/``<freejoint>``, ``<geom>``
+  (primitive shapes, fromto, mass or density; inertia derived from geoms where MuJoCo
+  derives it), ``<site>``, ``<camera>``, ``<light>``; ``<asset>`` textures, materials and
+  height fields (``<hfield>`` from nrow/ncol/elevation, a PNG or MuJoCo's binary file).
+- fixed ``<tendon>``s, ``<actuator>`` motor/position/velocity/general on joints and
+  tendons, ``<keyframe>``, ``<include>``, ``<custom>`` numeric and text data.
+
+Cameras, lights, materials, textures and custom data are kept in ``Model.visual``.
+taigym's own joint attributes, in the namespace ``xmlns:taigym="urn:taigym"`` declared on
+``<mujoco>``, choose a limit model and a PD drive (``taigym:limit="soft|cubic|hard|spring"``,
+``taigym:limit_lower/upper/strength/stiffness/damping/distance/restitution/bounce/
+acceleration``, ``taigym:cone``, ``taigym:twist``, ``taigym:drive_stiffness/damping/
+forcelimit/acceleration``; see ``_Reader.taigym_joint``); they may sit in defaults. MuJoCo
+itself rejects them, so a file that uses them is for this engine only.
+
+Everything else (meshes, equality constraints, sensors, spatial tendons,
+actuator dynamics...) raises a ModelError naming the file, line, element and attribute;
+``strict=False`` skips it and issues one warning that lists everything skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from .. import model as M
+from ..build.xml_source import Node, XmlReader, parse_xml
+from ..build.builder import ModelBuilder
+from ..errors import ModelError
+from ..model import Model
+from ..build.transforms import axis_angle_to_quat, euler_to_quat, frame_to_quat, quat_mul, quat_normalize, quat_rotate
+from ..build.transforms import quat_to_mat, zaxis_to_quat
+
+_STRING_FILE = "<string>"
+_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+_ORIENT = ("quat", "euler", "axisangle", "xyaxes", "zaxis")
+_POSE = ("pos",) + _ORIENT
+# taigym's joint attributes, in the namespace declared by xmlns:taigym="urn:taigym" on
+# <mujoco>: limit models (physics/smooth/limits.py) and PD drives (physics/smooth/drives.py).
+TAIGYM_NS = "urn:taigym"
+_TAIGYM_LIMIT = {"taigym:limit", "taigym:limit_lower", "taigym:limit_upper", "taigym:limit_strength",
+                 "taigym:limit_stiffness", "taigym:limit_damping", "taigym:limit_distance",
+                 "taigym:limit_restitution", "taigym:limit_bounce", "taigym:limit_acceleration", "taigym:cone",
+                 "taigym:twist"}
+_TAIGYM_DRIVE = {"taigym:drive_stiffness", "taigym:drive_damping", "taigym:drive_forcelimit",
+                 "taigym:drive_acceleration"}
+_JOINT = {"name", "class", "type", "pos", "axis", "range", "limited", "ref", "springref", "stiffness", "damping",
+          "armature", "frictionloss", "margin", "solreflimit", "solimplimit", "solreffriction", "solimpfriction",
+          "group", "user", *_TAIGYM_LIMIT, *_TAIGYM_DRIVE}
+_GEOM = {"name", "class", "type", "mesh", "hfield", "size", "fromto", "mass", "density", "contype", "conaffinity", "condim",
+         "friction", "margin", "gap", "solref", "solimp", "rgba", "material", "group", "user", "fluidshape",
+         *_POSE}
+_SITE = {"name", "class", "type", "size", "fromto", "rgba", "material", "group", "user", *_POSE}
+_CAMERA = {"name", "class", "mode", "target", "fovy", "ipd", "resolution", "focal", "focalpixel", "principal",
+           "principalpixel", "sensorsize", "orthographic", "user", *_POSE}
+_LIGHT = {"name", "class", "mode", "target", "directional", "type", "castshadow", "active", "pos", "dir",
+          "attenuation", "cutoff", "exponent", "ambient", "diffuse", "specular", "bulbradius", "intensity", "range"}
+_TENDON = {"name", "class", "limited", "range", "stiffness", "damping", "frictionloss", "springlength", "margin",
+           "solreflimit", "solimplimit", "solreffriction", "solimpfriction", "rgba", "width", "material", "group",
+           "user"}
+_ACTUATOR_COMMON = {"name", "class", "group", "ctrllimited", "forcelimited", "ctrlrange", "forcerange", "gear",
+                    "joint", "tendon", "user", "lengthrange"}
+_ACTUATORS = {
+    "motor": _ACTUATOR_COMMON,
+    "position": _ACTUATOR_COMMON | {"kp", "kv"},
+    "velocity": _ACTUATOR_COMMON | {"kv"},
+    "general": _ACTUATOR_COMMON | {"gaintype", "gainprm", "biastype", "biasprm", "dyntype", "dynprm", "actearly"},
+}
+_MATERIAL = {"name", "class", "texture", "texrepeat", "texuniform", "emission", "specular", "shininess",
+             "reflectance", "metallic", "roughness", "rgba"}
+_TEXTURE = {"name", "type", "content_type", "file", "gridsize", "gridlayout", "fileright", "fileleft", "fileup",
+            "filedown", "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark", "markrgb", "random", "width",
+            "height", "hflip", "vflip", "nchannel", "colorspace"}
+_HFIELD = {"name", "file", "content_type", "nrow", "ncol", "size", "elevation"}
+_PAIR = {"name", "class", "geom1", "geom2", "condim", "friction", "solref", "solimp", "margin", "gap"}
+_EQUALITY_COMMON = {"name", "class", "active", "solref", "solimp", "taigym:break_force", "taigym:break_torque"}
+_EQUALITIES = {
+    "connect": _EQUALITY_COMMON | {"body1", "body2", "anchor", "site1", "site2"},
+    "weld": _EQUALITY_COMMON | {"body1", "body2", "anchor", "relpose", "torquescale", "site1", "site2"},
+    "joint": _EQUALITY_COMMON | {"joint1", "joint2", "polycoef"},
+}
+# Default children and the element schemas their attributes are checked against.
+_DEFAULTABLE = {"joint": _JOINT, "geom": _GEOM, "site": _SITE, "camera": _CAMERA, "light": _LIGHT,
+                "tendon": _TENDON, "material": _MATERIAL, "equality": _EQUALITY_COMMON, "pair": _PAIR, **_ACTUATORS}
+_COMPILER = {"angle", "eulerseq", "inertiafromgeom", "autolimits", "settotalmass", "coordinate", "meshdir",
+             "texturedir", "assetdir", "discardvisual", "strippath", "usethread", "exactmeshinertia", "fitaabb",
+             "saveinertial", "maxhullvert", "boundmass", "boundinertia", "balanceinertia", "fusestatic",
+             "inertiagrouprange", "alignfree"}
+# Compiler settings this importer implements only at MuJoCo's default value.
+_COMPILER_DEFAULT_ONLY = {"boundmass": 0.0, "boundinertia": 0.0, "balanceinertia": "false", "fusestatic": "false",
+                          "alignfree": "false", "inertiagrouprange": "0 5"}
+_OPTION = {"timestep", "gravity", "wind", "density", "viscosity", "integrator", "iterations", "tolerance", "solver",
+           "cone", "jacobian", "impratio", "ls_iterations", "ls_tolerance", "noslip_iterations",
+           "noslip_tolerance", "magnetic", "o_margin", "o_solref", "o_solimp", "o_friction", "ccd_iterations",
+           "ccd_tolerance", "sdf_iterations", "sdf_initpoints", "apirate"}
+_DISABLE_FLAGS = {"constraint": M.DSBL_CONSTRAINT, "equality": M.DSBL_EQUALITY, "frictionloss": M.DSBL_FRICTIONLOSS,
+                  "limit": M.DSBL_LIMIT, "contact": M.DSBL_CONTACT, "spring": M.DSBL_SPRING,
+                  "damper": M.DSBL_DAMPER, "gravity": M.DSBL_GRAVITY, "clampctrl": M.DSBL_CLAMPCTRL,
+                  "warmstart": 512, "filterparent": 1024, "actuation": M.DSBL_ACTUATION, "refsafe": 4096,
+                  "sensor": 8192, "midphase": 16384, "eulerdamp": M.DSBL_EULERDAMP, "autoreset": 65536,
+                  "nativeccd": 131072, "island": 262144, "multiccd": 524288}
+# Enable flags that change nothing this engine computes (energy is not reported yet).
+_ENABLE_FLAGS = {"energy": 2, "fwdinv": 4, "invdiscrete": 8}
+_INTEGRATORS = {"Euler": M.INT_EULER, "RK4": M.INT_RK4, "implicitspringdamper": M.INT_IMPLICIT_SPRING_DAMPER}
+_TOP = {"compiler", "option", "size", "visual", "statistic", "default", "asset", "worldbody", "tendon", "actuator",
+        "keyframe", "custom", "contact", "equality", "sensor", "extension", "deformable"}
+
+
+class _Reader(XmlReader):
+    format = "MJCF"
+
+    def __init__(self, file: str, strict: bool, base_dir: Path):
+        super().__init__(file, strict)
+        self.base_dir = base_dir
+        self.b = ModelBuilder()
+        self.degree = True
+        self.eulerseq = "xyz"
+        self.inertiafromgeom = "auto"
+        self.autolimits = True
+        self.total_mass: Optional[float] = None
+        self.meshdir = ""  # where height-field files are, relative to the model's folder
+        self.classes: dict[str, dict[str, dict]] = {}
+        self.nodes: dict[tuple[str, str], tuple[Node, str]] = {}  # (kind, name) -> where, for builder errors
+        self.b.visual.update(cameras=[], lights=[], materials={}, textures={}, sites=[], geom_material=[],
+                             custom={}, settings={})
+
+    # --- reading values -----------------------------------------------------------
+    def floats(self, attrs: dict, key: str, node: Node, element, sizes, default=None) -> Optional[np.ndarray]:
+        raw = attrs.get(key)
+        if raw is None:
+            return None if default is None else np.array(default, dtype=float)
+        return self.parse_floats(raw, node, key, element, sizes if isinstance(sizes, tuple) else (sizes,))
+
+    def vector(self, attrs, key, node, element, builtin, sizes) -> np.ndarray:
+        """A vector attribute given in part: MuJoCo keeps the components left out at their
+        default-class value, else at the built-in default."""
+        out = np.array(builtin, dtype=float)
+        for raw in (getattr(attrs, "inherited", {}).get(key), node.attrib.get(key)):
+            if raw is not None:
+                values = self.parse_floats(raw, node, key, element, sizes)
+                out[: values.size] = values
+        return out
+
+    def number(self, attrs, key, node, element, default=None, minimum=None) -> Optional[float]:
+        values = self.floats(attrs, key, node, element, 1, None if default is None else [default])
+        if values is None:
+            return None
+        if minimum is not None and values[0] < minimum:
+            raise self.error(f"{key} must be >= {minimum}, got {values[0]:g}", node, element, key)
+        return float(values[0])
+
+    def integer(self, attrs, key, node, element, default) -> int:
+        raw = attrs.get(key)
+        if raw is None:
+            return default
+        try:
+            return int(raw)
+        except ValueError:
+            raise self.error(f"expected an integer, got {raw!r}", node, element, key) from None
+
+    def keyword(self, attrs, key, node, element, choices, default):
+        raw = attrs.get(key, default)
+        if raw not in choices:
+            raise self.error(f"expected one of {', '.join(choices)}, got {raw!r}", node, element, key)
+        return raw
+
+    def flag(self, attrs, key, node, element, default: bool) -> bool:
+        return self.keyword(attrs, key, node, element, ("true", "false"), "true" if default else "false") == "true"
+
+    def limited(self, attrs, key, node, element, range_key) -> bool:
+        """MuJoCo's true/false/auto: auto means limited when a range is given."""
+        value = self.keyword(attrs, key, node, element, ("true", "false", "auto"), "auto")
+        if value == "auto":
+            if range_key in attrs and not self.autolimits:
+                raise self.error(f"'{range_key}' is given but '{key}' is not, and compiler autolimits is false",
+                                 node, element, key)
+            return range_key in attrs
+        return value == "true"
+
+    def angle(self, value):
+        return np.deg2rad(value) if self.degree else value
+
+    def pose(self, attrs, node, element):
+        """(pos, quat) of an element's frame from pos and one orientation attribute."""
+        pos = self.floats(attrs, "pos", node, element, 3, (0.0, 0.0, 0.0))
+        given = [k for k in _ORIENT if k in attrs]
+        if len(given) > 1:
+            raise self.error(f"orientation given twice ({' and '.join(given)})", node, element, given[1])
+        quat = np.array([1.0, 0.0, 0.0, 0.0])
+        if given:
+            key = given[0]
+            v = self.floats(attrs, key, node, element, {"quat": 4, "euler": 3, "axisangle": 4, "xyaxes": 6,
+                                                        "zaxis": 3}[key])
+            if key == "quat":
+                quat = v
+            elif key == "euler":
+                quat = euler_to_quat(self.angle(v), self.eulerseq)
+            elif key == "axisangle":
+                quat = axis_angle_to_quat(self._nonzero(v[:3], node, element, key), self.angle(v[3]))
+            elif key == "xyaxes":
+                quat = frame_to_quat(self._nonzero(v[:3], node, element, key), v[3:])
+            else:
+                quat = zaxis_to_quat(self._nonzero(v, node, element, key))
+            if np.linalg.norm(quat) < 1e-12:
+                raise self.error("quaternion has zero norm", node, element, key)
+        return pos, quat_normalize(quat)
+
+    def _nonzero(self, v, node, element, key):
+        if np.linalg.norm(v) < 1e-12:
+            raise self.error(f"axis has zero length: {v.tolist()}", node, element, key)
+        return v / np.linalg.norm(v)
+
+    # --- checking -----------------------------------------------------------------
+    def check(self, node: Node, element, attrs, children=()) -> None:
+        for a in node.attrib:
+            if a not in attrs:
+                self.unsupported(f"attribute '{a}' of <{node.tag}>", node, element, a)
+        for c in node.children:
+            if c.tag not in children:
+                self.unsupported(f"element <{c.tag}> inside <{node.tag}>", c, element)
+
+    def default_only(self, attrs, node, element, key, default, what=None) -> None:
+        """Attributes implemented only at one value: any other value is unsupported."""
+        if key in attrs and attrs[key] != str(default) and not _same_number(attrs[key], default):
+            self.unsupported(what or f"{key}={attrs[key]!r}", node, element, key)
+
+    def attrs(self, node: Node, kind: str, cls: str, element) -> dict:
+        """The element's attributes over its default class's (MuJoCo's inheritance)."""
+        cls = node.attrib.get("class", cls)
+        if cls not in self.classes:
+            raise self.error(f"unknown default class {cls!r}", node, element, "class")
+        schema = _DEFAULTABLE.get(node.tag) or _DEFAULTABLE[kind]
+        merged = _Attrs({k: v for k, v in self.classes[cls].get(kind, {}).items() if k in schema})
+        merged.inherited = dict(merged)
+        merged.update(node.attrib)
+        return merged
+
+    def remember(self, kind: str, name: str, node: Node, element: str) -> None:
+        if name:
+            self.nodes[(kind, name)] = (node, element)
+
+    def guard(self, node: Node, element, fn, *args, **kwargs):
+        """Call a builder method; its errors point at this element in the file."""
+        try:
+            return fn(*args, **kwargs)
+        except ModelError as e:
+            raise self.error(e.reason, node, element, e.attribute) from None
+
+    # --- the model ----------------------------------------------------------------
+    def read(self, root: Node) -> ModelBuilder:
+        if root.tag != "mujoco":
+            raise self.error(f"the top element must be <mujoco>, got <{root.tag}>", root, root.tag)
+        self.check(root, "mujoco", ("model", "xmlns:taigym"), _TOP)
+        self.taigym_ns = "xmlns:taigym" in root.attrib
+        if self.taigym_ns and root.attrib["xmlns:taigym"] != TAIGYM_NS:
+            raise self.error(f"the taigym namespace is {TAIGYM_NS!r}, got {root.attrib['xmlns:taigym']!r}", root,
+                             "mujoco", "xmlns:taigym")
+        self.b.name = root.attrib.get("model", "") or "model"
+        sections = {tag: root.all(tag) for tag in _TOP}
+        for node in sections["compiler"]:
+            self.compiler(node)
+        for node in sections["option"]:
+            self.option(node)
+        for tag in ("size", "visual", "statistic"):
+            for node in sections[tag]:
+                self.b.visual["settings"].setdefault(tag, []).append(_raw(node))
+        self.classes["main"] = {}
+        for node in sections["default"]:
+            self.defaults(node, "main", {})
+        for node in sections["asset"]:
+            self.assets(node)
+        for node in sections["worldbody"]:
+            self.worldbody(node)
+        for node in sections["tendon"]:
+            self.tendons(node)
+        for node in sections["actuator"]:
+            self.actuators(node)
+        for node in sections["keyframe"]:
+            self.keyframes(node)
+        self.reserve_keys(sections["size"])
+        for node in sections["custom"]:
+            self.custom(node)
+        for node in sections["equality"]:
+            self.equalities(node)
+        for node in sections["contact"]:
+            self.contact_filters(node)
+        for tag in ("sensor", "extension", "deformable"):
+            for node in sections[tag]:
+                self.unsupported(f"<{tag}>", node, tag)
+        return self.b
+
+    def compiler(self, node: Node) -> None:
+        a = node.attrib
+        self.check(node, "compiler", _COMPILER)
+        self.degree = self.keyword(a, "angle", node, "compiler", ("degree", "radian"),
+                                   "degree" if self.degree else "radian") == "degree"
+        seq = a.get("eulerseq", self.eulerseq)
+        if not re.fullmatch(r"[xyzXYZ]{3}", seq) or (seq != seq.lower() and seq != seq.upper()):
+            raise self.error(f"eulerseq must be 3 of x, y, z, all lower or all upper case; got {seq!r}",
+                             node, "compiler", "eulerseq")
+        self.eulerseq = seq
+        self.inertiafromgeom = self.keyword(a, "inertiafromgeom", node, "compiler", ("auto", "true", "false"),
+                                            self.inertiafromgeom)
+        self.autolimits = self.flag(a, "autolimits", node, "compiler", self.autolimits)
+        mass = self.number(a, "settotalmass", node, "compiler")
+        if mass is not None:
+            self.total_mass = mass if mass > 0 else None
+        if a.get("coordinate", "local") != "local":
+            self.unsupported("coordinate='global' (MuJoCo removed it)", node, "compiler", "coordinate")
+        for key, default in _COMPILER_DEFAULT_ONLY.items():
+            self.default_only(a, node, "compiler", key, default)
+        self.meshdir = a.get("meshdir", a.get("assetdir", self.meshdir))
+
+    def option(self, node: Node) -> None:
+        a, opt, where = node.attrib, self.b.opt, "option"
+        self.check(node, where, _OPTION, ("flag",))
+        opt.timestep = self.number(a, "timestep", node, where, opt.timestep, minimum=0.0)
+        if opt.timestep <= 0:
+            raise self.error("timestep must be > 0", node, where, "timestep")
+        opt.gravity = self.floats(a, "gravity", node, where, 3, opt.gravity)
+        opt.wind = self.floats(a, "wind", node, where, 3, opt.wind)
+        opt.density = self.number(a, "density", node, where, opt.density, minimum=0.0)
+        opt.viscosity = self.number(a, "viscosity", node, where, opt.viscosity, minimum=0.0)
+        if "integrator" in a:
+            if a["integrator"] in _INTEGRATORS:
+                opt.integrator = _INTEGRATORS[a["integrator"]]
+            elif a["integrator"] in ("implicit", "implicitfast"):
+                self.unsupported(f"integrator {a['integrator']!r} (use Euler, RK4 or implicitspringdamper)",
+                                 node, where, "integrator")
+            else:
+                raise self.error(f"unknown integrator {a['integrator']!r}", node, where, "integrator")
+        opt.solver = self.keyword(a, "solver", node, where, ("PGS", "CG", "Newton"), opt.solver)
+        opt.cone = self.keyword(a, "cone", node, where, ("pyramidal", "elliptic"), opt.cone)
+        opt.jacobian = self.keyword(a, "jacobian", node, where, ("dense", "sparse", "auto"), opt.jacobian)
+        for key in ("iterations", "ls_iterations", "noslip_iterations"):
+            setattr(opt, key, self.integer(a, key, node, where, getattr(opt, key)))
+        for key in ("tolerance", "ls_tolerance", "noslip_tolerance", "impratio"):
+            setattr(opt, key, self.number(a, key, node, where, getattr(opt, key), minimum=0.0))
+        for flag in node.all("flag"):
+            self.flags(flag)
+
+    def flags(self, node: Node) -> None:
+        opt, where = self.b.opt, "option/flag"
+        for key, value in node.attrib.items():
+            if value not in ("enable", "disable"):
+                raise self.error(f"expected enable or disable, got {value!r}", node, where, key)
+            if key in _DISABLE_FLAGS:
+                bit = _DISABLE_FLAGS[key]
+                opt.disableflags = opt.disableflags | bit if value == "disable" else opt.disableflags & ~bit
+            elif key in _ENABLE_FLAGS:
+                bit = _ENABLE_FLAGS[key]
+                opt.enableflags = opt.enableflags | bit if value == "enable" else opt.enableflags & ~bit
+            else:
+                self.unsupported(f"flag '{key}'", node, where, key)
+        passive = opt.disableflags & M.DSBL_PASSIVE
+        if passive and passive != M.DSBL_PASSIVE:
+            self.unsupported("disabling only one of spring and damper (they are switched together)",
+                             node, where, "spring" if passive == M.DSBL_SPRING else "damper")
+
+    def defaults(self, node: Node, name: str, inherited: dict) -> None:
+        self.check(node, f"default '{name}'", ("class",) if name != "main" else ("class",),
+                   ("default", *_DEFAULTABLE))
+        own = {kind: dict(values) for kind, values in inherited.items()}
+        for child in node.children:
+            if child.tag in _DEFAULTABLE:
+                element = f"default '{name}' <{child.tag}>"
+                self.check(child, element, _DEFAULTABLE[child.tag] - {"name", "class"})
+                own.setdefault(_default_kind(child.tag), {}).update(child.attrib)
+        self.classes[name] = own
+        for child in node.all("default"):
+            cls = child.attrib.get("class")
+            if not cls:
+                raise self.error("a nested <default> needs a class name", child, "default", "class")
+            if cls in self.classes:
+                raise self.error(f"default class {cls!r} is defined twice", child, f"default '{cls}'", "class")
+            self.defaults(child, cls, own)
+
+    def assets(self, node: Node) -> None:
+        self.check(node, "asset", (), ("texture", "material", "hfield"))
+        for child in node.children:
+            if child.tag == "hfield":
+                self.hfield(child)
+            elif child.tag == "texture":
+                self.check(child, "texture", _TEXTURE)
+                name = child.attrib.get("name") or child.attrib.get("type", "texture")
+                self.b.visual["textures"][name] = dict(child.attrib)
+            elif child.tag == "material":
+                element = _element(child)
+                a = self.attrs(child, "material", "main", element)
+                self.check(child, element, _MATERIAL)
+                if not a.get("name"):
+                    raise self.error("a material needs a name", child, element, "name")
+                self.b.visual["materials"][a["name"]] = {k: v for k, v in a.items() if k != "class"}
+
+    def hfield(self, node: Node) -> None:
+        """A height field from ``nrow``/``ncol``/``elevation`` (rows listed from +y down, as
+        MuJoCo reads them) or from ``file`` (a PNG, top row at +y, or MuJoCo's binary format)."""
+        a = node.attrib
+        self.check(node, "hfield", _HFIELD)
+        file = a.get("file")
+        name = a.get("name") or (Path(file).stem if file else "")
+        element = f"hfield '{name}'" if name else "hfield"
+        size = self.floats(a, "size", node, element, 4)
+        if size is None:
+            raise self.error("an hfield needs a size (radius_x radius_y elevation_z base_z)", node, element, "size")
+        nrow = self.integer(a, "nrow", node, element, 0)
+        ncol = self.integer(a, "ncol", node, element, 0)
+        if file is not None:
+            for key in ("nrow", "ncol", "elevation"):
+                if key in a:
+                    raise self.error("an hfield is given by a file or by nrow/ncol/elevation, not both", node,
+                                     element, key)
+            data = self.hfield_file(file, a.get("content_type"), node, element)
+        else:
+            for key, value in (("nrow", nrow), ("ncol", ncol)):
+                if value < 2:
+                    raise self.error(f"{key} must be >= 2 (or give a file), got {value}", node, element, key)
+            data = np.zeros((nrow, ncol))
+            if "elevation" in a:
+                values = self.parse_floats(a["elevation"], node, "elevation", element, (nrow * ncol,))
+                data = values.reshape(nrow, ncol)[::-1]  # the text lists the +y row first
+        self.guard(node, element, self.b.add_hfield, name, data, size)
+
+    def hfield_file(self, file: str, content_type, node: Node, element) -> np.ndarray:
+        """Samples (nrow, ncol), row 0 at -y, of a PNG or MuJoCo binary hfield file."""
+        from ..render.png import PNGError, read_png_grey
+
+        path = self.base_dir / self.meshdir / file
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise self.error(f"cannot read hfield file {str(path)!r}: {e.strerror}", node, element, "file") from None
+        png = content_type == "image/png" or (content_type is None and path.suffix.lower() == ".png")
+        if content_type not in (None, "image/png", "image/vnd.mujoco.hfield"):
+            raise self.error(f"unsupported content_type {content_type!r}", node, element, "content_type")
+        if png:
+            try:
+                return read_png_grey(raw)[::-1].astype(float)  # the image's top row is at +y
+            except PNGError as e:
+                raise self.error(f"{path}: {e}", node, element, "file") from None
+        # MuJoCo's binary format: int32 nrow, int32 ncol, then nrow * ncol float32, row 0 at -y
+        if len(raw) < 8:
+            raise self.error(f"{path}: hfield file without a header", node, element, "file")
+        nrow, ncol = np.frombuffer(raw[:8], dtype=np.int32)
+        if nrow < 2 or ncol < 2 or len(raw) != 8 + 4 * int(nrow) * int(ncol):
+            raise self.error(f"{path}: header says {nrow} x {ncol} samples, the file holds {(len(raw) - 8) // 4}",
+                             node, element, "file")
+        return np.frombuffer(raw[8:], dtype=np.float32).reshape(int(nrow), int(ncol)).astype(float)
+
+    # --- bodies -------------------------------------------------------------------
+    def worldbody(self, node: Node) -> None:
+        self.check(node, "worldbody", (), ("body", "geom", "site", "camera", "light", "frame"))
+        self.contents(node, 0, "main", np.zeros(3), np.array([1.0, 0, 0, 0]), is_world=True)
+
+    def body(self, node: Node, parent: int, childclass: str, fpos, fquat) -> None:
+        a = node.attrib
+        element = _element(node)
+        self.check(node, element, {"name", "childclass", "mocap", "gravcomp", "user", *_POSE},
+                   ("inertial", "joint", "freejoint", "geom", "site", "camera", "light", "body", "frame"))
+        self.default_only(a, node, element, "mocap", "false", "mocap bodies")
+        self.default_only(a, node, element, "gravcomp", 0.0, "gravity compensation")
+        childclass = a.get("childclass", childclass)
+        if childclass not in self.classes:
+            raise self.error(f"unknown default class {childclass!r}", node, element, "childclass")
+        pos, quat = _compose(fpos, fquat, *self.pose(a, node, element))
+        inertial = self.inertial_of(node, element)
+        body = self.guard(node, element, self.b.add_body, parent, pos=pos, quat=quat, name=a.get("name", ""),
+                          **inertial)
+        self.remember("body", a.get("name", ""), node, element)
+        self.contents(node, body, childclass, np.zeros(3), np.array([1.0, 0, 0, 0]), is_world=False)
+
+    def contents(self, node: Node, body: int, childclass: str, fpos, fquat, is_world: bool) -> None:
+        """Joints, geoms, sites, cameras and lights of a body, then its child bodies, with
+        ``<frame>``s folded into the poses of what they hold (MuJoCo's element order)."""
+        items = list(self.flatten(node, childclass, fpos, fquat))
+        order = ("joint", "freejoint", "geom", "site", "camera", "light", "body")
+        for tag in order:
+            for child, cls, pos, quat in items:
+                if child.tag != tag:
+                    continue
+                if tag == "body":
+                    self.body(child, body, cls, pos, quat)
+                elif tag in ("joint", "freejoint"):
+                    self.joint(child, body, cls, pos, quat)
+                else:
+                    getattr(self, tag)(child, body, cls, pos, quat)
+
+    def flatten(self, node: Node, childclass: str, fpos, fquat):
+        for child in node.children:
+            if child.tag != "frame":
+                yield child, childclass, fpos, fquat
+                continue
+            element = _element(child)
+            self.check(child, element, {"name", "childclass", *_POSE},
+                       ("body", "geom", "site", "camera", "light", "frame", "joint", "inertial"))
+            cls = child.attrib.get("childclass", childclass)
+            if cls not in self.classes:
+                raise self.error(f"unknown default class {cls!r}", child, element, "childclass")
+            pos, quat = _compose(fpos, fquat, *self.pose(child.attrib, child, element))
+            yield from self.flatten(child, cls, pos, quat)
+
+    def inertial_of(self, node: Node, element: str) -> dict:
+        """Builder mass arguments: explicit, or None to derive them from the geoms."""
+        found = [(c, p, q) for c, _, p, q in self.flatten(node, "main", np.zeros(3), np.array([1.0, 0, 0, 0]))
+                 if c.tag == "inertial"]
+        if len(found) > 1:
+            raise self.error("a body has at most one <inertial>", found[1][0], element, "inertial")
+        if self.inertiafromgeom == "true" or (self.inertiafromgeom == "auto" and not found):
+            return {}
+        if not found:
+            return dict(mass=0.0, inertia=np.zeros(3))
+        node, fpos, fquat = found[0]
+        a = node.attrib
+        where = f"{element} <inertial>"
+        self.check(node, where, {"mass", "diaginertia", "fullinertia", *_POSE})
+        if "mass" not in a:
+            raise self.error("<inertial> needs attribute 'mass'", node, where, "mass")
+        mass = self.number(a, "mass", node, where, minimum=0.0)
+        given = [k for k in ("diaginertia", "fullinertia") if k in a]
+        if len(given) != 1:
+            raise self.error("<inertial> needs exactly one of diaginertia and fullinertia", node, where,
+                             given[1] if given else "diaginertia")
+        if given[0] == "fullinertia" and any(k in a for k in _ORIENT):
+            raise self.error("fullinertia cannot be combined with an orientation", node, where, "fullinertia")
+        pos, quat = _compose(fpos, fquat, *self.pose(a, node, where))
+        if given[0] == "diaginertia":
+            moments = self.floats(a, "diaginertia", node, where, 3)
+            if np.any(moments < 0):
+                raise self.error(f"inertia must be >= 0, got {moments.tolist()}", node, where, "diaginertia")
+            return dict(mass=mass, com=pos, inertia=moments, inertia_quat=quat)
+        xx, yy, zz, xy, xz, yz = self.floats(a, "fullinertia", node, where, 6)
+        full = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+        eig = np.linalg.eigvalsh(full)
+        if eig[0] < -1e-12 * max(1.0, eig[-1]) or eig[0] + eig[1] < eig[2] * (1 - 1e-9):
+            raise self.error(f"fullinertia is not a valid inertia tensor (eigenvalues {eig.tolist()})",
+                             node, where, "fullinertia")
+        rot = quat_to_mat(quat)
+        return dict(mass=mass, com=pos, inertia=rot @ full @ rot.T)
+
+    def joint(self, node: Node, body: int, cls: str, fpos, fquat) -> None:
+        element = _element(node)
+        if node.tag == "freejoint":
+            self.check(node, element, ("name", "group", "align"))
+            self.default_only(node.attrib, node, element, "align", "false", "align='true'")
+            if body == 0:
+                raise self.error("the world body cannot have joints", node, element)
+            self.guard(node, element, self.b.add_joint, body, "free", name=node.attrib.get("name", ""))
+            self.remember("joint", node.attrib.get("name", ""), node, element)
+            return
+        if body == 0:
+            raise self.error("the world body cannot have joints", node, element)
+        a = self.attrs(node, "joint", cls, element)
+        self.check(node, element, _JOINT)
+        jtype = self.keyword(a, "type", node, element, ("hinge", "slide", "ball", "free"), "hinge")
+        pos = fpos + quat_rotate(fquat, self.floats(a, "pos", node, element, 3, (0.0, 0.0, 0.0)))
+        axis = quat_rotate(fquat, self._nonzero(self.floats(a, "axis", node, element, 3, (0.0, 0.0, 1.0)),
+                                                node, element, "axis"))
+        angular = jtype in ("hinge", "ball")
+        rng = self.floats(a, "range", node, element, 2)
+        if rng is not None and angular:
+            rng = self.angle(rng)
+        to_q = self.angle if jtype == "hinge" else (lambda v: v)
+        kw = dict(
+            name=a.get("name", ""),
+            limited=self.limited(a, "limited", node, element, "range") if jtype != "free" else False,
+            range=rng,
+            ref=to_q(self.number(a, "ref", node, element, 0.0)),
+            springref=to_q(self.number(a, "springref", node, element, 0.0)),
+            margin=self.number(a, "margin", node, element, 0.0),
+        )
+        for key in ("stiffness", "damping", "armature", "frictionloss"):
+            kw[key] = self.number(a, key, node, element, 0.0, minimum=0.0)
+        kw["solref"] = self.floats(a, "solreflimit", node, element, 2, (0.02, 1.0))
+        kw["solimp"] = self.vector(a, "solimplimit", node, element, _SOLIMP, (3, 5))
+        kw["solreffriction"] = self.floats(a, "solreffriction", node, element, 2, (0.02, 1.0))
+        kw["solimpfriction"] = self.vector(a, "solimpfriction", node, element, _SOLIMP, (3, 5))
+        if jtype == "free" and (kw["stiffness"] or kw["ref"] or kw["springref"]):
+            self.unsupported("free-joint springs", node, element, "stiffness")
+        jid = self.guard(node, element, self.b.add_joint, body, jtype, axis=axis, pos=pos, **kw)
+        self.remember("joint", kw["name"], node, element)
+        self.taigym_joint(a, node, element, jtype, jid, kw["ref"])
+
+    def taigym_joint(self, a, node: Node, element: str, jtype: str, jid: int, ref: float) -> None:
+        """A joint's taigym: attributes: its limit model and its PD drive. Angles (bounds,
+        contact distance, bounce speed, cone, twist) are in the compiler's angle unit;
+        ``taigym:limit_lower``/``upper`` are measured from the joint's ref, as the cubic
+        limit's x, and replace ``range``."""
+        given = [k for k in a if k.startswith("taigym:")]
+        if not given:
+            return
+        if not getattr(self, "taigym_ns", False):
+            raise self.error(f'taigym: attributes need xmlns:taigym="{TAIGYM_NS}" on <mujoco>', node, element,
+                             given[0])
+        conv = self.angle if jtype in ("hinge", "ball") else (lambda v: v)
+        if any(k in _TAIGYM_LIMIT for k in given):
+            self.taigym_limit(a, node, element, jtype, jid, ref, conv)
+        if any(k in _TAIGYM_DRIVE for k in given):
+            kw = dict(stiffness=self.number(a, "taigym:drive_stiffness", node, element, 0.0, minimum=0.0),
+                      damping=self.number(a, "taigym:drive_damping", node, element, 0.0, minimum=0.0),
+                      force_limit=self.number(a, "taigym:drive_forcelimit", node, element, float("inf")),
+                      acceleration=self.flag(a, "taigym:drive_acceleration", node, element, False))
+            self.guard(node, element, self.b.add_drive, jid, **kw)
+
+    def taigym_limit(self, a, node: Node, element: str, jtype: str, jid: int, ref: float, conv) -> None:
+        from ..build.builder import JointLimit
+
+        model = self.keyword(a, "taigym:limit", node, element, tuple(M.LIMIT_MODELS), "soft")
+        bounds = [self.number(a, f"taigym:limit_{k}", node, element) for k in ("lower", "upper")]
+        rng = None
+        if bounds != [None, None]:
+            if None in bounds:
+                raise self.error("taigym:limit_lower and taigym:limit_upper go together", node, element,
+                                 "taigym:limit_upper" if bounds[1] is None else "taigym:limit_lower")
+            if "range" in a:
+                raise self.error("give either range or taigym:limit_lower/upper", node, element, "taigym:limit_lower")
+            rng = ref + conv(np.array(bounds))
+        pair = {k: self.floats(a, f"taigym:{k}", node, element, 2) for k in ("cone", "twist")}
+        distance = self.number(a, "taigym:limit_distance", node, element, minimum=0.0)
+        limit = JointLimit(
+            model=model, strength=self.number(a, "taigym:limit_strength", node, element, 0.0, minimum=0.0),
+            stiffness=self.number(a, "taigym:limit_stiffness", node, element, 0.0, minimum=0.0),
+            damping=self.number(a, "taigym:limit_damping", node, element, 0.0, minimum=0.0),
+            distance=None if distance is None else float(conv(distance)),
+            restitution=self.number(a, "taigym:limit_restitution", node, element, 0.0, minimum=0.0),
+            bounce_threshold=float(conv(self.number(a, "taigym:limit_bounce", node, element, 0.0, minimum=0.0))),
+            acceleration=self.flag(a, "taigym:limit_acceleration", node, element, False),
+            cone=None if pair["cone"] is None else conv(pair["cone"]),
+            twist=None if pair["twist"] is None else conv(pair["twist"]))
+        self.guard(node, element, self.b.set_joint_limit, jid, limit, range=rng)
+
+    def geom(self, node: Node, body: int, cls: str, fpos, fquat) -> None:
+        element = _element(node)
+        a = self.attrs(node, "geom", cls, element)
+        self.check(node, element, _GEOM)
+        gtype = self.keyword(a, "type", node, element,
+                             ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "sdf"),
+                             "sphere")
+        if gtype in ("mesh", "sdf"):
+            self.unsupported(f"{gtype} geoms", node, element, "type")
+            return
+        self.default_only(a, node, element, "fluidshape", "none", "the ellipsoid fluid model")
+        size, pos, quat = self.shape(a, node, element, gtype)
+        hfield = a.get("hfield") if gtype == "hfield" else None
+        if gtype == "hfield" and not hfield:
+            raise self.error("an hfield geom needs the name of an <hfield> asset", node, element, "hfield")
+        friction = self.vector(a, "friction", node, element, (1.0, 0.005, 0.0001), (1, 2, 3))
+        mass = self.number(a, "mass", node, element, minimum=0.0)
+        kw = dict(
+            name=a.get("name", ""), mass=mass, density=self.number(a, "density", node, element, 1000.0, minimum=0.0),
+            contype=self.integer(a, "contype", node, element, 1),
+            conaffinity=self.integer(a, "conaffinity", node, element, 1),
+            condim=self.integer(a, "condim", node, element, 3), friction=friction,
+            margin=self.number(a, "margin", node, element, 0.0), gap=self.number(a, "gap", node, element, 0.0),
+            solref=self.floats(a, "solref", node, element, 2, (0.02, 1.0)),
+            solimp=self.vector(a, "solimp", node, element, _SOLIMP, (3, 5)),
+            rgba=self.floats(a, "rgba", node, element, 4, (0.5, 0.5, 0.5, 1.0)),
+        )
+        pos, quat = _compose(fpos, fquat, pos, quat)
+        self.guard(node, element, self.b.add_geom, body, gtype, size=size, pos=pos, quat=quat, hfield=hfield, **kw)
+        self.b.visual["geom_material"].append(a.get("material", ""))
+
+    def shape(self, a, node, element, gtype, builtin_size=(0.0, 0.0, 0.0)):
+        """size, pos and quat of a geom or site, from ``fromto`` when it is given."""
+        size = self.vector(a, "size", node, element, builtin_size, (1, 2, 3))
+        pos, quat = self.pose(a, node, element)
+        if "fromto" in a:
+            if gtype not in ("capsule", "cylinder", "box", "ellipsoid"):
+                raise self.error(f"fromto is for capsule, cylinder, box and ellipsoid, not {gtype}",
+                                 node, element, "fromto")
+            ends = self.floats(a, "fromto", node, element, 6)
+            start, end = ends[:3], ends[3:]
+            half = np.linalg.norm(end - start) / 2
+            if half < 1e-12:
+                raise self.error("fromto has zero length", node, element, "fromto")
+            pos = (start + end) / 2
+            # MuJoCo points the shape's z axis from the second point to the first
+            quat = zaxis_to_quat(start - end)
+            if gtype in ("capsule", "cylinder"):
+                size[1] = half
+            else:
+                size[1], size[2] = size[0], half
+        return size, pos, quat
+
+    def site(self, node: Node, body: int, cls: str, fpos, fquat) -> None:
+        element = _element(node)
+        a = self.attrs(node, "site", cls, element)
+        self.check(node, element, _SITE)
+        stype = self.keyword(a, "type", node, element, ("sphere", "capsule", "ellipsoid", "cylinder", "box"), "sphere")
+        size, pos, quat = self.shape(a, node, element, stype, (0.005, 0.005, 0.005))
+        pos, quat = _compose(fpos, fquat, pos, quat)
+        self.guard(node, element, self.b.add_site, body, pos=pos, quat=quat, size=size, name=a.get("name", ""))
+        self.b.visual["sites"].append(dict(type=stype, rgba=a.get("rgba", "0.5 0.5 0.5 1"), group=a.get("group", "0")))
+
+    def camera(self, node: Node, body: int, cls: str, fpos, fquat) -> None:
+        element = _element(node)
+        a = self.attrs(node, "camera", cls, element)
+        self.check(node, element, _CAMERA)
+        pos, quat = _compose(fpos, fquat, *self.pose(a, node, element))
+        self.b.visual["cameras"].append(dict(
+            name=a.get("name", ""), body=body, pos=pos, quat=quat, mode=a.get("mode", "fixed"),
+            target=a.get("target", ""), fovy=self.number(a, "fovy", node, element, 45.0),
+            attrs={k: v for k, v in a.items() if k not in _POSE and k != "class"}))
+
+    def light(self, node: Node, body: int, cls: str, fpos, fquat) -> None:
+        element = _element(node)
+        a = self.attrs(node, "light", cls, element)
+        self.check(node, element, _LIGHT)
+        pos = fpos + quat_rotate(fquat, self.floats(a, "pos", node, element, 3, (0.0, 0.0, 0.0)))
+        direction = quat_rotate(fquat, self.floats(a, "dir", node, element, 3, (0.0, 0.0, -1.0)))
+        self.b.visual["lights"].append(dict(
+            name=a.get("name", ""), body=body, pos=pos, dir=direction,
+            directional=self.flag(a, "directional", node, element, False),
+            attrs={k: v for k, v in a.items() if k not in ("pos", "dir", "class")}))
+
+    # --- tendons, actuators, keyframes --------------------------------------------
+    def tendons(self, node: Node) -> None:
+        self.check(node, "tendon", (), ("fixed", "spatial"))
+        for t in node.children:
+            element = _element(t)
+            if t.tag == "spatial":
+                self.unsupported("spatial tendons", t, element)
+                continue
+            a = self.attrs(t, "tendon", "main", element)
+            self.check(t, element, _TENDON, ("joint",))
+            terms = []
+            for j in t.all("joint"):
+                self.check(j, f"{element} <joint>", ("joint", "coef"))
+                if "joint" not in j.attrib:
+                    raise self.error("a tendon <joint> needs attribute 'joint'", j, element, "joint")
+                terms.append((j.attrib["joint"], self.number(j.attrib, "coef", j, f"{element} <joint>", 1.0)))
+            spring = self.floats(a, "springlength", t, element, (1, 2))
+            if spring is not None and spring[0] < 0:
+                spring = None  # MuJoCo's -1: the length at qpos0
+            kw = dict(name=a.get("name", ""), limited=self.limited(a, "limited", t, element, "range"),
+                      range=self.floats(a, "range", t, element, 2), lengthspring=spring,
+                      margin=self.number(a, "margin", t, element, 0.0),
+                      solref=self.floats(a, "solreflimit", t, element, 2, (0.02, 1.0)),
+                      solimp=self.vector(a, "solimplimit", t, element, _SOLIMP, (3, 5)),
+                      solreffriction=self.floats(a, "solreffriction", t, element, 2, (0.02, 1.0)),
+                      solimpfriction=self.vector(a, "solimpfriction", t, element, _SOLIMP, (3, 5)))
+            for key in ("stiffness", "damping", "frictionloss"):
+                kw[key] = self.number(a, key, t, element, 0.0, minimum=0.0)
+            self.guard(t, element, self.b.add_tendon_fixed, terms, **kw)
+            self.remember("tendon", kw["name"], t, element)
+
+    def actuators(self, node: Node) -> None:
+        for child in node.children:
+            element = _element(child)
+            if child.tag not in _ACTUATORS:
+                self.unsupported(f"<{child.tag}> actuators", child, element)
+                continue
+            a = self.attrs(child, "actuator", "main", element)
+            self.check(child, element, _ACTUATORS[child.tag])
+            targets = [k for k in ("joint", "tendon") if k in a]
+            if len(targets) != 1:
+                raise self.error("an actuator needs exactly one of 'joint' and 'tendon' (other transmissions are "
+                                 "not supported)", child, element, "joint")
+            kw = dict(
+                kind=child.tag, name=a.get("name", ""), transmission=targets[0],
+                gear=self.vector(a, "gear", child, element, (1.0, 0, 0, 0, 0, 0), tuple(range(1, 7))),
+                ctrllimited=self.limited(a, "ctrllimited", child, element, "ctrlrange"),
+                ctrlrange=self.floats(a, "ctrlrange", child, element, 2),
+                forcelimited=self.limited(a, "forcelimited", child, element, "forcerange"),
+                forcerange=self.floats(a, "forcerange", child, element, 2),
+            )
+            if child.tag == "position":
+                kw.update(kp=self.number(a, "kp", child, element, 1.0, minimum=0.0),
+                          kv=self.number(a, "kv", child, element, 0.0, minimum=0.0))
+            elif child.tag == "velocity":
+                kw.update(kv=self.number(a, "kv", child, element, 1.0, minimum=0.0))
+            elif child.tag == "general":
+                self.general(a, child, element, kw)
+            if kw["gear"].size > 1 and np.any(kw["gear"][1:]):
+                self.unsupported("gear components beyond the first (joint and tendon transmissions use one)",
+                                 child, element, "gear")
+            self.guard(child, element, self.b.add_actuator, a[targets[0]], **kw)
+            self.remember("actuator", kw["name"], child, element)
+
+    def general(self, a, node, element, kw) -> None:
+        if a.get("dyntype", "none") != "none":
+            self.unsupported(f"actuator dynamics dyntype={a['dyntype']!r}", node, element, "dyntype")
+        for key, choices in (("gaintype", ("fixed", "affine")), ("biastype", ("none", "affine"))):
+            value = a.get(key, choices[0])
+            if value not in choices:
+                self.unsupported(f"{key}={value!r}", node, element, key)
+                value = choices[0]
+            kw[key] = value
+        kw["gainprm"] = self.vector(a, "gainprm", node, element, (1.0,) + (0.0,) * 9, tuple(range(1, 11)))
+        kw["biasprm"] = self.vector(a, "biasprm", node, element, (0.0,) * 10, tuple(range(1, 11)))
+
+    def contact_filters(self, node: Node) -> None:
+        """<pair> (geoms always tested, with their own parameters) and <exclude> (bodies
+        never tested) of <contact>."""
+        self.check(node, "contact", (), ("pair", "exclude"))
+        for c in node.children:
+            element = _element(c)
+            if c.tag == "exclude":
+                self.check(c, element, ("name", "body1", "body2"))
+                for key in ("body1", "body2"):
+                    if key not in c.attrib:
+                        raise self.error(f"<exclude> needs attribute '{key}'", c, element, key)
+                self.guard(c, element, self.b.add_contact_exclude, c.attrib["body1"], c.attrib["body2"])
+                continue
+            a = self.attrs(c, "pair", "main", element)
+            self.check(c, element, _PAIR)
+            for key in ("geom1", "geom2"):
+                if key not in a:
+                    raise self.error(f"<pair> needs attribute '{key}'", c, element, key)
+            friction = self.floats(a, "friction", c, element, (1, 2, 3, 4, 5))
+            if friction is not None:
+                friction = self.vector(a, "friction", c, element, (1.0, 1.0, 0.005, 0.0001, 0.0001), (1, 2, 3, 4, 5))
+            index = self.guard(
+                c, element, self.b.add_contact_pair, a["geom1"], a["geom2"], name=a.get("name", ""),
+                condim=self.integer(a, "condim", c, element, None) if "condim" in a else None, friction=friction,
+                solref=self.floats(a, "solref", c, element, 2), solimp=None if "solimp" not in a else
+                self.vector(a, "solimp", c, element, _SOLIMP, (3, 5)), margin=self.number(a, "margin", c, element),
+                gap=self.number(a, "gap", c, element))
+            self.remember("pair", a.get("name", "") or str(index), c, element)
+
+    def equalities(self, node: Node) -> None:
+        for e in node.children:
+            element = _element(e)
+            if e.tag not in _EQUALITIES:
+                self.unsupported(f"<{e.tag}> equality constraints", e, element)
+                continue
+            a = self.attrs(e, "equality", "main", element)
+            self.check(e, element, _EQUALITIES[e.tag])
+            kw = dict(name=a.get("name", ""), active=self.flag(a, "active", e, element, True),
+                      solref=self.floats(a, "solref", e, element, 2, (0.02, 1.0)),
+                      solimp=self.vector(a, "solimp", e, element, _SOLIMP, (3, 5)))
+            for key, attr in (("break_force", "taigym:break_force"), ("break_torque", "taigym:break_torque")):
+                if attr in a:
+                    if e.tag != "weld" and key == "break_torque":
+                        raise self.error(f"only a weld transmits torque; {attr} is for <weld>", e, element, attr)
+                    kw[key] = self.number(a, attr, e, element)
+                    if not kw[key] > 0:
+                        raise self.error(f"{attr} must be > 0, got {kw[key]:g}", e, element, attr)
+            first, second = ("joint1", "joint2") if e.tag == "joint" else ("body1", "body2")
+            if e.tag != "joint" and ("site1" in a or "site2" in a):
+                self.site_equality(e, element, a, kw)
+                continue
+            if first not in a:
+                raise self.error(f"<{e.tag}> needs attribute '{first}'", e, element, first)
+            if e.tag == "connect":
+                if "anchor" not in a:
+                    raise self.error("<connect> needs attribute 'anchor'", e, element, "anchor")
+                kw["anchor"] = self.floats(a, "anchor", e, element, 3)
+                add = self.b.add_equality_connect
+            elif e.tag == "weld":
+                kw["anchor"] = self.floats(a, "anchor", e, element, 3, (0.0, 0.0, 0.0))
+                relpose = self.floats(a, "relpose", e, element, 7, (0, 1, 0, 0, 0, 0, 0))
+                # MuJoCo's default relpose (a zero quaternion) means: the pose at qpos0
+                kw["relpose"] = relpose if np.any(relpose[3:]) else None
+                kw["torquescale"] = self.number(a, "torquescale", e, element, 1.0, minimum=0.0)
+                add = self.b.add_equality_weld
+            else:
+                kw["polycoef"] = self.floats(a, "polycoef", e, element, 5, (0, 1, 0, 0, 0))
+                add = self.b.add_equality_joint
+            index = self.guard(e, element, add, a[first], a.get(second), **kw)
+            self.remember("equality", kw["name"] or str(index), e, element)
+
+    def site_equality(self, e: Node, element: str, a: dict, kw: dict) -> None:
+        """A connect or weld between two sites (MuJoCo's site semantics): the sites'
+        positions (and, for a weld, frames) are held together; bodies and anchors do not
+        mix with them."""
+        for key in ("site1", "site2"):
+            if key not in a:
+                raise self.error(f"<{e.tag}> with sites needs attribute '{key}'", e, element, key)
+        for key in ("body1", "body2", "anchor", "relpose"):
+            if key in a:
+                raise self.error(f"<{e.tag}> gives sites or bodies: '{key}' does not go with site1/site2", e,
+                                 element, key)
+        if e.tag == "weld":
+            kw["torquescale"] = self.number(a, "torquescale", e, element, 1.0, minimum=0.0)
+            add = self.b.add_equality_weld
+        else:
+            add = self.b.add_equality_connect
+        index = self.guard(e, element, add, site1=a["site1"], site2=a["site2"], **kw)
+        self.remember("equality", kw["name"] or str(index), e, element)
+
+    def keyframes(self, node: Node) -> None:
+        self.check(node, "keyframe", (), ("key",))
+        for key in node.all("key"):
+            element = _element(key)
+            self.check(key, element, ("name", "time", "qpos", "qvel", "ctrl", "act", "mpos", "mquat"))
+            self.default_only(key.attrib, key, element, "time", 0.0, "keyframe time")
+            for what in ("act", "mpos", "mquat"):
+                if key.attrib.get(what, "").strip():
+                    self.unsupported(f"keyframe '{what}' (the model has no {what})", key, element, what)
+            arrays = {k: self.floats(key.attrib, k, key, element, tuple(range(0, 100000)))
+                      for k in ("qpos", "qvel", "ctrl")}
+            self.guard(key, element, self.b.add_key, name=key.attrib.get("name", ""), **arrays)
+            self.remember("key", key.attrib.get("name", ""), key, element)
+
+    def reserve_keys(self, sizes) -> None:
+        """``<size nkey>`` asks for at least that many keyframes; MuJoCo fills the extra
+        ones with qpos0 and zero velocity and control."""
+        for node in sizes:
+            nkey = self.integer(node.attrib, "nkey", node, "size", 0)
+            while len(self.b._keys) < nkey:
+                self.b.add_key()
+
+    def custom(self, node: Node) -> None:
+        self.check(node, "custom", (), ("numeric", "text", "tuple"))
+        for c in node.children:
+            element = _element(c)
+            self.check(c, element, {"numeric": ("name", "size", "data"), "text": ("name", "data"),
+                                    "tuple": ("name",)}[c.tag], ("element",) if c.tag == "tuple" else ())
+            name = c.attrib.get("name", "")
+            if c.tag == "numeric":
+                data = self.floats(c.attrib, "data", c, element, tuple(range(0, 100000)), ())
+                size = self.integer(c.attrib, "size", c, element, data.size)
+                value = np.concatenate([data, np.zeros(max(0, size - data.size))])
+            elif c.tag == "text":
+                value = c.attrib.get("data", "")
+            else:
+                value = [dict(e.attrib) for e in c.all("element")]
+            self.b.visual["custom"][name] = value
+
+    def finalize(self) -> Model:
+        try:
+            return self.b.finalize(total_mass=self.total_mass)
+        except ModelError as e:
+            # The builder names elements by kind and name; point at them in the file.
+            # named elements read "joint 'hip'", unnamed ones "equality 3" (the index)
+            m = re.fullmatch(r"(\w+) (?:'(.*)'|(\d+))", e.element or "")
+            found = self.nodes.get((m.group(1), m.group(2) if m.group(2) is not None else m.group(3))) if m else None
+            if found is None:
+                raise self.error(e.reason, None, e.element, e.attribute) from None
+            raise self.error(e.reason, found[0], found[1], e.attribute) from None
+
+
+# --- helpers --------------------------------------------------------------------------
+def _default_kind(tag: str) -> str:
+    # MuJoCo keeps one default actuator per class, which every actuator shortcut edits
+    return "actuator" if tag in _ACTUATORS else tag
+
+
+def _element(node: Node) -> str:
+    name = node.attrib.get("name")
+    return f"{node.tag} '{name}'" if name else node.tag
+
+
+def _raw(node: Node) -> dict:
+    return {"attrib": dict(node.attrib), "children": [_raw(c) | {"tag": c.tag} for c in node.children]}
+
+
+def _same_number(raw: str, default) -> bool:
+    try:
+        values = [float(t) for t in raw.split()]
+        ref = [float(t) for t in str(default).split()]
+    except ValueError:
+        return False
+    return values == ref
+
+
+def _compose(fpos, fquat, pos, quat):
+    """A pose given in a frame, expressed in the frame's parent."""
+    return fpos + quat_rotate(fquat, pos), quat_normalize(quat_mul(fquat, quat))
+
+
+class _Attrs(dict):
+    """An element's attributes over its class defaults; ``inherited`` holds the latter."""
+
+    inherited: dict = {}
+
+
+def _expand_includes(node: Node, base_dir: Path, reader: _Reader, stack: tuple = ()) -> None:
+    """Replace each ``<include file=...>`` by the children of that file's top element."""
+    out = []
+    for child in node.children:
+        if child.tag != "include":
+            _expand_includes(child, base_dir, reader, stack)
+            out.append(child)
+            continue
+        if "file" not in child.attrib:
+            raise reader.error("<include> needs attribute 'file'", child, "include", "file")
+        reader.check(child, "include", ("file",))
+        path = (base_dir / child.attrib["file"]).resolve()
+        if path in stack:
+            raise reader.error(f"include cycle through {path}", child, "include", "file")
+        try:
+            text = path.read_bytes()
+        except OSError as e:
+            raise reader.error(f"cannot read included file {path}: {e.strerror}", child, "include", "file") from None
+        top = parse_xml(text, str(path))
+        for n in _walk(top):
+            n.file = str(path)
+        _expand_includes(top, base_dir, reader, stack + (path,))
+        out.extend(top.children)
+    node.children = out
+
+
+def _walk(node: Node):
+    yield node
+    for c in node.children:
+        yield from _walk(c)
+
+
+def _load(text, file: str, strict: bool, base_dir: Path) -> Model:
+    reader = _Reader(file, strict, base_dir)
+    root = parse_xml(text, file)
+    _expand_includes(root, base_dir, reader)
+    reader.read(root)
+    model = reader.finalize()
+    reader.warn_ignored()
+    return model
+
+
+def load_mjcf(path, *, strict: bool = True) -> Model:
+    """Load an MJCF file into a Model.
+
+    Args:
+        path: the ``.xml`` file; ``<include>`` files resolve relative to its folder.
+        strict: if False, unsupported content is skipped with one warning that lists
+            everything skipped, instead of raising a ModelError.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ModelError(f"cannot read the file: {e.strerror}", file=str(path)) from None
+    return _load(data, str(path), strict, path.resolve().parent)
+
+
+def load_mjcf_string(text, *, strict: bool = True, base_dir=None) -> Model:
+    """Load MJCF text into a Model (see :func:`load_mjcf`); ``<include>`` files resolve
+    relative to ``base_dir`` (default: the working directory)."""
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    file = str(base / _STRING_FILE) if base_dir is not None else _STRING_FILE
+    return _load(text, file, strict, base.resolve())
+
+
+__all__ = ["load_mjcf", "load_mjcf_string"]

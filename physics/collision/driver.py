@@ -1,0 +1,365 @@
+"""Collision detection, batched: geom poses, bounding-sphere culling, narrow phase, contacts.
+
+The candidate geom pairs and their mixed contact parameters come from
+:func:`physics.broadphase.candidate_pairs` once per Model. Each step, per env: geom world
+poses from the body poses (MuJoCo's geom_xpos/geom_xmat), a bounding-sphere test per
+candidate (MuJoCo's mj_filterSphere, a plane against the other geom's sphere), the
+narrow-phase routine of the pair (:mod:`physics.narrowphase`), and the pair's parameters
+copied onto each contact. Contacts go to a fixed-capacity table per env with ``ncon``
+and an overflow count; a contact that does not fit is counted, never dropped silently.
+
+Contact fields follow mjContact (MuJoCo 4): ``margin`` and ``gap`` are the sums of the
+two geoms' values (or the explicit pair's), a contact is made when dist <= margin + gap,
+``includemargin`` = margin, and ``exclude`` marks contacts in the gap band
+(dist >= includemargin) that constrain nothing.
+
+:class:`Collider` runs the stage on its own; :func:`make_collision` gives the ``@ti.func``
+that a fused step kernel calls inside its loop over envs.
+"""
+
+
+import functools
+import types
+
+import numpy as np
+
+from ..collision import broadphase as B
+from ..collision.convex import make_convex
+from ..collision.hfield import make_hfield
+from ..collision.narrowphase import (
+    CON_DIM,
+    CON_EXCLUDE,
+    CON_GEOM1,
+    CON_GEOM2,
+    CON_PAIR,
+    CONTACT_F,
+    NCON,
+    NCON_F,
+    NCON_I,
+    NOVERFLOW,
+    make_narrowphase,
+)
+from ..errors import WorldError
+from ..layout import _columns
+from ..model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
+from ..runtime.backend import ensure_runtime, ti
+from ..runtime.ti_math import make_math
+
+# --- model tables (int tables (rows, cols), float tables (1 or num_envs, rows, cols)) ----
+PAIR_GEOM1, PAIR_GEOM2, PAIR_COLLIDER, PAIR_CONDIM, PAIR_MAXCON = range(5)
+NPAIR_I = 5
+PAIR_F, NPAIR_F = _columns(("margin", 1), ("gap", 1), ("friction", 5), ("solref", 2), ("solimp", 5))
+GEOM_TYPE, GEOM_BODY = range(2)
+# hfield geoms: flat index of the first elevation sample in geom_f (whose rows past the
+# geoms hold every hfield's samples, NGEOM_F to a row), the grid's rows and columns
+GEOM_HF_BASE, GEOM_HF_NROW, GEOM_HF_NCOL = 2, 3, 4
+NGEOM_I = 5
+GEOM_F, NGEOM_F = _columns(("size", 3), ("pos", 3), ("quat", 4), ("rbound", 1), ("hfield_size", 4))
+# Geom world poses, (num_envs, ngeom, 12): position, then the rotation matrix row-major.
+GEOM_X, NGEOM_X = _columns(("xpos", 3), ("xmat", 9))
+
+P_MARGIN, P_GAP, P_FRICTION = PAIR_F["margin"][0], PAIR_F["gap"][0], PAIR_F["friction"][0]
+P_SOLREF, P_SOLIMP = PAIR_F["solref"][0], PAIR_F["solimp"][0]
+G_SIZE, G_POS, G_QUAT, G_RBOUND = GEOM_F["size"][0], GEOM_F["pos"][0], GEOM_F["quat"][0], GEOM_F["rbound"][0]
+G_HSIZE = GEOM_F["hfield_size"][0]
+X_POS, X_MAT = GEOM_X["xpos"][0], GEOM_X["xmat"][0]
+C = {k: a for k, (a, _) in CONTACT_F.items()}
+
+
+def pack_collision_model(m: Model, pairs: B.PairTable, dtype) -> dict:
+    """The collision stage's model tables as numpy arrays (float tables in ``dtype``)."""
+    n = max(pairs.npair, 1)
+    pair_i = np.zeros((n, NPAIR_I), np.int32)
+    pair_f = np.zeros((n, NPAIR_F))
+    for p in range(pairs.npair):
+        pair_i[p] = (pairs.geom1[p], pairs.geom2[p], pairs.collider[p], pairs.condim[p], pairs.maxcon[p])
+        pair_f[p] = np.concatenate([[pairs.margin[p], pairs.gap[p]], pairs.friction[p], pairs.solref[p],
+                                    pairs.solimp[p]])
+    g = max(m.ngeom, 1)
+    geom_i = np.zeros((g, NGEOM_I), np.int32)
+    geom_f = np.zeros((g, NGEOM_F))
+    if m.ngeom:
+        geom_i[: m.ngeom, GEOM_TYPE] = m.geom_type
+        geom_i[: m.ngeom, GEOM_BODY] = m.geom_bodyid
+        geom_f[: m.ngeom, : G_HSIZE] = np.concatenate([m.geom_size, m.geom_pos, m.geom_quat,
+                                                       B.geom_rbound(m)[:, None]], axis=1)
+    geom_f = _pack_hfields(m, geom_i, geom_f)
+    return {"pair_i": pair_i, "pair_f": pair_f[None].astype(dtype), "geom_i": geom_i, "geom_f": geom_f[None].astype(dtype)}
+
+
+def _pack_hfields(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarray:
+    """hfield geoms' grid columns, and every hfield's samples as rows after the geoms."""
+    if not getattr(m, "nhfield", 0):
+        return geom_f
+    for g in np.nonzero(m.geom_type == GEOM_HFIELD)[0]:
+        h = m.geom_dataid[g]
+        geom_i[g, GEOM_HF_BASE] = geom_f.shape[0] * NGEOM_F + m.hfield_adr[h]
+        geom_i[g, GEOM_HF_NROW] = m.hfield_nrow[h]
+        geom_i[g, GEOM_HF_NCOL] = m.hfield_ncol[h]
+        geom_f[g, G_HSIZE : G_HSIZE + 4] = m.hfield_size[h]
+    samples = np.zeros(-(-m.nhfielddata // NGEOM_F) * NGEOM_F)
+    samples[: m.nhfielddata] = m.hfield_data
+    return np.concatenate([geom_f, samples.reshape(-1, NGEOM_F)])
+
+
+@functools.cache
+def make_collision(fp, convex: bool = False):
+    """The collision stage's ``@ti.func``s; ``convex`` compiles in the convex collider
+    (:mod:`physics.convex`), which only models with such pairs need."""
+    m = make_math(fp)
+    nph = make_narrowphase(fp)
+    hf = make_hfield(fp, convex)
+    cvx = make_convex(fp) if convex else None
+    vec3 = m.vec3
+
+    @ti.func
+    def geom_poses(w, ngeom, geom_i: ti.template(), geom_f: ti.template(), body: ti.template(), body_base, body_row,
+                   xpos_col, xquat_col, geom_x: ti.template()):
+        """geom_xpos = xpos + R(xquat) geom_pos, geom_xmat = R(xquat * geom_quat), as MuJoCo.
+        ``body`` is a flat table: body b's pose at body_base + b * body_row + xpos_col/xquat_col."""
+        mg = w % geom_f.shape[0]
+        for g in range(ngeom):
+            b = geom_i[g, GEOM_BODY]
+            xquat = m.at4(body, body_base + b * body_row + xquat_col)
+            pos = m.at3(body, body_base + b * body_row + xpos_col) + m.quat_to_mat(xquat) @ m.ld3(geom_f, mg, g, G_POS)
+            mat = m.quat_to_mat(m.quat_mul(xquat, m.ld4(geom_f, mg, g, G_QUAT)))
+            m.st(geom_x, w, g, X_POS, pos)
+            m.st_mat3(geom_x, w, g, X_MAT, mat)
+
+    @ti.func
+    def may_touch(type1, type2, pos1, mat1, rbound1, pos2, mat2, rbound2, margin):
+        """Bounding-sphere test; a plane (rbound 0) against the other geom's sphere."""
+        touch = True
+        if rbound1 > 0 and rbound2 > 0:
+            d = pos1 - pos2
+            bound = rbound1 + rbound2 + margin
+            touch = d.dot(d) <= bound * bound
+        elif type1 == GEOM_PLANE and rbound2 > 0:
+            touch = (pos2 - pos1).dot(vec3(mat1[0, 2], mat1[1, 2], mat1[2, 2])) <= margin + rbound2
+        return touch
+
+    @ti.func
+    def narrow(w, collider, con_f: ti.template(), con_n: ti.template(), pos1, mat1, size1, pos2, mat2, size2,
+               margin):
+        if collider == B.COLLIDE_PLANE_SPHERE:
+            nph.plane_sphere(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_PLANE_CAPSULE:
+            nph.plane_capsule(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_PLANE_BOX:
+            nph.plane_box(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_PLANE_CYLINDER:
+            nph.plane_cylinder(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_PLANE_ELLIPSOID:
+            nph.plane_ellipsoid(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_SPHERE_SPHERE:
+            nph.sphere_sphere(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_SPHERE_CAPSULE:
+            nph.sphere_capsule(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_SPHERE_CYLINDER:
+            nph.sphere_cylinder(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_SPHERE_BOX:
+            nph.sphere_box(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_CAPSULE_CAPSULE:
+            nph.capsule_capsule(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_CAPSULE_BOX:
+            nph.capsule_box(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        elif collider == B.COLLIDE_BOX_BOX:
+            nph.box_box(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+
+    @ti.func
+    def primitive(w, p, g1, g2, collider, pair_i: ti.template(), geom_i: ti.template(), geom_f: ti.template(), mg,
+                  con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2, mat2, margin):
+        """A height field's or two primitives' analytic routine."""
+        if collider >= B.COLLIDE_HFIELD_SPHERE:
+            hf.collide(w, con_f, con_n, geom_f, mg, geom_i[g1, GEOM_HF_BASE], geom_i[g1, GEOM_HF_NROW],
+                       geom_i[g1, GEOM_HF_NCOL], m.ld4(geom_f, mg, g1, G_HSIZE), pos1, mat1,
+                       geom_i[g2, GEOM_TYPE], pos2, mat2, m.ld3(geom_f, mg, g2, G_SIZE), margin,
+                       pair_i[p, PAIR_MAXCON])
+        else:
+            narrow(w, collider, con_f, con_n, pos1, mat1, m.ld3(geom_f, mg, g1, G_SIZE), pos2, mat2,
+                   m.ld3(geom_f, mg, g2, G_SIZE), margin)
+
+    @ti.func
+    def set_params(w, p, c, mp, pair_i: ti.template(), pair_f: ti.template(), con_f: ti.template(),
+                   con_i: ti.template()):
+        """Copy pair p's geoms and mixed parameters onto contact c."""
+        margin = pair_f[mp, p, P_MARGIN]
+        for k in ti.static(range(5)):
+            con_f[w, c, C["friction"] + k] = pair_f[mp, p, P_FRICTION + k]
+            con_f[w, c, C["solimp"] + k] = pair_f[mp, p, P_SOLIMP + k]
+        for k in ti.static(range(2)):
+            con_f[w, c, C["solref"] + k] = pair_f[mp, p, P_SOLREF + k]
+        con_f[w, c, C["margin"]] = margin
+        con_f[w, c, C["gap"]] = pair_f[mp, p, P_GAP]
+        con_f[w, c, C["includemargin"]] = margin
+        con_i[w, c, CON_GEOM1] = pair_i[p, PAIR_GEOM1]
+        con_i[w, c, CON_GEOM2] = pair_i[p, PAIR_GEOM2]
+        con_i[w, c, CON_DIM] = pair_i[p, PAIR_CONDIM]
+        con_i[w, c, CON_EXCLUDE] = 1 if con_f[w, c, C["dist"]] >= margin else 0
+        con_i[w, c, CON_PAIR] = p
+
+    @ti.func
+    def collide(w, npair, ngeom, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
+                geom_f: ti.template(), body: ti.template(), body_base, body_row, xpos_col, xquat_col,
+                geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template()):
+        """Every contact of env w: geom poses, then the candidate pairs (collide_pairs)."""
+        geom_poses(w, ngeom, geom_i, geom_f, body, body_base, body_row, xpos_col, xquat_col, geom_x)
+        collide_pairs(w, npair, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
+
+    @ti.func
+    def collide_pairs(w, npair, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
+                      geom_f: ti.template(), geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(),
+                      con_n: ti.template()):
+        """Every contact of env w from its geom poses in geom_x: each candidate pair that
+        passes the bounding-sphere test goes through its narrow-phase routine."""
+        mp = w % pair_f.shape[0]
+        mg = w % geom_f.shape[0]
+        con_n[w, NCON] = 0
+        con_n[w, NOVERFLOW] = 0
+        for p in range(npair):
+            g1 = pair_i[p, PAIR_GEOM1]
+            g2 = pair_i[p, PAIR_GEOM2]
+            margin = pair_f[mp, p, P_MARGIN] + pair_f[mp, p, P_GAP]
+            pos1 = m.ld3(geom_x, w, g1, X_POS)
+            pos2 = m.ld3(geom_x, w, g2, X_POS)
+            mat1 = m.ld_mat3(geom_x, w, g1, X_MAT)
+            mat2 = m.ld_mat3(geom_x, w, g2, X_MAT)
+            if may_touch(geom_i[g1, GEOM_TYPE], geom_i[g2, GEOM_TYPE], pos1, mat1, geom_f[mg, g1, G_RBOUND], pos2,
+                         mat2, geom_f[mg, g2, G_RBOUND], margin):
+                first = con_n[w, NCON]
+                collider = pair_i[p, PAIR_COLLIDER]
+                if ti.static(convex):
+                    if collider == B.COLLIDE_CONVEX:
+                        cvx.collide(w, con_f, con_n, geom_i[g1, GEOM_TYPE], pos1, mat1, m.ld3(geom_f, mg, g1, G_SIZE),
+                                    geom_f[mg, g1, G_RBOUND], geom_i[g2, GEOM_TYPE], pos2, mat2,
+                                    m.ld3(geom_f, mg, g2, G_SIZE), geom_f[mg, g2, G_RBOUND], margin,
+                                    pair_i[p, PAIR_MAXCON])
+                    else:
+                        primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
+                                  mat2, margin)
+                else:
+                    primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
+                              margin)
+                for c in range(first, con_n[w, NCON]):
+                    nph.complete_frame(w, c, con_f)
+                    set_params(w, p, c, mp, pair_i, pair_f, con_f, con_i)
+
+    i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
+    f1 = ti.types.ndarray(dtype=fp, ndim=1)
+    f3 = ti.types.ndarray(dtype=fp, ndim=3)
+    i3 = ti.types.ndarray(dtype=ti.i32, ndim=3)
+
+    @ti.kernel
+    def collide_kernel(npair: ti.i32, ngeom: ti.i32, pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, body: f1,
+                       body_stride: ti.i32, body_row: ti.i32, xpos_col: ti.i32, xquat_col: ti.i32, geom_x: f3,
+                       con_f: f3, con_i: i3, con_n: i2):
+        for w in range(con_n.shape[0]):
+            collide(w, npair, ngeom, pair_i, pair_f, geom_i, geom_f, body, w * body_stride, body_row, xpos_col,
+                    xquat_col, geom_x, con_f, con_i, con_n)
+
+    return types.SimpleNamespace(collide=collide, collide_pairs=collide_pairs, geom_poses=geom_poses,
+                                 kernel=collide_kernel)
+
+
+_PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
+
+
+class Collider:
+    """The collision stage for ``num_envs`` worlds of one Model.
+
+    Args:
+        model: the Model whose geoms collide.
+        num_envs: number of worlds.
+        precision: "float32" or "float64", as the World's.
+        device: "cpu", "cuda" or "auto"; the Taichi runtime of the process.
+        max_contacts: rows of the contact table per env; by default the most contacts
+            all candidate pairs can make at once, so the table cannot overflow.
+        exclude, pairs: see :func:`physics.broadphase.candidate_pairs`.
+
+    ``collide(xpos, xquat)`` (numpy or Taichi ndarrays, (num_envs, nbody, 3/4)) or
+    ``collide_body_table(body, row, xpos_col, xquat_col)`` (a flat table of body rows)
+    fills the contact table; ``get()`` reads it back.
+    """
+
+    def __init__(self, model: Model, num_envs: int = 1, *, precision: str = "float32", device: str = "cpu",
+                 max_contacts=None, exclude=None, pairs=None):
+        if precision not in _PRECISIONS:
+            raise WorldError(f"precision must be 'float32' or 'float64', got {precision!r}")
+        self.model = model
+        self.num_envs = int(num_envs)
+        self.device = ensure_runtime(device)
+        self._fp, self.dtype = _PRECISIONS[precision]
+        self.pairs = B.candidate_pairs(model, exclude=exclude, pairs=pairs)
+        self._k = make_collision(self._fp, self.pairs.convex)
+        disabled = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
+        self.npair = 0 if disabled else self.pairs.npair
+        most = int(self.pairs.maxcon[: self.npair].sum())
+        self.capacity = max(int(most if max_contacts is None else max_contacts), 1)
+        packed = pack_collision_model(model, self.pairs, self.dtype)
+        self._m = {k: _upload(v) for k, v in packed.items()}
+        n = self.num_envs
+        self._geom_x = ti.ndarray(self._fp, (n, max(model.ngeom, 1), NGEOM_X))
+        self._con_f = ti.ndarray(self._fp, (n, self.capacity, NCON_F))
+        self._con_i = ti.ndarray(ti.i32, (n, self.capacity, NCON_I))
+        self._con_n = ti.ndarray(ti.i32, (n, 2))
+        self._poses = None  # (num_envs, nbody, 7) staging table for numpy poses
+
+    def collide(self, xpos, xquat) -> None:
+        """Contacts of the worlds whose bodies are at ``xpos`` (num_envs, nbody, 3) and
+        ``xquat`` (num_envs, nbody, 4), numpy arrays or torch tensors."""
+        nbody = self.model.nbody
+        xpos = _host(xpos).reshape(self.num_envs, nbody, 3)
+        xquat = _host(xquat).reshape(self.num_envs, nbody, 4)
+        if self._poses is None:
+            self._poses = ti.ndarray(self._fp, (self.num_envs * nbody * 7,))
+        self._poses.from_numpy(np.concatenate([xpos, xquat], axis=2).astype(self.dtype).ravel())
+        self.collide_body_table(self._poses, 7, 0, 3)
+
+    def collide_body_table(self, body, row: int, xpos_col: int, xquat_col: int) -> None:
+        """Contacts from a flat device table of (num_envs, nbody, row) entries holding
+        each body's position at columns xpos_col..+3 and quaternion at xquat_col..+4."""
+        mm = self._m
+        self._k.kernel(self.npair, self.model.ngeom, mm["pair_i"], mm["pair_f"], mm["geom_i"], mm["geom_f"], body,
+                       self.model.nbody * int(row), int(row), int(xpos_col), int(xquat_col), self._geom_x,
+                       self._con_f, self._con_i, self._con_n)
+
+    # --- reading --------------------------------------------------------------------------
+    def get(self) -> dict:
+        """The contact table as numpy arrays with a leading env axis.
+
+        ``ncon`` (num_envs,) counts the valid rows of each env; ``overflow`` (num_envs,)
+        counts contacts that did not fit (nonzero means raise ``max_contacts``). Per row:
+        ``dist``, ``pos`` (3), ``frame`` (3, 3; row 0 is the normal from geom1 to geom2),
+        ``friction`` (5), ``solref`` (2), ``solimp`` (5), ``margin``, ``gap``,
+        ``includemargin``, ``geom`` (2: geom1, geom2), ``dim``, ``exclude``, ``pair``
+        (row of the candidate pair table). Rows at or past ``ncon`` are stale.
+        """
+        f = self._con_f.to_numpy()
+        i = self._con_i.to_numpy()
+        n = self._con_n.to_numpy()
+        out = {name: f[..., a : a + w] if w > 1 else f[..., a] for name, (a, w) in CONTACT_F.items()}
+        out["frame"] = out["frame"].reshape(self.num_envs, self.capacity, 3, 3)
+        out.update(geom=i[..., [CON_GEOM1, CON_GEOM2]], dim=i[..., CON_DIM], exclude=i[..., CON_EXCLUDE],
+                   pair=i[..., CON_PAIR], ncon=n[:, NCON], overflow=n[:, NOVERFLOW])
+        return out
+
+    def geom_xpos(self) -> np.ndarray:
+        return self._geom_x.to_numpy()[:, : self.model.ngeom, X_POS : X_POS + 3]
+
+    def geom_xmat(self) -> np.ndarray:
+        return self._geom_x.to_numpy()[:, : self.model.ngeom, X_MAT : X_MAT + 9].reshape(
+            self.num_envs, self.model.ngeom, 3, 3)
+
+
+def _upload(arr: np.ndarray) -> ti.Ndarray:
+    nd = ti.ndarray(ti.i32 if arr.dtype == np.int32 else (ti.f64 if arr.dtype == np.float64 else ti.f32), arr.shape)
+    nd.from_numpy(arr)
+    return nd
+
+
+def _host(value) -> np.ndarray:
+    if hasattr(value, "to_numpy"):  # Taichi ndarray
+        return value.to_numpy()
+    if hasattr(value, "detach"):  # torch tensor
+        value = value.detach().cpu().numpy()
+    return np.asarray(value, dtype=np.float64)

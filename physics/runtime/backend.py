@@ -1,0 +1,120 @@
+"""The one place the engine imports Taichi, and its one runtime per process.
+
+Two Taichis carry the API the engine is written in (Taichi 1.7's): ``taichi`` 1.7.4 itself
+(the default where it installs: Python 3.10-3.13) and the maintained fork ``quadrants``
+(Python 3.14, and an opt-in extra elsewhere). ``TAIGYM_TAICHI=taichi|quadrants`` picks one
+when both are installed; otherwise the first that imports, in that order. Every engine
+module takes ``ti`` from here, so the choice is made once per process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from ..errors import WorldError
+
+TAICHIS = ("taichi", "quadrants")  # import names, in order of preference
+
+
+def _import_taichi():
+    wanted = os.environ.get("TAIGYM_TAICHI", "").strip()
+    if wanted and wanted not in TAICHIS:
+        raise WorldError(f"TAIGYM_TAICHI must be one of {', '.join(TAICHIS)}, got {wanted!r}")
+    missing = []
+    for name in (wanted,) if wanted else TAICHIS:
+        try:
+            return importlib.import_module(name)
+        except ImportError as error:
+            missing.append(f"{name} ({error})")
+    raise ImportError("taigym needs Taichi: none of " + ", ".join(missing) + " imports; "
+                      "pip install taichi (Python 3.10-3.13) or quadrants")
+
+
+ti = _import_taichi()
+NAME = ti.__name__  # "taichi" or "quadrants"
+VERSION = ".".join(map(str, ti.__version__))
+
+_arch = None  # the device the runtime was started on: "cpu" or "cuda"
+
+
+def current_cfg():
+    """The running program's compile configuration (arch, optimization switches, threads)."""
+    return ti.lang.impl.current_cfg()
+
+
+def _probe_cuda() -> bool:
+    # a CUDA driver library is the cheapest sign of a usable NVIDIA GPU
+    import ctypes.util
+
+    return ctypes.util.find_library("cuda") is not None or os.path.exists("/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+
+
+def ensure_runtime(device: str) -> str:
+    """Start Taichi on ``device`` ("cpu", "cuda" or "auto") once; return the device used.
+
+    Taichi runs one backend per process, so asking for another device later is an error
+    rather than a silent restart that would invalidate every existing World.
+    """
+    global _arch
+    if device not in ("cpu", "cuda", "auto"):
+        raise WorldError(f"device must be 'cpu', 'cuda' or 'auto', got {device!r}")
+    if _arch is not None:
+        if device != "auto" and device != _arch:
+            raise WorldError(
+                f"this process already runs Taichi on {_arch!r}; a World on {device!r} needs a new process "
+                "(Taichi supports one backend per process)"
+            )
+        return _arch
+    want = device
+    if device == "auto":
+        want = "cuda" if _probe_cuda() else "cpu"
+    if want == "cuda" and not _probe_cuda():
+        raise WorldError("device='cuda' was requested but no NVIDIA GPU/driver is available; use 'cpu' or 'auto'")
+    optimize = _optimize_flag()
+    ti.init(
+        arch=ti.cuda if want == "cuda" else ti.cpu,
+        offline_cache=True,
+        # Taichi's default cache holds 100 MB and evicts a quarter of it, least recently used,
+        # when full; one step kernel variant (precision, solver, cone, convex) takes 5-25 MB,
+        # so a machine running a few tasks recompiled kernels it had compiled before
+        offline_cache_max_size_of_files=1 << 30,
+        # Taichi's own IR passes grow superlinearly on our fused step kernel, so by default
+        # they are off and LLVM alone optimizes. Opted in (TAIGYM_OPTIMIZE=1), the one that
+        # pays is the whole-kernel CSE: it loads each array's data pointer once, where
+        # LLVM alone reloads it after every store (steps 4-8% faster on CPU); its cost is about a
+        # minute more to compile each step kernel, once per machine (the offline cache
+        # keeps it). Its control-flow pass would take minutes more and gains nothing, so it
+        # is off then (and at Taichi's default otherwise).
+        advanced_optimization=optimize,
+        cfg_optimization=not optimize,
+        default_fp=ti.f32,
+        log_level=ti.WARN,
+        check_out_of_bound=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
+        debug=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
+    )
+    from ..runtime.launch import lighten_tracing  # here: it needs this module's ti
+
+    lighten_tracing()
+    started = "cuda" if current_cfg().arch == ti.cuda else "cpu"
+    if want == "cuda" and started != "cuda":
+        raise WorldError("device='cuda' was requested but Taichi could not start its CUDA backend")
+    _arch = started
+    return _arch
+
+
+def _optimize_flag() -> bool:
+    value = os.environ.get("TAIGYM_OPTIMIZE", "0").strip()
+    if value not in ("0", "1"):
+        raise WorldError(f"TAIGYM_OPTIMIZE must be 0 or 1, got {value!r}")
+    return value == "1"
+
+
+def optimized() -> bool:
+    """Whether this process's kernels are compiled with Taichi's whole-kernel
+    optimizations (TAIGYM_OPTIMIZE=1 when the runtime started)."""
+    return bool(current_cfg().advanced_optimization) if _arch is not None else _optimize_flag()
+
+
+def current_device():
+    return _arch

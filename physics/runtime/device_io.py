@@ -1,0 +1,55 @@
+"""Moving World tables to and from torch tensors on the World's own device.
+
+Taichi kernels take torch tensors as ndarray arguments in place (on CPU and on CUDA), so
+a table is copied device to device by one kernel launch: a CUDA World's state reaches a
+torch policy, and its actions come back, without a trip through host memory. The kernels
+are generic over dtype and rank, so a handful of variants serve every table.
+"""
+
+
+import numpy as np
+
+from ..runtime.backend import ti
+
+_TORCH_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64", np.dtype(np.int32): "int32"}
+
+
+@ti.kernel
+def copy_kernel(src: ti.types.ndarray(), dst: ti.types.ndarray()):
+    for i in ti.grouped(src):
+        dst[i] = src[i]
+
+
+@ti.kernel
+def write_rows_kernel(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray(ndim=2), env_ids: ti.types.ndarray(ndim=1)):
+    # only the first rows.shape[1] columns: a table may be wider than the quantity
+    for k, j in ti.ndrange(rows.shape[0], rows.shape[1]):
+        dst[env_ids[k], j] = rows[k, j]
+
+
+def torch_device(device: str):
+    import torch
+
+    return torch.device("cuda" if device == "cuda" else "cpu")
+
+
+def table_to_tensor(table, device: str):
+    """A new torch tensor on ``device`` holding all of a Taichi ndarray."""
+    import torch
+
+    dtype = getattr(torch, _TORCH_DTYPES[np.dtype(numpy_dtype(table))])
+    out = torch.empty(tuple(table.shape), dtype=dtype, device=torch_device(device))
+    copy_kernel(table, out)
+    return out
+
+
+def write_rows(table, rows, env_ids) -> None:
+    """table[env_ids[k], :w] = rows[k] for a (num_envs, W) Taichi ndarray; ``rows`` a numpy
+    array or a torch tensor on the table's device, (n, w) with w <= W."""
+    if rows.shape[0] == 0 or rows.shape[1] == 0:
+        return
+    write_rows_kernel(table, rows, env_ids)
+
+
+def numpy_dtype(table):
+    return {ti.f32: np.float32, ti.f64: np.float64, ti.i32: np.int32}[table.dtype]

@@ -1,0 +1,92 @@
+"""Whether this machine has compiled a kernel variant before, and how long that took.
+
+Taichi keeps compiled kernels in its offline cache, but it cannot say whether it holds a
+kernel without tracing the kernel's Python source first, which is most of a warm start.
+So a World that is about to launch its step kernel for the first time in a process looks
+for a small marker of its own, kept in a ``taigym`` folder inside Taichi's cache folder (an
+emptied or moved Taichi cache takes the markers with it): where there is none, the kernel
+is about to compile, and the World says so on stderr with the time the last compile on
+this machine took. The marker's key covers the Taichi distribution and version, the
+kernel variant and the engine's source, so an upgrade compiles, and says so, again.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+from ..runtime.backend import NAME, VERSION, current_cfg
+
+# what one step kernel variant took to compile on a 2-core x86 machine, before any was timed here
+_FIRST_GUESS_S = {"taichi": 35.0, "quadrants": 25.0}
+
+
+@functools.lru_cache(maxsize=1)
+def _source_digest() -> str:
+    digest = hashlib.sha256(f"{NAME} {VERSION}".encode())
+    engine = Path(__file__).parent.parent  # every stage's source, in every folder of physics/
+    for path in sorted(engine.rglob("*.py")):
+        digest.update(path.relative_to(engine).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _folder() -> Path:
+    return Path(current_cfg().offline_cache_file_path) / "taigym"
+
+
+def variant_key(*variant) -> str:
+    """The marker name of one kernel variant (precision, solver, ...; anything printable)."""
+    text = "|".join(map(str, (_source_digest(), str(current_cfg().arch), bool(current_cfg().advanced_optimization),
+                              *variant)))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def compiled_before(key: str) -> bool:
+    return (_folder() / f"{key}.json").exists()
+
+
+def expected_seconds() -> float:
+    """The last compile time recorded on this machine, or a first guess."""
+    times = []
+    for marker in _folder().glob("*.json"):
+        try:
+            times.append((marker.stat().st_mtime, float(json.loads(marker.read_text())["seconds"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return max(times)[1] if times else _FIRST_GUESS_S.get(NAME, 35.0)
+
+
+def record(key: str, seconds: float, label: str) -> None:
+    """Leave the marker of a compiled variant; a cache folder that cannot be written is skipped."""
+    try:
+        _folder().mkdir(parents=True, exist_ok=True)
+        (_folder() / f"{key}.json").write_text(json.dumps({"seconds": round(seconds, 1), "variant": label}))
+    except OSError:
+        pass
+
+
+class FirstLaunch:
+    """Times the first launch of a World's step kernel in a process, announcing a compile
+    where the marker says there will be one."""
+
+    def __init__(self, key: str, label: str, name: str | None):
+        self.key, self.label, self.name = key, label, name
+
+    def __enter__(self):
+        self.fresh = not compiled_before(self.key)
+        if self.fresh:
+            what = f" for {self.name}" if self.name else ""
+            print(f"taigym: compiling kernels{what} ({self.label}) — first run on this machine only, "
+                  f"~{expected_seconds():.0f} s", file=sys.stderr, flush=True)
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, kind, value, trace):
+        if kind is None and self.fresh:
+            record(self.key, time.perf_counter() - self.start, self.label)
+        return False

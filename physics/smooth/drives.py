@@ -1,0 +1,113 @@
+"""PD drives on hinge and slide dofs (PhysX's D6 drive, one per axis).
+
+    force = clamp(stiffness (q* - q) + damping (qd* - qd), -forcelimit, forcelimit)
+
+with the targets q* (a qpos value, like a MuJoCo position actuator's ctrl) and qd* set per
+env (``World.set_drive_target``). An acceleration drive multiplies both gains by the
+dof's inertia 1 / dof_invweight0, so its motion does not depend on the mass behind it.
+
+The force is added to qfrc_actuator. While the drive is below its limit, its stiffness
+and damping also go to the dof's implicit stiffness and damping: the Euler and
+implicitspringdamper integrators then solve (M + h D + h^2 K) qacc = qfrc - h K qvel,
+i.e. they evaluate the drive at the end of the step, which keeps stiff gains stable at
+any time step. Saturation is decided on the force that implicit step applies, estimated
+for the dof's own inertia and the forces already on it (passive, actuators, applied,
+bias; not constraints); a saturated drive is a constant +-limit. ``qfrc_drive`` reports
+that applied force (exact for a lone dof without constraints; never beyond the limit). RK4 integrates drives explicitly.
+
+A MuJoCo ``<position kp kv>`` actuator is the same law with ctrl as q*, qd* = 0 and its
+forcerange as the limit (``<velocity kv>``: stiffness 0, damping kv, ctrl as qd*);
+MuJoCo's Euler integrates it explicitly, so only small kp are stable there. A drive is
+the implicit form; both can act on one joint.
+"""
+
+import functools
+import types
+
+from .. import layout as L
+from ..model import DSBL_ACTUATION, INT_RK4, JNT_HINGE, JNT_SLIDE
+from ..runtime.backend import ti
+from ..runtime.ti_math import make_math
+
+QFRC_ACTUATOR, QFRC_DRIVE = L.DOF_D["qfrc_actuator"][0], L.DOF_D["qfrc_drive"][0]
+QFRC_PASSIVE, QFRC_BIAS = L.DOF_D["qfrc_passive"][0], L.DOF_D["qfrc_bias"][0]
+IMPLICIT_K, IMPLICIT_D = L.DOF_D["implicit_stiffness"][0], L.DOF_D["implicit_damping"][0]
+TARGET_Q, TARGET_V = L.DOF_D["drive_qpos_target"][0], L.DOF_D["drive_qvel_target"][0]
+STIFFNESS, DAMPING = L.DOF_F["drive_stiffness"][0], L.DOF_F["drive_damping"][0]
+FORCELIMIT, ACCELERATION = L.DOF_F["drive_forcelimit"][0], L.DOF_F["drive_acceleration"][0]
+INVWEIGHT = L.DOF_F["invweight0"][0]
+TIMESTEP = L.OPT_F["timestep"][0]
+_MINVAL = 1e-15
+
+
+@functools.lru_cache(maxsize=None)
+def make_drives(fp):
+    m = make_math(fp)
+
+    @ti.func
+    def drives(w, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), dof_f: ti.template(),
+               opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(), qfrc_applied: ti.template(),
+               dof_d: ti.template()):
+        """qfrc_drive and the implicit stiffness and damping of every dof (zero where
+        undriven); the drive force is added to qfrc_actuator. Runs after the bias forces
+        and before the other contributions to the implicit terms (the cubic limits)."""
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
+        off = (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) != 0
+        # the step the integrator treats the drives implicitly over (RK4: none)
+        hi = opt_f[w % opt_f.shape[0], 0, TIMESTEP] if sizes[L.SIZE_INTEGRATOR] != INT_RK4 else fp(0.0)
+        for d in range(sizes[L.SIZE_NV]):
+            k = dof_f[md + d * L.NDOF_F + STIFFNESS]
+            c = dof_f[md + d * L.NDOF_F + DAMPING]
+            force = fp(0.0)
+            applied = fp(0.0)
+            ik = fp(0.0)
+            ic = fp(0.0)
+            j = dof_i[d * L.NDOF_I + L.DOF_JNT]
+            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+            if (k != 0 or c != 0) and not off and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
+                if dof_f[md + d * L.NDOF_F + ACCELERATION] != 0:
+                    scale = 1 / ti.max(fp(_MINVAL), dof_f[md + d * L.NDOF_F + INVWEIGHT])
+                    k *= scale
+                    c *= scale
+                error = dof_d[o_dof + d * L.NDOF_D + TARGET_Q] - qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
+                force = k * error + c * (dof_d[o_dof + d * L.NDOF_D + TARGET_V] - qvel[w, d])
+                # The force the implicit step applies, k (e - h v') + c (qd* - v') with v' the
+                # velocity after it, is (force - h k v - h (h k + c) other / m) / (1 + h (h k + c)
+                # / m) for a lone dof of inertia m under other forces: it, not the force now, decides saturation (else a large step
+                # flips a saturated drive from side to side) and is what qfrc_drive reports.
+                shrink = 1 + hi * (hi * k + c) * dof_f[md + d * L.NDOF_F + INVWEIGHT]
+                # the dof's other forces so far (no constraints): the drive also holds them
+                other = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] + dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR]
+                         + qfrc_applied[w, d]
+                         - dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS])
+                applied = (force - hi * k * qvel[w, d]
+                           - hi * (hi * k + c) * dof_f[md + d * L.NDOF_F + INVWEIGHT] * other) / shrink
+                limit = dof_f[md + d * L.NDOF_F + FORCELIMIT]
+                if ti.abs(applied) < limit:
+                    ik = k
+                    ic = c
+                else:
+                    force = ti.min(ti.max(applied, -limit), limit)
+                    applied = force
+            dof_d[o_dof + d * L.NDOF_D + QFRC_DRIVE] = applied
+            dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR] = dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR] + force
+            dof_d[o_dof + d * L.NDOF_D + IMPLICIT_K] = ik
+            dof_d[o_dof + d * L.NDOF_D + IMPLICIT_D] = ic
+
+    return types.SimpleNamespace(drives=drives)
+
+
+@functools.lru_cache(maxsize=None)
+def make_dof_column_kernel(fp):
+    """A kernel writing one column of chosen envs' rows of the per-env dof table:
+    write(dof_d, values (n, nv), env_ids (n,), column, stride). A kernel, not a host round trip of
+    the whole table, because drive targets change every env step and resets come often."""
+
+    @ti.kernel
+    def write(dof_d: ti.types.ndarray(dtype=fp, ndim=1), values: ti.types.ndarray(dtype=fp, ndim=2),
+              env_ids: ti.types.ndarray(dtype=ti.i32, ndim=1), column: ti.i32, stride: ti.i32):
+        for i, d in ti.ndrange(values.shape[0], values.shape[1]):
+            dof_d[env_ids[i] * stride + d * L.NDOF_D + column] = values[i, d]
+
+    return write

@@ -1,0 +1,105 @@
+"""The kernel a World launches: one parallel loop over worlds, every stage inside it.
+
+forward() and step() share it (``advance`` 0 or 1): the fused pipeline is large, and one
+kernel compiles in half the time of two.
+
+On CPU a launch costs ~0.1 ms of thread-pool dispatch plus ~10 us per array argument,
+so a whole step -- and every one of ``nstep`` steps -- runs in one launch.
+
+Taichi's CPU range-for hands each thread blocks of at least 512 iterations, whatever the
+loop asks for (taichi 1.7.4 and quadrants alike), so a plain loop over fewer than 1024 envs
+ran on one thread. The env loops therefore run over ``ntask`` blocks of TASK iterations and
+deal the envs out round-robin (iteration t of block k takes env ``(t % TASK) * ntask + k``,
+then every ``ntask * TASK``-th after it): each block is a task a thread takes, so with
+``ntask`` at least the thread count every core works from 2 envs up. On CUDA ``ntask`` is
+``ceil(num_envs / TASK)`` and the mapping is a permutation of the envs, one per GPU thread.
+"""
+
+
+import functools
+import types
+
+from ..constraint.reaction import make_reaction
+from ..runtime.backend import ti
+from ..step.integrate import make_integrate
+from ..step.program import make_program
+
+TASK = 512  # iterations per block of Taichi's CPU range-for
+
+
+def env_tasks(num_envs: int, device: str, threads: int) -> int:
+    """The ``ntask`` argument of the env loops: blocks of TASK iterations to deal envs into."""
+    if device == "cuda":
+        return max(1, -(-num_envs // TASK))
+    return max(1, min(4 * threads, num_envs))  # a few blocks per thread balance unequal envs
+
+
+@functools.lru_cache(maxsize=None)
+def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False, serial: bool = False):
+    """The kernels for one precision and constraint solver configuration (a model's
+    ``opt.solver`` and ``opt.cone``): each compiles only its own solver. ``convex``
+    compiles in the convex collider, for models whose pair table needs it. ``serial``
+    loops over the envs in the calling thread (CPU only)."""
+    step = make_integrate(fp, solver, cone, convex)
+    reaction = make_reaction(fp)
+    program = make_program(fp, reaction.rne_post)
+    # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
+    # than through untyped ndarray arguments.
+    i1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
+    f1 = ti.types.ndarray(dtype=fp, ndim=1)
+    i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
+    f2 = ti.types.ndarray(dtype=fp, ndim=2)
+    f3 = ti.types.ndarray(dtype=fp, ndim=3)
+    i3 = ti.types.ndarray(dtype=ti.i32, ndim=3)
+
+    @ti.kernel
+    def step_kernel(
+        # Model:
+        sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
+        body_f: f1, jnt_f: f1, dof_f: f1, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
+        # Data in:
+        ctrl: f2, qfrc_applied: f2,
+        # Data in/out:
+        qpos: f2, qvel: f2,
+        # Data out:
+        qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
+        efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
+        pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
+        eq_i: i2, eq_f: f3, eq_d: i3,
+        # the World's program (physics/step/program.py) and its registers
+        prog_i: i1, prog_f: f1, reg: f2,
+        env_ids: i1, nids: ti.i32, nstep: ti.i32, advance: ti.i32, ntask: ti.i32, segments: ti.i32,
+    ):
+        # the envs stepped are env_ids[:nids]: all of them, or those a reset needs forward;
+        # program segment ``segments & 255`` runs before an env's steps, ``segments >> 8`` after,
+        # unless the env's override register asks for a forward pass (physics/step/program.py)
+        ti.loop_config(serialize=serial)
+        for t in range(ntask * TASK):
+            k = (t % TASK) * ntask + t // TASK
+            while k < nids:
+                w = env_ids[k]
+                code, steps, adv = program.launch_of(w, segments, nstep, advance, prog_i, reg)
+                # one call site each for the program and the step: each is inlined once
+                for phase in range(2):
+                    program.run(w, (code >> (8 * phase)) & 255, prog_i, prog_f, reg, sizes, body_i, opt_f, qpos,
+                                qvel, qacc, ctrl, body_d, dof_d, geom_i, con_f, con_i, efc_f, efc_n)
+                    if phase == 0:
+                        for _ in range(steps):
+                            step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f,
+                                 ten_f, wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d,
+                                 jnt_d, dof_d, qM, qLD, act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f,
+                                 geom_i, geom_f, geom_x, con_f, con_i, con_n, eq_i, eq_f, eq_d, adv)
+                k += ntask * TASK
+
+    @ti.kernel
+    def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,
+                    con_f: f3, con_i: i3, efc_f: f3, efc_n: i2, ntask: ti.i32):
+        ti.loop_config(serialize=serial)
+        for t in range(ntask * TASK):
+            w = (t % TASK) * ntask + t // TASK
+            while w < qvel.shape[0]:
+                reaction.rne_post(w, sizes, body_i, opt_f, qvel, qacc, body_d, dof_d, geom_i, con_f, con_i, efc_f,
+                                  efc_n)
+                w += ntask * TASK
+
+    return types.SimpleNamespace(step=step_kernel, post=post_kernel)
