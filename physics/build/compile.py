@@ -180,6 +180,38 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         tendon_solimp_lim=per_tendon("solimp", 5), tendon_solref_fri=per_tendon("solreffriction", 2),
         tendon_solimp_fri=per_tendon("solimpfriction", 5),
         qpos0=qpos0, qpos_spring=qpos_spring,
+        **_geom_arrays(geoms),
+        **_hfields(b),
+        **_site_arrays(b),
+        tendon_adr=np.array(ten_adr, dtype=np.int32), tendon_num=np.array(ten_num, dtype=np.int32),
+        tendon_limited=np.array([t.limited for t in b._tendons], dtype=np.int32),
+        tendon_range=np.array([t.range for t in b._tendons]).reshape(-1, 2),
+        tendon_stiffness=np.array([t.stiffness for t in b._tendons], dtype=float),
+        tendon_damping=np.array([t.damping for t in b._tendons], dtype=float),
+        tendon_frictionloss=np.array([t.frictionloss for t in b._tendons], dtype=float),
+        tendon_lengthspring=lengthspring, tendon_length0=length0, tendon_name=ten_names,
+        wrap_objid=wrap_obj, wrap_prm=wrap_prm,
+        **_actuator_arrays(b, act_trnid),
+        key_qpos=np.array([k[1] for k in keys]).reshape(len(keys), nq),
+        key_qvel=np.array([k[2] for k in keys]).reshape(len(keys), nv),
+        key_ctrl=np.array([k[3] for k in keys]).reshape(len(keys), nu),
+        key_name=[k[0] for k in keys],
+        neq=len(eq["name"]), eq_type=eq["type"], eq_obj1id=eq["obj1"], eq_obj2id=eq["obj2"], eq_active0=eq["active"],
+        eq_solref=eq["solref"], eq_solimp=eq["solimp"], eq_data=eq["data"], eq_name=eq["name"],
+        eq_break_force=eq["brk_f"], eq_break_torque=eq["brk_t"], eq_objtype=eq["objtype"],
+        visual=dict(b.visual),
+        **_limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv),
+    )
+    model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
+    model.eq_data = equality_reference_data(model)
+    for key, value in _contact_filters(b, model).items():
+        setattr(model, key, value)
+    return model.freeze()
+
+
+def _geom_arrays(geoms) -> dict:
+    """The geom_* arrays of geoms in compiled order (by body)."""
+    return dict(
         geom_type=np.array([g.type for g in geoms], dtype=np.int32),
         geom_bodyid=np.array([g.body for g in geoms], dtype=np.int32),
         geom_contype=np.array([g.contype for g in geoms], dtype=np.int32),
@@ -196,20 +228,23 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         geom_rgba=np.array([g.rgba for g in geoms]).reshape(-1, 4),
         geom_name=[g.name for g in geoms],
         geom_dataid=np.array([g.dataid for g in geoms], dtype=np.int32),
-        **_hfields(b),
+    )
+
+
+def _site_arrays(b) -> dict:
+    """The site_* arrays, in the order added."""
+    return dict(
         site_bodyid=np.array([s[0] for s in b._sites], dtype=np.int32),
         site_pos=np.array([s[1] for s in b._sites]).reshape(-1, 3),
         site_quat=np.array([s[2] for s in b._sites]).reshape(-1, 4),
         site_size=np.array([s[3] for s in b._sites]).reshape(-1, 3),
         site_name=[s[4] for s in b._sites],
-        tendon_adr=np.array(ten_adr, dtype=np.int32), tendon_num=np.array(ten_num, dtype=np.int32),
-        tendon_limited=np.array([t.limited for t in b._tendons], dtype=np.int32),
-        tendon_range=np.array([t.range for t in b._tendons]).reshape(-1, 2),
-        tendon_stiffness=np.array([t.stiffness for t in b._tendons], dtype=float),
-        tendon_damping=np.array([t.damping for t in b._tendons], dtype=float),
-        tendon_frictionloss=np.array([t.frictionloss for t in b._tendons], dtype=float),
-        tendon_lengthspring=lengthspring, tendon_length0=length0, tendon_name=ten_names,
-        wrap_objid=wrap_obj, wrap_prm=wrap_prm,
+    )
+
+
+def _actuator_arrays(b, act_trnid) -> dict:
+    """The actuator_* arrays; ``act_trnid`` holds each actuator's compiled joint or tendon id."""
+    return dict(
         actuator_trntype=np.array([a.trntype for a in b._actuators], dtype=np.int32),
         actuator_trnid=np.array(act_trnid, dtype=np.int32),
         actuator_gaintype=np.array([a.gaintype for a in b._actuators], dtype=np.int32),
@@ -222,21 +257,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         actuator_forcelimited=np.array([a.forcelimited for a in b._actuators], dtype=np.int32),
         actuator_forcerange=np.array([a.forcerange for a in b._actuators]).reshape(-1, 2),
         actuator_name=[a.name for a in b._actuators],
-        key_qpos=np.array([k[1] for k in keys]).reshape(len(keys), nq),
-        key_qvel=np.array([k[2] for k in keys]).reshape(len(keys), nv),
-        key_ctrl=np.array([k[3] for k in keys]).reshape(len(keys), nu),
-        key_name=[k[0] for k in keys],
-        neq=len(eq["name"]), eq_type=eq["type"], eq_obj1id=eq["obj1"], eq_obj2id=eq["obj2"], eq_active0=eq["active"],
-        eq_solref=eq["solref"], eq_solimp=eq["solimp"], eq_data=eq["data"], eq_name=eq["name"],
-        eq_break_force=eq["brk_f"], eq_break_torque=eq["brk_t"], eq_objtype=eq["objtype"],
-        visual=dict(b.visual),
-        **_limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv),
     )
-    model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
-    model.eq_data = equality_reference_data(model)
-    for key, value in _contact_filters(b, model).items():
-        setattr(model, key, value)
-    return model.freeze()
 
 
 def _hfields(b) -> dict:

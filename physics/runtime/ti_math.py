@@ -29,19 +29,26 @@ _HALF_PI_HI = _high_bits(_PI / 2, 26)  # 26 bits: k * _HALF_PI_HI is exact for |
 _HALF_PI_LO = float(_PI / 2 - Fraction(_HALF_PI_HI))
 
 
+def _vector_types(fp):
+    return dict(vec3=ti.types.vector(3, fp), vec4=ti.types.vector(4, fp), vec6=ti.types.vector(6, fp),
+                vec10=ti.types.vector(10, fp), mat3=ti.types.matrix(3, 3, fp))
+
+
 @functools.lru_cache(maxsize=None)
 def make_math(fp):
-    vec3 = ti.types.vector(3, fp)
-    vec4 = ti.types.vector(4, fp)
-    vec6 = ti.types.vector(6, fp)
-    vec10 = ti.types.vector(10, fp)
-    mat3 = ti.types.matrix(3, 3, fp)
+    """Every helper below in one namespace, with the vector types (vec3, vec4, vec6, vec10,
+    mat3) of ``fp``: what the stages call ``m``."""
+    helpers = {}
+    for part in (make_table_access(fp), make_rotations(fp), make_spatial(fp)):
+        helpers.update(vars(part))
+    return types.SimpleNamespace(**helpers)
 
-    # Taylor series of sin and cos on |r| <= pi/4, cut where the next term is below the
-    # type's rounding: (pi/4)^19 / 19! ~ 1e-19 for float64, (pi/4)^11 / 11! ~ 2e-9 for float32
-    nterms = 9 if fp == ti.f64 else 5
-    sin_taylor = [(-1) ** n / math.factorial(2 * n + 1) for n in range(nterms)]
-    cos_taylor = [(-1) ** n / math.factorial(2 * n) for n in range(nterms + 1)]
+
+@functools.lru_cache(maxsize=None)
+def make_table_access(fp):
+    """Reads and writes of vector and matrix blocks in the packed tables, and where an env's
+    rows start."""
+    vec3, vec4, vec6, vec10, mat3 = _vector_types(fp).values()
 
     # --- table access: tables are (rows, n, columns); a column block is read as a vector
     @ti.func
@@ -133,6 +140,20 @@ def make_math(fp):
         of each paying its own add and sign extension (Taichi's i32 index arithmetic
         carries no no-overflow flags). Row reads run ~25% faster."""
         return (w * (sizes[stride_slot] // width)) * width
+
+    return types.SimpleNamespace(**{k: v for k, v in locals().items() if not k.startswith("_")})
+
+
+@functools.lru_cache(maxsize=None)
+def make_rotations(fp):
+    """Quaternions (w, x, y, z), rotations and the kernels' own sine and cosine."""
+    vec3, vec4, vec6, vec10, mat3 = _vector_types(fp).values()
+
+    # Taylor series of sin and cos on |r| <= pi/4, cut where the next term is below the
+    # type's rounding: (pi/4)^19 / 19! ~ 1e-19 for float64, (pi/4)^11 / 11! ~ 2e-9 for float32
+    nterms = 9 if fp == ti.f64 else 5
+    sin_taylor = [(-1) ** n / math.factorial(2 * n + 1) for n in range(nterms)]
+    cos_taylor = [(-1) ** n / math.factorial(2 * n) for n in range(nterms + 1)]
 
     # --- quaternions (w, x, y, z)
     @ti.func
@@ -229,6 +250,14 @@ def make_math(fp):
         if s > fp(1e-15):
             r = vec3(d[1], d[2], d[3]) * (2 * ti.atan2(s, d[0]) / s)
         return r
+
+    return types.SimpleNamespace(**{k: v for k, v in locals().items() if not k.startswith("_")})
+
+
+@functools.lru_cache(maxsize=None)
+def make_spatial(fp):
+    """Spatial (6D) motion and force algebra and com-based inertias."""
+    vec3, vec4, vec6, vec10, mat3 = _vector_types(fp).values()
 
     # --- spatial algebra
     @ti.func

@@ -28,6 +28,15 @@ T_LEN, T_VEL = L.TEN_D["length"][0], L.TEN_D["velocity"][0]
 
 @functools.lru_cache(maxsize=None)
 def make_kinematics(fp):
+    """Positions (body frames, com-based inertias and dofs), then velocities (cvel,
+    cdof_dot) and fixed tendons, of one world."""
+    positions, velocities = make_positions(fp), make_velocities(fp)
+    return types.SimpleNamespace(body_frames=positions.body_frames, com_pos=positions.com_pos,
+                                 com_vel=velocities.com_vel, tendons=velocities.tendons)
+
+
+@functools.lru_cache(maxsize=None)
+def make_positions(fp):
     m = make_math(fp)
 
     @ti.func
@@ -173,6 +182,13 @@ def make_kinematics(fp):
                     axis = m.vec3(xmat[0, k], xmat[1, k], xmat[2, k])
                     m.put(dof_d, o_dof + (da + rot + k) * L.NDOF_D + CDOF, m.dof_com(axis, offset, True))
 
+    return types.SimpleNamespace(body_frames=body_frames, com_pos=com_pos)
+
+
+@functools.lru_cache(maxsize=None)
+def make_velocities(fp):
+    m = make_math(fp)
+
     @ti.func
     def com_vel(
         w,
@@ -231,5 +247,4 @@ def make_kinematics(fp):
             ten_d[w, t, T_LEN] = length
             ten_d[w, t, T_VEL] = vel
 
-    return types.SimpleNamespace(body_frames=body_frames, com_pos=com_pos,
-                                 com_vel=com_vel, tendons=tendons)
+    return types.SimpleNamespace(com_vel=com_vel, tendons=tendons)
