@@ -1,4 +1,4 @@
-"""The convex collider (physics/collision/convex.py) against MuJoCo's native GJK/EPA, in float64.
+"""The convex collider (physics/collision/convex/) against MuJoCo's native GJK/EPA, in float64.
 
 Pairs: sphere, capsule, ellipsoid, cylinder and box against an ellipsoid; capsule,
 cylinder and box against a cylinder. Tolerances, from what MuJoCo's solver itself
@@ -19,8 +19,8 @@ from types import SimpleNamespace
 import mujoco  # a dev dependency: the oracle
 import numpy as np
 import pytest
-from taigym.physics.collision import broadphase as B
 from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.collision import broadphase as B
 from taigym.physics.collision.driver import Collider
 
 from taigym import physics

@@ -36,8 +36,8 @@ COLLIDE_PLANE_SPHERE, COLLIDE_PLANE_CAPSULE, COLLIDE_PLANE_BOX, COLLIDE_PLANE_CY
 COLLIDE_PLANE_ELLIPSOID, COLLIDE_SPHERE_SPHERE, COLLIDE_SPHERE_CAPSULE, COLLIDE_SPHERE_CYLINDER = 5, 6, 7, 8
 COLLIDE_SPHERE_BOX, COLLIDE_CAPSULE_CAPSULE, COLLIDE_CAPSULE_BOX, COLLIDE_BOX_BOX = 9, 10, 11, 12
 COLLIDE_HFIELD_SPHERE, COLLIDE_HFIELD_CAPSULE, COLLIDE_HFIELD_BOX = 13, 14, 15  # physics/collision/hfield.py
-COLLIDE_CONVEX = 16  # physics/collision/convex.py: GJK and EPA on support functions
-COLLIDE_HFIELD_CONVEX = 17  # physics/collision/hfield.py, with the prisms through physics/collision/convex.py
+COLLIDE_CONVEX = 16  # physics/collision/convex/: GJK and EPA on support functions
+COLLIDE_HFIELD_CONVEX = 17  # physics/collision/hfield.py, with the prisms through physics/collision/convex/
 COLLIDERS = {
     (GEOM_PLANE, GEOM_SPHERE): (COLLIDE_PLANE_SPHERE, 1),
     (GEOM_PLANE, GEOM_CAPSULE): (COLLIDE_PLANE_CAPSULE, 2),

@@ -1,0 +1,95 @@
+"""Signed distance of two convex geoms and their witness points, MuJoCo's mjc_penetration:
+GJK decides whether they overlap and measures the distance where they do not, EPA
+measures the depth where they do.
+
+A sphere or capsule first collides as its centre point or segment, whose distance GJK
+finds to ~1e-10, and is grown by its radius afterwards; only when that core itself
+penetrates does EPA run on the full shapes.
+"""
+
+
+import functools
+import types
+
+from ...model import GEOM_CAPSULE, GEOM_SPHERE
+from ...runtime.backend import ti
+from .common import BIG, CCD_TOLERANCE, make_common
+from .epa import make_epa
+from .gjk import make_gjk
+from .support import make_support
+
+
+@functools.lru_cache(maxsize=None)
+def make_penetration(fp):
+    cm = make_common(fp)
+    sup = make_support(fp)
+    simplex_t = cm.simplex_t
+    row, set_row, normalize = cm.row, cm.set_row, cm.normalize
+    make_obj, center = sup.make_obj, sup.center
+    gjk = make_gjk(fp).gjk
+    epa = make_epa(fp).epa
+
+    @ti.func
+    def penetration(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin):
+        """Signed distance of the two geoms each grown by margin / 2 (negative: they
+        overlap), and the witness points on them; dist is BIG when they do not overlap."""
+        half = fp(0.5) * margin
+        sv = simplex_t(0)
+        s1 = simplex_t(0)
+        s2 = simplex_t(0)
+        xw = ti.types.matrix(2, 3, fp)(0)
+        set_row(xw, 0, pos1)
+        set_row(xw, 1, pos2)
+        dist = fp(BIG)
+        full = True
+        core1 = type1 == GEOM_SPHERE or type1 == GEOM_CAPSULE
+        core2 = type2 == GEOM_SPHERE or type2 == GEOM_CAPSULE
+        if core1 or core2:
+            # a sphere or capsule as its centre point or segment, grown afterwards
+            grow1 = size1[0] + half if core1 else fp(0.0)
+            grow2 = size2[0] + half if core2 else fp(0.0)
+            o1 = make_obj(type1, pos1, mat1, size1, fp(0.0), fp(0.0) if core1 else half)
+            o2 = make_obj(type2, pos2, mat2, size2, fp(0.0), fp(0.0) if core2 else half)
+            sep0, d, ns0 = gjk(o1, o2, sv, s1, s2, xw, grow1 + grow2)
+            if d > fp(CCD_TOLERANCE):
+                full = False
+                a = row(xw, 0)
+                b = row(xw, 1)
+                nrm = normalize(b - a)
+                set_row(xw, 0, a + nrm * grow1)
+                set_row(xw, 1, b - nrm * grow2)
+                dist = d - grow1 - grow2
+                if dist > 0:
+                    dist = fp(BIG)
+            else:
+                set_row(xw, 0, pos1)
+                set_row(xw, 1, pos2)
+        if full:
+            o1 = make_obj(type1, pos1, mat1, size1, size1[0], half)
+            o2 = make_obj(type2, pos2, mat2, size2, size2[0], half)
+            dist, x1, x2 = overlap(o1, o2)
+            set_row(xw, 0, x1)
+            set_row(xw, 1, x2)
+        return dist, row(xw, 0), row(xw, 1)
+
+    @ti.func
+    def overlap(o1, o2):
+        """Signed distance of two objects (negative: they overlap, BIG: they do not) and
+        the witness points on them: GJK decides, EPA measures."""
+        sv = simplex_t(0)
+        s1 = simplex_t(0)
+        s2 = simplex_t(0)
+        xw = ti.types.matrix(2, 3, fp)(0)
+        set_row(xw, 0, center(o1))
+        set_row(xw, 1, center(o2))
+        dist = fp(BIG)
+        separated, d, ns = gjk(o1, o2, sv, s1, s2, xw, fp(0.0))
+        if d <= fp(CCD_TOLERANCE) and ns > 1 and not separated:
+            found, depth, w1, w2 = epa(o1, o2, sv, s1, s2, ns)
+            if found:
+                dist = -depth
+                set_row(xw, 0, w1)
+                set_row(xw, 1, w2)
+        return dist, row(xw, 0), row(xw, 1)
+
+    return types.SimpleNamespace(penetration=penetration, overlap=overlap)
