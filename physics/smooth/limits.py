@@ -2,7 +2,7 @@
 
 Each limited joint carries a limit model (``Model.jnt_limit_model``):
 
-- ``soft`` (default): MuJoCo's soft constraint rows, solref/solimp (physics/constraint/rows.py).
+- ``soft`` (default): MuJoCo's soft constraint rows, solref/solimp (physics/constraint/rows/).
 - ``cubic``: the normalized cubic penalty of hinge and slide joints. With bounds l <= u
   and strength s, x = qpos measured like the bounds:
 

@@ -1,0 +1,146 @@
+"""Constraints of one world: rows, MuJoCo's soft-constraint model, and the solvers.
+
+After the smooth dynamics have produced qacc_smooth = M^-1 qfrc_smooth, every active
+constraint becomes a row i with Jacobian J_i, a position residual r_i and MuJoCo's
+solref/solimp parameters. The soft-constraint model (Todorov 2014, soft.py) gives each row
+
+    impedance  d_i = solimp sigmoid of |r_i - margin_i|
+    regularizer R_i = (1 - d_i) / d_i * A_ii,  A_ii ~ J_i M^-1 J_i^T  (from *_invweight0)
+    reference  aref_i = -B_i J_i qvel - K_i d_i (r_i - margin_i)
+
+and the constraint forces f minimise the dual  1/2 f^T (A + R) f + f^T (J qacc_smooth - aref)
+under each row's bounds (unilateral rows f >= 0), solved by projected Gauss-Seidel
+(pgs.py) or, in the primal, by Newton or CG (physics/constraint/primal.py).
+
+Rows, in MuJoCo's order: equality constraints (connect, weld, joint coupling; equality.py),
+friction loss of dofs and tendons (unless Option.frictionloss is "smooth"; friction.py),
+limits of joints (hinge, slide, ball) and fixed tendons (limits.py, and PhysX's limit
+models in physics/smooth/limits.py), and contacts with pyramidal or elliptic friction
+cones (condim 1, 3, 4, 6; contacts.py). Row types are numbered as MuJoCo's mjtConstraint
+(table.py, with the columns and writers rows share; jacobian.py: the Jacobians they share).
+"""
+
+import functools
+import types
+
+from ... import layout as L
+from ...model import (
+    DSBL_CONSTRAINT,
+    DSBL_CONTACT,
+    DSBL_EQUALITY,
+    DSBL_FRICTIONLOSS,
+    DSBL_LIMIT,
+    DSBL_WARMSTART,
+)
+from ...runtime.backend import ti
+from ...runtime.ti_math import make_math
+from ...smooth.inertia import make_inertia
+from ...smooth.limits import make_limits
+from ..primal import make_primal
+from .contacts import make_contact_rows
+from .equality import make_equality_rows
+from .friction import make_friction_rows
+from .limits import make_limit_rows
+from .pgs import make_pgs
+from .soft import make_soft
+from .table import (
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
+    CNSTR_EQUALITY,
+    CNSTR_FRICTION_DOF,
+    CNSTR_FRICTION_TENDON,
+    CNSTR_LIMIT_JOINT,
+    CNSTR_LIMIT_TENDON,
+    CVEL,
+    GEOM_BODY,
+    QACC_SMOOTH,
+    QFRC_CONSTRAINT,
+    E,
+)
+
+__all__ = ["CNSTR_EQUALITY", "CNSTR_FRICTION_DOF", "CNSTR_FRICTION_TENDON", "CNSTR_LIMIT_JOINT", "CNSTR_LIMIT_TENDON",
+           "CNSTR_CONTACT_FRICTIONLESS", "CNSTR_CONTACT_PYRAMIDAL", "CNSTR_CONTACT_ELLIPTIC", "GEOM_BODY",
+           "make_constraint"]
+
+
+@functools.lru_cache(maxsize=None)
+def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
+    """The constraint stage for one solver ("PGS", "CG", "Newton") and friction cone
+    ("pyramidal", "elliptic"): only the chosen code is compiled into the step kernel."""
+    m = make_math(fp)
+    inertia = make_inertia(fp)
+    physx_limits = make_limits(fp).physx_limit_rows  # hard and spring limits (physics/smooth/limits.py)
+    primal = make_primal(fp, solver == "Newton", cone == "elliptic")
+    equality = make_equality_rows(fp)
+    equalities, break_overloaded = equality.equalities, equality.break_overloaded
+    friction_loss = make_friction_rows(fp).friction_loss
+    limit_rows = make_limit_rows(fp)
+    joint_limits, tendon_limits = limit_rows.joint_limits, limit_rows.tendon_limits
+    contacts = make_contact_rows(fp, cone).contacts
+    soft = make_soft(fp)
+    soft_parameters, cone_regularizer, reference = soft.soft_parameters, soft.cone_regularizer, soft.reference
+    dual = make_pgs(fp, cone)
+    dual_matrix, warm_start, pgs = dual.dual_matrix, dual.warm_start, dual.pgs
+
+    @ti.func
+    def constraint(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
+                   body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(),
+                   opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(), qacc: ti.template(),
+                   body_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(),
+                   geom_i: ti.template(), con_f: ti.template(),
+                   con_i: ti.template(), con_n: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
+                   eq_d: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
+                   ten_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(),
+                   efc_n: ti.template()):
+        """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f."""
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        nv = sizes[L.SIZE_NV]
+        nefc = 0
+        efc_n[w, L.EFC_OVERFLOW] = 0
+        efc_n[w, L.EFC_NITER] = 0
+        disabled = sizes[L.SIZE_DISABLE]
+        if (disabled & DSBL_CONSTRAINT) == 0:
+            if (disabled & DSBL_EQUALITY) == 0:
+                nefc = equalities(w, nefc, sizes, body_i, body_f, jnt_i, dof_i, dof_f, q_f, qpos, qvel, body_d, dof_d,
+                                  eq_i, eq_f, eq_d, efc_J, efc_f, efc_n)
+            if (disabled & DSBL_FRICTIONLOSS) == 0 and sizes[L.SIZE_SMOOTH_FRICTION] == 0:
+                nefc = friction_loss(w, nefc, sizes, jnt_i, dof_f, ten_i, ten_f, wrap_i, wrap_f, efc_J, efc_f, efc_n)
+            if (disabled & DSBL_LIMIT) == 0:
+                nefc = joint_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, qpos, efc_J, efc_f, efc_n)
+                nefc = physx_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, opt_f, qpos, qvel, efc_J, efc_f, efc_n)
+                nefc = tendon_limits(w, nefc, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_f, efc_n)
+            if (disabled & DSBL_CONTACT) == 0:
+                nefc = contacts(w, nefc, sizes, body_i, body_f, body_d, dof_d, geom_i, con_f, con_i, con_n, efc_J,
+                                efc_f, efc_n)
+        efc_n[w, L.EFC_N] = nefc
+        for d in range(nv):
+            dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH] = qacc[w, d]
+        if nefc > 0:
+            soft_parameters(w, nefc, sizes, opt_f, efc_f)
+            cone_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
+            reference(w, nefc, nv, qvel, dof_d, efc_J, efc_f)
+            if ti.static(solver == "PGS"):
+                dual_matrix(w, nefc, sizes, dof_i, qLD, dof_d, efc_J, efc_Y, efc_f)
+                warm_start(w, nefc, nv, sizes, dof_d, efc_J, efc_f)
+                efc_n[w, L.EFC_NITER] = pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f)
+            else:
+                efc_n[w, L.EFC_NITER] = primal.solve(w, nefc, nv, sizes, opt_f, dof_i, qM, qLD, qacc, dof_d, efc_J,
+                                                     efc_f, efc_Y, (disabled & DSBL_WARMSTART) == 0)
+            break_overloaded(w, nefc, eq_i, eq_f, eq_d, efc_f)
+        # J^T f as one reduction per dof: accumulating in place would store in the inner loop
+        for d in range(nv):
+            qfrc = fp(0.0)
+            for i in range(nefc):
+                qfrc += efc_f[w, i, E["force"]] * efc_J[w, i, d]
+            dof_d[o_dof + d * L.NDOF_D + QFRC_CONSTRAINT] = qfrc
+        if ti.static(solver == "PGS"):
+            # the dual leaves qacc to us: qacc_smooth + M^-1 J^T f (the primal solvers move it)
+            if nefc > 0:
+                for d in range(nv):
+                    dof_d[o_dof + d * L.NDOF_D + CVEL] = dof_d[o_dof + d * L.NDOF_D + QFRC_CONSTRAINT]
+                inertia.solve(w, sizes, dof_i, qLD, dof_d, CVEL)
+                for d in range(nv):
+                    qacc[w, d] += dof_d[o_dof + d * L.NDOF_D + CVEL]
+
+    return types.SimpleNamespace(constraint=constraint)

@@ -1,0 +1,138 @@
+"""Rows of contacts (MuJoCo's mj_instantiateContact), in the contact frame (normal, then
+two tangents) of the collision stage's contact table.
+
+condim 1: one frictionless row, force >= 0 along the normal. Pyramidal cones (condim 3,
+4, 6): the 2 (condim - 1) edges J_n +- mu_k J_k, each force >= 0. Elliptic cones: the
+normal row and one per friction direction (tangents, spin, rolling), the friction forces
+bounded by the cone in the solver. pos is the contact's signed distance (m) and margin
+its includemargin.
+"""
+
+import functools
+import types
+
+from ... import layout as L
+from ...collision.narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, NCON
+from ...runtime.backend import ti
+from ...runtime.ti_math import make_math
+from .jacobian import make_row_jacobian
+from .table import (
+    _INF,
+    B_INVWEIGHT,
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
+    GEOM_BODY,
+    C,
+    E,
+    make_row_table,
+)
+
+
+@functools.lru_cache(maxsize=None)
+def make_contact_rows(fp, cone: str = "pyramidal"):
+    """The contact rows for one friction cone ("pyramidal", "elliptic"): only its code is
+    compiled in."""
+    m = make_math(fp)
+    set_row = make_row_table(fp).set_row
+    relative_jacobian = make_row_jacobian(fp).relative_jacobian
+
+    @ti.func
+    def contact_axis(w, c, con_f: ti.template(), k):
+        """Row k of the contact frame: the normal, then the two tangents."""
+        a = C["frame"] + 3 * k
+        return m.vec3(con_f[w, c, a], con_f[w, c, a + 1], con_f[w, c, a + 2])
+
+    @ti.func
+    def contacts(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), body_d: ti.template(),
+                 dof_d: ti.template(), geom_i: ti.template(), con_f: ti.template(), con_i: ti.template(),
+                 con_n: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+        """Rows of each contact: one frictionless row, the 2 (condim - 1) edges of the
+        friction pyramid J_n +- mu_k J_k, or the condim rows of an elliptic cone
+        (MuJoCo's mj_instantiateContact)."""
+        n = nefc
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
+        for c in range(con_n[w, NCON]):
+            if con_i[w, c, CON_EXCLUDE] == 0:
+                dim = con_i[w, c, CON_DIM]
+                nrow = 1 if dim == 1 else 2 * (dim - 1)
+                if ti.static(cone == "elliptic"):
+                    if dim > 1:
+                        nrow = dim
+                if n + nrow > sizes[L.SIZE_NEFC]:
+                    efc_n[w, L.EFC_OVERFLOW] += nrow
+                else:
+                    b1 = geom_i[con_i[w, c, CON_GEOM1], GEOM_BODY]
+                    b2 = geom_i[con_i[w, c, CON_GEOM2], GEOM_BODY]
+                    point = m.vec3(con_f[w, c, C["pos"]], con_f[w, c, C["pos"] + 1], con_f[w, c, C["pos"] + 2])
+                    tran = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT]
+                    rot = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT + 1] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT + 1]
+                    nv = sizes[L.SIZE_NV]
+                    # frame rows: the normal and tangents; geom2 moves relative to geom1
+                    frame = ti.Matrix.rows([contact_axis(w, c, con_f, 0), contact_axis(w, c, con_f, 1),
+                                            contact_axis(w, c, con_f, 2)])
+                    relative_jacobian(w, n, dim, nv, b2, point, b1, point, frame, body_i, body_d, dof_d, efc_J)
+                    if ti.static(cone == "elliptic"):
+                        if dim > 1:
+                            elliptic_rows(w, n, c, dim, tran, rot, con_f, efc_f)
+                        else:
+                            pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
+                    else:
+                        pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
+                    for r in range(nrow):
+                        for k in ti.static(range(2)):
+                            efc_f[w, n + r, E["solref"] + k] = con_f[w, c, C["solref"] + k]
+                        for k in ti.static(range(5)):
+                            efc_f[w, n + r, E["solimp"] + k] = con_f[w, c, C["solimp"] + k]
+                    n += nrow
+        return n
+
+    @ti.func
+    def pyramid_rows(w, n, c, dim, nv, tran, rot, con_f: ti.template(), efc_J: ti.template(),
+                     efc_f: ti.template()):
+        """The frame rows n .. n+dim-1 of relative_jacobian become the pyramid's edges
+        J_n +- mu_k J_k, in place."""
+        if dim == 1:
+            set_row(w, n, efc_f, CNSTR_CONTACT_FRICTIONLESS, c, con_f[w, c, C["dist"]],
+                    con_f[w, c, C["includemargin"]], tran, fp(0.0), fp(_INF))
+        else:
+            mu = m.vec6(0)
+            for k in ti.static(range(1, 6)):
+                if k < dim:
+                    mu[k] = con_f[w, c, C["friction"] + k - 1]
+            for d in range(nv):
+                p = m.vec6(0)
+                for k in ti.static(range(6)):
+                    if k < dim:
+                        p[k] = efc_J[w, n + k, d]
+                for k in ti.static(range(1, 6)):
+                    if k < dim:
+                        efc_J[w, n + 2 * (k - 1), d] = p[0] + mu[k] * p[k]
+                        efc_J[w, n + 2 * (k - 1) + 1, d] = p[0] - mu[k] * p[k]
+            for k in ti.static(range(1, 6)):
+                if k < dim:
+                    # dims 1, 2 slide along the tangents; 3 spins about the normal; 4, 5 roll
+                    other = tran
+                    if ti.static(k >= 3):
+                        other = rot
+                    diag = tran + mu[k] * mu[k] * other
+                    for s in ti.static(range(2)):
+                        set_row(w, n + 2 * (k - 1) + s, efc_f, CNSTR_CONTACT_PYRAMIDAL, c, con_f[w, c, C["dist"]],
+                                con_f[w, c, C["includemargin"]], diag, fp(0.0), fp(_INF))
+
+    @ti.func
+    def elliptic_rows(w, n, c, dim, tran, rot, con_f: ti.template(), efc_f: ti.template()):
+        """The normal row, then one row per friction direction (tangents, spin, rolling):
+        the contact-frame rows of relative_jacobian. Only the normal row has a position; the
+        impedance of all of them comes from the contact's distance."""
+        for k in range(dim):
+            pos = con_f[w, c, C["dist"]] if k == 0 else fp(0.0)
+            margin = con_f[w, c, C["includemargin"]] if k == 0 else fp(0.0)
+            # the normal force is >= 0; friction forces have either sign, bounded by the cone
+            set_row(w, n + k, efc_f, CNSTR_CONTACT_ELLIPTIC, c, pos, margin, tran if k < 3 else rot,
+                    fp(0.0) if k == 0 else fp(-_INF), fp(_INF))
+            efc_f[w, n + k, E["imppos"]] = con_f[w, c, C["dist"]] - con_f[w, c, C["includemargin"]] + margin
+            efc_f[w, n + k, E["fric"]] = con_f[w, c, C["friction"] + k - 1] if k > 0 else fp(0.0)
+        efc_f[w, n, E["cone"] + 5] = dim
+
+    return types.SimpleNamespace(contacts=contacts)
