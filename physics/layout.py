@@ -124,7 +124,7 @@ DOF_D, NDOF_D = _flat_rows(
     # env's drive targets (set by World.set_drive_target)
     ("qfrc_drive", 1), ("implicit_stiffness", 1), ("implicit_damping", 1), ("drive_qpos_target", 1),
     ("drive_qvel_target", 1),
-    # the primal solvers' vectors (physics/constraint/primal.py): M (qacc - qacc_smooth), the cost's
+    # the primal solvers' vectors (physics/constraint/primal/): M (qacc - qacc_smooth), the cost's
     # gradient and its preconditioned form, the search direction, M search, and the
     # previous iteration's gradients for the conjugate-gradient update
     ("ma", 1), ("grad", 1), ("mgrad", 1), ("search", 1), ("mv", 1), ("gradold", 1), ("mgradold", 1),
@@ -137,7 +137,7 @@ EFC_F, NEFC_F = _columns(
     ("imppos", 1),  # the residual the impedance sees: |pos| of a whole connect or weld block
     ("jdotv", 1),  # d(J)/dt qvel of connect and weld rows, taken out of aref as MuJoCo does
     ("bias", 1),  # J qacc_smooth - aref: the dual's linear term, fixed while the solver runs
-    # primal solvers (physics/constraint/primal.py): J qacc - aref, J search, the row's cost along the
+    # primal solvers (physics/constraint/primal/): J qacc - aref, J search, the row's cost along the
     # line search as a quadratic, its mjtConstraintState, the friction coefficient that
     # scales the row into the elliptic cone's circular space, and (first row of an elliptic
     # contact) the cone's line-search terms U0, V0, UU, UV, VV and the contact's condim

@@ -1,0 +1,121 @@
+"""Newton's Hessian H = M + J^T D J (nv x nv, its lower triangle in the world's efc_Y),
+where D = 1/R over the rows in their quadratic state, plus each elliptic contact's cone
+Hessian while it is on the cone; its Cholesky factor, in place, and solves with it
+(MuJoCo's mj_solNewton's H and its factorisation)."""
+
+import functools
+import types
+
+from ... import layout as L
+from ...runtime.backend import ti
+from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC, E
+from .cone import make_cone
+
+
+@functools.lru_cache(maxsize=None)
+def make_hessian(fp, elliptic: bool):
+    cone = make_cone(fp)
+    contact_dim, cone_hessian_entry = cone.contact_dim, cone.cone_hessian_entry
+
+    @ti.func
+    def add_outer(w, nv, efc_J: ti.template(), efc_Y: ti.template(), r, s, scale):
+        """Lower triangle of H += scale (J_r J_s^T + J_s J_r^T), r != s, or scale J_r J_r^T."""
+        for a in range(nv):
+            jra = efc_J[w, r, a]
+            jsa = efc_J[w, s, a]
+            if jra != 0 or jsa != 0:
+                for b in range(a + 1):
+                    v = jra * efc_J[w, s, b]
+                    if r != s:
+                        v += jsa * efc_J[w, r, b]
+                    efc_Y[w, a, b] += scale * v
+
+    @ti.func
+    def hessian(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), efc_J: ti.template(),
+                efc_f: ti.template(), efc_Y: ti.template()):
+        """Lower triangle of H = M + J^T D J over the quadratic rows, plus each elliptic
+        contact's cone Hessian while it slides on the cone. Each entry of J^T D J is one
+        reduction, a loop without stores (several times faster than accumulating outer
+        products row by row), over only the rows that touch its column: a limit or a
+        contact's row touches the few dofs of its bodies' chains, not all of them. Those
+        rows are listed in registers, HESS_CHUNK at a time: a list in memory costs twice
+        the time."""
+        o_m = w * sizes[L.SIZE_M_STRIDE]
+        for i in range(nefc):
+            weight = fp(0.0)
+            if efc_f[w, i, E["state"]] == STATE_QUADRATIC:
+                weight = 1 / efc_f[w, i, E["R"]]
+            efc_f[w, i, E["hess"]] = weight
+        for a in range(nv):
+            for b in range(a + 1):
+                efc_Y[w, a, b] = 0
+            i = 0
+            while i < nefc:
+                rows = ti.Vector([0] * HESS_CHUNK)
+                vals = ti.Vector([fp(0.0)] * HESS_CHUNK)
+                count = 0
+                while i < nefc and count < HESS_CHUNK:
+                    v = efc_f[w, i, E["hess"]] * efc_J[w, i, a]
+                    if v != 0:
+                        rows[count] = i
+                        vals[count] = v
+                        count += 1
+                    i += 1
+                for b in range(a + 1):
+                    h = fp(0.0)
+                    for k in range(count):
+                        h += vals[k] * efc_J[w, rows[k], b]
+                    efc_Y[w, a, b] += h
+        for i in range(nv):
+            adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
+            efc_Y[w, i, i] += qM[o_m + adr]
+            j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
+            while j >= 0:
+                adr += 1
+                efc_Y[w, i, j] += qM[o_m + adr]
+                j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
+        if ti.static(elliptic):
+            i = 0
+            while i < nefc:
+                dim = 1
+                if efc_f[w, i, E["type"]] == CNSTR_CONTACT_ELLIPTIC:
+                    dim = contact_dim(w, i, efc_f)
+                    if efc_f[w, i, E["state"]] == STATE_CONE:
+                        for k in range(dim):
+                            for j in range(k, dim):
+                                h = cone_hessian_entry(w, i, dim, k, j, efc_f)
+                                if h != 0:
+                                    add_outer(w, nv, efc_J, efc_Y, i + k, i + j, h)
+                i += dim
+
+    @ti.func
+    def cholesky(w, nv, efc_Y: ti.template()):
+        """In place: the lower triangle of efc_Y[w, :nv, :nv] <- its Cholesky factor."""
+        for j in range(nv):
+            s = efc_Y[w, j, j]
+            for k in range(j):
+                s -= efc_Y[w, j, k] * efc_Y[w, j, k]
+            ljj = ti.sqrt(ti.max(s, fp(_MINVAL)))
+            efc_Y[w, j, j] = ljj
+            for i in range(j + 1, nv):
+                s = efc_Y[w, i, j]
+                for k in range(j):
+                    s -= efc_Y[w, i, k] * efc_Y[w, j, k]
+                efc_Y[w, i, j] = s / ljj
+
+    @ti.func
+    def cholesky_solve(w, nv, efc_Y: ti.template(), dof_d: ti.template(), col: ti.template()):
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+        for i in range(nv):
+            s = dof_d[o_dof + i * L.NDOF_D + col]
+            for k in range(i):
+                s -= efc_Y[w, i, k] * dof_d[o_dof + k * L.NDOF_D + col]
+            dof_d[o_dof + i * L.NDOF_D + col] = s / efc_Y[w, i, i]
+        for r in range(nv):
+            i = nv - 1 - r
+            s = dof_d[o_dof + i * L.NDOF_D + col]
+            for k in range(i + 1, nv):
+                s -= efc_Y[w, k, i] * dof_d[o_dof + k * L.NDOF_D + col]
+            dof_d[o_dof + i * L.NDOF_D + col] = s / efc_Y[w, i, i]
+
+    return types.SimpleNamespace(hessian=hessian, cholesky=cholesky, cholesky_solve=cholesky_solve)

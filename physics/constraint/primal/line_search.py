@@ -1,0 +1,152 @@
+"""The exact line search along SEARCH (MuJoCo's PrimalSearch): the cost along a + alpha
+search is piecewise quadratic in alpha, each row's piece a quadratic q0 + q1 alpha +
+q2 alpha^2 while its state holds (kept in the row's ``quad`` columns); safeguarded
+Newton steps in alpha inside a shrinking bracket find its minimum."""
+
+import functools
+import types
+
+from ...runtime.backend import ti
+from .columns import _HALF_INF, _INF, _MINVAL, CNSTR_CONTACT_ELLIPTIC, MA, MV, SEARCH, E
+from .cone import make_cone
+from .vectors import make_vectors
+
+
+@functools.lru_cache(maxsize=None)
+def make_line_search(fp, elliptic: bool):
+    vectors = make_vectors(fp)
+    dot, mul_M, mul_J = vectors.dot, vectors.mul_M, vectors.mul_J
+    cone = make_cone(fp)
+    contact_dim, prepare_cone, elliptic_cost_change = cone.contact_dim, cone.prepare_cone, cone.elliptic_cost_change
+
+    @ti.func
+    def prepare(w, nefc, nv, dof_d: ti.template(), efc_f: ti.template()):
+        """Each row's cost along a + alpha search as a quadratic in alpha (q0 + q1 alpha +
+        q2 alpha^2 while its state holds), and the cone terms of elliptic contacts. Returns
+        the Gauss term's linear and quadratic coefficients."""
+        i = 0
+        while i < nefc:
+            step = 1
+            is_cone = 0
+            if ti.static(elliptic):
+                if efc_f[w, i, E["type"]] == CNSTR_CONTACT_ELLIPTIC:
+                    is_cone = 1
+                    step = contact_dim(w, i, efc_f)
+                    prepare_cone(w, i, step, efc_f)
+            if is_cone == 0:
+                jar = efc_f[w, i, E["jar"]]
+                jv = efc_f[w, i, E["jv"]]
+                d = 1 / efc_f[w, i, E["R"]]
+                efc_f[w, i, E["quad"]] = fp(0.5) * d * jar * jar
+                efc_f[w, i, E["quad"] + 1] = d * jv * jar
+                efc_f[w, i, E["quad"] + 2] = fp(0.5) * d * jv * jv
+            i += step
+        return ti.Vector([dot(w, nv, dof_d, SEARCH, MA), fp(0.5) * dot(w, nv, dof_d, SEARCH, MV)])
+
+    @ti.func
+    def huber(x, f, rf, d):
+        cost = fp(0.5) * d * x * x
+        if x <= -rf:
+            cost = f * (-fp(0.5) * rf - x)
+        elif x >= rf:
+            cost = f * (-fp(0.5) * rf + x)
+        return cost
+
+    @ti.func
+    def evaluate(w, nefc, gauss, alpha, efc_f: ti.template()):
+        """(alpha, cost(alpha) - cost(0), d cost/d alpha, d2 cost/d alpha2)."""
+        quad = ti.Vector([fp(0.0), gauss[0], gauss[1]])
+        total = ti.Vector([fp(0.0), fp(0.0), fp(0.0)])
+        i = 0
+        while i < nefc:
+            step = 1
+            lower = efc_f[w, i, E["lower"]]
+            upper = efc_f[w, i, E["upper"]]
+            is_cone = 0
+            if ti.static(elliptic):
+                if efc_f[w, i, E["type"]] == CNSTR_CONTACT_ELLIPTIC:
+                    is_cone = 1
+                    step = contact_dim(w, i, efc_f)
+                    total += elliptic_cost_change(w, i, alpha, efc_f)
+            if is_cone != 0:
+                pass
+            elif lower < -_HALF_INF:
+                quad[1] += efc_f[w, i, E["quad"] + 1]
+                quad[2] += efc_f[w, i, E["quad"] + 2]
+            elif upper < _HALF_INF:
+                start = efc_f[w, i, E["jar"]]
+                jv = efc_f[w, i, E["jv"]]
+                x = start + alpha * jv
+                d = 1 / efc_f[w, i, E["R"]]
+                rf = efc_f[w, i, E["R"]] * upper
+                total[0] += huber(x, upper, rf, d) - huber(start, upper, rf, d)
+                if x <= -rf:
+                    total[1] -= upper * jv
+                elif x >= rf:
+                    total[1] += upper * jv
+                else:
+                    total[1] += d * x * jv
+                    total[2] += d * jv * jv
+            else:
+                start = efc_f[w, i, E["jar"]]
+                x = start + alpha * efc_f[w, i, E["jv"]]
+                cost0 = efc_f[w, i, E["quad"]] if start < 0 else fp(0.0)
+                if x < 0:
+                    quad[0] += efc_f[w, i, E["quad"]] - cost0
+                    quad[1] += efc_f[w, i, E["quad"] + 1]
+                    quad[2] += efc_f[w, i, E["quad"] + 2]
+                else:
+                    total[0] -= cost0
+            i += step
+        total += ti.Vector([alpha * alpha * quad[2] + alpha * quad[1] + quad[0], 2 * alpha * quad[2] + quad[1],
+                            2 * quad[2]])
+        return ti.Vector([alpha, total[0], total[1], ti.max(total[2], fp(_MINVAL))])
+
+    @ti.func
+    def line_search(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(),
+                    dof_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(), gtol_scale, ls_iterations):
+        """(alpha, improvement) that minimise the cost along SEARCH: safeguarded Newton steps
+        on the convex, piecewise-quadratic cost(alpha), each exact while no row changes
+        state, kept inside the bracket of slopes of opposite sign (bisection when a step
+        leaves it). Stops when the slope is below the scaled tolerance, as MuJoCo's search;
+        a handful of scalars instead of MuJoCo's bracket points keeps compile time small."""
+        out = ti.Vector([fp(0.0), fp(0.0)])
+        snorm = ti.sqrt(dot(w, nv, dof_d, SEARCH, SEARCH))
+        if snorm >= fp(_MINVAL):
+            gtol = gtol_scale * snorm
+            mul_M(w, nv, sizes, dof_i, qM, dof_d, SEARCH, MV)
+            mul_J(w, nefc, nv, efc_J, dof_d, SEARCH, efc_f, E["jv"])
+            gauss = prepare(w, nefc, nv, dof_d, efc_f)
+            lo = -fp(_INF)  # slope < 0 here
+            hi = fp(_INF)  # slope > 0 here
+            alpha = fp(0.0)
+            best_alpha = fp(0.0)
+            best_cost = fp(0.0)
+            evals = 0
+            done = 0
+            while done == 0 and evals < ls_iterations:
+                p = evaluate(w, nefc, gauss, alpha, efc_f)
+                evals += 1
+                if p[1] < best_cost:
+                    best_cost = p[1]
+                    best_alpha = alpha
+                if ti.abs(p[2]) < gtol and (evals > 1 or p[1] < 0):
+                    done = 1
+                else:
+                    if p[2] < 0:
+                        lo = alpha
+                    else:
+                        hi = alpha
+                    step = alpha - p[2] / p[3]
+                    if step <= lo or step >= hi:
+                        step = fp(0.5) * (lo + hi)
+                    if lo <= -fp(_HALF_INF) or hi >= fp(_HALF_INF):
+                        step = alpha - p[2] / p[3]
+                    if step == alpha:
+                        done = 1  # numerical accuracy reached
+                    alpha = step
+            if best_cost < 0:
+                out = ti.Vector([best_alpha, -best_cost])
+        return out
+
+    return types.SimpleNamespace(line_search=line_search)

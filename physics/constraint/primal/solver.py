@@ -1,0 +1,193 @@
+"""The primal solvers' iteration (MuJoCo's mj_solPrimal for Newton and CG): the start
+point (warm start or qacc_smooth), the loop of cost update, convergence test, search
+direction and line search, the move along it and CG's conjugate direction."""
+
+import functools
+import types
+
+from ... import layout as L
+from ...runtime.backend import ti
+from ...runtime.ti_math import make_math
+from .columns import (
+    _MINVAL,
+    FLOAT32_EPS,
+    GRAD,
+    GRADOLD,
+    LS_TOLERANCE,
+    MA,
+    MEANINERTIA,
+    MGRAD,
+    MGRADOLD,
+    MV,
+    QACC_SMOOTH,
+    QACC_WARMSTART,
+    SEARCH,
+    TOLERANCE,
+    E,
+)
+from .cost import make_cost
+from .line_search import make_line_search
+from .vectors import make_vectors
+
+
+@functools.lru_cache(maxsize=None)
+def make_solver(fp, newton: bool, elliptic: bool):
+    m = make_math(fp)
+    single = fp == ti.f32
+    vectors = make_vectors(fp)
+    dot, set_jar, set_ma = vectors.dot, vectors.set_jar, vectors.set_ma
+    cost = make_cost(fp, newton, elliptic)
+    update_rows, update = cost.update_rows, cost.update
+    line_search = make_line_search(fp, elliptic).line_search
+
+    @ti.func
+    def start(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), qacc: ti.template(),
+              dof_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(), warmstart):
+        """qacc <- the better of the previous step's acceleration and qacc_smooth, with jar
+        and MA at it (one loop around one update_rows, which the compiler inlines). At
+        qacc_smooth, jar is the rows' bias and MA is zero: nothing to recompute."""
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        use_smooth = 1
+        if warmstart:
+            cost_warm = fp(0.0)
+            for k in range(2):
+                gauss = fp(0.0)
+                if k == 0:
+                    for d in range(nv):
+                        qacc[w, d] = dof_d[o_dof + d * L.NDOF_D + QACC_WARMSTART]
+                    set_jar(w, nefc, nv, qacc, efc_J, efc_f)
+                    gauss = set_ma(w, nv, sizes, dof_i, qM, qacc, dof_d)
+                else:
+                    for i in range(nefc):  # keep the warm start's jar in jv, free until the line search
+                        efc_f[w, i, E["jv"]] = efc_f[w, i, E["jar"]]
+                        efc_f[w, i, E["jar"]] = efc_f[w, i, E["bias"]]
+                cost = update_rows(w, nefc, efc_f)[0] + gauss
+                if k == 0:
+                    cost_warm = cost
+                elif cost >= cost_warm:
+                    use_smooth = 0
+                    for i in range(nefc):
+                        efc_f[w, i, E["jar"]] = efc_f[w, i, E["jv"]]
+        if use_smooth != 0:
+            for d in range(nv):
+                qacc[w, d] = dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
+                dof_d[o_dof + d * L.NDOF_D + MA] = 0
+            for i in range(nefc):
+                efc_f[w, i, E["jar"]] = efc_f[w, i, E["bias"]]
+
+    @ti.func
+    def solve(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_i: ti.template(), qM: ti.template(),
+              qLD: ti.template(), qacc: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
+              efc_f: ti.template(), efc_Y: ti.template(), warmstart):
+        """qacc <- argmin cost(a), with the rows' forces and states at the minimum (MuJoCo's
+        mj_solPrimal); returns the iterations made. One loop around one update() and one
+        line_search(), for compile time."""
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        mo = w % opt_f.shape[0]
+        tolerance = opt_f[mo, 0, TOLERANCE]
+        scale = 1 / (opt_f[mo, 0, MEANINERTIA] * ti.max(1, nv))
+        gtol_scale = tolerance * opt_f[mo, 0, LS_TOLERANCE] / scale
+        for i in range(nefc):
+            bias = -efc_f[w, i, E["aref"]]
+            for d in range(nv):
+                bias += efc_J[w, i, d] * dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
+            efc_f[w, i, E["bias"]] = bias
+        start(w, nefc, nv, sizes, dof_i, qM, qacc, dof_d, efc_J, efc_f, warmstart)
+        # stage 0 (CG): the start point's certificate (M^-1 preconditioning); 1 (Newton):
+        # the same, and failing it, the first Hessian, whose decrement certifies the start;
+        # 2: iterating
+        stage = 1 if ti.static(newton) else 0
+        # Newton tries M^-1 first: H = M + J^T D J >= M, so grad^T M^-1 grad bounds Newton's
+        # decrement, and a warm start it certifies needs no Hessian at all
+        hess = 0
+        rows_moved = 1
+        terms2 = fp(0.0)
+        it = 0
+        improvement = fp(0.0)
+        done = 0
+        while done == 0:
+            upd = update(w, nefc, nv, sizes, dof_i, qLD, qM, qacc, dof_d, efc_J, efc_f, efc_Y, hess, rows_moved)
+            if rows_moved != 0:
+                terms2 = upd[1]
+            rows_moved = 1
+            if hess == 1:
+                hess = 2  # factored: later updates refactor only where rows changed
+            gradient = scale * ti.sqrt(dot(w, nv, dof_d, GRAD, GRAD))
+            if ti.static(single):
+                # a gradient within its own round-off (a sum of nv + nefc terms, each with
+                # relative error eps) is zero as far as float32 can tell: iterating on it
+                # only moves around the optimum
+                floor = scale * (nv + nefc) * FLOAT32_EPS * ti.sqrt(terms2)
+                if gradient < floor:
+                    gradient = fp(0.0)
+            # 1/2 grad^T P^-1 grad: with P = M it bounds the suboptimality (the cost is
+            # strongly convex in the M norm); with P = H it is Newton's decrement
+            decrement = ti.max(fp(0.0), fp(0.5) * scale * dot(w, nv, dof_d, GRAD, MGRAD))
+            if stage == 0:
+                stage = 2
+                if decrement < tolerance:
+                    done = 1
+            elif stage == 1:
+                if gradient < tolerance and decrement < tolerance:
+                    done = 1
+                elif hess == 0:
+                    hess = 1  # not certified by M: factor H at the same point and ask again
+                    rows_moved = 0
+                else:
+                    stage = 2
+            elif (improvement > 0 and improvement < tolerance) or gradient < tolerance:
+                done = 1
+            elif ti.static(newton) and decrement < tolerance:
+                done = 1
+            if done == 0 and stage == 2:
+                if ti.static(newton):
+                    for d in range(nv):
+                        dof_d[o_dof + d * L.NDOF_D + SEARCH] = -dof_d[o_dof + d * L.NDOF_D + MGRAD]
+                elif it == 0:
+                    for d in range(nv):
+                        dof_d[o_dof + d * L.NDOF_D + SEARCH] = -dof_d[o_dof + d * L.NDOF_D + MGRAD]
+                else:
+                    conjugate_direction(w, nv, dof_d)
+                if it >= sizes[L.SIZE_ITERATIONS]:
+                    done = 1
+                else:
+                    step = line_search(w, nefc, nv, sizes, dof_i, qM, dof_d, efc_J, efc_f, gtol_scale,
+                                       sizes[L.SIZE_LS_ITERATIONS])
+                    alpha = step[0]
+                    improvement = scale * step[1]
+                    it += 1
+                    if alpha == 0:
+                        done = 1
+                    else:
+                        move(w, nefc, nv, alpha, qacc, dof_d, efc_f)
+        return it
+
+    @ti.func
+    def move(w, nefc, nv, alpha, qacc: ti.template(), dof_d: ti.template(), efc_f: ti.template()):
+        """a += alpha search, and what is linear in a with it; keep the old gradients for CG."""
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+        for d in range(nv):
+            qacc[w, d] += alpha * dof_d[o_dof + d * L.NDOF_D + SEARCH]
+            dof_d[o_dof + d * L.NDOF_D + MA] = (dof_d[o_dof + d * L.NDOF_D + MA]
+                                                + alpha * dof_d[o_dof + d * L.NDOF_D + MV])
+            dof_d[o_dof + d * L.NDOF_D + GRADOLD] = dof_d[o_dof + d * L.NDOF_D + GRAD]
+            dof_d[o_dof + d * L.NDOF_D + MGRADOLD] = dof_d[o_dof + d * L.NDOF_D + MGRAD]
+        for i in range(nefc):
+            efc_f[w, i, E["jar"]] += alpha * efc_f[w, i, E["jv"]]
+
+    @ti.func
+    def conjugate_direction(w, nv, dof_d: ti.template()):
+        """Polak-Ribiere-plus update of the M^-1-preconditioned search direction."""
+        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+        num = fp(0.0)
+        den = fp(0.0)
+        for d in range(nv):
+            num += dof_d[o_dof + d * L.NDOF_D + GRAD] * (dof_d[o_dof + d * L.NDOF_D + MGRAD]
+                                                         - dof_d[o_dof + d * L.NDOF_D + MGRADOLD])
+            den += dof_d[o_dof + d * L.NDOF_D + GRADOLD] * dof_d[o_dof + d * L.NDOF_D + MGRADOLD]
+        beta = ti.max(fp(0.0), num / ti.max(fp(_MINVAL), den))
+        for d in range(nv):
+            dof_d[o_dof + d * L.NDOF_D + SEARCH] = (-dof_d[o_dof + d * L.NDOF_D + MGRAD]
+                                                    + beta * dof_d[o_dof + d * L.NDOF_D + SEARCH])
+
+    return types.SimpleNamespace(solve=solve)
