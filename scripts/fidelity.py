@@ -26,7 +26,7 @@ A URDF goes to MuJoCo with the compiler settings that make its import match taig
 
 Where the engines differ by design, the comparison says so in a note instead of failing:
 height-field contacts (MuJoCo collides the prisms under the grid with its convex solver,
-taigym the grid's surface, physics/collision/hfield.py) are left out, and multi-CCD pairs (cylinder
+taigym the grid's surface, physics/collision/hfield/) are left out, and multi-CCD pairs (cylinder
 with box, cylinder or capsule: which extra contacts survive differs, physics/collision/convex/)
 compare whether they touch and their deepest contact; a state whose contact set differs
 there is left out of the ``qacc`` row. The rollout stays strict: a note names such pairs
@@ -328,7 +328,7 @@ def contact_kind(mjm, pair) -> str:
     'exact' (analytic routines, MuJoCo's own: every contact), 'ccd' (one GJK/EPA contact),
     'multiccd' (GJK/EPA plus the contacts of slightly rotated poses: which extra points
     survive deduplication differs by design, physics/collision/convex/) or 'hfield' (MuJoCo
-    collides the prisms under the grid, taigym its surface: physics/collision/hfield.py)."""
+    collides the prisms under the grid, taigym its surface: physics/collision/hfield/)."""
     import mujoco
     from taigym.physics.collision import broadphase as B
 
@@ -484,7 +484,7 @@ def rollout_rows(model, mjm, steps: int, ctrl_mode: str, rng, device: str) -> tu
             rows[i] = max(rows[i], new, key=lambda r: r.error / r.tol)
     touched = ", ".join(pair_label(mjm, p) for p in sorted(by_design))
     note = (f"the rollout touches GJK/EPA or height-field pairs, whose contact points and normals differ by design "
-            f"(physics/collision/convex/, physics/collision/hfield.py); drift can start there: {touched}") if touched else ""
+            f"(physics/collision/convex/, physics/collision/hfield/); drift can start there: {touched}") if touched else ""
     return rows, note
 
 

@@ -4,7 +4,7 @@ The candidate geom pairs and their mixed contact parameters come from
 :func:`physics.broadphase.candidate_pairs` once per Model. Each step, per env: geom world
 poses from the body poses (MuJoCo's geom_xpos/geom_xmat), a bounding-sphere test per
 candidate (MuJoCo's mj_filterSphere, a plane against the other geom's sphere), the
-narrow-phase routine of the pair (:mod:`physics.narrowphase`), and the pair's parameters
+narrow-phase routine of the pair (:mod:`physics.collision.narrowphase`), and the pair's parameters
 copied onto each contact. Contacts go to a fixed-capacity table per env with ``ncon``
 and an overflow count; a contact that does not fit is counted, never dropped silently.
 

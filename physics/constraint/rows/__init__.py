@@ -10,7 +10,7 @@ solref/solimp parameters. The soft-constraint model (Todorov 2014, soft.py) give
 
 and the constraint forces f minimise the dual  1/2 f^T (A + R) f + f^T (J qacc_smooth - aref)
 under each row's bounds (unilateral rows f >= 0), solved by projected Gauss-Seidel
-(pgs.py) or, in the primal, by Newton or CG (physics/constraint/primal.py).
+(pgs.py) or, in the primal, by Newton or CG (physics/constraint/primal/).
 
 Rows, in MuJoCo's order: equality constraints (connect, weld, joint coupling; equality.py),
 friction loss of dofs and tendons (unless Option.frictionloss is "smooth"; friction.py),
