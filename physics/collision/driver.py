@@ -105,7 +105,7 @@ def _pack_hfields(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarra
 @functools.cache
 def make_collision(fp, convex: bool = False):
     """The collision stage's ``@ti.func``s; ``convex`` compiles in the convex collider
-    (:mod:`physics.convex`), which only models with such pairs need."""
+    (physics/collision/convex/), which only models with such pairs need."""
     m = make_math(fp)
     nph = make_narrowphase(fp)
     hf = make_hfield(fp, convex)
