@@ -207,9 +207,15 @@ def make_collision(fp, convex: bool = False):
         collide_pairs(w, npair, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
 
     @ti.func
-    def collide_pairs(w, npair, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
-                      geom_f: ti.template(), geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(),
-                      con_n: ti.template()):
+    def collide_pairs(
+        w, npair,
+        # Model: the candidate pairs and the geoms
+        pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
+        # Data in: geom poses (geom_poses)
+        geom_x: ti.template(),
+        # Data out: the contacts (con_f, con_i) and their count and overflow (con_n)
+        con_f: ti.template(), con_i: ti.template(), con_n: ti.template(),
+    ):
         """Every contact of env w from its geom poses in geom_x: each candidate pair that
         passes the bounding-sphere test goes through its narrow-phase routine."""
         mp = w % pair_f.shape[0]

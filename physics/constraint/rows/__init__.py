@@ -93,7 +93,15 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
                    eq_d: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
                    ten_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(),
                    efc_n: ti.template()):
-        """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f."""
+        """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f.
+
+        Reads: the model tables (sizes, body_*, jnt_*, dof_*, q_f, opt_f, geom_i, eq_i, eq_f,
+        ten_i, ten_f, wrap_*), the state (qpos, qvel), frames and com quantities (body_d), the
+        mass matrix and its factor (qM, qLD), the contacts (con_f, con_i, con_n) and tendon
+        lengths (ten_d).
+        Writes: qacc (qacc_smooth in), dof_d's qfrc_constraint and solver columns, eq_d
+        (equalities broken by overload), and the rows: efc_J, efc_Y, efc_f, efc_n (count,
+        overflow, solver iterations)."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         nv = sizes[L.SIZE_NV]
         nefc = 0
