@@ -40,11 +40,11 @@ def random_free_qpos(rng, num_envs, nbody, spread=0.18):
     return q
 
 
-def our_contacts(model, qpos, **kw):
-    world = physics.World(model, len(qpos), precision="float64")
+def our_contacts(model, qpos, device, **kw):
+    world = physics.World(model, len(qpos), device=device, precision="float64")
     world.set_state(qpos=qpos)
     world.forward()
-    col = Collider(model, len(qpos), precision="float64", **kw)
+    col = Collider(model, len(qpos), device=device, precision="float64", **kw)
     col.collide(world.get("xpos"), world.get("xquat"))
     return col, col.get()
 
@@ -94,11 +94,11 @@ PAIR_SCENES = [
 
 
 @pytest.mark.parametrize("a,b", PAIR_SCENES)
-def test_pair_types_match_mujoco(a, b):
+def test_pair_types_match_mujoco(a, b, device):
     """Each scene also exercises plane-a and plane-b."""
     xml = two_body_scene(a, b)
     qpos = random_free_qpos(np.random.default_rng(PAIR_SCENES.index((a, b))), 64, 2)
-    _, ours = our_contacts(load_mjcf_string(xml), qpos)
+    _, ours = our_contacts(load_mjcf_string(xml), qpos, device)
     ref = mujoco_contacts(mujoco.MjModel.from_xml_string(xml), qpos)
     assert_same_contacts(ours, ref, check_params=True)
     between = [sum(1 for c in cons if c.geom[0] != 0) for cons in ref]
@@ -108,31 +108,31 @@ def test_pair_types_match_mujoco(a, b):
         assert 1 in between, "no edge or single-point contact sampled"
 
 
-def test_plane_cylinder_and_ellipsoid_match_mujoco():
+def test_plane_cylinder_and_ellipsoid_match_mujoco(device):
     # contype 2 / conaffinity 1: both touch the floor, not each other (no routine for that)
     mask = 'contype="2" conaffinity="1"'
     xml = two_body_scene("cylinder", "ellipsoid", mask, mask)
     qpos = random_free_qpos(np.random.default_rng(7), 64, 2)
-    _, ours = our_contacts(load_mjcf_string(xml), qpos)
+    _, ours = our_contacts(load_mjcf_string(xml), qpos, device)
     ref = mujoco_contacts(mujoco.MjModel.from_xml_string(xml), qpos)
     assert_same_contacts(ours, ref)
     assert sum(len(c) for c in ref) >= 40
 
 
-def test_contact_parameters_are_mixed_as_mujoco():
+def test_contact_parameters_are_mixed_as_mujoco(device):
     """friction max, solref/solimp averaged, condim max, margins and gaps summed; contacts
     within margin + gap, and those beyond the margin marked excluded."""
     g1 = 'friction="0.7 0.01 0.002" solref="0.03 0.8" solimp="0.8 0.9 0.01 0.4 3" condim="4" margin="0.02" gap="0.01"'
     g2 = 'friction="1.2 0.003 0.0005" solref="0.01 1.2" solimp="0.95 0.99 0.002 0.6 2" condim="6" margin="0.03" gap="0.02"'
     xml = two_body_scene("sphere", "capsule", g1, g2)
     qpos = random_free_qpos(np.random.default_rng(3), 64, 2)
-    _, ours = our_contacts(load_mjcf_string(xml), qpos)
+    _, ours = our_contacts(load_mjcf_string(xml), qpos, device)
     ref = mujoco_contacts(mujoco.MjModel.from_xml_string(xml), qpos)
     assert_same_contacts(ours, ref, check_params=True)
     assert any(c.exclude for cons in ref for c in cons), "no contact in the gap band sampled"
 
 
-def test_gym_models_match_mujoco_at_random_states():
+def test_gym_models_match_mujoco_at_random_states(device):
     """Ant and humanoid: the whole broad phase (parent filtering, welded and static bodies,
     bitmasks) and narrow phase against MuJoCo, at perturbed states."""
     rng = np.random.default_rng(11)
@@ -141,7 +141,7 @@ def test_gym_models_match_mujoco_at_random_states():
         model = physics.load_model(gym_asset(name))
         qpos = np.tile(mjm.qpos0, (32, 1)) + rng.normal(scale=0.4, size=(32, mjm.nq))
         qpos[:, 2] = rng.uniform(0.1, 1.0, 32)  # from buried in the floor to above it
-        _, ours = our_contacts(model, qpos)
+        _, ours = our_contacts(model, qpos, device)
         ref = mujoco_contacts(mjm, qpos)
         assert_same_contacts(ours, ref, check_params=True)
         ncon = np.array([len(c) for c in ref])
@@ -149,17 +149,17 @@ def test_gym_models_match_mujoco_at_random_states():
         assert not ours["overflow"].any()
 
 
-def test_overflow_is_counted_not_dropped_silently():
+def test_overflow_is_counted_not_dropped_silently(device):
     xml = two_body_scene("box", "box")
     qpos = np.tile([0, 0, 0.04, 1, 0, 0, 0, 0.05, 0, 0.1, 1, 0, 0, 0], (3, 1))  # both boxes on the floor
     ref = mujoco_contacts(mujoco.MjModel.from_xml_string(xml), qpos[:1])[0]
-    _, ours = our_contacts(load_mjcf_string(xml), qpos, max_contacts=3)
+    _, ours = our_contacts(load_mjcf_string(xml), qpos, device, max_contacts=3)
     assert len(ref) > 3
     assert (ours["ncon"] == 3).all()
     assert (ours["overflow"] == len(ref) - 3).all()
 
 
-def test_parent_child_and_static_pairs_are_filtered():
+def test_parent_child_and_static_pairs_are_filtered(device):
     xml = """<mujoco><worldbody><geom type="plane" size="5 5 .1"/>
       <geom name="static_box" type="box" size=".1 .1 .1" pos="0 0 .1"/>
       <body pos="0 0 .2"><joint type="hinge"/><geom name="a" type="sphere" size=".2"/>
@@ -180,11 +180,11 @@ def test_parent_child_and_static_pairs_are_filtered():
     assert frozenset(("a", "c")) in pairs and frozenset(("floor", "a")) in pairs  # a is a child of the world
     mjm = mujoco.MjModel.from_xml_string(xml)
     qpos = np.random.default_rng(0).uniform(-1, 1, (8, mjm.nq))
-    _, ours = our_contacts(model, qpos)
+    _, ours = our_contacts(model, qpos, device)
     assert_same_contacts(ours, mujoco_contacts(mjm, qpos))
 
 
-def test_exclude_and_explicit_pairs():
+def test_exclude_and_explicit_pairs(device):
     """<exclude> and <pair> (here given to the Collider; MuJoCo reads them from MJCF)."""
     body = """<worldbody><geom name="floor" type="plane" size="5 5 .1"/>
       <body name="b1" pos="0 0 .3"><freejoint/><geom name="s1" type="sphere" size=".1" contype="0"/></body>
@@ -199,7 +199,7 @@ def test_exclude_and_explicit_pairs():
     pair = B.ExplicitPair(model.geom("s2"), model.geom("s1"), condim=1, friction=(0.3, 0.3, 0.01, 0.001, 0.001),
                           solref=(0.05, 0.5), solimp=(0.7, 0.8, 0.01, 0.5, 2), margin=0.05, gap=0.01)
     qpos = random_free_qpos(np.random.default_rng(5), 64, 3)
-    _, ours = our_contacts(model, qpos, exclude=[(model.body("b2"), model.body("b3"))], pairs=[pair])
+    _, ours = our_contacts(model, qpos, device, exclude=[(model.body("b2"), model.body("b3"))], pairs=[pair])
     ref = mujoco_contacts(mjm, qpos)
     assert_same_contacts(ours, ref, check_params=True)
     pairs_seen = {tuple(c.geom) for cons in ref for c in cons}
@@ -226,11 +226,11 @@ def test_every_pair_of_geom_types_has_a_routine():
     assert table.npair == 3 and table.convex
 
 
-def test_geom_poses_match_mujoco():
+def test_geom_poses_match_mujoco(device):
     mjm = mujoco.MjModel.from_xml_path(gym_asset("humanoid"))
     model = physics.load_model(gym_asset("humanoid"))
     qpos = np.tile(mjm.qpos0, (4, 1)) + np.random.default_rng(2).normal(scale=0.3, size=(4, mjm.nq))
-    col, _ = our_contacts(model, qpos)
+    col, _ = our_contacts(model, qpos, device)
     d = mujoco.MjData(mjm)
     for e, q in enumerate(qpos):
         d.qpos[:] = q
@@ -239,7 +239,7 @@ def test_geom_poses_match_mujoco():
         np.testing.assert_allclose(col.geom_xmat()[e].reshape(-1, 9), d.geom_xmat, atol=1e-12)
 
 
-def test_special_configurations_match_mujoco():
+def test_special_configurations_match_mujoco(device):
     """Measure-zero cases random poses miss: parallel capsules, a sphere centred inside a
     box, a box resting flat on a box, a capsule lying along a box face. (Parallel capsules
     offset along their axis are left out: MuJoCo 4 places those contacts at the ends of
@@ -255,7 +255,7 @@ def test_special_configurations_match_mujoco():
     for a, b, q in cases:
         xml = two_body_scene(a, b)
         qpos = np.array([q])
-        _, ours = our_contacts(load_mjcf_string(xml), qpos)
+        _, ours = our_contacts(load_mjcf_string(xml), qpos, device)
         ref = mujoco_contacts(mujoco.MjModel.from_xml_string(xml), qpos)
         assert sum(1 for c in ref[0] if c.geom[0] != 0) >= 1, (a, b, q)
         assert_same_contacts(ours, ref)

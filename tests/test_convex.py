@@ -55,12 +55,12 @@ def poses(seed, n=64, near=0.08, far=0.2):
     return q
 
 
-def ours(xml, qpos):
+def ours(xml, qpos, device):
     model = load_mjcf_string(xml)
-    world = physics.World(model, len(qpos), precision="float64")
+    world = physics.World(model, len(qpos), device=device, precision="float64")
     world.set_state(qpos=qpos)
     world.forward()
-    col = Collider(model, len(qpos), precision="float64")
+    col = Collider(model, len(qpos), device=device, precision="float64")
     col.collide(world.get("xpos"), world.get("xquat"))
     return col.get(), world.contacts()
 
@@ -79,10 +79,10 @@ def theirs(xml, qpos):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("a,b", CONVEX_PAIRS)
-def test_convex_pairs_match_mujoco(a, b):
+def test_convex_pairs_match_mujoco(a, b, device):
     xml = scene(a, b)
     qpos = poses(CONVEX_PAIRS.index((a, b)))
-    got, from_world = ours(xml, qpos)
+    got, from_world = ours(xml, qpos, device)
     ref = theirs(xml, qpos)
     worst = dict(dist=0.0, normal=0.0, pos=0.0)
     ncon = 0
@@ -109,13 +109,13 @@ def test_convex_pairs_match_mujoco(a, b):
 
 
 @pytest.mark.parametrize("a", ["sphere", "capsule"])
-def test_shallow_sphere_and_capsule_contacts_are_gjk_distances(a):
+def test_shallow_sphere_and_capsule_contacts_are_gjk_distances(a, device):
     """A sphere or capsule just touching an ellipsoid or cylinder: GJK's distance to the
     core point or segment, as MuJoCo, agrees to rounding."""
     b = "ellipsoid" if a == "sphere" else "cylinder"
     xml = scene(a, b)
     qpos = poses(4, 256)
-    got, _ = ours(xml, qpos)
+    got, _ = ours(xml, qpos, device)
     ref = theirs(xml, qpos)
     checked = 0
     for e, cons in enumerate(ref):
@@ -149,7 +149,7 @@ def _support(t, size, pos, mat, d):
     return mat @ s + pos
 
 
-def test_epa_depth_is_the_minimum_translation():
+def test_epa_depth_is_the_minimum_translation(device):
     """Against the exact penetration depth (the minimum over directions of the Minkowski
     difference's support, found by Nelder-Mead from our normal): ours is a lower bound
     within the solver's tolerance, and our normal's support is within 1e-4 of it."""
@@ -158,7 +158,7 @@ def test_epa_depth_is_the_minimum_translation():
     a, b = "ellipsoid", "box"
     xml = scene(a, b)
     qpos = poses(5, 32, 0.1, 0.16)
-    got, _ = ours(xml, qpos)
+    got, _ = ours(xml, qpos, device)
     mjm = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(mjm)
     sizes = [np.array([float(x) for x in SIZES[t].split()]) for t in (a, b)]
@@ -185,7 +185,7 @@ def test_epa_depth_is_the_minimum_translation():
     assert checked >= 5
 
 
-def test_no_contact_when_separated_beyond_margin():
+def test_no_contact_when_separated_beyond_margin(device):
     """Just apart: no contact; apart by less than the margin: a contact with the
     positive distance, as MuJoCo."""
     for a, b in CONVEX_PAIRS:
@@ -195,7 +195,7 @@ def test_no_contact_when_separated_beyond_margin():
             x = ext[a] + ext[b] + gap
             xml = scene(a, b, extra=f'margin="{margin / 2}"')
             qpos = np.array([[0, 0, .5, 1, 0, 0, 0, x, 0, .5, 1, 0, 0, 0]])
-            got, _ = ours(xml, qpos)
+            got, _ = ours(xml, qpos, device)
             ref = theirs(xml, qpos)[0]
             assert got["ncon"][0] == len(ref), (a, b, gap, margin)
             if margin:
@@ -208,10 +208,10 @@ def test_no_contact_when_separated_beyond_margin():
                 assert got["ncon"][0] == 0, (a, b)
 
 
-def test_multiccd_stacked_cylinders_make_several_contacts_as_mujoco():
+def test_multiccd_stacked_cylinders_make_several_contacts_as_mujoco(device):
     xml = scene("cylinder", "cylinder", multiccd=True)
     qpos = np.array([[0, 0, .5, 1, 0, 0, 0, .01, .02, .5 + .11, 1, 0, 0, 0]])
-    got, _ = ours(xml, qpos)
+    got, _ = ours(xml, qpos, device)
     ref = theirs(xml, qpos)[0]
     # where the first EPA point lands on the caps' overlap is arbitrary (ours and MuJoCo's
     # differ), so whether a perturbed point repeats another one differs too: 4 or 5
@@ -225,9 +225,9 @@ def test_multiccd_stacked_cylinders_make_several_contacts_as_mujoco():
     assert np.ptp(pts[:, 0]) > 0.05 and np.ptp(pts[:, 1]) > 0.05
 
 
-def _drop(xml, steps):
+def _drop(xml, steps, device):
     model = load_mjcf_string(xml)
-    world = physics.World(model, 1, precision="float64")
+    world = physics.World(model, 1, device=device, precision="float64")
     world.step(steps)
     mjm = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(mjm)
@@ -239,10 +239,10 @@ def _drop(xml, steps):
     ('<geom type="ellipsoid" size=".08 .06 .04"/>', '<geom type="box" size=".2 .2 .05" pos="0 0 .05"/>', .14),
     ('<geom type="cylinder" size=".06 .04"/>', '<geom type="cylinder" size=".1 .05" pos="0 0 .05"/>', .14),
 ])
-def test_dropped_shapes_come_to_rest(shape, base, rest_z):
+def test_dropped_shapes_come_to_rest(shape, base, rest_z, device):
     xml = f"""<mujoco><option timestep="0.002"/><worldbody><geom type="plane" size="2 2 .1"/>{base}
       <body pos=".01 -.01 .2"><freejoint/>{shape}</body></worldbody></mujoco>"""
-    qpos, qvel, ref = _drop(xml, 1000)  # 2 s
+    qpos, qvel, ref = _drop(xml, 1000, device)  # 2 s
     assert np.abs(qvel).max() < 5e-3, qvel
     assert qpos[2] == pytest.approx(rest_z, abs=2e-3)
     np.testing.assert_allclose(qpos[:3], ref[:3], atol=3e-3)

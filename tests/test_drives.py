@@ -44,7 +44,7 @@ def _peaks(error):
 @pytest.mark.parametrize("h", [0.002, 0.01, 0.02])
 @pytest.mark.parametrize("damping", [0.0, 2 * np.sqrt(1e5)])
 @pytest.mark.parametrize("integrator", ["Euler", "implicitspringdamper"])
-def test_stiff_drive_settles_at_task_time_steps(h, damping, integrator):
+def test_stiff_drive_settles_at_task_time_steps(h, damping, integrator, device):
     """Stiffness 1e5 on unit inertia (period 20 ms, as long as the largest step): the
     error to a 0.5 rad step never grows and ends below 1e-6; with a force limit of 500
     the force stays within it at every step. (Undamped and saturated, the drive is a
@@ -53,7 +53,7 @@ def test_stiff_drive_settles_at_task_time_steps(h, damping, integrator):
     integ = physics.model.INTEGRATORS[integrator]
     for limit in (np.inf, 500.0):
         world = physics.World(_hinges([1.0], stiffness=1e5, damping=damping, force_limit=limit, h=h,
-                                      integrator=integ), precision="float64")
+                                      integrator=integ), device=device, precision="float64")
         world.set_drive_target(q=[0.5])
         v = [np.zeros(1)]
         q, f = _run(world, round(1.5 / h), v)
@@ -70,32 +70,33 @@ def test_stiff_drive_settles_at_task_time_steps(h, damping, integrator):
             assert np.abs(f).max() == limit  # it saturated on the way
 
 
-def test_explicit_integration_of_the_same_drive_diverges():
+def test_explicit_integration_of_the_same_drive_diverges(device):
     """The same drive under RK4 (explicit) blows up at 10 ms: why drives are implicit."""
     world = physics.World(_hinges([1.0], stiffness=1e5, damping=0.0, h=0.01, integrator=physics.model.INT_RK4),
-                          precision="float64")
+                          device=device, precision="float64")
     world.set_drive_target(q=[0.5])
     q, _ = _run(world, 20)
     assert not np.all(np.abs(q[-1]) < 10)
 
 
-def test_acceleration_drive_is_independent_of_inertia():
+def test_acceleration_drive_is_independent_of_inertia(device):
     inertias = [0.1, 1.0, 25.0]
-    world = physics.World(_hinges(inertias, stiffness=400.0, damping=20.0, acceleration=True), precision="float64")
+    world = physics.World(_hinges(inertias, stiffness=400.0, damping=20.0, acceleration=True), device=device,
+                          precision="float64")
     world.set_drive_target(q=np.full(3, 0.8), qd=np.zeros(3))
     q, f = _run(world, 150)
     np.testing.assert_allclose(q[:, 1:], np.repeat(q[:, :1], 2, axis=1), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(f / inertias, np.repeat(f[:, :1] / inertias[0], 3, axis=1), rtol=1e-9)  # force ~ inertia
     assert abs(q[-1, 0] - 0.8) < 1e-3
     # a force drive with the same gains does depend on the inertia
-    world = physics.World(_hinges(inertias, stiffness=400.0, damping=20.0), precision="float64")
+    world = physics.World(_hinges(inertias, stiffness=400.0, damping=20.0), device=device, precision="float64")
     world.set_drive_target(q=np.full(3, 0.8))
     q, _ = _run(world, 50)
     assert np.ptp(q[-1]) > 0.1
 
 
-def test_targets_per_env_and_velocity_targets():
-    world = physics.World(_hinges([1.0], stiffness=0.0, damping=50.0), num_envs=3, precision="float64")
+def test_targets_per_env_and_velocity_targets(device):
+    world = physics.World(_hinges([1.0], stiffness=0.0, damping=50.0), num_envs=3, device=device, precision="float64")
     world.set_drive_target(qd=np.array([[1.0], [-2.0], [0.5]]))
     world.set_drive_target(qd=[3.0], env_ids=[2])
     world.step(200)
@@ -105,7 +106,7 @@ def test_targets_per_env_and_velocity_targets():
     np.testing.assert_allclose(world.get("drive_qvel_target")[:, 0], [1.0, -2.0, 3.0])  # targets persist
 
 
-def test_drive_from_mjcf_and_d6():
+def test_drive_from_mjcf_and_d6(device):
     xml = """<mujoco xmlns:taigym="urn:taigym">
       <option gravity="0 0 0" timestep="0.01"/>
       <worldbody><body><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>
@@ -122,7 +123,7 @@ def test_drive_from_mjcf_and_d6():
     m = b.finalize()
     np.testing.assert_allclose(m.dof_drive_stiffness, [10.0, 5.0])
     assert list(m.dof_drive_acceleration) == [0, 1] and np.all(np.isinf(m.dof_drive_forcelimit))
-    world = physics.World(m, precision="float64")
+    world = physics.World(m, device=device, precision="float64")
     world.set_drive_target(q=[0.1, -0.2])
     world.forward()
     force = np.array([1.0, -0.2 * 5.0 / m.dof_invweight0[1]])  # k e, times the inertia for an acceleration drive
@@ -133,10 +134,11 @@ def test_drive_from_mjcf_and_d6():
 
 
 @pytest.mark.parametrize("load, holds", [(0.3, True), (1.0, False)])
-def test_drive_holds_a_load_only_within_its_limit(load, holds):
+def test_drive_holds_a_load_only_within_its_limit(load, holds, device):
     """A stiff drive (limit 0.5) against a constant load: it holds 0.3 with exactly that
     force; a load of 1 pushes it away while it pushes back with its limit."""
-    world = physics.World(_hinges([1.0], stiffness=1e5, damping=600.0, force_limit=0.5), precision="float64")
+    world = physics.World(_hinges([1.0], stiffness=1e5, damping=600.0, force_limit=0.5), device=device,
+                          precision="float64")
     world.set_qfrc_applied([load])
     v = []
     q, f = _run(world, 300, v)

@@ -36,7 +36,7 @@ def test_the_rule_finds_an_in_place_update():
     assert _augmented_flat_writes("dof_d[o + 3] += 1.0\nqpos[w, 0] += 1.0\nbody_d[i] = body_d[i] + 1\n") == [1]
 
 
-def test_flat_tables_read_back_as_env_rows_columns():
+def test_flat_tables_read_back_as_env_rows_columns(device):
     b = physics.ModelBuilder()
     link = b.add_body(parent=0, pos=(0, 0, 1), name="link")
     b.add_joint_revolute(link, axis=(0, 1, 0), name="hinge")
@@ -45,13 +45,13 @@ def test_flat_tables_read_back_as_env_rows_columns():
     b.add_joint_revolute(tip, axis=(1, 0, 0), name="wrist")
     b.add_shape_sphere(tip, radius=0.05)
     model = b.finalize()
-    world = physics.World(model, num_envs=3, precision="float64")
+    world = physics.World(model, num_envs=3, device=device, precision="float64")
     q = np.array([[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]])
     world.set_state(qpos=q, qvel=np.zeros((3, 2)))
     world.forward()
     # each env's rows are its own: the flat offsets put env w at w * stride
     for w in range(3):
-        single = physics.World(model, num_envs=1, precision="float64")
+        single = physics.World(model, num_envs=1, device=device, precision="float64")
         single.set_state(qpos=q[w:w + 1], qvel=np.zeros((1, 2)))
         single.forward()
         for name in ("xpos", "xquat", "cdof", "xanchor", "qfrc_bias", "qM", "qacc"):

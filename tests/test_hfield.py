@@ -139,7 +139,7 @@ RESTING = {
 
 
 @pytest.mark.parametrize("case", sorted(RESTING))
-def test_shapes_come_to_rest_where_mujoco_puts_them(case):
+def test_shapes_come_to_rest_where_mujoco_puts_them(case, device):
     kind, body, options, seconds, tol_xy, tol_z = RESTING[case]
     text = _scene(kind, body, **options)
     if case == "box":
@@ -149,7 +149,7 @@ def test_shapes_come_to_rest_where_mujoco_puts_them(case):
     data = mujoco.MjData(mj)
     for _ in range(nstep):
         mujoco.mj_step(mj, data)
-    world = physics.World(load_mjcf_string(text), 1, precision="float64")
+    world = physics.World(load_mjcf_string(text), 1, device=device, precision="float64")
     world.step(nstep)
     ours = world.get("qpos")[0, :3]
     assert world.contacts()["ncon"][0] >= 1 and data.ncon >= 1
@@ -161,12 +161,12 @@ def test_shapes_come_to_rest_where_mujoco_puts_them(case):
 @pytest.mark.parametrize("body", ['<geom type="sphere" size="0.1"/>',
                                   '<geom type="capsule" size="0.05 0.15" euler="0 85 20"/>',
                                   '<geom type="box" size="0.1 0.15 0.05" euler="5 10 20"/>'])
-def test_a_flat_hfield_is_a_plane(body):
+def test_a_flat_hfield_is_a_plane(body, device):
     text = _scene("flat", body)
     plane = text.replace('type="hfield" hfield="t"', 'type="plane" size="1 1 1"')
     qpos = []
     for model_text in (text, plane):
-        world = physics.World(load_mjcf_string(model_text), 1, precision="float64")
+        world = physics.World(load_mjcf_string(model_text), 1, device=device, precision="float64")
         world.step(750)
         qpos.append(world.get("qpos")[0])
     # equal up to the contact frames' tangents: MuJoCo's plane-capsule aligns them with the
@@ -174,7 +174,7 @@ def test_a_flat_hfield_is_a_plane(body):
     np.testing.assert_allclose(qpos[0], qpos[1], rtol=0, atol=1e-5)
 
 
-def test_a_sphere_on_a_ridge_touches_the_ridge():
+def test_a_sphere_on_a_ridge_touches_the_ridge(device):
     """A sphere over a roof-shaped ridge is over neither face: one contact at the ridge,
     with the normal from the ridge toward the sphere's centre."""
     x = np.linspace(-1, 1, 5)
@@ -186,7 +186,7 @@ def test_a_sphere_on_a_ridge_touches_the_ridge():
     b.add_joint_free(body)
     b.add_shape_sphere(body, radius=0.1)
     from taigym.physics.collision.driver import Collider
-    c = Collider(b.finalize(), 1, precision="float64")
+    c = Collider(b.finalize(), 1, device=device, precision="float64")
     c.collide(np.array([[[0, 0, 0], [0.02, 0.1, 1.09]]]), np.array([[[1, 0, 0, 0], [1, 0, 0, 0]]]))
     out = c.get()
     assert out["ncon"][0] == 1
@@ -195,7 +195,7 @@ def test_a_sphere_on_a_ridge_touches_the_ridge():
     np.testing.assert_allclose(out["frame"][0, 0, 0], np.array([0.02, 0, 0.09]) / d, atol=1e-12)
 
 
-def test_height_fields_are_rendered():
+def test_height_fields_are_rendered(device):
     """Seen from above, a green height field fills the middle of the frame, and its bumps
     shade it unevenly (a flat one would be one colour under the headlight)."""
     from taigym.physics.render import FreeCamera, Renderer
@@ -205,8 +205,8 @@ def test_height_fields_are_rendered():
     b.add_hfield("bumps", np.sin(3 * X) * np.cos(3 * Y), (1, 1, 0.3, 0.1))
     b.add_shape_hfield(0, hfield="bumps", rgba=(0.2, 0.7, 0.2, 1))
     model = b.finalize()
-    world = physics.World(model, 1)
-    frame = Renderer(model, width=64, height=48, shadows=False).render(
+    world = physics.World(model, 1, device=device)
+    frame = Renderer(model, width=64, height=48, device=device, shadows=False).render(
         world, camera=FreeCamera(lookat=(0, 0, 0), distance=2.0, azimuth=90, elevation=-60))[0]
     middle = frame[16:32, 20:44].reshape(-1, 3).astype(int)
     assert np.all(middle[:, 1] > middle[:, 0] + 30) and np.all(middle[:, 1] > middle[:, 2] + 30)
@@ -215,7 +215,7 @@ def test_height_fields_are_rendered():
 
 @pytest.mark.parametrize("body", ['<geom type="ellipsoid" size="0.1 0.07 0.05"/>',
                                   '<geom type="cylinder" size="0.1 0.05"/>'])
-def test_ellipsoids_and_cylinders_rest_on_a_flat_hfield_as_on_a_plane(body):
+def test_ellipsoids_and_cylinders_rest_on_a_flat_hfield_as_on_a_plane(body, device):
     """Through the prisms' convex path, yet still for 10 s: their contacts through a flat
     face are the plane's (EPA's own points there would rattle them, as they rattle
     mujoco's: up to 0.11 m/s for this ellipsoid, 2e-3 for this cylinder)."""
@@ -223,7 +223,7 @@ def test_ellipsoids_and_cylinders_rest_on_a_flat_hfield_as_on_a_plane(body):
     plane = text.replace('type="hfield" hfield="t"', 'type="plane" size="1 1 1"')
     rest = []
     for model_text in (text, plane):
-        world = physics.World(load_mjcf_string(model_text), 1, precision="float64")
+        world = physics.World(load_mjcf_string(model_text), 1, device=device, precision="float64")
         world.step(500)
         start = world.get("qpos")[0]
         speed = 0.0

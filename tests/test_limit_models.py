@@ -30,8 +30,8 @@ HINGE = """<mujoco xmlns:taigym="urn:taigym">
 </mujoco>"""
 
 
-def _rest(xml, steps, qvel0=0.0, ctrl=TORQUE):
-    world = physics.World(load_mjcf_string(xml), num_envs=1, precision="float64")
+def _rest(xml, steps, device, qvel0=0.0, ctrl=TORQUE):
+    world = physics.World(load_mjcf_string(xml), num_envs=1, device=device, precision="float64")
     world.set_state(qvel=[qvel0])
     world.set_ctrl([ctrl])
     world.step(steps)
@@ -63,7 +63,7 @@ def test_cubic_energy_and_force_follow_the_formula(l, u):
                                / (2 * eps), atol=1e-5)  # one-sided at the bounds: O(eps)
 
 
-def test_cubic_force_in_the_pipeline():
+def test_cubic_force_in_the_pipeline(device):
     """qfrc_passive of the kernels is -dE/dx, at the bounds, inside, outside and for u = l."""
     b = physics.ModelBuilder()
     for k, (l, u) in enumerate([(-0.5, 0.5), (0.3, 0.3)]):
@@ -73,7 +73,7 @@ def test_cubic_force_in_the_pipeline():
     model = b.finalize()
     assert list(model.jnt_limit_model) == [LIMIT_CUBIC, LIMIT_CUBIC]
     xs = np.array([[-0.9, 0.3], [-0.5, 0.3], [0.0, 0.1], [0.5, 0.45], [0.8, -0.2]])
-    world = physics.World(model, num_envs=len(xs), precision="float64")
+    world = physics.World(model, num_envs=len(xs), device=device, precision="float64")
     world.set_state(qpos=xs)
     world.forward()
     expect = -np.stack([cubic_limit(xs[:, 0], -0.5, 0.5, 2.5)[1], cubic_limit(xs[:, 1], 0.3, 0.3, 2.5)[1]], axis=1)
@@ -83,11 +83,11 @@ def test_cubic_force_in_the_pipeline():
 
 
 @pytest.mark.parametrize("integrator", ["Euler", "implicitspringdamper"])
-def test_hinge_rests_where_each_limit_model_says(integrator):
+def test_hinge_rests_where_each_limit_model_says(integrator, device):
     h, steps = 0.01, 2000
     # MuJoCo's soft limit: the same MJCF run by mujoco
     xml = HINGE.format(h=h, integrator=integrator, limit="")
-    q_soft, _ = _rest(xml, steps)
+    q_soft, _ = _rest(xml, steps, device)
     if integrator == "Euler":
         mjm = mujoco.MjModel.from_xml_string(xml.replace(' xmlns:taigym="urn:taigym"', ""))
         d = mujoco.MjData(mjm)
@@ -97,30 +97,30 @@ def test_hinge_rests_where_each_limit_model_says(integrator):
         assert q_soft > UPPER and abs(q_soft - d.qpos[0]) < 1e-9
     # hard limit: at the bound, within its contact distance
     q_hard, v_hard = _rest(HINGE.format(h=h, integrator=integrator,
-                                        limit='taigym:limit="hard" taigym:limit_distance="0.05"'), steps)
+                                        limit='taigym:limit="hard" taigym:limit_distance="0.05"'), steps, device)
     # the row is near-rigid (R = 1e-4 A): it gives by h^2 R torque = 1e-8 rad
     assert UPPER - 0.05 <= q_hard <= UPPER + 2e-8 and abs(v_hard) < 1e-9
     # cubic limit: dE/dx = torque, i.e. x = u + w sqrt(torque w / (3 s))
     s, w = 2.0, 1.0
     q_cubic, _ = _rest(HINGE.format(h=h, integrator=integrator,
-                                    limit=f'taigym:limit="cubic" taigym:limit_strength="{s}"'), steps)
+                                    limit=f'taigym:limit="cubic" taigym:limit_strength="{s}"'), steps, device)
     assert abs(q_cubic - (UPPER + w * np.sqrt(TORQUE * w / (3 * s)))) < 1e-8
     # spring limit: k (x - u) = torque
     k = 40.0
     q_spring, _ = _rest(HINGE.format(h=h, integrator=integrator,
                                      limit=f'taigym:limit="spring" taigym:limit_stiffness="{k}" '
-                                           'taigym:limit_damping="1"'), steps)
+                                           'taigym:limit_damping="1"'), steps, device)
     assert abs(q_spring - (UPPER + TORQUE / k)) < 1e-8
 
 
 @pytest.mark.parametrize("restitution", [0.0, 0.5, 0.9])
-def test_hard_limit_bounces_with_its_restitution(restitution):
+def test_hard_limit_bounces_with_its_restitution(restitution, device):
     """Thrown at 3 rad/s against the upper bound: it comes back at e * 3 rad/s and never
     passes the bound."""
     xml = HINGE.format(h=0.002, integrator="Euler", limit=f'taigym:limit="hard" taigym:limit_restitution='
                                                            f'"{restitution}" taigym:limit_bounce="0.1"')
     xml = xml.replace('damping="3"', 'damping="0"')
-    world = physics.World(load_mjcf_string(xml), num_envs=1, precision="float64")
+    world = physics.World(load_mjcf_string(xml), num_envs=1, device=device, precision="float64")
     world.set_state(qvel=[3.0])
     qs, vs = [], []
     for _ in range(200):  # it reaches the bound after ~83 steps; back at the other bound after 650
@@ -146,7 +146,7 @@ def _swing_twist(q):
 
 
 @pytest.mark.parametrize("model", ["hard", "spring"])
-def test_ball_cone_and_twist_hold(model):
+def test_ball_cone_and_twist_hold(model, device):
     """Torques in eight directions press a ball joint into an elliptical cone (0.4 rad
     about y, 0.8 about z) and against its twist range (+-0.3): the swing stays inside
     the ellipse and the twist in its range, and each rests on the boundary."""
@@ -160,7 +160,7 @@ def test_ball_cone_and_twist_hold(model):
     assert m.jnt_limit_model[0] == (LIMIT_HARD if model == "hard" else LIMIT_SPRING)
     angles = np.linspace(0, 2 * np.pi, 8, endpoint=False)
     torque = np.stack([0.5 * np.sign(np.cos(3 * angles)), 2 * np.cos(angles), 2 * np.sin(angles)], axis=1)
-    world = physics.World(m, num_envs=len(angles), precision="float64")
+    world = physics.World(m, num_envs=len(angles), device=device, precision="float64")
     world.set_qfrc_applied(torque)
     worst = 0.0
     for _ in range(150):

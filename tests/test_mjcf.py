@@ -149,7 +149,7 @@ def test_features_compile_like_mujoco():
     assert_matches_mujoco(load_mjcf_string(FEATURES), mujoco.MjModel.from_xml_string(FEATURES))
 
 
-def test_features_dynamics_match_mujoco():
+def test_features_dynamics_match_mujoco(device):
     """The compiled features also move the same: forward quantities at a random state."""
     model = smooth(load_mjcf_string(FEATURES))
     mjm = mujoco.MjModel.from_xml_string(FEATURES)
@@ -158,7 +158,7 @@ def test_features_dynamics_match_mujoco():
     mujoco.mj_resetDataKeyframe(mjm, d, 0)
     d.qvel[:] = np.random.default_rng(1).normal(size=mjm.nv)
     mujoco.mj_forward(mjm, d)
-    world = physics.World(model, num_envs=1, device="cpu", precision="float64")
+    world = physics.World(model, num_envs=1, device=device, precision="float64")
     world.set_state(qpos=d.qpos[None], qvel=d.qvel[None])
     world.set_ctrl(d.ctrl[None])
     world.forward()

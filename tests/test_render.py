@@ -3,6 +3,7 @@ determinism, model cameras, and rendering through the envs and scripts/play.py."
 
 import dataclasses
 import math
+import os
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +23,10 @@ SHAPES = {  # name: (builder call, keyword sizes, world position)
     "ellipsoid": ("add_shape_ellipsoid", {"rx": 0.2, "ry": 0.12, "rz": 0.1}, (0.4, 0.6, 0.5)),
 }
 CAMERA = FreeCamera(lookat=(0.0, 0.3, 0.4), distance=3.0, azimuth=90.0, elevation=-25.0, fovy=45.0)
+# the env and script tests build their Worlds from task configs, which simulate on the CPU
+# (simulation.device: cpu): a process runs one Taichi backend, so they run in the CPU run only
+ENVS_ON_CPU = pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda",
+                                 reason="task configs simulate on the CPU; covered by the CPU run")
 
 
 def shapes_model(names=tuple(SHAPES)):
@@ -62,18 +67,19 @@ def project(point, camera: FreeCamera, width, height):
     return x, y
 
 
-def test_frames_are_uint8_rgb_of_the_requested_size():
+def test_frames_are_uint8_rgb_of_the_requested_size(device):
     model = shapes_model()
-    frames = Renderer(model, width=W, height=H).render_poses(*reference(model, 3), camera=CAMERA)
+    frames = Renderer(model, width=W, height=H, device=device).render_poses(*reference(model, 3), camera=CAMERA)
     assert frames.shape == (3, H, W, 3) and frames.dtype == np.uint8
     assert frames.std() > 10  # not one flat colour
 
 
-def test_sphere_projects_to_the_pinhole_pixel():
+def test_sphere_projects_to_the_pinhole_pixel(device):
     model = shapes_model(["sphere"])
     # off the image centre, so that a wrong axis or sign moves it
     camera = dataclasses.replace(CAMERA, lookat=(0.3, -0.2, 0.9))
-    frame = Renderer(model, width=W, height=H).render_poses(*reference(model), camera=camera)[0].astype(int)
+    renderer = Renderer(model, width=W, height=H, device=device)
+    frame = renderer.render_poses(*reference(model), camera=camera)[0].astype(int)
     centre = np.asarray(SHAPES["sphere"][2])
     x, y = project(centre, camera, W, H)
     assert 5 < x < W - 5 and 5 < y < H - 5
@@ -89,9 +95,9 @@ def test_sphere_projects_to_the_pinhole_pixel():
 
 
 @pytest.mark.parametrize("name", list(SHAPES))
-def test_every_primitive_is_drawn_where_it_projects(name):
+def test_every_primitive_is_drawn_where_it_projects(name, device):
     model = shapes_model()
-    frame = Renderer(model, width=W, height=H).render_poses(*reference(model), camera=CAMERA)[0]
+    frame = Renderer(model, width=W, height=H, device=device).render_poses(*reference(model), camera=CAMERA)[0]
     x, y = project(SHAPES[name][2], CAMERA, W, H)
     pixel = frame[round(float(y)), round(float(x))].astype(int)
     colour = np.array(COLOURS[name])
@@ -99,22 +105,23 @@ def test_every_primitive_is_drawn_where_it_projects(name):
     assert pixel[colour == 1].min() > pixel[colour == 0].max() + 30, pixel
 
 
-def test_rotated_box_faces_follow_its_quaternion():
+def test_rotated_box_faces_follow_its_quaternion(device):
     model = shapes_model(["box"])
     xpos, xquat = reference(model, 2)
     # turned 45 degrees about z, the box shows an edge to the camera: its silhouette widens by
     # sqrt(2), less the perspective of the front face being 0.15 m nearer (x 2.85 / 3)
     xquat[1, 1] = (math.cos(math.pi / 8), 0, 0, math.sin(math.pi / 8))
     head_on = FreeCamera(lookat=SHAPES["box"][2], distance=3.0, azimuth=90.0, elevation=0.0)
-    frames = Renderer(model, width=2 * W, height=2 * H, shadows=False).render_poses(xpos, xquat, camera=head_on)
+    renderer = Renderer(model, width=2 * W, height=2 * H, device=device, shadows=False)
+    frames = renderer.render_poses(xpos, xquat, camera=head_on)
     green = (frames[..., 1].astype(int) > frames[..., 0] + 40)
     widths = [np.ptp(np.nonzero(g.any(0))[0]) + 1 for g in green]
     assert 1.22 < widths[1] / widths[0] < 1.46, widths  # 1.34 +- a pixel
 
 
-def test_rendering_is_deterministic():
+def test_rendering_is_deterministic(device):
     model = shapes_model()
-    renderer = Renderer(model, width=W, height=H)
+    renderer = Renderer(model, width=W, height=H, device=device)
     pose = reference(model, 2)
     first = renderer.render_poses(*pose, camera=CAMERA)
     assert np.array_equal(first, renderer.render_poses(*pose, camera=CAMERA))
@@ -131,12 +138,13 @@ def ant_world(device):
     return world
 
 
-def test_the_ant_is_in_view_and_on_its_checkered_floor(ant_world):
+def test_the_ant_is_in_view_and_on_its_checkered_floor(ant_world, device):
     model = ant_world.model
-    frame = Renderer(model, width=W, height=H).render(ant_world, env_ids=[1])[0]
+    frame = Renderer(model, width=W, height=H, device=device).render(ant_world, env_ids=[1])[0]
     hidden = np.array(model.geom_rgba)
     hidden[model.geom_bodyid > 0, 3] = 0  # the robot's geoms invisible
-    no_robot = Renderer(dataclasses.replace(model, geom_rgba=hidden), width=W, height=H).render(ant_world, [1])[0]
+    no_robot = Renderer(dataclasses.replace(model, geom_rgba=hidden), width=W, height=H,
+                        device=device).render(ant_world, [1])[0]
     differs = np.abs(frame.astype(int) - no_robot).sum(-1) > 30
     assert differs.mean() > 0.03  # the robot covers a good part of the frame
     # the default tracking camera looks at the torso: the image centre is robot colour (0.8, 0.6, 0.4)
@@ -147,10 +155,11 @@ def test_the_ant_is_in_view_and_on_its_checkered_floor(ant_world):
     assert (floor < 60).mean() > 0.2 and (floor > 300).mean() > 0.2
 
 
-def test_model_camera_looks_along_minus_z_with_y_up(ant_world):
+def test_model_camera_looks_along_minus_z_with_y_up(ant_world, device):
     # ant.xml's "track" camera sits 3 m behind the torso (-y) and 0.3 m above it, looking along +y:
     # the torso is in the middle column, a little below the middle row; upside down it would be above
-    frame = Renderer(ant_world.model, width=W, height=H).render(ant_world, [0], camera="track")[0].astype(int)
+    renderer = Renderer(ant_world.model, width=W, height=H, device=device)
+    frame = renderer.render(ant_world, [0], camera="track")[0].astype(int)
     torso = ant_world.get("xpos")[0, 1]
     below = 0.3 / 3.0 / math.tan(math.radians(22.5)) * H / 2
     r, g, b = frame[round(H / 2 - 0.5 + below), W // 2]
@@ -158,8 +167,8 @@ def test_model_camera_looks_along_minus_z_with_y_up(ant_world):
     assert torso[2] > 0.3
 
 
-def test_tracking_camera_follows_each_env(ant_world):
-    renderer = Renderer(ant_world.model, width=W, height=H)
+def test_tracking_camera_follows_each_env(ant_world, device):
+    renderer = Renderer(ant_world.model, width=W, height=H, device=device)
     xpos, xquat = ant_world.get("xpos")[:1], ant_world.get("xquat")[:1]
     moved = xpos.copy()
     moved[..., 0] += 5.0  # the whole robot 5 m along x
@@ -181,6 +190,7 @@ def test_tile_puts_frames_in_a_grid():
     assert (grid[5:, 7:13] == 4).all() and (grid[5:, 14:] == 0).all()  # frame 4, then an empty cell
 
 
+@ENVS_ON_CPU
 def test_gym_make_renders_rgb_array_frames():
     from taigym import envs  # noqa: F401
 
@@ -211,6 +221,7 @@ def test_bad_render_settings_are_refused_before_simulation():
         TaiGymVectorEnv("TaiGym/Swimmer-v0", 1, render_mode="human")
 
 
+@ENVS_ON_CPU
 def test_play_writes_a_video(tmp_path):
     from taigym.scripts.play import main
 
@@ -221,6 +232,7 @@ def test_play_writes_a_video(tmp_path):
     assert len(written) == 1 and written[0].stat().st_size > 1000
 
 
+@ENVS_ON_CPU
 def test_play_normalizes_observations_like_training(tmp_path):
     """A policy trained with VecNormalize sees the same scaled observations in play.py."""
     vec_env = pytest.importorskip("stable_baselines3.common.vec_env")
