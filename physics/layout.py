@@ -99,7 +99,8 @@ NEQ_I = 4
 EQ_F, NEQ_F = _columns(("data", 11), ("solref", 2), ("solimp", 5), ("break", 2), ("quat2", 4))
 EQ_D_ACTIVE, EQ_D_BROKEN = 0, 1  # per-env int table eq_d: active now; broke since last cleared
 
-WRAP_OBJID = 0  # the int table holds the joint id of each term, the float table its coefficient
+WRAP_OBJID = 0  # the int table holds the joint id of each term
+WRAP_COEF = 0  # the float table its coefficient
 
 OPT_F, NOPT_F = _columns(("timestep", 1), ("gravity", 3), ("wind", 3), ("density", 1), ("viscosity", 1),
                          ("friction_smoothing", 1), ("tolerance", 1), ("impratio", 1), ("meaninertia", 1),
@@ -308,7 +309,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     wrap_i = np.zeros((_pad(m.nwrap), 1), np.int32)
     wrap_i[: m.nwrap, WRAP_OBJID] = m.wrap_objid
     wrap_f = np.zeros((_pad(m.nwrap), 1))
-    wrap_f[: m.nwrap, 0] = m.wrap_prm
+    wrap_f[: m.nwrap, WRAP_COEF] = m.wrap_prm
 
     opt_f = np.zeros((1, NOPT_F))
     _put(opt_f, 0, OPT_F, "timestep", m.opt.timestep)

@@ -77,6 +77,6 @@ def make_actuation(fp):
                 for n in range(ten_i[trnid, L.TEN_ADR], ten_i[trnid, L.TEN_ADR] + ten_i[trnid, L.TEN_NUM]):
                     da = jnt_i[wrap_i[n, L.WRAP_OBJID] * L.NJNT_I + L.JNT_DOFADR]
                     dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR] = (dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR]
-                                                                    + gear * wrap_f[mw, n, 0] * force)
+                                                                    + gear * wrap_f[mw, n, L.WRAP_COEF] * force)
 
     return types.SimpleNamespace(actuation=actuation)

@@ -241,7 +241,7 @@ def make_velocities(fp):
             vel = fp(0.0)
             for k in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
                 j = wrap_i[k, L.WRAP_OBJID]
-                coef = wrap_f[mw, k, 0]
+                coef = wrap_f[mw, k, L.WRAP_COEF]
                 length += coef * qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
                 vel += coef * qvel[w, jnt_i[j * L.NJNT_I + L.JNT_DOFADR]]
             ten_d[w, t, T_LEN] = length

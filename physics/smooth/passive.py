@@ -116,7 +116,7 @@ def make_passive(fp):
             for n in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
                 da = jnt_i[wrap_i[n, L.WRAP_OBJID] * L.NJNT_I + L.JNT_DOFADR]
                 dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] = (dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE]
-                                                               + wrap_f[mw, n, 0] * frc)
+                                                               + wrap_f[mw, n, L.WRAP_COEF] * frc)
 
     @ti.func
     def fluid_inertia_box(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_f: ti.template(), opt_f: ti.template(), body_d: ti.template(), dof_d: ti.template()):

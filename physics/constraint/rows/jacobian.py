@@ -98,7 +98,7 @@ def make_row_jacobian(fp):
         """efc_J[row] += sign * d(length of fixed tendon t)/d(qvel)."""
         mw = w % wrap_f.shape[0]
         for n in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
-            efc_J[w, row, jnt_i[wrap_i[n, L.WRAP_OBJID] * L.NJNT_I + L.JNT_DOFADR]] += sign * wrap_f[mw, n, 0]
+            efc_J[w, row, jnt_i[wrap_i[n, L.WRAP_OBJID] * L.NJNT_I + L.JNT_DOFADR]] += sign * wrap_f[mw, n, L.WRAP_COEF]
 
     return types.SimpleNamespace(relative_jacobian=relative_jacobian, point_jacdot_qvel=point_jacdot_qvel,
                                  quat_deriv=quat_deriv, tendon_jacobian_add=tendon_jacobian_add)
