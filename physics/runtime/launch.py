@@ -94,6 +94,41 @@ def lighten_tracing() -> bool:
 
     get_pos_info.taigym = True
     context.get_pos_info = get_pos_info
+    _read_sources_once()
+    return True
+
+
+def _read_sources_once() -> bool:
+    """Taichi inlines a ``@ti.func`` at every call site, and at every one it reads the
+    function's source file again (``inspect.getsourcelines`` tokenizes the whole file) and
+    re-wraps and dedents each of its lines: the step kernel's ~1,500 call sites spent about
+    a third of a warm start's tracing there. The text of a function does not change while
+    the process runs, so it is read and reformatted once per function. Returns whether it
+    applied (where Taichi's tracer reads sources through these names)."""
+    import functools
+    import textwrap
+    import types
+    from importlib import import_module
+
+    try:
+        tracer = import_module(ti.__name__ + ".lang.kernel_impl")
+        read_lines, read_file = tracer.getsourcelines, tracer.getsourcefile
+        tracer.textwrap.fill, tracer.textwrap.dedent  # noqa: B018  (the reformatting it does)
+    except (ImportError, AttributeError):
+        return False
+    if getattr(read_lines, "taigym", False):
+        return True
+    cached_lines = functools.lru_cache(maxsize=None)(read_lines)
+
+    def getsourcelines(obj):
+        lines, start = cached_lines(obj)
+        return list(lines), start  # a copy: the tracer may edit the list it is given
+
+    getsourcelines.taigym = True
+    tracer.getsourcelines = getsourcelines
+    tracer.getsourcefile = functools.lru_cache(maxsize=None)(read_file)
+    tracer.textwrap = types.SimpleNamespace(fill=functools.lru_cache(maxsize=None)(textwrap.fill),
+                                            dedent=functools.lru_cache(maxsize=None)(textwrap.dedent))
     return True
 
 
