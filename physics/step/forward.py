@@ -38,51 +38,50 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
     col = make_collision(fp, convex)
 
     @ti.func
-    def forward(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), act_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(),
-                body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), act_f: ti.template(), ten_f: ti.template(), wrap_f: ti.template(), opt_f: ti.template(),
-                qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template(),
-                efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template(),
-                pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
-                geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template(),
-                eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template()):
+    def forward(w, t: ti.template()):
+        """Every derived quantity of world w's state. ``t`` holds the step kernel's arrays
+        by name (physics/step/pipeline.py); each stage is given those it reads and writes."""
         # position
-        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        kin.body_frames(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
-        kin.com_pos(w, sizes, body_i, body_f, jnt_i, body_d, jnt_d, dof_d)
-        kin.tendons(w, sizes, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)
+        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        kin.body_frames(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
+        kin.com_pos(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.body_d, t.jnt_d, t.dof_d)
+        kin.tendons(w, t.sizes, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ten_d)
         # geom poses feed only the pair tests (rendering computes its own): without pairs
         # (contacts disabled, or no geom that can touch another) they are not needed
-        if sizes[L.SIZE_NPAIR] > 0:
-            o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-            col.geom_poses(w, sizes[L.SIZE_NGEOM], geom_i, geom_f, body_d, o_body, L.NBODY_D, XPOS, XQUAT, geom_x)
-        col.collide_pairs(w, sizes[L.SIZE_NPAIR], pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
-        inertia.crb(w, sizes, body_i, dof_i, dof_f, body_d, dof_d, qM)
-        inertia.copy_sparse(w, sizes, qM, qLD)
-        inertia.factor(w, sizes, dof_i, qLD)
+        if t.sizes[L.SIZE_NPAIR] > 0:
+            o_body = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+            col.geom_poses(w, t.sizes[L.SIZE_NGEOM], t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS, XQUAT,
+                           t.geom_x)
+        col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
+                          t.con_i, t.con_n)
+        inertia.crb(w, t.sizes, t.body_i, t.dof_i, t.dof_f, t.body_d, t.dof_d, t.qM)
+        inertia.copy_sparse(w, t.sizes, t.qM, t.qLD)
+        inertia.factor(w, t.sizes, t.dof_i, t.qLD)
         # velocity
-        kin.com_vel(w, sizes, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
-        passive.passive(w, sizes, body_i, jnt_i, dof_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, ten_f, wrap_f,
-                        opt_f, qpos, qvel, body_d, ten_d, dof_d)
+        kin.com_vel(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.qvel, t.body_d, t.dof_d)
+        passive.passive(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.ten_i, t.wrap_i, t.body_f, t.jnt_f, t.dof_f, t.q_f,
+                        t.ten_f, t.wrap_f, t.opt_f, t.qpos, t.qvel, t.body_d, t.ten_d, t.dof_d)
         # actuation and acceleration
-        act.actuation(w, sizes, jnt_i, act_i, act_f, ten_i, wrap_i, wrap_f, qpos, qvel, ctrl, ten_d, act_d, dof_d)
-        bias.rne(w, sizes, body_i, dof_i, opt_f, qvel, body_d, dof_d)
+        act.actuation(w, t.sizes, t.jnt_i, t.act_i, t.act_f, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ctrl,
+                      t.ten_d, t.act_d, t.dof_d)
+        bias.rne(w, t.sizes, t.body_i, t.dof_i, t.opt_f, t.qvel, t.body_d, t.dof_d)
         # PD drives (after the forces they hold), then cubic limits: forces and the terms
         # the integrator treats implicitly
-        drv.drives(w, sizes, jnt_i, dof_i, dof_f, opt_f, qpos, qvel, qfrc_applied, dof_d)
-        if (sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
-            lim.cubic_limits(w, sizes, jnt_i, jnt_f, qpos, dof_d)
-        for d in range(sizes[L.SIZE_NV]):
-            f = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] + dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR]
-                 + qfrc_applied[w, d] - dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS])
-            dof_d[o_dof + d * L.NDOF_D + QFRC_SMOOTH] = f
-            dof_d[o_dof + d * L.NDOF_D + SCRATCH] = f
-        inertia.solve(w, sizes, dof_i, qLD, dof_d, SCRATCH)
-        for d in range(sizes[L.SIZE_NV]):
-            qacc[w, d] = dof_d[o_dof + d * L.NDOF_D + SCRATCH]
+        drv.drives(w, t.sizes, t.jnt_i, t.dof_i, t.dof_f, t.opt_f, t.qpos, t.qvel, t.qfrc_applied, t.dof_d)
+        if (t.sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
+            lim.cubic_limits(w, t.sizes, t.jnt_i, t.jnt_f, t.qpos, t.dof_d)
+        for d in range(t.sizes[L.SIZE_NV]):
+            f = (t.dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] + t.dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR]
+                 + t.qfrc_applied[w, d] - t.dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS])
+            t.dof_d[o_dof + d * L.NDOF_D + QFRC_SMOOTH] = f
+            t.dof_d[o_dof + d * L.NDOF_D + SCRATCH] = f
+        inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_d, SCRATCH)
+        for d in range(t.sizes[L.SIZE_NV]):
+            t.qacc[w, d] = t.dof_d[o_dof + d * L.NDOF_D + SCRATCH]
         # constraints
-        cons.constraint(w, sizes, body_i, jnt_i, dof_i, body_f, jnt_f, dof_f, q_f, opt_f, qpos, qvel, qacc, body_d, dof_d,
-                        qM, qLD,
-                        geom_i, con_f, con_i, con_n, eq_i, eq_f, eq_d, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_Y,
-                        efc_f, efc_n)
+        cons.constraint(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.body_f, t.jnt_f, t.dof_f, t.q_f, t.opt_f, t.qpos,
+                        t.qvel, t.qacc, t.body_d, t.dof_d, t.qM, t.qLD, t.geom_i, t.con_f, t.con_i, t.con_n, t.eq_i,
+                        t.eq_f, t.eq_d, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f, t.ten_d, t.efc_J, t.efc_Y, t.efc_f,
+                        t.efc_n)
 
     return forward

@@ -114,52 +114,45 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         return found
 
     @ti.func
-    def step(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), act_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(),
-             body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), act_f: ti.template(), ten_f: ti.template(), wrap_f: ti.template(), opt_f: ti.template(),
-             qpos: ti.template(), qvel: ti.template(), qacc: ti.template(), ctrl: ti.template(), qfrc_applied: ti.template(), qpos_start: ti.template(), body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(), act_d: ti.template(), ten_d: ti.template(),
-             efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(), efc_n: ti.template(),
-             pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
-             geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template(),
-             eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template(), advance):
+    def step(w, t: ti.template(), advance):
         """One time step of world w: forward() at the current state, then integration;
-        with ``advance`` 0, forward() alone (so one compiled kernel serves both)."""
-        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
-        nv = sizes[L.SIZE_NV]
-        integrator = sizes[L.SIZE_INTEGRATOR]
+        with ``advance`` 0, forward() alone (so one compiled kernel serves both). ``t``
+        holds the step kernel's arrays by name (physics/step/pipeline.py)."""
+        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        h = t.opt_f[w % t.opt_f.shape[0], 0, TIMESTEP]
+        nv = t.sizes[L.SIZE_NV]
+        integrator = t.sizes[L.SIZE_INTEGRATOR]
         # Stage 0 is the current state; RK4 re-evaluates forward() at three more points.
         # One dynamic stage loop keeps forward() inlined once: compile time is user-facing.
         nstage = 4 if integrator == INT_RK4 and advance != 0 else 1
         for stage in range(nstage):
             if stage == 0:
                 if nstage == 4:
-                    for i in range(sizes[L.SIZE_NQ]):
-                        qpos_start[w, i] = qpos[w, i]
+                    for i in range(t.sizes[L.SIZE_NQ]):
+                        t.qpos_start[w, i] = t.qpos[w, i]
                     for d in range(nv):
-                        dof_d[o_dof + d * L.NDOF_D + QVEL_START] = qvel[w, d]
+                        t.dof_d[o_dof + d * L.NDOF_D + QVEL_START] = t.qvel[w, d]
             else:
                 # classic RK4 tableau: stage i advances from the start by a_i * stage i-1
                 a = fp(1.0) if stage == 3 else fp(0.5)
                 for d in range(nv):
-                    dof_d[o_dof + d * L.NDOF_D + DX_VEL] = a * dof_d[o_dof + d * L.NDOF_D + QVEL_RK + stage - 1]
-                    qvel[w, d] = (dof_d[o_dof + d * L.NDOF_D + QVEL_START]
-                                  + h * a * dof_d[o_dof + d * L.NDOF_D + QACC_RK + stage - 1])
-                for i in range(sizes[L.SIZE_NQ]):
-                    qpos[w, i] = qpos_start[w, i]
-                integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
-            forward(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f,
-                    wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, body_d, jnt_d, dof_d, qM, qLD, act_d, ten_d,
-                    efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n,
-                    eq_i, eq_f, eq_d)
+                    t.dof_d[o_dof + d * L.NDOF_D + DX_VEL] = (
+                        a * t.dof_d[o_dof + d * L.NDOF_D + QVEL_RK + stage - 1])
+                    t.qvel[w, d] = (t.dof_d[o_dof + d * L.NDOF_D + QVEL_START]
+                                         + h * a * t.dof_d[o_dof + d * L.NDOF_D + QACC_RK + stage - 1])
+                for i in range(t.sizes[L.SIZE_NQ]):
+                    t.qpos[w, i] = t.qpos_start[w, i]
+                integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_d, DX_VEL, h)
+            forward(w, t)
             if nstage == 4:
                 for d in range(nv):
-                    dof_d[o_dof + d * L.NDOF_D + QVEL_RK + stage] = qvel[w, d]
-                    dof_d[o_dof + d * L.NDOF_D + QACC_RK + stage] = qacc[w, d]
+                    t.dof_d[o_dof + d * L.NDOF_D + QVEL_RK + stage] = t.qvel[w, d]
+                    t.dof_d[o_dof + d * L.NDOF_D + QACC_RK + stage] = t.qacc[w, d]
         if advance != 0:
             # the next step's solver starts from this step's last qacc, in every RK4 stage
             # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
             for d in range(nv):
-                dof_d[o_dof + d * L.NDOF_D + QACC_WARMSTART] = qacc[w, d]
+                t.dof_d[o_dof + d * L.NDOF_D + QACC_WARMSTART] = t.qacc[w, d]
         if advance == 0:
             pass
         elif integrator == INT_RK4:
@@ -168,27 +161,28 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
                 acc = fp(0.0)
                 for stage in ti.static(range(4)):
                     weight = fp(1.0 / 6.0) if stage == 0 or stage == 3 else fp(1.0 / 3.0)
-                    vel += weight * dof_d[o_dof + d * L.NDOF_D + QVEL_RK + stage]
-                    acc += weight * dof_d[o_dof + d * L.NDOF_D + QACC_RK + stage]
-                dof_d[o_dof + d * L.NDOF_D + DX_VEL] = vel
-                qvel[w, d] = dof_d[o_dof + d * L.NDOF_D + QVEL_START] + h * acc
-            for i in range(sizes[L.SIZE_NQ]):
-                qpos[w, i] = qpos_start[w, i]
-            integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
+                    vel += weight * t.dof_d[o_dof + d * L.NDOF_D + QVEL_RK + stage]
+                    acc += weight * t.dof_d[o_dof + d * L.NDOF_D + QACC_RK + stage]
+                t.dof_d[o_dof + d * L.NDOF_D + DX_VEL] = vel
+                t.qvel[w, d] = t.dof_d[o_dof + d * L.NDOF_D + QVEL_START] + h * acc
+            for i in range(t.sizes[L.SIZE_NQ]):
+                t.qpos[w, i] = t.qpos_start[w, i]
+            integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_d, DX_VEL, h)
         else:
             implicit = integrator == INT_IMPLICIT_SPRING_DAMPER
-            eulerdamp = integrator == INT_EULER and (sizes[L.SIZE_DISABLE] & DSBL_EULERDAMP) == 0
+            eulerdamp = integrator == INT_EULER and (t.sizes[L.SIZE_DISABLE] & DSBL_EULERDAMP) == 0
             # drives and cubic limits are implicit whenever the integrator is not RK4
-            if implicit or (eulerdamp and has_damping(w, sizes, dof_f)) or has_drive_or_limit_terms(w, sizes, dof_d):
-                implicit_acc(w, sizes, jnt_i, dof_i, jnt_f, dof_f, qvel, dof_d, qM, qLD, h, implicit,
-                             implicit or eulerdamp)
+            if (implicit or (eulerdamp and has_damping(w, t.sizes, t.dof_f))
+                    or has_drive_or_limit_terms(w, t.sizes, t.dof_d)):
+                implicit_acc(w, t.sizes, t.jnt_i, t.dof_i, t.jnt_f, t.dof_f, t.qvel,
+                             t.dof_d, t.qM, t.qLD, h, implicit, implicit or eulerdamp)
             else:
                 for d in range(nv):
-                    dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d]
+                    t.dof_d[o_dof + d * L.NDOF_D + SCRATCH] = t.qacc[w, d]
             for d in range(nv):
-                qvel[w, d] += h * dof_d[o_dof + d * L.NDOF_D + SCRATCH]
-                dof_d[o_dof + d * L.NDOF_D + DX_VEL] = qvel[w, d]
-            integrate_pos(w, sizes, jnt_i, qpos, dof_d, DX_VEL, h)
+                t.qvel[w, d] += h * t.dof_d[o_dof + d * L.NDOF_D + SCRATCH]
+                t.dof_d[o_dof + d * L.NDOF_D + DX_VEL] = t.qvel[w, d]
+            integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_d, DX_VEL, h)
 
     return step
 

@@ -16,7 +16,9 @@ then every ``ntask * TASK``-th after it): each block is a task a thread takes, s
 """
 
 
+import collections
 import functools
+import inspect
 import types
 
 from ..constraint.reaction import make_reaction
@@ -25,6 +27,7 @@ from ..step.integrate import make_integrate
 from ..step.program import make_program
 
 TASK = 512  # iterations per block of Taichi's CPU range-for
+_NDARRAY_TYPE = type(ti.types.ndarray(ndim=1))
 
 
 def env_tasks(num_envs: int, device: str, threads: int) -> int:
@@ -32,6 +35,12 @@ def env_tasks(num_envs: int, device: str, threads: int) -> int:
     if device == "cuda":
         return max(1, -(-num_envs // TASK))
     return max(1, min(4 * threads, num_envs))  # a few blocks per thread balance unequal envs
+
+
+def array_parameters(kernel) -> tuple:
+    """The names of a kernel's array parameters, in order: its signature is their one list."""
+    return tuple(p.name for p in inspect.signature(kernel).parameters.values()
+                 if isinstance(p.annotation, _NDARRAY_TYPE))
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,7 +81,16 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
     ):
         # the envs stepped are env_ids[:nids]: all of them, or those a reset needs forward;
         # program segment ``segments & 255`` runs before an env's steps, ``segments >> 8`` after,
-        # unless the env's override register asks for a forward pass (physics/step/program.py)
+        # unless the env's override register asks for a forward pass (physics/step/program.py).
+        # The arrays go down as one object, fixed while tracing (ti.static: no kernel variable)
+        tables = ti.static(StepTables(
+            sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i,
+            body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f,
+            ctrl=ctrl, qfrc_applied=qfrc_applied, qpos=qpos, qvel=qvel, qacc=qacc, qpos_start=qpos_start,
+            body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, qM=qM, qLD=qLD, act_d=act_d, ten_d=ten_d, efc_J=efc_J,
+            efc_Y=efc_Y, efc_f=efc_f, efc_n=efc_n, pair_i=pair_i, pair_f=pair_f, geom_i=geom_i, geom_f=geom_f,
+            geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n, eq_i=eq_i, eq_f=eq_f, eq_d=eq_d, prog_i=prog_i,
+            prog_f=prog_f, reg=reg, env_ids=env_ids))
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
             k = (t % TASK) * ntask + t // TASK
@@ -81,15 +99,15 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
                 code, steps, adv = program.launch_of(w, segments, nstep, advance, prog_i, reg)
                 # one call site each for the program and the step: each is inlined once
                 for phase in range(2):
-                    program.run(w, (code >> (8 * phase)) & 255, prog_i, prog_f, reg, sizes, body_i, opt_f, qpos,
-                                qvel, qacc, ctrl, body_d, dof_d, geom_i, con_f, con_i, efc_f, efc_n)
+                    program.run(w, (code >> (8 * phase)) & 255, tables)
                     if phase == 0:
                         for _ in range(steps):
-                            step(w, sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f,
-                                 ten_f, wrap_f, opt_f, qpos, qvel, qacc, ctrl, qfrc_applied, qpos_start, body_d,
-                                 jnt_d, dof_d, qM, qLD, act_d, ten_d, efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f,
-                                 geom_i, geom_f, geom_x, con_f, con_i, con_n, eq_i, eq_f, eq_d, adv)
+                            step(w, tables, adv)
                 k += ntask * TASK
+
+    # the step kernel's array parameters by name, in its order: a World looks its tables up
+    # by these names, and the kernel hands them to the stages as one StepTables
+    StepTables = collections.namedtuple("StepTables", array_parameters(step_kernel))
 
     @ti.kernel
     def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,
@@ -102,4 +120,5 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
                                   efc_n)
                 w += ntask * TASK
 
-    return types.SimpleNamespace(step=step_kernel, post=post_kernel)
+    return types.SimpleNamespace(step=step_kernel, post=post_kernel, step_arrays=StepTables._fields,
+                                 post_arrays=array_parameters(post_kernel))

@@ -129,40 +129,41 @@ def make_program(fp, rne_post):
         reg[w, dst] = acc
 
     @ti.func
-    def run(w, segment, prog_i: ti.template(), prog_f: ti.template(), reg: ti.template(), sizes: ti.template(),
-            body_i: ti.template(), opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(), qacc: ti.template(),
-            ctrl: ti.template(), body_d: ti.template(), dof_d: ti.template(), geom_i: ti.template(),
-            con_f: ti.template(), con_i: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
-        """Run segment ``segment`` of the program for env w."""
-        for i in range(prog_i[2 * segment], prog_i[2 * segment + 1]):
+    def run(w, segment, t: ti.template()):
+        """Run segment ``segment`` of the program for env w; ``t`` holds the step kernel's
+        arrays by name (physics/step/pipeline.py)."""
+        for i in range(t.prog_i[2 * segment], t.prog_i[2 * segment + 1]):
             at = HEADER + ROW * i
-            op, n, dst = prog_i[at], prog_i[at + 1], prog_i[at + 2]
-            a, b, c = prog_i[at + 3], prog_i[at + 4], prog_i[at + 5]
+            op, n, dst = t.prog_i[at], t.prog_i[at + 1], t.prog_i[at + 2]
+            a, b, c = t.prog_i[at + 3], t.prog_i[at + 4], t.prog_i[at + 5]
             if op == LOAD:
                 for k in range(n):
-                    reg[w, dst + k] = read(w, b, prog_i[a + k], qpos, qvel, ctrl, body_d, dof_d, sizes)
+                    t.reg[w, dst + k] = read(w, b, t.prog_i[a + k], t.qpos, t.qvel, t.ctrl, t.body_d, t.dof_d,
+                                             t.sizes)
             elif op == STORE:
                 for k in range(n):
                     if b == SRC_CTRL:
-                        ctrl[w, prog_i[c + k]] = reg[w, a + k]
+                        t.ctrl[w, t.prog_i[c + k]] = t.reg[w, a + k]
                     else:  # SRC_DOF
-                        dof_d[m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D) + prog_i[c + k]] = reg[w, a + k]
+                        t.dof_d[m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+                                + t.prog_i[c + k]] = t.reg[w, a + k]
             elif op == ROT_T:  # dst = R^T v, R row-major in a, v in b
                 for r in range(3):
-                    reg[w, dst + r] = (reg[w, a + r] * reg[w, b] + reg[w, a + 3 + r] * reg[w, b + 1]
-                                       + reg[w, a + 6 + r] * reg[w, b + 2])
+                    t.reg[w, dst + r] = (t.reg[w, a + r] * t.reg[w, b] + t.reg[w, a + 3 + r] * t.reg[w, b + 1]
+                                         + t.reg[w, a + 6 + r] * t.reg[w, b + 2])
             elif op == CROSS:
-                u = m.vec3(reg[w, a], reg[w, a + 1], reg[w, a + 2])
-                v = m.vec3(reg[w, b], reg[w, b + 1], reg[w, b + 2])
+                u = m.vec3(t.reg[w, a], t.reg[w, a + 1], t.reg[w, a + 2])
+                v = m.vec3(t.reg[w, b], t.reg[w, b + 1], t.reg[w, b + 2])
                 x = u.cross(v)
                 for r in ti.static(range(3)):
-                    reg[w, dst + r] = x[r]
+                    t.reg[w, dst + r] = x[r]
             elif op == RNE_POST:
-                rne_post(w, sizes, body_i, opt_f, qvel, qacc, body_d, dof_d, geom_i, con_f, con_i, efc_f, efc_n)
+                rne_post(w, t.sizes, t.body_i, t.opt_f, t.qvel, t.qacc, t.body_d, t.dof_d, t.geom_i, t.con_f, t.con_i,
+                         t.efc_f, t.efc_n)
             elif op == SUM or op == ANY or op == NONFINITE:
-                reduce(op, w, n, dst, a, reg)
+                reduce(op, w, n, dst, a, t.reg)
             else:
-                elementwise(op, w, n, dst, a, b, c, prog_f, reg)
+                elementwise(op, w, n, dst, a, b, c, t.prog_f, t.reg)
 
     @ti.func
     def launch_of(w, segments, nstep, advance, prog_i: ti.template(), reg: ti.template()):

@@ -1,0 +1,139 @@
+"""The device tables of ``num_envs`` worlds: a Model's packed constants and each env's state.
+
+The one place a World's tables are allocated. Each table goes by the name the kernels give
+its parameter (physics/step/pipeline.py), so a kernel's arguments are looked up by the names
+in its signature rather than listed a second time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import layout as L
+from .collision.driver import NGEOM_X, pack_collision_model
+from .collision.narrowphase import NCON_F, NCON_I
+from .runtime.backend import ti
+from .runtime.launch import host_view
+
+PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
+DEFAULT_MAX_CONTACTS = 64
+_MODEL_INT = ("sizes", "body_i", "jnt_i", "dof_i", "act_i", "ten_i", "wrap_i")
+_MODEL_FLOAT = ("body_f", "jnt_f", "dof_f", "q_f", "act_f", "ten_f", "wrap_f", "opt_f")
+# the collision and equality model tables, each with its dtype (None: the World's precision)
+_EXTRA_MODEL = (("pair_i", ti.i32), ("geom_i", ti.i32), ("pair_f", None), ("geom_f", None), ("eq_i", ti.i32),
+                ("eq_f", None))
+
+
+class Tables:
+    """Every device table of a World, by name.
+
+    ``model``: the packed Model (shared by the envs until a per-env parameter gives a table
+    one row set per env); ``data``: the per-env tables (mjData's, the contacts, the
+    constraint counts, the equality state); ``program``: the program's tables and
+    registers; ``all_ids``/``some_ids``: the env ids a launch steps. ``packed`` keeps host
+    copies of the model tables, which per-env parameters edit and upload.
+    """
+
+    def __init__(self, model, num_envs: int, fp, dtype, pairs, max_contacts=None):
+        self.num_envs, self.fp = num_envs, fp
+        self.max_contacts, self.nefc_capacity = _capacities(model, pairs, max_contacts)
+        self.packed = L.pack_model(model, dtype, self.nefc_capacity, pairs.npair)
+        self.packed.update(pack_collision_model(model, pairs, dtype))
+        self.model = self._model_tables()
+        self.shapes = L.data_shapes(model, num_envs, self.nefc_capacity)
+        self.data = self._data_tables(model)
+        self.program: dict = {}
+        self.all_ids = upload(np.arange(num_envs, dtype=np.int32), ti.i32)
+        self.some_ids = ti.ndarray(ti.i32, (num_envs,))  # a subset's ids, staged for a launch
+        self._arguments: dict = {}  # (names, every env) -> a kernel's array arguments
+        self._views: dict = {}  # id(table) -> (table, numpy array over its memory or None)
+
+    def _model_tables(self) -> dict:
+        out = {name: upload(device_layout(name, self.packed[name]), ti.i32) for name in _MODEL_INT}
+        out.update({name: upload(device_layout(name, self.packed[name]), self.fp) for name in _MODEL_FLOAT})
+        out.update({name: upload(self.packed[name], dtype or self.fp) for name, dtype in _EXTRA_MODEL})
+        return out
+
+    def _data_tables(self, model) -> dict:
+        n, fp = self.num_envs, self.fp
+        out = {name: ti.ndarray(fp, (int(np.prod(shape)),) if name in L.FLAT_TABLES else shape)
+               for name, shape in self.shapes.items()}
+        out["efc_n"] = ti.ndarray(ti.i32, (n, L.NEFC_N))
+        out["eq_d"] = ti.ndarray(ti.i32, (n, max(model.neq, 1), 2))
+        out.update(geom_x=ti.ndarray(fp, (n, max(model.ngeom, 1), NGEOM_X)),
+                   con_f=ti.ndarray(fp, (n, self.max_contacts, NCON_F)),
+                   con_i=ti.ndarray(ti.i32, (n, self.max_contacts, NCON_I)),
+                   con_n=ti.ndarray(ti.i32, (n, 2)))
+        return out
+
+    def set_program(self, program) -> None:
+        """The tables of ``program`` (physics/step/program.py), with fresh zeroed registers."""
+        self.program = dict(prog_i=upload(program.ints, ti.i32), prog_f=upload(program.floats, self.fp),
+                            reg=ti.ndarray(self.fp, (self.num_envs, program.nregisters)))
+        self.program["reg"].fill(0)
+        self._arguments.clear()
+
+    def arguments(self, names: tuple, every_env: bool = True) -> tuple:
+        """The tables called ``names`` (a kernel's array parameters), ``env_ids`` being every
+        env's ids or the staged subset's. The same tuple object each call until a table is
+        replaced: a kept launch given it skips its check of the arrays."""
+        key = (names, every_env)
+        if key not in self._arguments:
+            by_name = {**self.model, **self.data, **self.program,
+                       "env_ids": self.all_ids if every_env else self.some_ids}
+            self._arguments[key] = tuple(by_name[name] for name in names)
+        return self._arguments[key]
+
+    # --- per-env model tables ----------------------------------------------------------------
+    def model_rows(self, table: str) -> np.ndarray:
+        """The host values of a model table with one row set per env (the shared one
+        repeated while the table has no per-env rows)."""
+        host = self.packed.get(table + "/per_env")
+        return np.repeat(self.packed[table][:1], self.num_envs, axis=0) if host is None else host
+
+    def per_env(self, table: str) -> np.ndarray:
+        """The host copy of a model table with one row set per env, made so on first use: the
+        device table is then allocated anew with a row set per env."""
+        key = table + "/per_env"
+        if key not in self.packed:
+            self.packed[key] = np.repeat(self.packed[table][:1], self.num_envs, axis=0).copy()
+            self.model[table] = upload(device_layout(table, self.packed[key]), self.fp)
+            self._arguments.clear()
+        return self.packed[key]
+
+    def upload_per_env(self, table: str) -> None:
+        """Copy the per-env host values of a model table (per_env) to the device."""
+        self.model[table].from_numpy(device_layout(table, self.packed[table + "/per_env"]))
+
+    # --- host access ---------------------------------------------------------------------------
+    def view_of(self, table):
+        """A numpy array over ``table``'s memory on a CPU World (made once per table), or None."""
+        key = id(table)
+        hit = self._views.get(key)
+        if hit is None or hit[0] is not table:
+            hit = (table, host_view(table))
+            self._views[key] = hit
+        return hit[1]
+
+
+def _capacities(model, pairs, max_contacts) -> tuple:
+    """(contacts an env holds, constraint rows an env holds): by default every contact the
+    candidate pairs can make, capped at DEFAULT_MAX_CONTACTS, and the rows they all need."""
+    npair = pairs.npair
+    possible = int(pairs.maxcon[:npair].sum())
+    contacts = max(1, min(possible, DEFAULT_MAX_CONTACTS) if max_contacts is None else int(max_contacts))
+    rows_per_contact = max([1] + [2 * (int(c) - 1) for c in pairs.condim[:npair]])
+    rows = (L.equality_rows(model) + L.friction_rows(model) + L.limit_rows(model)
+            + (contacts * rows_per_contact if npair else 0))
+    return contacts, rows
+
+
+def device_layout(name: str, table: np.ndarray) -> np.ndarray:
+    """A packed model table as the kernels index it: flat for layout.FLAT_MODEL_TABLES."""
+    return np.ascontiguousarray(table).ravel() if name in L.FLAT_MODEL_TABLES else table
+
+
+def upload(arr: np.ndarray, dtype) -> ti.Ndarray:
+    nd = ti.ndarray(dtype, arr.shape)
+    nd.from_numpy(arr)
+    return nd

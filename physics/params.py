@@ -1,0 +1,169 @@
+"""Per-env values of model parameters (domain randomization), without recompiling.
+
+Each parameter is a column of a packed model table (physics/layout.py). Setting one gives
+that table a row set per env on first use (physics/data.py, Tables.per_env); the kernels
+read a float model table's rows of env w when it has them. Friction is the exception: it is
+a geom's, and contacts read their pair's, mixed from both geoms' by max as MuJoCo does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import layout as L
+from .collision.driver import P_FRICTION
+from .errors import WorldError
+from .torch_bridge import to_numpy
+
+_COLUMNS = {"body_f": L.BODY_F, "dof_f": L.DOF_F, "act_f": L.ACT_F, "jnt_f": L.JNT_F, "opt_f": L.OPT_F}
+
+
+@dataclass(frozen=True)
+class Param:
+    """Where a parameter lives: ``table``'s ``column``, ``per`` values wide, in the rows that
+    Model size ``count`` names (None: the table's one row, as gravity). ``check`` returns why
+    values are refused (or None); ``write`` puts checked rows of envs ``ids`` in place and
+    names the model table it changed; ``read`` gives every env's values."""
+
+    table: str
+    column: str
+    count: str | None
+    per: int = 1
+    check: Callable | None = None
+    write: Callable | None = None
+    read: Callable | None = None
+
+    def rows(self, model) -> int:
+        return 1 if self.count is None else getattr(model, self.count)
+
+    def block(self, model) -> tuple:
+        """The index of the parameter's values within one env's row set of the host table."""
+        start = _COLUMNS[self.table][self.column][0]
+        rows = 0 if self.count is None else slice(None, self.rows(model))
+        return rows, slice(start, start + self.per) if self.per > 1 else start
+
+
+# --- checks ------------------------------------------------------------------------------------
+def _masses(rows, model):
+    if np.any(rows[:, 1:] <= 0) and model.nbody > 1:
+        return "body_mass must be > 0 for every body but the world"
+
+
+def _non_negative(name):
+    return lambda rows, model: f"{name} must be >= 0" if np.any(rows < 0) else None
+
+
+def _ordered(rows, model):
+    if np.any(rows[:, 0::2] > rows[:, 1::2]):
+        return "jnt_range lower bounds must be <= upper bounds"
+
+
+# --- writers and readers ---------------------------------------------------------------------
+def _write_block(params, param, rows, ids):
+    host = params.tables.per_env(param.table)
+    index = (ids, *param.block(params.model))
+    host[index] = rows.reshape(host[index].shape)
+    params.tables.upload_per_env(param.table)
+    return param.table
+
+
+def _write_mass(params, param, rows, ids):
+    # each body's inertia scales with its mass: a uniform change of density
+    model, tables = params.model, params.tables
+    host = tables.per_env(param.table)
+    moments = L.BODY_F["inertia"][0]
+    nominal = tables.packed["body_f"][0, : model.nbody, moments : moments + 3]
+    scale = rows / np.maximum(model.body_mass, 1e-15)
+    host[ids, : model.nbody, moments : moments + 3] = nominal * scale[..., None]
+    return _write_block(params, param, rows, ids)
+
+
+def _write_friction(params, param, rows, ids):
+    # a geom's own value; contacts read their pair's, the max of its geoms' (explicit <pair>s
+    # keep their own)
+    frictions = params.geom_friction()
+    frictions[ids] = rows
+    pairs = params.pairs
+    auto = np.nonzero(pairs.explicit[: pairs.npair] < 0)[0]
+    if not len(auto):
+        return None
+    host = params.tables.per_env(param.table)
+    mixed = np.maximum(frictions[ids][:, pairs.geom1[auto]], frictions[ids][:, pairs.geom2[auto]])
+    for k in range(2):  # both tangent directions slide with the mixed coefficient
+        host[ids[:, None], auto[None, :], P_FRICTION + k] = mixed
+    params.tables.upload_per_env(param.table)
+    return param.table
+
+
+def _read_block(params, param):
+    host = params.tables.model_rows(param.table)
+    return host[(slice(None), *param.block(params.model))].astype(np.float64)
+
+
+def _read_friction(params, param):
+    return params.geom_friction(made=False).copy()
+
+
+PARAMS = {
+    "body_mass": Param("body_f", "mass", "nbody", check=_masses, write=_write_mass),
+    "dof_damping": Param("dof_f", "damping", "nv", check=_non_negative("dof_damping")),
+    "actuator_gear": Param("act_f", "gear", "nu"),
+    "gravity": Param("opt_f", "gravity", None, per=3),
+    "jnt_range": Param("jnt_f", "range", "njnt", per=2, check=_ordered),
+    "geom_friction": Param("pair_f", "friction", "ngeom", check=_non_negative("geom_friction"),
+                           write=_write_friction, read=_read_friction),
+}
+
+
+def lookup(name: str) -> Param:
+    if name not in PARAMS:
+        raise WorldError(f"unknown parameter {name!r}; per-env parameters are {sorted(PARAMS)}")
+    return PARAMS[name]
+
+
+class PerEnvParams:
+    """The per-env parameters of a World's ``tables`` (physics/data.py) for ``model``, whose
+    candidate contact ``pairs`` mix geom frictions."""
+
+    def __init__(self, model, tables, pairs):
+        self.model, self.tables, self.pairs = model, tables, pairs
+        self._geom_friction = None  # (num_envs, ngeom) float64, once set
+
+    def width(self, name: str) -> int:
+        """Values per env row, as set() takes them."""
+        param = PARAMS[name]
+        return param.rows(self.model) * param.per
+
+    def flat(self, name: str, values):
+        """Values of a parameter given as (rows, per) per env (jnt_range) made one flat row per
+        env, as World checks its inputs; one env's (rows, per) values become one row."""
+        param = PARAMS[name]
+        if param.per == 1 or param.count is None:
+            return values
+        arr = to_numpy(values, name)
+        return arr.reshape(-1) if arr.shape == (param.rows(self.model), param.per) else arr.reshape(arr.shape[0], -1)
+
+    def set(self, name: str, rows, ids) -> str | None:
+        """Give envs ``ids`` the checked ``rows``; returns the model table changed, if any."""
+        param = PARAMS[name]
+        message = param.check(rows, self.model) if param.check else None
+        if message:
+            raise WorldError(message)
+        return (param.write or _write_block)(self, param, rows, ids)
+
+    def get(self, name: str) -> np.ndarray:
+        """(num_envs, n) values of parameter ``name``; (num_envs, n, per) for ranges."""
+        param = lookup(name)
+        return (param.read or _read_block)(self, param)
+
+    def geom_friction(self, made: bool = True) -> np.ndarray:
+        """(num_envs, ngeom) geom frictions: the model's until set (kept from then on when ``made``)."""
+        if self._geom_friction is not None:
+            return self._geom_friction
+        frictions = np.tile(self.model.geom_friction[:, 0], (self.tables.num_envs, 1))
+        if made:
+            self._geom_friction = frictions = frictions.astype(np.float64)
+        return frictions

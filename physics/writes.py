@@ -1,0 +1,73 @@
+"""Writing rows of a World's per-env data tables, the cheapest way each kind of input allows:
+numpy rows land in place in a CPU World's memory; every env's numpy rows otherwise go
+through a kept staging buffer and launch (a control every step); a subset's rows and torch
+tensors on the World's device go by a kernel on the device.
+
+The caller says which table a write changes (physics/readback.py), before writing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import layout as L
+from .runtime import device_io
+from .runtime.launch import ReusedLaunch
+from .torch_bridge import ids_beside, is_tensor
+
+
+class TableWriter:
+    """Writes into the data tables of ``tables`` (physics/data.py) in the World's ``dtype``."""
+
+    def __init__(self, tables, dtype):
+        self._tables = tables
+        self._dtype = dtype
+        self._staged: dict = {}  # (table, width) -> (staging buffer, env ids, its launch)
+
+    def rows(self, key: str, rows, env_ids=None) -> None:
+        """table[env_ids, :width] = rows, of all envs or of ``env_ids``."""
+        table = self._tables.data[key]
+        view = None if is_tensor(rows) else self._tables.view_of(table)
+        if view is not None:  # a CPU World's memory, written in place
+            ids = slice(None) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+            view[ids, : rows.shape[1]] = rows
+            return
+        if env_ids is None and not is_tensor(rows):
+            self._all_rows(key, rows)
+            return
+        num_envs = self._tables.num_envs
+        ids = np.arange(num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+        if not is_tensor(rows):
+            rows = np.ascontiguousarray(rows, dtype=self._dtype)
+        device_io.write_rows(table, rows, ids_beside(rows, ids))
+
+    def _all_rows(self, key: str, rows) -> None:
+        # every env's rows (a control every step) go through a staging buffer kept per
+        # quantity, so that the write's launch is set up once
+        stage = self._staged.get((key, rows.shape[1]))
+        if stage is None:
+            num_envs = self._tables.num_envs
+            stage = (np.empty((num_envs, rows.shape[1]), self._dtype), np.arange(num_envs, dtype=np.int32),
+                     ReusedLaunch(device_io.write_rows_kernel))
+            self._staged[(key, rows.shape[1])] = stage
+        buffer, ids, launch = stage
+        buffer[...] = rows
+        if buffer.size:
+            launch(self._tables.data[key], buffer, ids)
+
+    def dof_column(self, name: str, rows, ids) -> None:
+        """dof_d[ids, :nv, column name] = rows, by a small kernel: no whole-table round trip."""
+        from .smooth.drives import make_dof_column_kernel
+
+        tables = self._tables
+        dof_d, dofs = tables.data["dof_d"], tables.shapes["dof_d"][1]
+        column = L.DOF_D[name][0]
+        if not is_tensor(rows):  # a tensor is on the World's device (torch_bridge): ids go there too
+            rows = np.ascontiguousarray(rows, dtype=self._dtype)
+            view = tables.view_of(dof_d)
+            if view is not None:  # a CPU World's table, written in place
+                ids = np.asarray(ids, dtype=np.int32)
+                table = view.reshape(tables.num_envs, dofs, L.NDOF_D)
+                table[ids[:, None], np.arange(rows.shape[1])[None, :], column] = rows
+                return
+        make_dof_column_kernel(tables.fp)(dof_d, rows, ids_beside(rows, ids), column, dofs * L.NDOF_D)
