@@ -468,9 +468,20 @@ def disagree(a: dict | None, b: dict | None) -> bool | None:
     return abs(a["return_mean"] - b["return_mean"]) > a["return_std"] + b["return_std"]
 
 
+def within_spread(a: dict | None, b: dict | None) -> bool | None:
+    """Whether row ``a``'s mean eval return lies within row ``b``'s spread over seeds:
+    ``|mean_a - mean_b| <= std_b``, the protocol's acceptance measure for a port (``a``,
+    taigym) against the simulator it ports (``b``). None when either side has no finished seed."""
+    if a is None or b is None or math.isnan(a["return_mean"]) or math.isnan(b["return_mean"]):
+        return None
+    return abs(a["return_mean"] - b["return_mean"]) <= b["return_std"]
+
+
 DISAGREE_NOTE = ("**disagree**: the simulators' mean eval returns differ by more than the sum of their standard "
                  "deviations over seeds, |mean_taigym − mean_Gymnasium| > std_taigym + std_Gymnasium "
-                 "(population std; with one seed any difference counts).")
+                 "(population std; with one seed any difference counts). **within spread**: the first "
+                 "simulator's mean lies within the second's mean ± its std over seeds, "
+                 "|mean_taigym − mean_Gymnasium| <= std_Gymnasium.")
 
 
 def comparisons(protocol: Protocol, summary: list[dict]) -> list[dict]:
@@ -481,7 +492,8 @@ def comparisons(protocol: Protocol, summary: list[dict]) -> list[dict]:
             sides = {r["simulator"]: r for r in summary if r["task"] == task.id and r["algorithm"] == alg.name}
             if sides:
                 pair = [sides.get(sim) for sim in protocol.simulators[:2]]
-                out.append({"task": task.id, "algorithm": alg.name, "sides": sides, "disagree": disagree(*pair)})
+                out.append({"task": task.id, "algorithm": alg.name, "sides": sides, "disagree": disagree(*pair),
+                            "within_spread": within_spread(*pair)})
     return out
 
 
@@ -547,15 +559,15 @@ def side_by_side_table(protocol: Protocol, summary: list[dict]) -> tuple[list[st
     """Several simulators: a row per (task, algorithm), each measure once per simulator."""
     sims = protocol.simulators
     labels = [SIMULATOR_LABELS[s] for s in sims]
-    head = ["task", "algorithm", *(f"eval return, {lb}" for lb in labels), "disagree",
+    head = ["task", "algorithm", *(f"eval return, {lb}" for lb in labels), "disagree", "within spread",
             *(f"solved, {lb}" for lb in labels), *(f"seeds, {lb}" for lb in labels), "env steps",
             *(f"train wall time [s], {lb}" for lb in labels), *(f"env steps/s, {lb}" for lb in labels)]
     budgets = {t.id: t.budget for t in protocol.tasks}
     body = []
     for c in comparisons(protocol, summary):
         sides = [c["sides"].get(s) for s in sims]
-        flag = {True: "yes", False: "no", None: "–"}[c["disagree"]]
-        body.append([c["task"], c["algorithm"], *map(return_cell, sides), flag, *map(solved_cell, sides),
+        flag, inside = ({True: "yes", False: "no", None: "–"}[c[k]] for k in ("disagree", "within_spread"))
+        body.append([c["task"], c["algorithm"], *map(return_cell, sides), flag, inside, *map(solved_cell, sides),
                      *map(seeds_cell, sides), f"{budgets[c['task']]:,}", *map(wall_cell, sides),
                      *map(speed_cell, sides)])
     return head, body
@@ -680,7 +692,7 @@ def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path, pa
     (out / "leaderboard.html").write_text(html_page(protocol, summary, pending, plots))
     report = {"protocol": protocol.model_dump(), "cells": len(cells), "finished": len(records), "rows": summary}
     if len(protocol.simulators) > 1:
-        report["comparisons"] = [{k: c[k] for k in ("task", "algorithm", "disagree")} for c in
+        report["comparisons"] = [{k: c[k] for k in ("task", "algorithm", "disagree", "within_spread")} for c in
                                  comparisons(protocol, summary)]
     write_json(out / "leaderboard.json", report)
     return report

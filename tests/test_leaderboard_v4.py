@@ -115,6 +115,14 @@ def test_disagree_is_a_gap_wider_than_both_spreads():
     assert leaderboard.disagree(row(math.nan, math.nan), row(1, 0)) is None
 
 
+def test_within_spread_is_the_port_inside_the_other_simulators_seed_spread():
+    assert leaderboard.within_spread(row(100, 50), row(110, 10)) is True  # exactly its std: within
+    assert leaderboard.within_spread(row(100, 50), row(111, 10)) is False  # the port's own std does not count
+    assert leaderboard.within_spread(row(100, 0), row(100, 0)) is True
+    assert leaderboard.within_spread(row(100, 5), None) is None
+    assert leaderboard.within_spread(row(math.nan, math.nan), row(1, 0)) is None
+
+
 def record(task, simulator, seed, ret):
     env = task.replace("TaiGym/", "").replace("-v0", "-v5") if simulator == "gymnasium" else task
     return {"task": task, "algorithm": "PPO", "simulator": simulator, "seed": seed, "eval_return_mean": ret,
@@ -141,6 +149,9 @@ def test_the_table_puts_the_simulators_side_by_side_and_flags_disagreement(tmp_p
     for measure in ("train wall time [s]", "env steps/s"):
         assert f"{measure}, taigym" in head and f"{measure}, Gymnasium" in head
     flags = {r[0]: r[4] for r in body}
+    # IP: 995 is 3 from 998 ± 2, outside; Hopper far outside; Reacher: one side only
+    assert head[5] == "within spread" and {r[0]: r[5] for r in body} == {
+        "TaiGym/InvertedPendulum-v0": "no", "TaiGym/Hopper-v0": "no", "TaiGym/Reacher-v0": "–"}
     # IP: 995 ± 5 against 998 ± 2; Hopper: 1000 ± 100 against 2600 ± 100; Reacher: one side only
     assert flags == {"TaiGym/InvertedPendulum-v0": "no", "TaiGym/Hopper-v0": "yes", "TaiGym/Reacher-v0": "–"}
     assert body[0][2:4] == ["995.0 ± 5.0", "998.0 ± 2.0"]
