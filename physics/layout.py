@@ -1,8 +1,13 @@
-"""How Model and World arrays are packed for the kernels.
+"""How Model and World arrays are packed for the kernels: one description per table.
 
 Taichi caps a kernel at 64 argument slots and each ndarray argument costs ~10 us per
 launch on CPU, so the kernels take a few packed arrays instead of one per quantity:
-per entity kind, one int32 table and one float table whose columns are named below.
+per entity kind, one int32 table and one float table. Each is described once below as a
+:class:`Table`: its columns in order, each with a width, a meaning and a unit. The
+kernels never index a table by position: physics/access.py generates a named accessor
+per column from these descriptions (``body_xpos(body_d, o, b)``), and tests/
+test_access.py checks that the two agree.
+
 Float model tables have a leading axis of 1 (shared) or num_envs (randomized per env);
 kernels read row ``w % table.shape[0]``. Zero-sized tables are padded to one row and
 the true sizes travel in ``SIZES``.
@@ -10,9 +15,58 @@ the true sizes travel in ``SIZES``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import NamedTuple
+
 import numpy as np
 
 from .model import EQ_CONNECT, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING, OBJ_SITE, Model
+
+# How a table is indexed, which fixes its accessors' arguments (physics/access.py):
+FLAT = "flat"  # 1-D, row r of the row set starting at o: a[o + r * width + column]; accessor (a, o, r)
+FLAT_SHARED = "flat_shared"  # 1-D, one row set for every env: a[r * width + column]; accessor (a, r)
+ROWS = "rows"  # 3-D, a[set, r, column] (set: the env, or the env's model row set); accessor (a, s, r)
+ROW = "row"  # 2-D, a[r, column]; accessor (a, r)
+
+
+class Column(NamedTuple):
+    name: str
+    start: int
+    width: int
+    meaning: str
+    unit: str
+    shape: tuple  # () for a scalar, (n,) for a vector, (3, 3) for a row-major matrix
+
+
+class Table(Mapping):
+    """One packed table: its columns, in order, as ``(name, width, meaning, unit)``, a
+    width of 9 with a unit ending in "3x3" being a row-major 3x3 matrix. Read as a
+    mapping, name -> (start, width). ``prefix`` + a column's name is its accessor's name."""
+
+    def __init__(self, name: str, prefix: str, index: str, dtype: str, meaning: str, *columns, pow2: bool = False):
+        self.name, self.prefix, self.index, self.dtype, self.meaning = name, prefix, index, dtype, meaning
+        self.columns, at = {}, 0
+        for col_name, width, col_meaning, unit in columns:
+            shape = () if width == 1 else (3, 3) if unit.endswith("3x3") else (width,)
+            self.columns[col_name] = Column(col_name, at, width, col_meaning, unit, shape)
+            at += width
+        self.used = at
+        # flat tables' rows start at multiples of a power of two, which lets column
+        # offsets fold into addresses (physics/runtime/ti_math.py, env_start)
+        self.width = _pow2(at) if pow2 else at
+
+    def __getitem__(self, name):
+        c = self.columns[name]
+        return c.start, c.width
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def __len__(self):
+        return len(self.columns)
+
+    def start(self, name: str) -> int:
+        return self.columns[name].start
 
 
 def _columns(*spec):
@@ -22,14 +76,6 @@ def _columns(*spec):
         out[name] = (at, width)
         at += width
     return out, at
-
-
-def _flat_rows(*spec):
-    """_columns for a flat table (FLAT_TABLES, FLAT_MODEL_TABLES), its row width rounded
-    up to a power of two: the kernels index its rows at multiples of that width, which
-    lets column offsets fold into addresses (physics/runtime/ti_math.py, env_start)."""
-    out, width = _columns(*spec)
-    return out, _pow2(width)
 
 
 def _pow2(n):
@@ -52,116 +98,243 @@ SIZE_BODYF_STRIDE, SIZE_JNTF_STRIDE, SIZE_DOFF_STRIDE = 19, 20, 21
 # Where, in the flat dof_i table, the sparse mass matrix's column table starts (after the
 # dof rows): entry a of a qM row is M(i, dof_i[SIZE_MCOL + a]).
 SIZE_MCOL = 22
-NSIZES = 23
+# Entries of one env's rows in the dofs' scratch table (dof_s)
+SIZE_DOFS_STRIDE = 23
+NSIZES = 24
 # The solver and cone are compile-time choices (physics/step/pipeline.py), not sizes.
 SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
 
-BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = range(6)
-NBODY_I = _pow2(6)
-BODY_F, NBODY_F = _flat_rows(("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), ("mass", 1), ("inertia", 3),
-                              ("invweight0", 2))
+_ID = "index"
+_QUAT = "unit quaternion (w, x, y, z)"
+_SOLREF = "(timeconst s, dampratio) or (-stiffness, -damping)"
 
-JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR, JNT_LIMITED = range(5)
-JNT_LIMIT_MODEL = 5  # the limit model of a limited joint, -1 if unlimited; JNT_LIMITED marks MuJoCo's soft limits
-NJNT_I = _pow2(6)
-JNT_F, NJNT_F = _flat_rows(("pos", 3), ("axis", 3), ("stiffness", 1), ("range", 2), ("margin", 1), ("solref", 2),
-                            ("solimp", 5),
-                            # limit models beyond MuJoCo's (physics/smooth/limits.py)
-                            ("limit_strength", 1), ("limit_stiffness", 1), ("limit_damping", 1), ("limit_distance", 1),
-                            ("limit_restitution", 1), ("limit_bounce", 1), ("limit_acceleration", 1), ("cone", 2),
-                            ("twist", 2))
-
-DOF_BODY, DOF_JNT, DOF_PARENT, DOF_MADR, DOF_MROWLEN = range(5)
-NDOF_I = _pow2(5)
-DOF_F, NDOF_F = _flat_rows(("armature", 1), ("damping", 1), ("frictionloss", 1), ("invweight0", 1), ("solref", 2),
-                            ("solimp", 5),
-                            # PD drives (physics/smooth/drives.py)
-                            ("drive_stiffness", 1), ("drive_damping", 1), ("drive_forcelimit", 1),
-                            ("drive_acceleration", 1))
-
-Q_F, NQ_F = _columns(("qpos0", 1), ("qpos_spring", 1))
-
-ACT_TRNTYPE, ACT_TRNID, ACT_GAINTYPE, ACT_BIASTYPE, ACT_CTRLLIMITED, ACT_FORCELIMITED = range(6)
-NACT_I = 6
-ACT_F, NACT_F = _columns(("gainprm", 3), ("biasprm", 3), ("gear", 1), ("ctrlrange", 2), ("forcerange", 2))
-
-TEN_ADR, TEN_NUM, TEN_LIMITED = range(3)
-NTEN_I = 3
-TEN_F, NTEN_F = _columns(("stiffness", 1), ("damping", 1), ("frictionloss", 1), ("lengthspring", 2), ("range", 2),
-                         ("margin", 1), ("invweight0", 1), ("solref_lim", 2), ("solimp_lim", 5), ("solref_fri", 2),
-                         ("solimp_fri", 5))
-
-EQ_TYPE, EQ_OBJ1, EQ_OBJ2, EQ_ACTIVE = range(4)
-NEQ_I = 4
+BODY_I = Table(
+    "body_i", "body_", FLAT_SHARED, "int", "the kinematic tree's bodies (MuJoCo's body_* ids)",
+    ("parent", 1, "parent body", _ID), ("root", 1, "the root of the body's subtree below the world", _ID),
+    ("jntnum", 1, "joints on the body", "count"), ("jntadr", 1, "first joint", _ID),
+    ("dofnum", 1, "dofs of the body's joints", "count"), ("dofadr", 1, "first dof", _ID),
+    pow2=True)
+BODY_F = Table(
+    "body_f", "body_", FLAT, "float", "body constants, in the parent's frame",
+    ("pos", 3, "frame position in the parent frame", "m"), ("quat", 4, "frame orientation in the parent frame", _QUAT),
+    ("ipos", 3, "centre of mass in the body frame", "m"), ("iquat", 4, "principal inertia axes in the body frame", _QUAT),
+    ("mass", 1, "mass", "kg"), ("inertia", 3, "principal moments of inertia", "kg m^2"),
+    ("invweight0", 2, "mean inverse translational and rotational inertia at qpos0", "1/kg, 1/(kg m^2)"),
+    pow2=True)
+JNT_I = Table(
+    "jnt_i", "jnt_", FLAT_SHARED, "int", "joints",
+    ("type", 1, "mjtJoint: free 0, ball 1, slide 2, hinge 3", "enum"), ("body", 1, "the joint's body", _ID),
+    ("qposadr", 1, "first qpos entry", _ID), ("dofadr", 1, "first dof", _ID),
+    ("limited", 1, "1 if the limit is MuJoCo's soft one (constraint rows)", "flag"),
+    ("limit_model", 1, "limit model of a limited joint (model.LIMIT_*), -1 if unlimited", "enum"),
+    pow2=True)
+JNT_F = Table(
+    "jnt_f", "jnt_", FLAT, "float", "joint constants",
+    ("pos", 3, "anchor in the body frame", "m"), ("axis", 3, "axis in the body frame", "unit vector"),
+    ("stiffness", 1, "spring stiffness", "N m/rad or N/m"), ("range", 2, "lower and upper limit", "rad or m"),
+    ("margin", 1, "distance at which the limit becomes active", "rad or m"),
+    ("solref", 2, "limit reference", _SOLREF), ("solimp", 5, "limit impedance", "dmin, dmax, width, mid, power"),
+    # limit models beyond MuJoCo's (physics/smooth/limits.py)
+    ("limit_strength", 1, "cubic penalty limit's strength", "N m"), ("limit_stiffness", 1, "spring limit's stiffness", "N m/rad"),
+    ("limit_damping", 1, "spring limit's damping", "N m s/rad"), ("limit_distance", 1, "cubic penalty's reach", "rad or m"),
+    ("limit_restitution", 1, "hard limit's restitution", "ratio"),
+    ("limit_bounce", 1, "approach speed below which a hard limit does not bounce", "rad/s or m/s"),
+    ("limit_acceleration", 1, "1: the spring limit's gains are accelerations", "flag"),
+    ("cone", 2, "swing cone half angles of a ball joint's limit", "rad"),
+    ("twist", 2, "twist range of a ball joint's limit", "rad"),
+    pow2=True)
+DOF_I = Table(
+    "dof_i", "dof_", FLAT_SHARED, "int", "dofs (followed, in the same flat array, by the sparse mass matrix's columns)",
+    ("body", 1, "the dof's body", _ID), ("jnt", 1, "the dof's joint", _ID), ("parent", 1, "parent dof, -1 at a root", _ID),
+    ("madr", 1, "the dof's row in the sparse mass matrix", _ID), ("mrowlen", 1, "entries in that row", "count"),
+    pow2=True)
+DOF_F = Table(
+    "dof_f", "dof_", FLAT, "float", "dof constants",
+    ("armature", 1, "rotor inertia", "kg m^2 or kg"), ("damping", 1, "viscous damping", "N m s/rad or N s/m"),
+    ("frictionloss", 1, "dry friction", "N m or N"), ("invweight0", 1, "inverse inertia at qpos0", "1/(kg m^2) or 1/kg"),
+    ("solref", 2, "friction-loss reference", _SOLREF), ("solimp", 5, "friction-loss impedance", "dmin, dmax, width, mid, power"),
+    # PD drives (physics/smooth/drives.py)
+    ("drive_stiffness", 1, "PD drive's position gain", "N m/rad or N/m"),
+    ("drive_damping", 1, "PD drive's velocity gain", "N m s/rad or N s/m"),
+    ("drive_forcelimit", 1, "PD drive's force bound (0: none)", "N m or N"),
+    ("drive_acceleration", 1, "1: the gains are accelerations", "flag"),
+    pow2=True)
+Q_F = Table(
+    "q_f", "", ROWS, "float", "per qpos entry",
+    ("qpos0", 1, "reference configuration", "rad, m or quaternion"),
+    ("qpos_spring", 1, "springs' rest configuration", "rad, m or quaternion"))
+ACT_I = Table(
+    "act_i", "actuator_", ROW, "int", "actuators",
+    ("trntype", 1, "mjtTrn: joint 0, tendon 3", "enum"), ("trnid", 1, "the transmission's joint or tendon", _ID),
+    ("gaintype", 1, "mjtGain", "enum"), ("biastype", 1, "mjtBias", "enum"),
+    ("ctrllimited", 1, "1 if ctrl is clamped to ctrlrange", "flag"),
+    ("forcelimited", 1, "1 if the force is clamped to forcerange", "flag"))
+ACT_F = Table(
+    "act_f", "actuator_", ROWS, "float", "actuator constants",
+    ("gainprm", 3, "gain parameters", "mjtGain's"), ("biasprm", 3, "bias parameters", "mjtBias's"),
+    ("gear", 1, "transmission ratio", "ratio"), ("ctrlrange", 2, "ctrl bounds", "ctrl"),
+    ("forcerange", 2, "force bounds", "N m or N"))
+TEN_I = Table(
+    "ten_i", "tendon_", ROW, "int", "fixed tendons",
+    ("adr", 1, "first wrap entry", _ID), ("num", 1, "wrap entries", "count"), ("limited", 1, "1 if limited", "flag"))
+TEN_F = Table(
+    "ten_f", "tendon_", ROWS, "float", "fixed-tendon constants",
+    ("stiffness", 1, "spring stiffness", "N/m"), ("damping", 1, "damping", "N s/m"),
+    ("frictionloss", 1, "dry friction", "N"), ("lengthspring", 2, "spring's dead band: lower and upper rest length", "m"),
+    ("range", 2, "length limits", "m"), ("margin", 1, "limit margin", "m"),
+    ("invweight0", 1, "inverse inertia at qpos0", "1/kg"),
+    ("solref_lim", 2, "limit reference", _SOLREF), ("solimp_lim", 5, "limit impedance", "dmin, dmax, width, mid, power"),
+    ("solref_fri", 2, "friction-loss reference", _SOLREF),
+    ("solimp_fri", 5, "friction-loss impedance", "dmin, dmax, width, mid, power"))
+WRAP_I = Table("wrap_i", "wrap_", ROW, "int", "fixed tendons' terms", ("objid", 1, "the term's joint", _ID))
+WRAP_F = Table("wrap_f", "wrap_", ROWS, "float", "fixed tendons' terms", ("prm", 1, "the term's coefficient", "m/rad or 1"))
+EQ_I = Table(
+    "eq_i", "eq_", ROW, "int", "equality constraints",
+    ("type", 1, "mjtEq: connect 0, weld 1, joint 2", "enum"), ("obj1", 1, "first body or joint", _ID),
+    ("obj2", 1, "second body or joint (-1: the world or none)", _ID), ("active0", 1, "1 if active at reset", "flag"))
 # quat2: a weld's orientation is held as conj(q2 quat2) q1 relpose; quat2 is the second
 # site's frame for site-based welds, the identity otherwise
-EQ_F, NEQ_F = _columns(("data", 11), ("solref", 2), ("solimp", 5), ("break", 2), ("quat2", 4))
-EQ_D_ACTIVE, EQ_D_BROKEN = 0, 1  # per-env int table eq_d: active now; broke since last cleared
-
-WRAP_OBJID = 0  # the int table holds the joint id of each term
-WRAP_COEF = 0  # the float table its coefficient
-
-OPT_F, NOPT_F = _columns(("timestep", 1), ("gravity", 3), ("wind", 3), ("density", 1), ("viscosity", 1),
-                         ("friction_smoothing", 1), ("tolerance", 1), ("impratio", 1), ("meaninertia", 1),
-                         ("ls_tolerance", 1))
+EQ_F = Table(
+    "eq_f", "eq_", ROWS, "float", "equality constants",
+    ("data", 11, "MuJoCo's eq_data: anchors, relpose, torquescale or polynomial coefficients", "m, quaternion or 1"),
+    ("solref", 2, "reference", _SOLREF), ("solimp", 5, "impedance", "dmin, dmax, width, mid, power"),
+    ("break", 2, "force and torque at which the constraint breaks", "N, N m"),
+    ("quat2", 4, "the second site's frame in its body", _QUAT))
+EQ_D = Table(
+    "eq_d", "eq_", ROWS, "int", "equality constraints' state per env",
+    ("active", 1, "1 if active now", "flag"), ("broken", 1, "1 if it broke since last cleared", "flag"))
+OPT_F = Table(
+    "opt_f", "opt_", ROWS, "float", "simulation options (row 0 of each set)",
+    ("timestep", 1, "step size", "s"), ("gravity", 3, "gravity", "m/s^2"), ("wind", 3, "medium velocity", "m/s"),
+    ("density", 1, "medium density", "kg/m^3"), ("viscosity", 1, "medium viscosity", "Pa s"),
+    ("friction_smoothing", 1, "slope of smooth friction loss's tanh", "s/rad or s/m"),
+    ("tolerance", 1, "solver tolerance", "1"), ("impratio", 1, "frictional-to-normal impedance ratio", "ratio"),
+    ("meaninertia", 1, "mean diagonal of the mass matrix at qpos0", "kg m^2"),
+    ("ls_tolerance", 1, "line-search tolerance", "1"))
 
 # --- per-world data tables ------------------------------------------------------------
-BODY_D, NBODY_D = _flat_rows(
-    ("xpos", 3), ("xquat", 4), ("xmat", 9), ("xipos", 3), ("ximat", 9), ("subtree_com", 3), ("subtree_mass", 1),
-    ("cinert", 10), ("crb", 10), ("cvel", 6), ("cacc", 6), ("cfrc", 6), ("cfrc_ext", 6), ("cfrc_int", 6),
-)
+BODY_D = Table(
+    "body_d", "body_", FLAT, "float", "per-body state of one env (mjData's body arrays)",
+    ("xpos", 3, "frame position", "m"), ("xquat", 4, "frame orientation", _QUAT),
+    ("xmat", 9, "frame orientation", "rotation 3x3"), ("xipos", 3, "centre of mass", "m"),
+    ("ximat", 9, "principal inertia axes", "rotation 3x3"), ("subtree_com", 3, "centre of mass of the subtree", "m"),
+    ("subtree_mass", 1, "mass of the subtree", "kg"),
+    ("cinert", 10, "com-based inertia (Ixx, Iyy, Izz, Ixy, Ixz, Iyz, m dx, m dy, m dz, m)", "kg m^2, kg m, kg"),
+    ("crb", 10, "composite rigid-body inertia, as cinert", "kg m^2, kg m, kg"),
+    ("cvel", 6, "com-based velocity (angular, linear)", "rad/s, m/s"),
+    ("cacc", 6, "com-based acceleration (angular, linear)", "rad/s^2, m/s^2"),
+    ("cfrc", 6, "com-based force of the bias pass (scratch of the recursive Newton-Euler pass)", "N m, N"),
+    ("cfrc_ext", 6, "com-based external force: contacts and equalities", "N m, N"),
+    ("cfrc_int", 6, "com-based force from the parent", "N m, N"),
+    pow2=True)
 # Computed on demand from the last forward pass (physics/constraint/reaction.py), not while stepping.
 POST_CONSTRAINT = ("cacc", "cfrc_ext", "cfrc_int")
 # half_sincos: sin and cos of a hinge's half angle, all hinges' first and off the chain of
 # body frames (physics/smooth/kinematics.py)
-JNT_D, NJNT_D = _flat_rows(("xanchor", 3), ("xaxis", 3), ("half_sincos", 2))
-DOF_D, NDOF_D = _flat_rows(
-    ("cdof", 6), ("cdof_dot", 6), ("qfrc_bias", 1), ("qfrc_passive", 1), ("qfrc_actuator", 1),
-    ("qfrc_smooth", 1), ("qacc_rk", 4), ("qvel_rk", 4), ("qvel_start", 1), ("dx_vel", 1), ("scratch", 1),
-    ("qacc_smooth", 1), ("qfrc_constraint", 1), ("qacc_warmstart", 1), ("constraint_vel", 1),
+JNT_D = Table(
+    "jnt_d", "jnt_", FLAT, "float", "per-joint state of one env",
+    ("xanchor", 3, "anchor", "m"), ("xaxis", 3, "axis", "unit vector"),
+    ("half_sincos", 2, "sin and cos of a hinge's half angle from qpos0", "1"),
+    pow2=True)
+DOF_D = Table(
+    "dof_d", "dof_", FLAT, "float", "per-dof state of one env (mjData's nv arrays)",
+    ("cdof", 6, "com-based motion axis (angular, linear)", "1, m"),
+    ("cdof_dot", 6, "time derivative of cdof", "1/s, m/s"),
+    ("qfrc_bias", 1, "Coriolis, centrifugal and gravity force", "N m or N"),
+    ("qfrc_passive", 1, "springs, dampers, fluid and smooth friction loss", "N m or N"),
+    ("qfrc_actuator", 1, "actuator force (drives included)", "N m or N"),
+    ("qfrc_smooth", 1, "all forces but the constraints'", "N m or N"),
+    ("qacc_smooth", 1, "acceleration without constraints", "rad/s^2 or m/s^2"),
+    ("qfrc_constraint", 1, "constraint force", "N m or N"),
+    ("qacc_warmstart", 1, "the solver's starting acceleration", "rad/s^2 or m/s^2"),
     # drives and cubic limits: the drive force (also in qfrc_actuator), the stiffness and
     # damping the Euler and implicitspringdamper integrators treat implicitly, and each
     # env's drive targets (set by World.set_drive_target)
-    ("qfrc_drive", 1), ("implicit_stiffness", 1), ("implicit_damping", 1), ("drive_qpos_target", 1),
-    ("drive_qvel_target", 1),
+    ("qfrc_drive", 1, "PD drive force", "N m or N"),
+    ("implicit_stiffness", 1, "stiffness integrated implicitly", "N m/rad or N/m"),
+    ("implicit_damping", 1, "damping integrated implicitly", "N m s/rad or N s/m"),
+    ("drive_qpos_target", 1, "PD drive's position target", "rad or m"),
+    ("drive_qvel_target", 1, "PD drive's velocity target", "rad/s or m/s"),
+    pow2=True)
+# Work vectors of one env's step, per dof: no World.get() quantity lives here.
+DOF_S = Table(
+    "dof_s", "dof_", FLAT, "float", "per-dof scratch of one env's step",
+    ("qacc_rk", 4, "RK4's stage accelerations", "rad/s^2 or m/s^2"),
+    ("qvel_rk", 4, "RK4's stage velocities", "rad/s or m/s"),
+    ("qvel_start", 1, "qvel at the start of an RK4 step", "rad/s or m/s"),
+    ("dx_vel", 1, "RK4's combined velocity for the position update", "rad/s or m/s"),
+    ("scratch", 1, "a work vector (an implicit solve's right-hand side, a Jacobian-vector product)", "any"),
+    ("constraint_vel", 1, "velocity the constraint rows see", "rad/s or m/s"),
     # the primal solvers' vectors (physics/constraint/primal/): M (qacc - qacc_smooth), the cost's
     # gradient and its preconditioned form, the search direction, M search, and the
     # previous iteration's gradients for the conjugate-gradient update
-    ("ma", 1), ("grad", 1), ("mgrad", 1), ("search", 1), ("mv", 1), ("gradold", 1), ("mgradold", 1),
-)
+    ("ma", 1, "M (qacc - qacc_smooth)", "N m or N"), ("grad", 1, "the cost's gradient", "N m or N"),
+    ("mgrad", 1, "the preconditioned gradient", "rad/s^2 or m/s^2"), ("search", 1, "search direction", "rad/s^2 or m/s^2"),
+    ("mv", 1, "M search", "N m or N"), ("gradold", 1, "the previous gradient (CG)", "N m or N"),
+    ("mgradold", 1, "the previous preconditioned gradient (CG)", "rad/s^2 or m/s^2"),
+    pow2=True)
 PRIMAL_VECTORS = ("ma", "grad", "mgrad", "search", "mv", "gradold", "mgradold")
 # Constraint rows of one env (MuJoCo's efc_* arrays), up to the SIZE_NEFC capacity.
-EFC_F, NEFC_F = _columns(
-    ("type", 1), ("id", 1), ("pos", 1), ("margin", 1), ("diagA", 1), ("R", 1), ("K", 1), ("B", 1), ("imp", 1),
-    ("aref", 1), ("vel", 1), ("force", 1), ("AR", 1), ("lower", 1), ("upper", 1), ("solref", 2), ("solimp", 5),
-    ("imppos", 1),  # the residual the impedance sees: |pos| of a whole connect or weld block
-    ("jdotv", 1),  # d(J)/dt qvel of connect and weld rows, taken out of aref as MuJoCo does
-    ("bias", 1),  # J qacc_smooth - aref: the dual's linear term, fixed while the solver runs
-    # primal solvers (physics/constraint/primal/): J qacc - aref, J search, the row's cost along the
-    # line search as a quadratic, its mjtConstraintState, the friction coefficient that
-    # scales the row into the elliptic cone's circular space, and (first row of an elliptic
-    # contact) the cone's line-search terms U0, V0, UU, UV, VV and the contact's condim
-    ("jar", 1), ("jv", 1), ("quad", 3), ("state", 1), ("fric", 1), ("cone", 6),
-    # the row's weight in Newton's Hessian J^T D J: 1/R while the row is quadratic, else 0
-    ("hess", 1),
-)
-EFC_N, EFC_OVERFLOW, EFC_NITER = 0, 1, 2  # columns of efc_n: active rows, rows that did not fit, solver iterations
-NEFC_N = 3
-ACT_D, NACT_D = _columns(("force", 1), ("length", 1), ("velocity", 1))
-TEN_D, NTEN_D = _columns(("length", 1), ("velocity", 1))
+EFC_F = Table(
+    "efc_f", "efc_", ROWS, "float", "constraint rows of one env (MuJoCo's efc_* arrays)",
+    ("type", 1, "mjtConstraint", "enum"), ("id", 1, "the constrained object", _ID),
+    ("pos", 1, "constraint violation", "m or rad"), ("margin", 1, "inclusion margin", "m or rad"),
+    ("diagA", 1, "diagonal of J M^-1 J^T", "1/kg or 1/(kg m^2)"), ("R", 1, "regularizer", "1/kg or 1/(kg m^2)"),
+    ("K", 1, "reference stiffness", "1/s^2"), ("B", 1, "reference damping", "1/s"), ("imp", 1, "impedance", "0-1"),
+    ("aref", 1, "reference acceleration", "m/s^2 or rad/s^2"), ("vel", 1, "J qvel", "m/s or rad/s"),
+    ("force", 1, "constraint force", "N or N m"), ("AR", 1, "diagonal of A + R (PGS)", "1/kg or 1/(kg m^2)"),
+    ("lower", 1, "lower force bound (PGS)", "N or N m"), ("upper", 1, "upper force bound (PGS)", "N or N m"),
+    ("solref", 2, "reference", _SOLREF), ("solimp", 5, "impedance", "dmin, dmax, width, mid, power"),
+    ("imppos", 1, "the residual the impedance sees: |pos| of a whole connect or weld block", "m or rad"),
+    ("jdotv", 1, "d(J)/dt qvel of connect and weld rows, taken out of aref as MuJoCo does", "m/s^2 or rad/s^2"),
+    ("bias", 1, "J qacc_smooth - aref: the dual's linear term, fixed while the solver runs", "m/s^2 or rad/s^2"),
+    # primal solvers (physics/constraint/primal/)
+    ("jar", 1, "J qacc - aref", "m/s^2 or rad/s^2"), ("jv", 1, "J search", "m/s^2 or rad/s^2"),
+    ("quad", 3, "the row's cost along the line search, as a quadratic", "cost"),
+    ("state", 1, "mjtConstraintState", "enum"),
+    ("fric", 1, "friction coefficient scaling the row into the elliptic cone's circular space", "1"),
+    ("cone", 6, "first row of an elliptic contact: the cone's line-search terms U0, V0, UU, UV, VV and its condim", "cost"),
+    ("hess", 1, "the row's weight in Newton's Hessian J^T D J: 1/R while the row is quadratic, else 0", "kg or kg m^2"))
+EFC_COUNTS = Table(
+    "efc_n", "", ROW, "int", "constraint counts of one env",
+    ("nefc", 1, "active rows", "count"), ("nefc_overflow", 1, "rows that did not fit", "count"),
+    ("solver_niter", 1, "solver iterations of the last step", "count"))
+ACT_D = Table(
+    "act_d", "actuator_", ROWS, "float", "per-actuator state of one env",
+    ("force", 1, "actuator force", "N m or N"), ("length", 1, "transmission length", "rad or m"),
+    ("velocity", 1, "transmission velocity", "rad/s or m/s"))
+TEN_D = Table(
+    "ten_d", "ten_", ROWS, "float", "per-tendon state of one env",
+    ("length", 1, "tendon length", "m"), ("velocity", 1, "tendon velocity", "m/s"))
+
+# Every table a kernel reads by column, in one list: physics/access.py makes their accessors.
+TABLES = (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F, Q_F, ACT_I, ACT_F, TEN_I, TEN_F, WRAP_I, WRAP_F, EQ_I, EQ_F,
+          EQ_D, OPT_F, BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D)
+
+# Row widths and column positions under the names the host side uses
+NBODY_I, NBODY_F, NJNT_I, NJNT_F, NDOF_I, NDOF_F = (t.width for t in (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F))
+NQ_F, NACT_I, NACT_F, NTEN_I, NTEN_F, NEQ_I, NEQ_F, NOPT_F = (
+    t.width for t in (Q_F, ACT_I, ACT_F, TEN_I, TEN_F, EQ_I, EQ_F, OPT_F))
+NBODY_D, NJNT_D, NDOF_D, NDOF_S, NEFC_F, NEFC_N, NACT_D, NTEN_D = (
+    t.width for t in (BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D))
+BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = (BODY_I.start(k) for k in BODY_I)
+JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR, JNT_LIMITED, JNT_LIMIT_MODEL = (JNT_I.start(k) for k in JNT_I)
+DOF_BODY, DOF_JNT, DOF_PARENT, DOF_MADR, DOF_MROWLEN = (DOF_I.start(k) for k in DOF_I)
+ACT_TRNTYPE, ACT_TRNID, ACT_GAINTYPE, ACT_BIASTYPE, ACT_CTRLLIMITED, ACT_FORCELIMITED = (ACT_I.start(k) for k in ACT_I)
+TEN_ADR, TEN_NUM, TEN_LIMITED = (TEN_I.start(k) for k in TEN_I)
+EQ_TYPE, EQ_OBJ1, EQ_OBJ2, EQ_ACTIVE = (EQ_I.start(k) for k in EQ_I)
+EQ_D_ACTIVE, EQ_D_BROKEN = EQ_D.start("active"), EQ_D.start("broken")
+WRAP_OBJID, WRAP_COEF = WRAP_I.start("objid"), WRAP_F.start("prm")
+EFC_N, EFC_OVERFLOW, EFC_NITER = (EFC_COUNTS.start(k) for k in EFC_COUNTS)
 
 # The quantities World.get() can return: name -> (table, start, width); width 0 = scalar per row.
 DATA_VIEWS = {
     **{k: ("body_d", a, w) for k, (a, w) in BODY_D.items() if k != "cfrc"},
     **{k: ("jnt_d", a, w) for k, (a, w) in JNT_D.items() if k != "half_sincos"},
-    **{k: ("dof_d", a, w) for k, (a, w) in DOF_D.items()
-       if not k.endswith("_rk") and k not in ("qvel_start", "dx_vel", "scratch", "constraint_vel", *PRIMAL_VECTORS)},
-    "actuator_force": ("act_d", 0, 1),
-    "actuator_length": ("act_d", 1, 1),
-    "actuator_velocity": ("act_d", 2, 1),
-    "ten_length": ("ten_d", 0, 1),
-    "ten_velocity": ("ten_d", 1, 1),
+    **{k: ("dof_d", a, w) for k, (a, w) in DOF_D.items()},
+    **{"actuator_" + k: ("act_d", a, w) for k, (a, w) in ACT_D.items()},
+    **{"ten_" + k: ("ten_d", a, w) for k, (a, w) in TEN_D.items()},
 }
 
 
@@ -235,7 +408,8 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     sizes = np.array([m.nbody, m.njnt, m.nq, m.nv, m.nu, m.ntendon, integrator, m.opt.disableflags,
                       nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
                       m.opt.frictionloss == "smooth", m.opt.ls_iterations, *strides, m.nbody * NBODY_F,
-                      _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F, _pad(m.nv) * NDOF_I], np.int32)
+                      _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F, _pad(m.nv) * NDOF_I,
+                      int(np.prod(shapes["dof_s"][1:]))], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -383,7 +557,7 @@ def _pack_limits_and_drives(m: Model, jnt_i, jnt_f, dof_f) -> None:
 # parallel loop's variable, which a flat index never does, so flat tables are updated as
 # `table[i] = table[i] + v` (each env is one thread's). Flat tables are allocated 1-D;
 # data_shapes gives the (num_envs, rows, columns) the host views them as.
-FLAT_TABLES = ("body_d", "jnt_d", "dof_d", "qM", "qLD")
+FLAT_TABLES = ("body_d", "jnt_d", "dof_d", "dof_s", "qM", "qLD")
 # Model tables of the kinematic tree, read in every stage's inner loops (a dof's parent,
 # a body's joints, their frames and inertias): indexed flat as row * columns + column, for
 # the same reason. The float ones hold one row set, or one per env once World.set_param
@@ -406,6 +580,7 @@ def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:
         body_d=(num_envs, m.nbody, NBODY_D),
         jnt_d=(num_envs, _pad(m.njnt), NJNT_D),
         dof_d=(num_envs, nv, NDOF_D),
+        dof_s=(num_envs, nv, NDOF_S),
         qM=(num_envs, _pad(m.nM)),
         qLD=(num_envs, _pad(m.nM)),
         act_d=(num_envs, _pad(m.nu), NACT_D),

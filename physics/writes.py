@@ -70,4 +70,4 @@ class TableWriter:
                 table = view.reshape(tables.num_envs, dofs, L.NDOF_D)
                 table[ids[:, None], np.arange(rows.shape[1])[None, :], column] = rows
                 return
-        make_dof_column_kernel(tables.fp)(dof_d, rows, ids_beside(rows, ids), column, dofs * L.NDOF_D)
+        make_dof_column_kernel(tables.fp)(dof_d, rows, ids_beside(rows, ids), "dof_" + name, dofs * L.NDOF_D)

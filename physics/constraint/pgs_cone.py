@@ -13,16 +13,16 @@ Blocks are padded to the largest condim (6), so every loop is unrolled at compil
 import functools
 import types
 
-from .. import layout as L
+from ..access import make_access
 from ..runtime.backend import ti
 
-E = {k: v[0] for k, v in L.EFC_F.items()}
 _MINVAL = 1e-15
 _QCQP_ITERATIONS = 20
 
 
 @functools.lru_cache(maxsize=None)
 def make_pgs_cone(fp):
+    A = make_access(fp)
     vec6 = ti.types.vector(6, fp)
     mat6 = ti.types.matrix(6, 6, fp)
     vec5 = ti.types.vector(5, fp)
@@ -85,12 +85,12 @@ def make_pgs_cone(fp):
         old = vec6(0)
         for j in ti.static(range(6)):
             if j < dim:
-                old[j] = efc_f[w, i + j, E["force"]]
-                s = efc_f[w, i + j, E["bias"]] + efc_f[w, i + j, E["R"]] * old[j]
+                old[j] = A.efc_force(efc_f, w, i + j)
+                s = A.efc_bias(efc_f, w, i + j) + A.efc_R(efc_f, w, i + j) * old[j]
                 for m in range(nefc):
-                    s += efc_Y[w, i + j, m] * efc_f[w, m, E["force"]]
+                    s += efc_Y[w, i + j, m] * A.efc_force(efc_f, w, m)
                 res[j] = s
-                a[j, j] = efc_Y[w, i + j, i + j] + efc_f[w, i + j, E["R"]]
+                a[j, j] = efc_Y[w, i + j, i + j] + A.efc_R(efc_f, w, i + j)
                 for k in ti.static(range(j + 1, 6)):
                     if k < dim:
                         a[j, k] = efc_Y[w, i + j, i + k]
@@ -112,7 +112,7 @@ def make_pgs_cone(fp):
         bc = vec5(0)
         for j in ti.static(range(5)):
             if j + 1 < dim:
-                mu[j] = efc_f[w, i + j + 1, E["fric"]]
+                mu[j] = A.efc_fric(efc_f, w, i + j + 1)
         for j in ti.static(range(5)):
             if j + 1 < dim:
                 s = res[j + 1] + a[j + 1, 0] * (force[0] - old[0])
@@ -134,7 +134,7 @@ def make_pgs_cone(fp):
             change = fp(0.0)
         for j in ti.static(range(6)):
             if j < dim:
-                efc_f[w, i + j, E["force"]] = force[j]
+                A.set_efc_force(efc_f, w, i + j, force[j])
         return -change
 
     return types.SimpleNamespace(update=update)

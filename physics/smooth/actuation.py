@@ -14,18 +14,15 @@ import types
 from .. import layout as L
 from ..model import BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, GAIN_AFFINE, TRN_JOINT
 from ..runtime.backend import ti
+from ..access import make_access
 from ..runtime.ti_math import make_math
 
-GAINPRM, BIASPRM, GEAR = L.ACT_F["gainprm"][0], L.ACT_F["biasprm"][0], L.ACT_F["gear"][0]
-CTRLRANGE, FORCERANGE = L.ACT_F["ctrlrange"][0], L.ACT_F["forcerange"][0]
-A_FORCE, A_LENGTH, A_VELOCITY = L.ACT_D["force"][0], L.ACT_D["length"][0], L.ACT_D["velocity"][0]
-QFRC_ACTUATOR = L.DOF_D["qfrc_actuator"][0]
-T_LEN, T_VEL = L.TEN_D["length"][0], L.TEN_D["velocity"][0]
 
 
 @functools.lru_cache(maxsize=None)
 def make_actuation(fp):
     m = make_math(fp)
+    A = make_access(fp)
 
     @ti.func
     def actuation(
@@ -41,42 +38,42 @@ def make_actuation(fp):
         ma = w % act_f.shape[0]
         mw = w % wrap_f.shape[0]
         for d in range(sizes[L.SIZE_NV]):
-            dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR] = 0
+            A.set_dof_qfrc_actuator(dof_d, o_dof, d, 0)
         for u in range(sizes[L.SIZE_NU]):
-            gear = act_f[ma, u, GEAR]
-            trnid = act_i[u, L.ACT_TRNID]
+            gear = A.actuator_gear(act_f, ma, u)
+            trnid = A.actuator_trnid(act_i, u)
             length = fp(0.0)
             velocity = fp(0.0)
-            if act_i[u, L.ACT_TRNTYPE] == TRN_JOINT:
-                length = gear * qpos[w, jnt_i[trnid * L.NJNT_I + L.JNT_QPOSADR]]
-                velocity = gear * qvel[w, jnt_i[trnid * L.NJNT_I + L.JNT_DOFADR]]
+            if A.actuator_trntype(act_i, u) == TRN_JOINT:
+                length = gear * qpos[w, A.jnt_qposadr(jnt_i, trnid)]
+                velocity = gear * qvel[w, A.jnt_dofadr(jnt_i, trnid)]
             else:
-                length = gear * ten_d[w, trnid, T_LEN]
-                velocity = gear * ten_d[w, trnid, T_VEL]
+                length = gear * A.ten_length(ten_d, w, trnid)
+                velocity = gear * A.ten_velocity(ten_d, w, trnid)
             c = ctrl[w, u]
-            if act_i[u, L.ACT_CTRLLIMITED] != 0 and (sizes[L.SIZE_DISABLE] & DSBL_CLAMPCTRL) == 0:
-                c = ti.min(ti.max(c, act_f[ma, u, CTRLRANGE]), act_f[ma, u, CTRLRANGE + 1])
-            gain = act_f[ma, u, GAINPRM]
-            if act_i[u, L.ACT_GAINTYPE] == GAIN_AFFINE:
-                gain += act_f[ma, u, GAINPRM + 1] * length + act_f[ma, u, GAINPRM + 2] * velocity
+            if A.actuator_ctrllimited(act_i, u) != 0 and (sizes[L.SIZE_DISABLE] & DSBL_CLAMPCTRL) == 0:
+                c = ti.min(ti.max(c, A.actuator_ctrlrange_at(act_f, ma, u, 0)), A.actuator_ctrlrange_at(act_f, ma, u, 1))
+            gain = A.actuator_gainprm_at(act_f, ma, u, 0)
+            if A.actuator_gaintype(act_i, u) == GAIN_AFFINE:
+                gain += A.actuator_gainprm_at(act_f, ma, u, 1) * length + A.actuator_gainprm_at(act_f, ma, u, 2) * velocity
             force = gain * c
-            if act_i[u, L.ACT_BIASTYPE] == BIAS_AFFINE:
-                force += act_f[ma, u, BIASPRM] + act_f[ma, u, BIASPRM + 1] * length + act_f[ma, u, BIASPRM + 2] * velocity
-            if act_i[u, L.ACT_FORCELIMITED] != 0:
-                force = ti.min(ti.max(force, act_f[ma, u, FORCERANGE]), act_f[ma, u, FORCERANGE + 1])
+            if A.actuator_biastype(act_i, u) == BIAS_AFFINE:
+                force += A.actuator_biasprm_at(act_f, ma, u, 0) + A.actuator_biasprm_at(act_f, ma, u, 1) * length + A.actuator_biasprm_at(act_f, ma, u, 2) * velocity
+            if A.actuator_forcelimited(act_i, u) != 0:
+                force = ti.min(ti.max(force, A.actuator_forcerange_at(act_f, ma, u, 0)), A.actuator_forcerange_at(act_f, ma, u, 1))
             if (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) != 0:
                 force = fp(0.0)
-            act_d[w, u, A_FORCE] = force
-            act_d[w, u, A_LENGTH] = length
-            act_d[w, u, A_VELOCITY] = velocity
-            if act_i[u, L.ACT_TRNTYPE] == TRN_JOINT:
-                da = jnt_i[trnid * L.NJNT_I + L.JNT_DOFADR]
-                dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR] = (dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR]
+            A.set_actuator_force(act_d, w, u, force)
+            A.set_actuator_length(act_d, w, u, length)
+            A.set_actuator_velocity(act_d, w, u, velocity)
+            if A.actuator_trntype(act_i, u) == TRN_JOINT:
+                da = A.jnt_dofadr(jnt_i, trnid)
+                A.set_dof_qfrc_actuator(dof_d, o_dof, da, A.dof_qfrc_actuator(dof_d, o_dof, da)
                                                                 + gear * force)
             else:
-                for n in range(ten_i[trnid, L.TEN_ADR], ten_i[trnid, L.TEN_ADR] + ten_i[trnid, L.TEN_NUM]):
-                    da = jnt_i[wrap_i[n, L.WRAP_OBJID] * L.NJNT_I + L.JNT_DOFADR]
-                    dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR] = (dof_d[o_dof + da * L.NDOF_D + QFRC_ACTUATOR]
-                                                                    + gear * wrap_f[mw, n, L.WRAP_COEF] * force)
+                for n in range(A.tendon_adr(ten_i, trnid), A.tendon_adr(ten_i, trnid) + A.tendon_num(ten_i, trnid)):
+                    da = A.jnt_dofadr(jnt_i, A.wrap_objid(wrap_i, n))
+                    A.set_dof_qfrc_actuator(dof_d, o_dof, da, A.dof_qfrc_actuator(dof_d, o_dof, da)
+                                                                    + gear * A.wrap_prm(wrap_f, mw, n) * force)
 
     return types.SimpleNamespace(actuation=actuation)

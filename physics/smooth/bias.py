@@ -8,17 +8,15 @@ import types
 from .. import layout as L
 from ..model import DSBL_GRAVITY
 from ..runtime.backend import ti
+from ..access import make_access
 from ..runtime.ti_math import make_math
 
-CINERT, CVEL = L.BODY_D["cinert"][0], L.BODY_D["cvel"][0]
-CACC, CFRC = L.BODY_D["cacc"][0], L.BODY_D["cfrc"][0]
-CDOF, CDOF_DOT, QFRC_BIAS = L.DOF_D["cdof"][0], L.DOF_D["cdof_dot"][0], L.DOF_D["qfrc_bias"][0]
-GRAVITY = L.OPT_F["gravity"][0]
 
 
 @functools.lru_cache(maxsize=None)
 def make_bias(fp):
     m = make_math(fp)
+    A = make_access(fp)
 
     @ti.func
     def rne(
@@ -36,28 +34,26 @@ def make_bias(fp):
         # the world accelerates upwards at -gravity, which applies gravity to every body
         g = m.vec3(0)
         if (sizes[L.SIZE_DISABLE] & DSBL_GRAVITY) == 0:
-            g = -m.ld3(opt_f, mo, 0, GRAVITY)
-        m.put(body_d, o_body + CACC, m.spatial(m.vec3(0), g))
+            g = -A.opt_gravity(opt_f, mo, 0)
+        A.set_body_cacc(body_d, o_body, 0, m.spatial(m.vec3(0), g))
         nbody = sizes[L.SIZE_NBODY]
         for b in range(1, nbody):
-            cacc = m.at6(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_PARENT] * L.NBODY_D + CACC)
-            da = body_i[b * L.NBODY_I + L.BODY_DOFADR]
-            for d in range(da, da + body_i[b * L.NBODY_I + L.BODY_DOFNUM]):
-                cacc += m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT) * qvel[w, d]
-            row = o_body + b * L.NBODY_D
-            m.put(body_d, row + CACC, cacc)
-            cinert = m.at10(body_d, row + CINERT)
-            cvel = m.at6(body_d, row + CVEL)
-            m.put(body_d, row + CFRC, m.mul_inert(cinert, cacc) + m.cross_force(cvel, m.mul_inert(cinert, cvel)))
-        m.put(body_d, o_body + CFRC, m.vec6(0))
+            cacc = A.body_cacc(body_d, o_body, A.body_parent(body_i, b))
+            da = A.body_dofadr(body_i, b)
+            for d in range(da, da + A.body_dofnum(body_i, b)):
+                cacc += A.dof_cdof_dot(dof_d, o_dof, d) * qvel[w, d]
+            A.set_body_cacc(body_d, o_body, b, cacc)
+            cinert = A.body_cinert(body_d, o_body, b)
+            cvel = A.body_cvel(body_d, o_body, b)
+            A.set_body_cfrc(body_d, o_body, b, m.mul_inert(cinert, cacc) + m.cross_force(cvel, m.mul_inert(cinert, cvel)))
+        A.set_body_cfrc(body_d, o_body, 0, m.vec6(0))
         for i in range(nbody - 1):
             b = nbody - 1 - i
-            p = body_i[b * L.NBODY_I + L.BODY_PARENT]
+            p = A.body_parent(body_i, b)
             if p > 0:
-                prow = o_body + p * L.NBODY_D
-                m.put(body_d, prow + CFRC, m.at6(body_d, prow + CFRC) + m.at6(body_d, o_body + b * L.NBODY_D + CFRC))
+                A.set_body_cfrc(body_d, o_body, p, A.body_cfrc(body_d, o_body, p) + A.body_cfrc(body_d, o_body, b))
         for d in range(sizes[L.SIZE_NV]):
-            cfrc = m.at6(body_d, o_body + dof_i[d * L.NDOF_I + L.DOF_BODY] * L.NBODY_D + CFRC)
-            dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS] = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF).dot(cfrc)
+            cfrc = A.body_cfrc(body_d, o_body, A.dof_body(dof_i, d))
+            A.set_dof_qfrc_bias(dof_d, o_dof, d, A.dof_cdof(dof_d, o_dof, d).dot(cfrc))
 
     return types.SimpleNamespace(rne=rne)

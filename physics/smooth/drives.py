@@ -27,22 +27,16 @@ import types
 from .. import layout as L
 from ..model import DSBL_ACTUATION, INT_RK4, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
+from ..access import make_access
 from ..runtime.ti_math import make_math
 
-QFRC_ACTUATOR, QFRC_DRIVE = L.DOF_D["qfrc_actuator"][0], L.DOF_D["qfrc_drive"][0]
-QFRC_PASSIVE, QFRC_BIAS = L.DOF_D["qfrc_passive"][0], L.DOF_D["qfrc_bias"][0]
-IMPLICIT_K, IMPLICIT_D = L.DOF_D["implicit_stiffness"][0], L.DOF_D["implicit_damping"][0]
-TARGET_Q, TARGET_V = L.DOF_D["drive_qpos_target"][0], L.DOF_D["drive_qvel_target"][0]
-STIFFNESS, DAMPING = L.DOF_F["drive_stiffness"][0], L.DOF_F["drive_damping"][0]
-FORCELIMIT, ACCELERATION = L.DOF_F["drive_forcelimit"][0], L.DOF_F["drive_acceleration"][0]
-INVWEIGHT = L.DOF_F["invweight0"][0]
-TIMESTEP = L.OPT_F["timestep"][0]
 _MINVAL = 1e-15
 
 
 @functools.lru_cache(maxsize=None)
 def make_drives(fp):
     m = make_math(fp)
+    A = make_access(fp)
 
     @ti.func
     def drives(w, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), dof_f: ti.template(),
@@ -55,45 +49,45 @@ def make_drives(fp):
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         off = (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) != 0
         # the step the integrator treats the drives implicitly over (RK4: none)
-        hi = opt_f[w % opt_f.shape[0], 0, TIMESTEP] if sizes[L.SIZE_INTEGRATOR] != INT_RK4 else fp(0.0)
+        hi = A.opt_timestep(opt_f, w % opt_f.shape[0], 0) if sizes[L.SIZE_INTEGRATOR] != INT_RK4 else fp(0.0)
         for d in range(sizes[L.SIZE_NV]):
-            k = dof_f[md + d * L.NDOF_F + STIFFNESS]
-            c = dof_f[md + d * L.NDOF_F + DAMPING]
+            k = A.dof_drive_stiffness(dof_f, md, d)
+            c = A.dof_drive_damping(dof_f, md, d)
             force = fp(0.0)
             applied = fp(0.0)
             ik = fp(0.0)
             ic = fp(0.0)
-            j = dof_i[d * L.NDOF_I + L.DOF_JNT]
-            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
+            j = A.dof_jnt(dof_i, d)
+            jtype = A.jnt_type(jnt_i, j)
             if (k != 0 or c != 0) and not off and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
-                if dof_f[md + d * L.NDOF_F + ACCELERATION] != 0:
-                    scale = 1 / ti.max(fp(_MINVAL), dof_f[md + d * L.NDOF_F + INVWEIGHT])
+                if A.dof_drive_acceleration(dof_f, md, d) != 0:
+                    scale = 1 / ti.max(fp(_MINVAL), A.dof_invweight0(dof_f, md, d))
                     k *= scale
                     c *= scale
-                error = dof_d[o_dof + d * L.NDOF_D + TARGET_Q] - qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
-                force = k * error + c * (dof_d[o_dof + d * L.NDOF_D + TARGET_V] - qvel[w, d])
+                error = A.dof_drive_qpos_target(dof_d, o_dof, d) - qpos[w, A.jnt_qposadr(jnt_i, j)]
+                force = k * error + c * (A.dof_drive_qvel_target(dof_d, o_dof, d) - qvel[w, d])
                 # The force the implicit step applies, k (e - h v') + c (qd* - v') with v' the
                 # velocity after it, is (force - h k v - h (h k + c) other / m) / (1 + h (h k + c)
                 # / m) for a lone dof of inertia m under other forces: it, not the force now, decides saturation (else a large step
                 # flips a saturated drive from side to side) and is what qfrc_drive reports.
-                shrink = 1 + hi * (hi * k + c) * dof_f[md + d * L.NDOF_F + INVWEIGHT]
+                shrink = 1 + hi * (hi * k + c) * A.dof_invweight0(dof_f, md, d)
                 # the dof's other forces so far (no constraints): the drive also holds them
-                other = (dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] + dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR]
+                other = (A.dof_qfrc_passive(dof_d, o_dof, d) + A.dof_qfrc_actuator(dof_d, o_dof, d)
                          + qfrc_applied[w, d]
-                         - dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS])
+                         - A.dof_qfrc_bias(dof_d, o_dof, d))
                 applied = (force - hi * k * qvel[w, d]
-                           - hi * (hi * k + c) * dof_f[md + d * L.NDOF_F + INVWEIGHT] * other) / shrink
-                limit = dof_f[md + d * L.NDOF_F + FORCELIMIT]
+                           - hi * (hi * k + c) * A.dof_invweight0(dof_f, md, d) * other) / shrink
+                limit = A.dof_drive_forcelimit(dof_f, md, d)
                 if ti.abs(applied) < limit:
                     ik = k
                     ic = c
                 else:
                     force = ti.min(ti.max(applied, -limit), limit)
                     applied = force
-            dof_d[o_dof + d * L.NDOF_D + QFRC_DRIVE] = applied
-            dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR] = dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR] + force
-            dof_d[o_dof + d * L.NDOF_D + IMPLICIT_K] = ik
-            dof_d[o_dof + d * L.NDOF_D + IMPLICIT_D] = ic
+            A.set_dof_qfrc_drive(dof_d, o_dof, d, applied)
+            A.set_dof_qfrc_actuator(dof_d, o_dof, d, A.dof_qfrc_actuator(dof_d, o_dof, d) + force)
+            A.set_dof_implicit_stiffness(dof_d, o_dof, d, ik)
+            A.set_dof_implicit_damping(dof_d, o_dof, d, ic)
 
     return types.SimpleNamespace(drives=drives)
 
@@ -101,13 +95,16 @@ def make_drives(fp):
 @functools.lru_cache(maxsize=None)
 def make_dof_column_kernel(fp):
     """A kernel writing one column of chosen envs' rows of the per-env dof table:
-    write(dof_d, values (n, nv), env_ids (n,), column, stride). A kernel, not a host round trip of
-    the whole table, because drive targets change every env step and resets come often."""
+    write(dof_d, values (n, nv), env_ids (n,), column, stride), the column named by its
+    accessor ("dof_drive_qpos_target"). A kernel, not a host round trip of the whole
+    table, because drive targets change every env step and resets come often."""
+    A = make_access(fp)
 
     @ti.kernel
     def write(dof_d: ti.types.ndarray(dtype=fp, ndim=1), values: ti.types.ndarray(dtype=fp, ndim=2),
-              env_ids: ti.types.ndarray(dtype=ti.i32, ndim=1), column: ti.i32, stride: ti.i32):
+              env_ids: ti.types.ndarray(dtype=ti.i32, ndim=1), column: ti.template(), stride: ti.i32):
+        put = ti.static(A.write[column])
         for i, d in ti.ndrange(values.shape[0], values.shape[1]):
-            dof_d[env_ids[i] * stride + d * L.NDOF_D + column] = values[i, d]
+            put(dof_d, env_ids[i] * stride, d, values[i, d])
 
     return write

@@ -13,16 +13,15 @@ import types
 
 from .. import layout as L
 from ..runtime.backend import ti
+from ..access import make_access
 from ..runtime.ti_math import make_math
 
-CINERT, CRB = L.BODY_D["cinert"][0], L.BODY_D["crb"][0]
-CDOF = L.DOF_D["cdof"][0]
-ARMATURE = L.DOF_F["armature"][0]
 
 
 @functools.lru_cache(maxsize=None)
 def make_inertia(fp):
     m = make_math(fp)
+    A = make_access(fp)
 
     @ti.func
     def crb(
@@ -41,20 +40,19 @@ def make_inertia(fp):
         mcol = sizes[L.SIZE_MCOL]
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
-            m.put(body_d, o_body + b * L.NBODY_D + CRB, m.at10(body_d, o_body + b * L.NBODY_D + CINERT))
+            A.set_body_crb(body_d, o_body, b, A.body_cinert(body_d, o_body, b))
         for i in range(nbody - 1):
             b = nbody - 1 - i
-            p = body_i[b * L.NBODY_I + L.BODY_PARENT]
+            p = A.body_parent(body_i, b)
             if p > 0:
-                prow = o_body + p * L.NBODY_D
-                m.put(body_d, prow + CRB, m.at10(body_d, prow + CRB) + m.at10(body_d, o_body + b * L.NBODY_D + CRB))
+                A.set_body_crb(body_d, o_body, p, A.body_crb(body_d, o_body, p) + A.body_crb(body_d, o_body, b))
         for i in range(sizes[L.SIZE_NV]):
-            buf = m.mul_inert(m.at10(body_d, o_body + dof_i[i * L.NDOF_I + L.DOF_BODY] * L.NBODY_D + CRB),
-                              m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
-            adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
-            qM[o_m + adr] = dof_f[md + i * L.NDOF_F + ARMATURE] + buf.dot(m.at6(dof_d, o_dof + i * L.NDOF_D + CDOF))
-            for a in range(adr + 1, adr + dof_i[i * L.NDOF_I + L.DOF_MROWLEN]):
-                qM[o_m + a] = buf.dot(m.at6(dof_d, o_dof + dof_i[mcol + a] * L.NDOF_D + CDOF))
+            buf = m.mul_inert(A.body_crb(body_d, o_body, A.dof_body(dof_i, i)),
+                              A.dof_cdof(dof_d, o_dof, i))
+            adr = A.dof_madr(dof_i, i)
+            qM[o_m + adr] = A.dof_armature(dof_f, md, i) + buf.dot(A.dof_cdof(dof_d, o_dof, i))
+            for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
+                qM[o_m + a] = buf.dot(A.dof_cdof(dof_d, o_dof, dof_i[mcol + a]))
 
     @ti.func
     def copy_sparse(w, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
@@ -69,50 +67,52 @@ def make_inertia(fp):
         nv = sizes[L.SIZE_NV]
         for r in range(nv):
             k = nv - 1 - r
-            kk = dof_i[k * L.NDOF_I + L.DOF_MADR]
+            kk = A.dof_madr(dof_i, k)
             if qLD[o_m + kk] < fp(1e-15):
                 qLD[o_m + kk] = fp(1e-15)
             dk = qLD[o_m + kk]
             ki = kk + 1
-            i = dof_i[k * L.NDOF_I + L.DOF_PARENT]
+            i = A.dof_parent(dof_i, k)
             while i >= 0:
                 tmp = qLD[o_m + ki] / dk
                 # row i (i and its ancestors) -= tmp * the matching tail of row k
-                ii = dof_i[i * L.NDOF_I + L.DOF_MADR]
-                for t in range(dof_i[i * L.NDOF_I + L.DOF_MROWLEN]):
+                ii = A.dof_madr(dof_i, i)
+                for t in range(A.dof_mrowlen(dof_i, i)):
                     qLD[o_m + (ii + t)] = qLD[o_m + (ii + t)] - (qLD[o_m + (ki + t)] * tmp)
                 qLD[o_m + ki] = tmp
                 ki += 1
-                i = dof_i[i * L.NDOF_I + L.DOF_PARENT]
+                i = A.dof_parent(dof_i, i)
 
     @ti.func
-    def solve(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), x: ti.template(),
+    def solve(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), dof_s: ti.template(),
               col: ti.template()):
-        """Column ``col`` of env w's rows of the flat dof table x <- (L^T D L)^-1 itself, in place."""
+        """Column ``col`` (a dof scratch column's accessor name, e.g. "dof_mgrad") of env w's
+        rows <- (L^T D L)^-1 itself, in place."""
+        get, put = ti.static(A.read[col], A.write[col])
         o_m = w * sizes[L.SIZE_M_STRIDE]
         mcol = sizes[L.SIZE_MCOL]
         nv = sizes[L.SIZE_NV]
-        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         for r in range(nv):
             i = nv - 1 - r
-            xi = x[o_dof + i * L.NDOF_D + col]
+            xi = get(dof_s, o, i)
             if xi != 0:
-                adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
-                for a in range(adr + 1, adr + dof_i[i * L.NDOF_I + L.DOF_MROWLEN]):
+                adr = A.dof_madr(dof_i, i)
+                for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
                     j = dof_i[mcol + a]
-                    x[o_dof + j * L.NDOF_D + col] = x[o_dof + j * L.NDOF_D + col] - qLD[o_m + a] * xi
+                    put(dof_s, o, j, get(dof_s, o, j) - qLD[o_m + a] * xi)
         for i in range(nv):
-            x[o_dof + i * L.NDOF_D + col] = x[o_dof + i * L.NDOF_D + col] / qLD[o_m + dof_i[i * L.NDOF_I + L.DOF_MADR]]
+            put(dof_s, o, i, get(dof_s, o, i) / qLD[o_m + A.dof_madr(dof_i, i)])
         for i in range(nv):
-            adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
-            s = x[o_dof + i * L.NDOF_D + col]
-            for a in range(adr + 1, adr + dof_i[i * L.NDOF_I + L.DOF_MROWLEN]):
-                s -= qLD[o_m + a] * x[o_dof + dof_i[mcol + a] * L.NDOF_D + col]
-            x[o_dof + i * L.NDOF_D + col] = s
+            adr = A.dof_madr(dof_i, i)
+            s = get(dof_s, o, i)
+            for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
+                s -= qLD[o_m + a] * get(dof_s, o, dof_i[mcol + a])
+            put(dof_s, o, i, s)
 
     @ti.func
     def add_diag(w, sizes: ti.template(), qLD: ti.template(), dof_i: ti.template(), d, value):
         o_m = w * sizes[L.SIZE_M_STRIDE]
-        qLD[o_m + dof_i[d * L.NDOF_I + L.DOF_MADR]] = qLD[o_m + dof_i[d * L.NDOF_I + L.DOF_MADR]] + value
+        qLD[o_m + A.dof_madr(dof_i, d)] = qLD[o_m + A.dof_madr(dof_i, d)] + value
 
     return types.SimpleNamespace(crb=crb, copy_sparse=copy_sparse, factor=factor, solve=solve, add_diag=add_diag)

@@ -11,19 +11,9 @@ import types
 from .. import layout as L
 from ..model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
+from ..access import make_access
 from ..runtime.ti_math import make_math
 
-XPOS, XQUAT, XMAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0], L.BODY_D["xmat"][0]
-XIPOS, XIMAT = L.BODY_D["xipos"][0], L.BODY_D["ximat"][0]
-SUBTREE_COM, SUBTREE_MASS = L.BODY_D["subtree_com"][0], L.BODY_D["subtree_mass"][0]
-CINERT, CVEL = L.BODY_D["cinert"][0], L.BODY_D["cvel"][0]
-XANCHOR, XAXIS, HALF_SINCOS = L.JNT_D["xanchor"][0], L.JNT_D["xaxis"][0], L.JNT_D["half_sincos"][0]
-CDOF, CDOF_DOT = L.DOF_D["cdof"][0], L.DOF_D["cdof_dot"][0]
-B_POS, B_QUAT, B_IPOS = L.BODY_F["pos"][0], L.BODY_F["quat"][0], L.BODY_F["ipos"][0]
-B_IQUAT, B_MASS, B_INERTIA = L.BODY_F["iquat"][0], L.BODY_F["mass"][0], L.BODY_F["inertia"][0]
-J_POS, J_AXIS = L.JNT_F["pos"][0], L.JNT_F["axis"][0]
-QPOS0 = L.Q_F["qpos0"][0]
-T_LEN, T_VEL = L.TEN_D["length"][0], L.TEN_D["velocity"][0]
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,6 +28,7 @@ def make_kinematics(fp):
 @functools.lru_cache(maxsize=None)
 def make_positions(fp):
     m = make_math(fp)
+    A = make_access(fp)
 
     @ti.func
     def body_frames(
@@ -56,68 +47,68 @@ def make_positions(fp):
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         mq = w % q_f.shape[0]
-        m.put(body_d, o_body + XPOS, m.vec3(0))
-        m.put(body_d, o_body + XQUAT, m.vec4(1, 0, 0, 0))
-        m.put_mat3(body_d, o_body + XMAT, ti.Matrix.identity(fp, 3))
-        m.put(body_d, o_body + XIPOS, m.vec3(0))
-        m.put_mat3(body_d, o_body + XIMAT, ti.Matrix.identity(fp, 3))
+        A.set_body_xpos(body_d, o_body, 0, m.vec3(0))
+        A.set_body_xquat(body_d, o_body, 0, m.vec4(1, 0, 0, 0))
+        A.set_body_xmat(body_d, o_body, 0, ti.Matrix.identity(fp, 3))
+        A.set_body_xipos(body_d, o_body, 0, m.vec3(0))
+        A.set_body_ximat(body_d, o_body, 0, ti.Matrix.identity(fp, 3))
         # the hinges' rotations depend on qpos alone: computed apart, their sin and cos
         # (a long chain of dependent flops each) overlap instead of waiting in turn on the
         # chain of body frames, which needs each parent's frame first
         for j in range(sizes[L.SIZE_NJNT]):
-            if jnt_i[j * L.NJNT_I + L.JNT_TYPE] == JNT_HINGE:
-                a = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
-                s, c = m.sincos(fp(0.5) * (qpos[w, a] - q_f[mq, a, QPOS0]))
-                jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS] = s
-                jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS + 1] = c
+            if A.jnt_type(jnt_i, j) == JNT_HINGE:
+                a = A.jnt_qposadr(jnt_i, j)
+                s, c = m.sincos(fp(0.5) * (qpos[w, a] - A.qpos0(q_f, mq, a)))
+                A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 0, s)
+                A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 1, c)
         for b in range(1, sizes[L.SIZE_NBODY]):
-            jadr = body_i[b * L.NBODY_I + L.BODY_JNTADR]
-            jnum = body_i[b * L.NBODY_I + L.BODY_JNTNUM]
+            jadr = A.body_jntadr(body_i, b)
+            jnum = A.body_jntnum(body_i, b)
             pos = m.vec3(0)
             quat = m.vec4(1, 0, 0, 0)
-            if jnum == 1 and jnt_i[jadr * L.NJNT_I + L.JNT_TYPE] == JNT_FREE:
-                a = jnt_i[jadr * L.NJNT_I + L.JNT_QPOSADR]
+            if jnum == 1 and A.jnt_type(jnt_i, jadr) == JNT_FREE:
+                a = A.jnt_qposadr(jnt_i, jadr)
                 pos = m.vec3(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2])
                 # qpos itself is left as given: MuJoCo's forward pass normalizes a copy
                 quat = m.quat_normalize(m.vec4(qpos[w, a + 3], qpos[w, a + 4], qpos[w, a + 5], qpos[w, a + 6]))
-                m.put(jnt_d, o_jnt + jadr * L.NJNT_D + XANCHOR, pos)
-                m.put(jnt_d, o_jnt + jadr * L.NJNT_D + XAXIS, m.vec3(0, 0, 1))
+                A.set_jnt_xanchor(jnt_d, o_jnt, jadr, pos)
+                A.set_jnt_xaxis(jnt_d, o_jnt, jadr, m.vec3(0, 0, 1))
             else:
-                p = body_i[b * L.NBODY_I + L.BODY_PARENT]
-                pquat = m.at4(body_d, o_body + p * L.NBODY_D + XQUAT)
-                pos = (m.at3(body_d, o_body + p * L.NBODY_D + XPOS)
-                       + m.quat_rotate(pquat, m.at3(body_f, mb + b * L.NBODY_F + B_POS)))
-                quat = m.quat_mul(pquat, m.at4(body_f, mb + b * L.NBODY_F + B_QUAT))
+                p = A.body_parent(body_i, b)
+                pquat = A.body_xquat(body_d, o_body, p)
+                pos = (A.body_xpos(body_d, o_body, p)
+                       + m.quat_rotate(pquat, A.body_pos(body_f, mb, b)))
+                quat = m.quat_mul(pquat, A.body_quat(body_f, mb, b))
                 for j in range(jadr, jadr + jnum):
-                    jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
-                    a = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
-                    axis = m.at3(jnt_f, mj + j * L.NJNT_F + J_AXIS)
-                    jpos = m.at3(jnt_f, mj + j * L.NJNT_F + J_POS)
+                    jtype = A.jnt_type(jnt_i, j)
+                    a = A.jnt_qposadr(jnt_i, j)
+                    axis = A.jnt_axis(jnt_f, mj, j)
+                    jpos = A.jnt_pos(jnt_f, mj, j)
                     xaxis = m.quat_rotate(quat, axis)
                     xanchor = m.quat_rotate(quat, jpos) + pos
                     if jtype == JNT_SLIDE:
-                        pos += xaxis * (qpos[w, a] - q_f[mq, a, QPOS0])
+                        pos += xaxis * (qpos[w, a] - A.qpos0(q_f, mq, a))
                     else:
                         qloc = m.vec4(1, 0, 0, 0)
                         if jtype == JNT_BALL:
                             qloc = m.quat_normalize(m.vec4(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2], qpos[w, a + 3]))
                         else:
-                            qloc = m.half_angle_quat(axis, jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS],
-                                                     jnt_d[o_jnt + j * L.NJNT_D + HALF_SINCOS + 1])
+                            qloc = m.half_angle_quat(axis, A.jnt_half_sincos_at(jnt_d, o_jnt, j, 0),
+                                                     A.jnt_half_sincos_at(jnt_d, o_jnt, j, 1))
                         quat = m.quat_mul(quat, qloc)
                         pos = xanchor - m.quat_rotate(quat, jpos)
-                    m.put(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR, xanchor)
-                    m.put(jnt_d, o_jnt + j * L.NJNT_D + XAXIS, xaxis)
+                    A.set_jnt_xanchor(jnt_d, o_jnt, j, xanchor)
+                    A.set_jnt_xaxis(jnt_d, o_jnt, j, xaxis)
             # no normalization here: a product of unit quaternions (the free and ball joints'
             # normalized as read) drifts from unit length by rounding alone, and a square
             # root and a division on every body would lengthen the parent-to-child chain
             xmat = m.quat_to_mat(quat)
-            m.put(body_d, o_body + b * L.NBODY_D + XPOS, pos)
-            m.put(body_d, o_body + b * L.NBODY_D + XQUAT, quat)
-            m.put_mat3(body_d, o_body + b * L.NBODY_D + XMAT, xmat)
-            m.put(body_d, o_body + b * L.NBODY_D + XIPOS, pos + xmat @ m.at3(body_f, mb + b * L.NBODY_F + B_IPOS))
-            iquat = m.quat_mul(quat, m.at4(body_f, mb + b * L.NBODY_F + B_IQUAT))
-            m.put_mat3(body_d, o_body + b * L.NBODY_D + XIMAT, m.quat_to_mat(m.quat_normalize(iquat)))
+            A.set_body_xpos(body_d, o_body, b, pos)
+            A.set_body_xquat(body_d, o_body, b, quat)
+            A.set_body_xmat(body_d, o_body, b, xmat)
+            A.set_body_xipos(body_d, o_body, b, pos + xmat @ A.body_ipos(body_f, mb, b))
+            iquat = m.quat_mul(quat, A.body_iquat(body_f, mb, b))
+            A.set_body_ximat(body_d, o_body, b, m.quat_to_mat(m.quat_normalize(iquat)))
 
     @ti.func
     def com_pos(
@@ -135,40 +126,39 @@ def make_positions(fp):
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         nbody = sizes[L.SIZE_NBODY]
         for b in range(nbody):
-            mass = body_f[mb + b * L.NBODY_F + B_MASS]
-            m.put(body_d, o_body + b * L.NBODY_D + SUBTREE_COM, mass * m.at3(body_d, o_body + b * L.NBODY_D + XIPOS))
-            body_d[o_body + b * L.NBODY_D + SUBTREE_MASS] = mass
+            mass = A.body_mass(body_f, mb, b)
+            A.set_body_subtree_com(body_d, o_body, b, mass * A.body_xipos(body_d, o_body, b))
+            A.set_body_subtree_mass(body_d, o_body, b, mass)
         for i in range(nbody - 1):
             b = nbody - 1 - i
-            mass = body_d[o_body + b * L.NBODY_D + SUBTREE_MASS]
-            com = m.at3(body_d, o_body + b * L.NBODY_D + SUBTREE_COM)
-            p = body_i[b * L.NBODY_I + L.BODY_PARENT]
-            prow = o_body + p * L.NBODY_D
-            m.put(body_d, prow + SUBTREE_COM, m.at3(body_d, prow + SUBTREE_COM) + com)
-            body_d[prow + SUBTREE_MASS] = body_d[prow + SUBTREE_MASS] + mass
+            mass = A.body_subtree_mass(body_d, o_body, b)
+            com = A.body_subtree_com(body_d, o_body, b)
+            p = A.body_parent(body_i, b)
+            A.set_body_subtree_com(body_d, o_body, p, A.body_subtree_com(body_d, o_body, p) + com)
+            A.set_body_subtree_mass(body_d, o_body, p, A.body_subtree_mass(body_d, o_body, p) + mass)
             if mass < fp(1e-15):
-                m.put(body_d, o_body + b * L.NBODY_D + SUBTREE_COM, m.at3(body_d, o_body + b * L.NBODY_D + XIPOS))
+                A.set_body_subtree_com(body_d, o_body, b, A.body_xipos(body_d, o_body, b))
             else:
-                m.put(body_d, o_body + b * L.NBODY_D + SUBTREE_COM, com / mass)
-        if body_d[o_body + SUBTREE_MASS] >= fp(1e-15):
-            m.put(body_d, o_body + SUBTREE_COM, m.at3(body_d, o_body + SUBTREE_COM) / body_d[o_body + SUBTREE_MASS])
-        m.put(body_d, o_body + CINERT, m.vec10(0))
+                A.set_body_subtree_com(body_d, o_body, b, com / mass)
+        if A.body_subtree_mass(body_d, o_body, 0) >= fp(1e-15):
+            A.set_body_subtree_com(body_d, o_body, 0, A.body_subtree_com(body_d, o_body, 0) / A.body_subtree_mass(body_d, o_body, 0))
+        A.set_body_cinert(body_d, o_body, 0, m.vec10(0))
         for b in range(1, nbody):
-            root = body_i[b * L.NBODY_I + L.BODY_ROOT]
-            dif = m.at3(body_d, o_body + b * L.NBODY_D + XIPOS) - m.at3(body_d, o_body + root * L.NBODY_D + SUBTREE_COM)
-            ximat = m.at_mat3(body_d, o_body + b * L.NBODY_D + XIMAT)
-            cinert = m.inert_com(m.at3(body_f, mb + b * L.NBODY_F + B_INERTIA), ximat, dif,
-                                 body_f[mb + b * L.NBODY_F + B_MASS])
-            m.put(body_d, o_body + b * L.NBODY_D + CINERT, cinert)
+            root = A.body_root(body_i, b)
+            dif = A.body_xipos(body_d, o_body, b) - A.body_subtree_com(body_d, o_body, root)
+            ximat = A.body_ximat(body_d, o_body, b)
+            cinert = m.inert_com(A.body_inertia(body_f, mb, b), ximat, dif,
+                                 A.body_mass(body_f, mb, b))
+            A.set_body_cinert(body_d, o_body, b, cinert)
         for j in range(sizes[L.SIZE_NJNT]):
-            b = jnt_i[j * L.NJNT_I + L.JNT_BODY]
-            da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
-            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
-            com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
-            offset = com - m.at3(jnt_d, o_jnt + j * L.NJNT_D + XANCHOR)
+            b = A.jnt_body(jnt_i, j)
+            da = A.jnt_dofadr(jnt_i, j)
+            jtype = A.jnt_type(jnt_i, j)
+            com = A.body_subtree_com(body_d, o_body, A.body_root(body_i, b))
+            offset = com - A.jnt_xanchor(jnt_d, o_jnt, j)
             if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                xaxis = m.at3(jnt_d, o_jnt + j * L.NJNT_D + XAXIS)
-                m.put(dof_d, o_dof + da * L.NDOF_D + CDOF, m.dof_com(xaxis, offset, jtype == JNT_HINGE))
+                xaxis = A.jnt_xaxis(jnt_d, o_jnt, j)
+                A.set_dof_cdof(dof_d, o_dof, da, m.dof_com(xaxis, offset, jtype == JNT_HINGE))
             else:
                 rot = 0
                 if jtype == JNT_FREE:
@@ -176,11 +166,11 @@ def make_positions(fp):
                     for k in ti.static(range(3)):
                         e = m.vec3(0)
                         e[k] = 1
-                        m.put(dof_d, o_dof + (da + k) * L.NDOF_D + CDOF, m.spatial(m.vec3(0), e))
-                xmat = m.at_mat3(body_d, o_body + b * L.NBODY_D + XMAT)
+                        A.set_dof_cdof(dof_d, o_dof, da + k, m.spatial(m.vec3(0), e))
+                xmat = A.body_xmat(body_d, o_body, b)
                 for k in ti.static(range(3)):
                     axis = m.vec3(xmat[0, k], xmat[1, k], xmat[2, k])
-                    m.put(dof_d, o_dof + (da + rot + k) * L.NDOF_D + CDOF, m.dof_com(axis, offset, True))
+                    A.set_dof_cdof(dof_d, o_dof, da + rot + k, m.dof_com(axis, offset, True))
 
     return types.SimpleNamespace(body_frames=body_frames, com_pos=com_pos)
 
@@ -188,6 +178,7 @@ def make_positions(fp):
 @functools.lru_cache(maxsize=None)
 def make_velocities(fp):
     m = make_math(fp)
+    A = make_access(fp)
 
     @ti.func
     def com_vel(
@@ -202,35 +193,33 @@ def make_velocities(fp):
         """Body spatial velocities (cvel) and the time derivatives of cdof (cdof_dot)."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-        m.put(body_d, o_body + CVEL, m.vec6(0))
+        A.set_body_cvel(body_d, o_body, 0, m.vec6(0))
         for b in range(1, sizes[L.SIZE_NBODY]):
-            cvel = m.at6(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_PARENT] * L.NBODY_D + CVEL)
-            da = body_i[b * L.NBODY_I + L.BODY_DOFADR]
+            cvel = A.body_cvel(body_d, o_body, A.body_parent(body_i, b))
+            da = A.body_dofadr(body_i, b)
             k = 0
-            while k < body_i[b * L.NBODY_I + L.BODY_DOFNUM]:
+            while k < A.body_dofnum(body_i, b):
                 d = da + k
-                jtype = jnt_i[dof_i[d * L.NDOF_I + L.DOF_JNT] * L.NJNT_I + L.JNT_TYPE]
+                jtype = A.jnt_type(jnt_i, A.dof_jnt(dof_i, d))
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                    m.put(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT,
-                          m.cross_motion(cvel, m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF)))
-                    cvel += m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF) * qvel[w, d]
+                    A.set_dof_cdof_dot(dof_d, o_dof, d, m.cross_motion(cvel, A.dof_cdof(dof_d, o_dof, d)))
+                    cvel += A.dof_cdof(dof_d, o_dof, d) * qvel[w, d]
                     k += 1
                 else:
                     if jtype == JNT_FREE:
                         # world-fixed translation axes: their derivative is zero
                         for t in ti.static(range(3)):
-                            m.put(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF_DOT, m.vec6(0))
-                            cvel += m.at6(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF) * qvel[w, d + t]
+                            A.set_dof_cdof_dot(dof_d, o_dof, d + t, m.vec6(0))
+                            cvel += A.dof_cdof(dof_d, o_dof, d + t) * qvel[w, d + t]
                         d += 3
                         k += 3
                     # the three rotations use the velocity before any of them is added
                     for t in ti.static(range(3)):
-                        m.put(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF_DOT,
-                              m.cross_motion(cvel, m.at6(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF)))
+                        A.set_dof_cdof_dot(dof_d, o_dof, d + t, m.cross_motion(cvel, A.dof_cdof(dof_d, o_dof, d + t)))
                     for t in ti.static(range(3)):
-                        cvel += m.at6(dof_d, o_dof + (d + t) * L.NDOF_D + CDOF) * qvel[w, d + t]
+                        cvel += A.dof_cdof(dof_d, o_dof, d + t) * qvel[w, d + t]
                     k += 3
-            m.put(body_d, o_body + b * L.NBODY_D + CVEL, cvel)
+            A.set_body_cvel(body_d, o_body, b, cvel)
 
     @ti.func
     def tendons(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), qpos: ti.template(), qvel: ti.template(), ten_d: ti.template()):
@@ -239,12 +228,12 @@ def make_velocities(fp):
         for t in range(sizes[L.SIZE_NTENDON]):
             length = fp(0.0)
             vel = fp(0.0)
-            for k in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
-                j = wrap_i[k, L.WRAP_OBJID]
-                coef = wrap_f[mw, k, L.WRAP_COEF]
-                length += coef * qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
-                vel += coef * qvel[w, jnt_i[j * L.NJNT_I + L.JNT_DOFADR]]
-            ten_d[w, t, T_LEN] = length
-            ten_d[w, t, T_VEL] = vel
+            for k in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
+                j = A.wrap_objid(wrap_i, k)
+                coef = A.wrap_prm(wrap_f, mw, k)
+                length += coef * qpos[w, A.jnt_qposadr(jnt_i, j)]
+                vel += coef * qvel[w, A.jnt_dofadr(jnt_i, j)]
+            A.set_ten_length(ten_d, w, t, length)
+            A.set_ten_velocity(ten_d, w, t, vel)
 
     return types.SimpleNamespace(com_vel=com_vel, tendons=tendons)

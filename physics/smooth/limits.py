@@ -45,16 +45,9 @@ import numpy as np
 from .. import layout as L
 from ..model import JNT_BALL, JNT_HINGE, JNT_SLIDE, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING
 from ..runtime.backend import ti
+from ..access import make_access
 from ..runtime.ti_math import make_math
 
-QFRC_PASSIVE, IMPLICIT_K = L.DOF_D["qfrc_passive"][0], L.DOF_D["implicit_stiffness"][0]
-J_RANGE = L.JNT_F["range"][0]
-J_STRENGTH, J_STIFF, J_DAMP = (L.JNT_F[k][0] for k in ("limit_strength", "limit_stiffness", "limit_damping"))
-J_DIST, J_REST, J_BOUNCE = (L.JNT_F[k][0] for k in ("limit_distance", "limit_restitution", "limit_bounce"))
-J_ACCEL, J_CONE, J_TWIST = L.JNT_F["limit_acceleration"][0], L.JNT_F["cone"][0], L.JNT_F["twist"][0]
-INVWEIGHT = L.DOF_F["invweight0"][0]
-TIMESTEP = L.OPT_F["timestep"][0]
-E = {k: v[0] for k, v in L.EFC_F.items()}
 CNSTR_LIMIT_JOINT = 3  # mjtConstraint
 HARD_IMPEDANCE = 0.9999  # MuJoCo's largest impedance: the stiffest row its model allows
 SPRING_IMPEDANCE = 0.5  # any value works: R is set through diagA
@@ -82,6 +75,7 @@ def cubic_limit(x, lower, upper, strength):
 @functools.lru_cache(maxsize=None)
 def make_limits(fp):
     m = make_math(fp)
+    A = make_access(fp)
     vec2 = ti.types.vector(2, fp)
     vec8 = ti.types.vector(8, fp)
 
@@ -113,13 +107,13 @@ def make_limits(fp):
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         for j in range(sizes[L.SIZE_NJNT]):
-            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
-            if jnt_i[j * L.NJNT_I + L.JNT_LIMIT_MODEL] == LIMIT_CUBIC and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
-                da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
-                g = cubic_penalty(qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]], jnt_f[mj + j * L.NJNT_F + J_RANGE],
-                                  jnt_f[mj + j * L.NJNT_F + J_RANGE + 1], jnt_f[mj + j * L.NJNT_F + J_STRENGTH])
-                dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] = dof_d[o_dof + da * L.NDOF_D + QFRC_PASSIVE] - g[0]
-                dof_d[o_dof + da * L.NDOF_D + IMPLICIT_K] = dof_d[o_dof + da * L.NDOF_D + IMPLICIT_K] + g[1]
+            jtype = A.jnt_type(jnt_i, j)
+            if A.jnt_limit_model(jnt_i, j) == LIMIT_CUBIC and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
+                da = A.jnt_dofadr(jnt_i, j)
+                g = cubic_penalty(qpos[w, A.jnt_qposadr(jnt_i, j)], A.jnt_range_at(jnt_f, mj, j, 0),
+                                  A.jnt_range_at(jnt_f, mj, j, 1), A.jnt_limit_strength(jnt_f, mj, j))
+                A.set_dof_qfrc_passive(dof_d, o_dof, da, A.dof_qfrc_passive(dof_d, o_dof, da) - g[0])
+                A.set_dof_implicit_stiffness(dof_d, o_dof, da, A.dof_implicit_stiffness(dof_d, o_dof, da) + g[1])
 
     # --- PhysX limits as constraint rows ---------------------------------------------
     @ti.func
@@ -162,15 +156,15 @@ def make_limits(fp):
         out = m.vec4(0)
         if model == LIMIT_HARD:
             d = fp(HARD_IMPEDANCE)
-            e = jnt_f[mj + j * L.NJNT_F + J_REST]
-            if e > 0 and -vel > jnt_f[mj + j * L.NJNT_F + J_BOUNCE] and dist + h * vel <= 0:
+            e = A.jnt_limit_restitution(jnt_f, mj, j)
+            if e > 0 and -vel > A.jnt_limit_bounce(jnt_f, mj, j) and dist + h * vel <= 0:
                 out = m.vec4(invweight, d, 0, -d * (1 + e) / h)  # aref = -(1 + e) vel / h
             else:
                 out = m.vec4(invweight, d, -d / (h * h), -d / h)  # aref = -(vel + dist / h) / h
         else:
-            k = jnt_f[mj + j * L.NJNT_F + J_STIFF]
-            kappa = h * k + jnt_f[mj + j * L.NJNT_F + J_DAMP]
-            weight = invweight if jnt_f[mj + j * L.NJNT_F + J_ACCEL] != 0 else fp(1.0)
+            k = A.jnt_limit_stiffness(jnt_f, mj, j)
+            kappa = h * k + A.jnt_limit_damping(jnt_f, mj, j)
+            weight = invweight if A.jnt_limit_acceleration(jnt_f, mj, j) != 0 else fp(1.0)
             d = fp(SPRING_IMPEDANCE)
             out = m.vec4(weight / ti.max(fp(_MINVAL), kappa * h), d, -d * k / ti.max(fp(_MINVAL), kappa * h), -d / h)
         return out
@@ -185,24 +179,24 @@ def make_limits(fp):
             row = n
             for d in range(sizes[L.SIZE_NV]):
                 efc_J[w, row, d] = 0
-            efc_f[w, row, E["type"]] = CNSTR_LIMIT_JOINT
-            efc_f[w, row, E["id"]] = j
-            efc_f[w, row, E["pos"]] = dist
-            efc_f[w, row, E["margin"]] = 0
-            efc_f[w, row, E["diagA"]] = prm[0]
-            efc_f[w, row, E["lower"]] = 0
-            efc_f[w, row, E["upper"]] = fp(_INF)
-            efc_f[w, row, E["solref"]] = prm[2]
-            efc_f[w, row, E["solref"] + 1] = prm[3]
-            efc_f[w, row, E["solimp"]] = prm[1]
-            efc_f[w, row, E["solimp"] + 1] = prm[1]
-            efc_f[w, row, E["solimp"] + 2] = 0
-            efc_f[w, row, E["solimp"] + 3] = fp(0.5)
-            efc_f[w, row, E["solimp"] + 4] = 2
-            efc_f[w, row, E["imppos"]] = dist
-            efc_f[w, row, E["jdotv"]] = 0
+            A.set_efc_type(efc_f, w, row, CNSTR_LIMIT_JOINT)
+            A.set_efc_id(efc_f, w, row, j)
+            A.set_efc_pos(efc_f, w, row, dist)
+            A.set_efc_margin(efc_f, w, row, 0)
+            A.set_efc_diagA(efc_f, w, row, prm[0])
+            A.set_efc_lower(efc_f, w, row, 0)
+            A.set_efc_upper(efc_f, w, row, fp(_INF))
+            A.set_efc_solref_at(efc_f, w, row, 0, prm[2])
+            A.set_efc_solref_at(efc_f, w, row, 1, prm[3])
+            A.set_efc_solimp_at(efc_f, w, row, 0, prm[1])
+            A.set_efc_solimp_at(efc_f, w, row, 1, prm[1])
+            A.set_efc_solimp_at(efc_f, w, row, 2, 0)
+            A.set_efc_solimp_at(efc_f, w, row, 3, fp(0.5))
+            A.set_efc_solimp_at(efc_f, w, row, 4, 2)
+            A.set_efc_imppos(efc_f, w, row, dist)
+            A.set_efc_jdotv(efc_f, w, row, 0)
         else:
-            efc_n[w, L.EFC_OVERFLOW] += 1
+            A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + 1)
         return row
 
     @ti.func
@@ -213,19 +207,19 @@ def make_limits(fp):
         n = nefc
         mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
-        h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
+        h = A.opt_timestep(opt_f, w % opt_f.shape[0], 0)
         for j in range(sizes[L.SIZE_NJNT]):
-            model = jnt_i[j * L.NJNT_I + L.JNT_LIMIT_MODEL]
+            model = A.jnt_limit_model(jnt_i, j)
             if model == LIMIT_HARD or model == LIMIT_SPRING:
-                jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
-                da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
-                reach = jnt_f[mj + j * L.NJNT_F + J_DIST]
-                invweight = dof_f[md + da * L.NDOF_F + INVWEIGHT]
+                jtype = A.jnt_type(jnt_i, j)
+                da = A.jnt_dofadr(jnt_i, j)
+                reach = A.jnt_limit_distance(jnt_f, mj, j)
+                invweight = A.dof_invweight0(dof_f, md, da)
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                    value = qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
+                    value = qpos[w, A.jnt_qposadr(jnt_i, j)]
                     for s in ti.static(range(2)):
                         side = fp(-1.0) if s == 0 else fp(1.0)
-                        dist = side * (jnt_f[mj + j * L.NJNT_F + J_RANGE + s] - value)
+                        dist = side * (A.jnt_range_at(jnt_f, mj, j, s) - value)
                         if dist < reach:
                             prm = row_parameters(model, dist, -side * qvel[w, da], h, invweight, jnt_f, mj, j)
                             row = add_row(w, n, sizes, efc_J, efc_f, efc_n, j, dist, prm)
@@ -233,9 +227,9 @@ def make_limits(fp):
                                 efc_J[w, row, da] = -side
                                 n += 1
                 elif jtype == JNT_BALL:
-                    pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
+                    pa = A.jnt_qposadr(jnt_i, j)
                     q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
-                    g = swing_twist(q, jnt_f[mj + j * L.NJNT_F + J_CONE], jnt_f[mj + j * L.NJNT_F + J_CONE + 1])
+                    g = swing_twist(q, A.jnt_cone_at(jnt_f, mj, j, 0), A.jnt_cone_at(jnt_f, mj, j, 1))
                     omega = m.vec3(qvel[w, da], qvel[w, da + 1], qvel[w, da + 2])
                     # the cone (part 0), the twist's lower (1) and upper (2) bounds
                     for part in range(3):
@@ -244,9 +238,9 @@ def make_limits(fp):
                         jac = sign * m.vec3(g[base + 1], g[base + 2], g[base + 3])
                         dist = g[0]
                         if part == 1:
-                            dist = g[4] - jnt_f[mj + j * L.NJNT_F + J_TWIST]
+                            dist = g[4] - A.jnt_twist_at(jnt_f, mj, j, 0)
                         elif part == 2:
-                            dist = jnt_f[mj + j * L.NJNT_F + J_TWIST + 1] - g[4]
+                            dist = A.jnt_twist_at(jnt_f, mj, j, 1) - g[4]
                         if dist < reach:
                             prm = row_parameters(model, dist, jac.dot(omega), h, invweight, jnt_f, mj, j)
                             row = add_row(w, n, sizes, efc_J, efc_f, efc_n, j, dist, prm)

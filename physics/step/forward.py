@@ -10,6 +10,7 @@ from ..collision.driver import make_collision
 from ..constraint.rows import make_constraint
 from ..model import DSBL_CONSTRAINT, DSBL_LIMIT
 from ..runtime.backend import ti
+from ..access import make_access
 from ..runtime.ti_math import make_math
 from ..smooth.actuation import make_actuation
 from ..smooth.bias import make_bias
@@ -19,14 +20,14 @@ from ..smooth.kinematics import make_kinematics
 from ..smooth.limits import make_limits
 from ..smooth.passive import make_passive
 
-QFRC_SMOOTH, SCRATCH = L.DOF_D["qfrc_smooth"][0], L.DOF_D["scratch"][0]
-XPOS, XQUAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0]
-QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR = (L.DOF_D[k][0] for k in ("qfrc_bias", "qfrc_passive", "qfrc_actuator"))
+# where the collision stage finds the body poses in body_d (its generic pose input)
+XPOS, XQUAT = L.BODY_D.start("xpos"), L.BODY_D.start("xquat")
 
 
 @functools.lru_cache(maxsize=None)
 def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False):
     m = make_math(fp)
+    A = make_access(fp)
     kin = make_kinematics(fp)
     inertia = make_inertia(fp)
     bias = make_bias(fp)
@@ -43,6 +44,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         by name (physics/step/pipeline.py); each stage is given those it reads and writes."""
         # position
         o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         kin.body_frames(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
         kin.com_pos(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.body_d, t.jnt_d, t.dof_d)
         kin.tendons(w, t.sizes, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ten_d)
@@ -71,16 +73,16 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         if (t.sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
             lim.cubic_limits(w, t.sizes, t.jnt_i, t.jnt_f, t.qpos, t.dof_d)
         for d in range(t.sizes[L.SIZE_NV]):
-            f = (t.dof_d[o_dof + d * L.NDOF_D + QFRC_PASSIVE] + t.dof_d[o_dof + d * L.NDOF_D + QFRC_ACTUATOR]
-                 + t.qfrc_applied[w, d] - t.dof_d[o_dof + d * L.NDOF_D + QFRC_BIAS])
-            t.dof_d[o_dof + d * L.NDOF_D + QFRC_SMOOTH] = f
-            t.dof_d[o_dof + d * L.NDOF_D + SCRATCH] = f
-        inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_d, SCRATCH)
+            f = (A.dof_qfrc_passive(t.dof_d, o_dof, d) + A.dof_qfrc_actuator(t.dof_d, o_dof, d)
+                 + t.qfrc_applied[w, d] - A.dof_qfrc_bias(t.dof_d, o_dof, d))
+            A.set_dof_qfrc_smooth(t.dof_d, o_dof, d, f)
+            A.set_dof_scratch(t.dof_s, o_s, d, f)
+        inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_s, "dof_scratch")
         for d in range(t.sizes[L.SIZE_NV]):
-            t.qacc[w, d] = t.dof_d[o_dof + d * L.NDOF_D + SCRATCH]
+            t.qacc[w, d] = A.dof_scratch(t.dof_s, o_s, d)
         # constraints
         cons.constraint(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.body_f, t.jnt_f, t.dof_f, t.q_f, t.opt_f, t.qpos,
-                        t.qvel, t.qacc, t.body_d, t.dof_d, t.qM, t.qLD, t.geom_i, t.con_f, t.con_i, t.con_n, t.eq_i,
+                        t.qvel, t.qacc, t.body_d, t.dof_d, t.dof_s, t.qM, t.qLD, t.geom_i, t.con_f, t.con_i, t.con_n, t.eq_i,
                         t.eq_f, t.eq_d, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f, t.ten_d, t.efc_J, t.efc_Y, t.efc_f,
                         t.efc_n)
 

@@ -71,7 +71,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         # Data in/out:
         qpos: f2, qvel: f2,
         # Data out:
-        qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
+        qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
         efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
         pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
         eq_i: i2, eq_f: f3, eq_d: i3,
@@ -87,7 +87,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
             sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i,
             body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f,
             ctrl=ctrl, qfrc_applied=qfrc_applied, qpos=qpos, qvel=qvel, qacc=qacc, qpos_start=qpos_start,
-            body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, qM=qM, qLD=qLD, act_d=act_d, ten_d=ten_d, efc_J=efc_J,
+            body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, dof_s=dof_s, qM=qM, qLD=qLD, act_d=act_d, ten_d=ten_d, efc_J=efc_J,
             efc_Y=efc_Y, efc_f=efc_f, efc_n=efc_n, pair_i=pair_i, pair_f=pair_f, geom_i=geom_i, geom_f=geom_f,
             geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n, eq_i=eq_i, eq_f=eq_f, eq_d=eq_d, prog_i=prog_i,
             prog_f=prog_f, reg=reg, env_ids=env_ids))

@@ -26,36 +26,18 @@ import types
 
 from .columns import (
     CNSTR_CONTACT_ELLIPTIC,
-    DOF,
     FLOAT32_EPS,
-    GRAD,
-    GRADOLD,
     HESS_CHUNK,
-    LS_TOLERANCE,
-    MA,
-    MEANINERTIA,
-    MGRAD,
-    MGRADOLD,
-    MV,
-    QACC_SMOOTH,
-    QACC_WARMSTART,
-    QFRC_SMOOTH,
-    SCRATCH,
-    SEARCH,
     STATE_CONE,
     STATE_LINEARNEG,
     STATE_LINEARPOS,
     STATE_QUADRATIC,
     STATE_SATISFIED,
-    TOLERANCE,
-    E,
 )
 from .solver import make_solver
 
-__all__ = ["make_primal", "E", "DOF", "TOLERANCE", "LS_TOLERANCE", "MEANINERTIA", "CNSTR_CONTACT_ELLIPTIC",
-           "STATE_SATISFIED", "STATE_QUADRATIC", "STATE_LINEARNEG", "STATE_LINEARPOS", "STATE_CONE", "MA", "GRAD",
-           "MGRAD", "SEARCH", "MV", "GRADOLD", "MGRADOLD", "SCRATCH", "QACC_SMOOTH", "QACC_WARMSTART", "QFRC_SMOOTH",
-           "FLOAT32_EPS", "HESS_CHUNK"]
+__all__ = ["make_primal", "CNSTR_CONTACT_ELLIPTIC", "STATE_SATISFIED", "STATE_QUADRATIC", "STATE_LINEARNEG",
+           "STATE_LINEARPOS", "STATE_CONE", "FLOAT32_EPS", "HESS_CHUNK"]
 
 
 @functools.lru_cache(maxsize=None)

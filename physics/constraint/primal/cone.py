@@ -13,12 +13,15 @@ kept in the row's ``quad`` and ``cone`` columns)."""
 import functools
 import types
 
+from ...access import make_access
 from ...runtime.backend import ti
-from .columns import STATE_CONE, STATE_QUADRATIC, STATE_SATISFIED, E
+from .columns import STATE_CONE, STATE_QUADRATIC, STATE_SATISFIED
 
 
 @functools.lru_cache(maxsize=None)
 def make_cone(fp):
+    A = make_access(fp)
+
     @ti.func
     def cone_zone(n, t, mu):
         """1 top (no force), 2 bottom (all rows quadratic), 3 middle (on the cone)."""
@@ -33,7 +36,7 @@ def make_cone(fp):
 
     @ti.func
     def contact_dim(w, i, efc_f: ti.template()):
-        return ti.cast(efc_f[w, i, E["cone"] + 5], ti.i32)
+        return ti.cast(A.efc_cone_at(efc_f, w, i, 5), ti.i32)
 
     @ti.func
     def cone_coordinates(w, i, dim, efc_f: ti.template()):
@@ -41,15 +44,15 @@ def make_cone(fp):
         friction) jar, split into the normal component and the tangents' norm."""
         t2 = fp(0.0)
         for j in range(1, dim):
-            u = efc_f[w, i + j, E["jar"]] * efc_f[w, i + j, E["fric"]]
+            u = A.efc_jar(efc_f, w, i + j) * A.efc_fric(efc_f, w, i + j)
             t2 += u * u
-        return ti.Vector([efc_f[w, i, E["jar"]] * efc_f[w, i, E["fric"]], ti.sqrt(t2)])
+        return ti.Vector([A.efc_jar(efc_f, w, i) * A.efc_fric(efc_f, w, i), ti.sqrt(t2)])
 
     @ti.func
     def elliptic_update(w, i, dim, efc_f: ti.template()):
         """Forces and state of an elliptic contact's rows i .. i+dim-1; returns (their cost,
         1 if the state changed or the contact is on the cone, whose Hessian moves with jar)."""
-        mu = efc_f[w, i, E["fric"]]
+        mu = A.efc_fric(efc_f, w, i)
         nt = cone_coordinates(w, i, dim, efc_f)
         n = nt[0]
         t = nt[1]
@@ -58,26 +61,26 @@ def make_cone(fp):
         state = STATE_SATISFIED
         if zone == 1:
             for j in range(dim):
-                efc_f[w, i + j, E["force"]] = 0
+                A.set_efc_force(efc_f, w, i + j, 0)
         elif zone == 2:
             state = STATE_QUADRATIC
             for j in range(dim):
-                jar = efc_f[w, i + j, E["jar"]]
-                cost += fp(0.5) * jar * jar / efc_f[w, i + j, E["R"]]
-                efc_f[w, i + j, E["force"]] = -jar / efc_f[w, i + j, E["R"]]
+                jar = A.efc_jar(efc_f, w, i + j)
+                cost += fp(0.5) * jar * jar / A.efc_R(efc_f, w, i + j)
+                A.set_efc_force(efc_f, w, i + j, -jar / A.efc_R(efc_f, w, i + j))
         else:
             state = STATE_CONE
-            dm = 1 / (efc_f[w, i, E["R"]] * mu * mu * (1 + mu * mu))
+            dm = 1 / (A.efc_R(efc_f, w, i) * mu * mu * (1 + mu * mu))
             nmt = n - mu * t
             cost = fp(0.5) * dm * nmt * nmt
             f0 = -dm * nmt * mu
-            efc_f[w, i, E["force"]] = f0
+            A.set_efc_force(efc_f, w, i, f0)
             for j in range(1, dim):
-                fric = efc_f[w, i + j, E["fric"]]
-                efc_f[w, i + j, E["force"]] = -f0 / t * efc_f[w, i + j, E["jar"]] * fric * fric
-        changed = fp(1.0) if efc_f[w, i, E["state"]] != state or state == STATE_CONE else fp(0.0)
+                fric = A.efc_fric(efc_f, w, i + j)
+                A.set_efc_force(efc_f, w, i + j, -f0 / t * A.efc_jar(efc_f, w, i + j) * fric * fric)
+        changed = fp(1.0) if A.efc_state(efc_f, w, i) != state or state == STATE_CONE else fp(0.0)
         for j in range(dim):
-            efc_f[w, i + j, E["state"]] = state
+            A.set_efc_state(efc_f, w, i + j, state)
         return ti.Vector([cost, changed])
 
     @ti.func
@@ -85,13 +88,13 @@ def make_cone(fp):
         """Entry (k, j) of the second derivative of the middle-zone cone cost
         1/2 Dm (N - mu T)^2 in the rows' own coordinates (MuJoCo's cone Hessian): formed in
         the circular space U = diag(mu, friction) jar, then mapped back."""
-        mu = efc_f[w, i, E["fric"]]
+        mu = A.efc_fric(efc_f, w, i)
         nt = cone_coordinates(w, i, dim, efc_f)
         n = nt[0]
         t = nt[1]
-        dm = 1 / (efc_f[w, i, E["R"]] * mu * mu * (1 + mu * mu))
-        uk = efc_f[w, i + k, E["jar"]] * efc_f[w, i + k, E["fric"]]
-        uj = efc_f[w, i + j, E["jar"]] * efc_f[w, i + j, E["fric"]]
+        dm = 1 / (A.efc_R(efc_f, w, i) * mu * mu * (1 + mu * mu))
+        uk = A.efc_jar(efc_f, w, i + k) * A.efc_fric(efc_f, w, i + k)
+        uj = A.efc_jar(efc_f, w, i + j) * A.efc_fric(efc_f, w, i + j)
         h = fp(1.0)
         if k == 0 and j > 0:
             h = -mu / t * uj
@@ -99,47 +102,47 @@ def make_cone(fp):
             h = mu * n / (t * t * t) * uj * uk
             if j == k:
                 h += mu * mu - mu * n / t
-        return h * dm * efc_f[w, i + k, E["fric"]] * efc_f[w, i + j, E["fric"]]
+        return h * dm * A.efc_fric(efc_f, w, i + k) * A.efc_fric(efc_f, w, i + j)
 
     @ti.func
     def prepare_cone(w, i, dim, efc_f: ti.template()):
         """The quadratic of all the contact's rows (its bottom zone) and the cone terms."""
-        mu = efc_f[w, i, E["fric"]]
+        mu = A.efc_fric(efc_f, w, i)
         q = ti.Vector([fp(0.0), fp(0.0), fp(0.0)])
         uu = fp(0.0)
         uv = fp(0.0)
         vv = fp(0.0)
         for j in range(dim):
-            jar = efc_f[w, i + j, E["jar"]]
-            jv = efc_f[w, i + j, E["jv"]]
-            d = 1 / efc_f[w, i + j, E["R"]]
+            jar = A.efc_jar(efc_f, w, i + j)
+            jv = A.efc_jv(efc_f, w, i + j)
+            d = 1 / A.efc_R(efc_f, w, i + j)
             q += ti.Vector([fp(0.5) * d * jar * jar, d * jv * jar, fp(0.5) * d * jv * jv])
             if j > 0:
-                fr = efc_f[w, i + j, E["fric"]]
+                fr = A.efc_fric(efc_f, w, i + j)
                 uu += (jar * fr) ** 2
                 uv += jar * jv * fr * fr
                 vv += (jv * fr) ** 2
         for k in ti.static(range(3)):
-            efc_f[w, i, E["quad"] + k] = q[k]
-        efc_f[w, i, E["cone"]] = efc_f[w, i, E["jar"]] * mu
-        efc_f[w, i, E["cone"] + 1] = efc_f[w, i, E["jv"]] * mu
-        efc_f[w, i, E["cone"] + 2] = uu
-        efc_f[w, i, E["cone"] + 3] = uv
-        efc_f[w, i, E["cone"] + 4] = vv
+            A.set_efc_quad_at(efc_f, w, i, k, q[k])
+        A.set_efc_cone_at(efc_f, w, i, 0, A.efc_jar(efc_f, w, i) * mu)
+        A.set_efc_cone_at(efc_f, w, i, 1, A.efc_jv(efc_f, w, i) * mu)
+        A.set_efc_cone_at(efc_f, w, i, 2, uu)
+        A.set_efc_cone_at(efc_f, w, i, 3, uv)
+        A.set_efc_cone_at(efc_f, w, i, 4, vv)
 
     @ti.func
     def elliptic_cost_change(w, i, alpha, efc_f: ti.template()):
         """cost(alpha) - cost(0) of an elliptic contact, and its first two derivatives."""
-        mu = efc_f[w, i, E["fric"]]
-        u0 = efc_f[w, i, E["cone"]]
-        v0 = efc_f[w, i, E["cone"] + 1]
-        uu = efc_f[w, i, E["cone"] + 2]
-        uv = efc_f[w, i, E["cone"] + 3]
-        vv = efc_f[w, i, E["cone"] + 4]
-        q0 = efc_f[w, i, E["quad"]]
-        q1 = efc_f[w, i, E["quad"] + 1]
-        q2 = efc_f[w, i, E["quad"] + 2]
-        dm = 1 / (efc_f[w, i, E["R"]] * mu * mu * (1 + mu * mu))
+        mu = A.efc_fric(efc_f, w, i)
+        u0 = A.efc_cone_at(efc_f, w, i, 0)
+        v0 = A.efc_cone_at(efc_f, w, i, 1)
+        uu = A.efc_cone_at(efc_f, w, i, 2)
+        uv = A.efc_cone_at(efc_f, w, i, 3)
+        vv = A.efc_cone_at(efc_f, w, i, 4)
+        q0 = A.efc_quad_at(efc_f, w, i, 0)
+        q1 = A.efc_quad_at(efc_f, w, i, 1)
+        q2 = A.efc_quad_at(efc_f, w, i, 2)
+        dm = 1 / (A.efc_R(efc_f, w, i) * mu * mu * (1 + mu * mu))
         t0 = ti.sqrt(ti.max(uu, fp(0.0)))
         zone0 = cone_zone(u0, t0, mu)
         n = u0 + alpha * v0

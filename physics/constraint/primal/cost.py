@@ -8,22 +8,16 @@ import types
 
 from ... import layout as L
 from ...runtime.backend import ti
+from ...access import make_access
 from ...runtime.ti_math import make_math
 from ...smooth.inertia import make_inertia
 from .columns import (
     _HALF_INF,
     CNSTR_CONTACT_ELLIPTIC,
-    GRAD,
-    MA,
-    MGRAD,
-    QACC_SMOOTH,
-    QFRC_SMOOTH,
-    SCRATCH,
     STATE_LINEARNEG,
     STATE_LINEARPOS,
     STATE_QUADRATIC,
     STATE_SATISFIED,
-    E,
 )
 from .cone import make_cone
 from .hessian import make_hessian
@@ -34,6 +28,7 @@ from .vectors import make_vectors
 def make_cost(fp, newton: bool, elliptic: bool):
     inertia = make_inertia(fp)
     m = make_math(fp)
+    A = make_access(fp)
     single = fp == ti.f32
     dot = make_vectors(fp).dot
     cone = make_cone(fp)
@@ -50,7 +45,7 @@ def make_cost(fp, newton: bool, elliptic: bool):
         while i < nefc:
             step = 1
             if ti.static(elliptic):
-                if efc_f[w, i, E["type"]] == CNSTR_CONTACT_ELLIPTIC:
+                if A.efc_type(efc_f, w, i) == CNSTR_CONTACT_ELLIPTIC:
                     step = contact_dim(w, i, efc_f)
                     out += elliptic_update(w, i, step, efc_f)
                 else:
@@ -65,15 +60,15 @@ def make_cost(fp, newton: bool, elliptic: bool):
         """Force and state of row i, which is not part of an elliptic cone; returns (its
         cost, 1 if its state changed)."""
         cost = fp(0.0)
-        jar = efc_f[w, i, E["jar"]]
-        d = 1 / efc_f[w, i, E["R"]]
-        upper = efc_f[w, i, E["upper"]]
+        jar = A.efc_jar(efc_f, w, i)
+        d = 1 / A.efc_R(efc_f, w, i)
+        upper = A.efc_upper(efc_f, w, i)
         force = -d * jar
         state = STATE_QUADRATIC
-        if efc_f[w, i, E["lower"]] < -_HALF_INF:
+        if A.efc_lower(efc_f, w, i) < -_HALF_INF:
             cost = fp(0.5) * d * jar * jar
         elif upper < _HALF_INF:
-            rf = efc_f[w, i, E["R"]] * upper
+            rf = A.efc_R(efc_f, w, i) * upper
             if jar <= -rf:
                 cost = -fp(0.5) * rf * upper - upper * jar
                 force = upper
@@ -89,14 +84,14 @@ def make_cost(fp, newton: bool, elliptic: bool):
             state = STATE_SATISFIED
         else:
             cost = fp(0.5) * d * jar * jar
-        efc_f[w, i, E["force"]] = force
-        changed = fp(1.0) if efc_f[w, i, E["state"]] != state else fp(0.0)
-        efc_f[w, i, E["state"]] = state
+        A.set_efc_force(efc_f, w, i, force)
+        changed = fp(1.0) if A.efc_state(efc_f, w, i) != state else fp(0.0)
+        A.set_efc_state(efc_f, w, i, state)
         return ti.Vector([cost, changed])
 
     @ti.func
     def update(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), qM: ti.template(),
-               qacc: ti.template(), dof_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(),
+               qacc: ti.template(), dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(), efc_f: ti.template(),
                efc_Y: ti.template(), hess, rows_moved):
         """Row forces at the current jar, grad = M (a - a0) - J^T f, and the preconditioned
         gradient MGRAD: with ``hess`` (Newton) H^-1 grad, else M^-1 grad. ``hess`` 1 builds
@@ -106,6 +101,7 @@ def make_cost(fp, newton: bool, elliptic: bool):
         squared norm of the gradient's terms (sum over dofs of (|qfrc_smooth| + sum_i
         |J f|)^2) that bounds its round-off."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_s = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         out = ti.Vector([fp(0.0), fp(0.0)])
         changed = fp(1.0)
         if rows_moved != 0:
@@ -113,30 +109,30 @@ def make_cost(fp, newton: bool, elliptic: bool):
             changed = rows[1]
             size2 = fp(0.0)
             for d in range(nv):
-                g = dof_d[o_dof + d * L.NDOF_D + MA]
-                size = ti.abs(dof_d[o_dof + d * L.NDOF_D + QFRC_SMOOTH])
+                g = A.dof_ma(dof_s, o_s, d)
+                size = ti.abs(A.dof_qfrc_smooth(dof_d, o_dof, d))
                 for i in range(nefc):
-                    force = efc_J[w, i, d] * efc_f[w, i, E["force"]]
+                    force = efc_J[w, i, d] * A.efc_force(efc_f, w, i)
                     g -= force
                     if ti.static(single):
                         size += ti.abs(force)
                 if ti.static(single):
                     size2 += size * size
-                dof_d[o_dof + d * L.NDOF_D + GRAD] = g
-                dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d] - dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
-            out = ti.Vector([rows[0] + fp(0.5) * dot(w, nv, dof_d, SCRATCH, MA), size2])
+                A.set_dof_grad(dof_s, o_s, d, g)
+                A.set_dof_scratch(dof_s, o_s, d, qacc[w, d] - A.dof_qacc_smooth(dof_d, o_dof, d))
+            out = ti.Vector([rows[0] + fp(0.5) * dot(w, nv, dof_s, "dof_scratch", "dof_ma"), size2])
         for d in range(nv):
-            dof_d[o_dof + d * L.NDOF_D + MGRAD] = dof_d[o_dof + d * L.NDOF_D + GRAD]
+            A.set_dof_mgrad(dof_s, o_s, d, A.dof_grad(dof_s, o_s, d))
         if ti.static(newton):
             if hess != 0:
                 if hess == 1 or changed > 0:
                     hessian(w, nefc, nv, sizes, dof_i, qM, efc_J, efc_f, efc_Y)
                     cholesky(w, nv, efc_Y)
-                cholesky_solve(w, nv, efc_Y, dof_d, MGRAD)
+                cholesky_solve(w, nv, efc_Y, dof_s, "dof_mgrad")
             else:
-                inertia.solve(w, sizes, dof_i, qLD, dof_d, MGRAD)
+                inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_mgrad")
         else:
-            inertia.solve(w, sizes, dof_i, qLD, dof_d, MGRAD)
+            inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_mgrad")
         return out
 
     return types.SimpleNamespace(update_rows=update_rows, update=update)

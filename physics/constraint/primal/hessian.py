@@ -6,14 +6,16 @@ Hessian while it is on the cone; its Cholesky factor, in place, and solves with 
 import functools
 import types
 
+from ...access import make_access
 from ... import layout as L
 from ...runtime.backend import ti
-from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC, E
+from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC
 from .cone import make_cone
 
 
 @functools.lru_cache(maxsize=None)
 def make_hessian(fp, elliptic: bool):
+    A = make_access(fp)
     cone = make_cone(fp)
     contact_dim, cone_hessian_entry = cone.contact_dim, cone.cone_hessian_entry
 
@@ -43,9 +45,9 @@ def make_hessian(fp, elliptic: bool):
         o_m = w * sizes[L.SIZE_M_STRIDE]
         for i in range(nefc):
             weight = fp(0.0)
-            if efc_f[w, i, E["state"]] == STATE_QUADRATIC:
-                weight = 1 / efc_f[w, i, E["R"]]
-            efc_f[w, i, E["hess"]] = weight
+            if A.efc_state(efc_f, w, i) == STATE_QUADRATIC:
+                weight = 1 / A.efc_R(efc_f, w, i)
+            A.set_efc_hess(efc_f, w, i, weight)
         for a in range(nv):
             for b in range(a + 1):
                 efc_Y[w, a, b] = 0
@@ -55,7 +57,7 @@ def make_hessian(fp, elliptic: bool):
                 vals = ti.Vector([fp(0.0)] * HESS_CHUNK)
                 count = 0
                 while i < nefc and count < HESS_CHUNK:
-                    v = efc_f[w, i, E["hess"]] * efc_J[w, i, a]
+                    v = A.efc_hess(efc_f, w, i) * efc_J[w, i, a]
                     if v != 0:
                         rows[count] = i
                         vals[count] = v
@@ -67,20 +69,20 @@ def make_hessian(fp, elliptic: bool):
                         h += vals[k] * efc_J[w, rows[k], b]
                     efc_Y[w, a, b] += h
         for i in range(nv):
-            adr = dof_i[i * L.NDOF_I + L.DOF_MADR]
+            adr = A.dof_madr(dof_i, i)
             efc_Y[w, i, i] += qM[o_m + adr]
-            j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
+            j = A.dof_parent(dof_i, i)
             while j >= 0:
                 adr += 1
                 efc_Y[w, i, j] += qM[o_m + adr]
-                j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
+                j = A.dof_parent(dof_i, j)
         if ti.static(elliptic):
             i = 0
             while i < nefc:
                 dim = 1
-                if efc_f[w, i, E["type"]] == CNSTR_CONTACT_ELLIPTIC:
+                if A.efc_type(efc_f, w, i) == CNSTR_CONTACT_ELLIPTIC:
                     dim = contact_dim(w, i, efc_f)
-                    if efc_f[w, i, E["state"]] == STATE_CONE:
+                    if A.efc_state(efc_f, w, i) == STATE_CONE:
                         for k in range(dim):
                             for j in range(k, dim):
                                 h = cone_hessian_entry(w, i, dim, k, j, efc_f)
@@ -104,18 +106,20 @@ def make_hessian(fp, elliptic: bool):
                 efc_Y[w, i, j] = s / ljj
 
     @ti.func
-    def cholesky_solve(w, nv, efc_Y: ti.template(), dof_d: ti.template(), col: ti.template()):
-        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+    def cholesky_solve(w, nv, efc_Y: ti.template(), dof_s: ti.template(), col: ti.template()):
+        """Scratch column ``col`` (its accessor's name) <- (L L^T)^-1 itself, L in efc_Y."""
+        get, put = ti.static(A.read[col], A.write[col])
+        o = w * ti.max(nv, 1) * L.NDOF_S
         for i in range(nv):
-            s = dof_d[o_dof + i * L.NDOF_D + col]
+            s = get(dof_s, o, i)
             for k in range(i):
-                s -= efc_Y[w, i, k] * dof_d[o_dof + k * L.NDOF_D + col]
-            dof_d[o_dof + i * L.NDOF_D + col] = s / efc_Y[w, i, i]
+                s -= efc_Y[w, i, k] * get(dof_s, o, k)
+            put(dof_s, o, i, s / efc_Y[w, i, i])
         for r in range(nv):
             i = nv - 1 - r
-            s = dof_d[o_dof + i * L.NDOF_D + col]
+            s = get(dof_s, o, i)
             for k in range(i + 1, nv):
-                s -= efc_Y[w, k, i] * dof_d[o_dof + k * L.NDOF_D + col]
-            dof_d[o_dof + i * L.NDOF_D + col] = s / efc_Y[w, i, i]
+                s -= efc_Y[w, k, i] * get(dof_s, o, k)
+            put(dof_s, o, i, s / efc_Y[w, i, i])
 
     return types.SimpleNamespace(hessian=hessian, cholesky=cholesky, cholesky_solve=cholesky_solve)

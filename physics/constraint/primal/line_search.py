@@ -6,21 +6,23 @@ Newton steps in alpha inside a shrinking bracket find its minimum."""
 import functools
 import types
 
+from ...access import make_access
 from ...runtime.backend import ti
-from .columns import _HALF_INF, _INF, _MINVAL, CNSTR_CONTACT_ELLIPTIC, MA, MV, SEARCH, E
+from .columns import _HALF_INF, _INF, _MINVAL, CNSTR_CONTACT_ELLIPTIC
 from .cone import make_cone
 from .vectors import make_vectors
 
 
 @functools.lru_cache(maxsize=None)
 def make_line_search(fp, elliptic: bool):
+    A = make_access(fp)
     vectors = make_vectors(fp)
     dot, mul_M, mul_J = vectors.dot, vectors.mul_M, vectors.mul_J
     cone = make_cone(fp)
     contact_dim, prepare_cone, elliptic_cost_change = cone.contact_dim, cone.prepare_cone, cone.elliptic_cost_change
 
     @ti.func
-    def prepare(w, nefc, nv, dof_d: ti.template(), efc_f: ti.template()):
+    def prepare(w, nefc, nv, dof_d: ti.template(), dof_s: ti.template(), efc_f: ti.template()):
         """Each row's cost along a + alpha search as a quadratic in alpha (q0 + q1 alpha +
         q2 alpha^2 while its state holds), and the cone terms of elliptic contacts. Returns
         the Gauss term's linear and quadratic coefficients."""
@@ -29,19 +31,19 @@ def make_line_search(fp, elliptic: bool):
             step = 1
             is_cone = 0
             if ti.static(elliptic):
-                if efc_f[w, i, E["type"]] == CNSTR_CONTACT_ELLIPTIC:
+                if A.efc_type(efc_f, w, i) == CNSTR_CONTACT_ELLIPTIC:
                     is_cone = 1
                     step = contact_dim(w, i, efc_f)
                     prepare_cone(w, i, step, efc_f)
             if is_cone == 0:
-                jar = efc_f[w, i, E["jar"]]
-                jv = efc_f[w, i, E["jv"]]
-                d = 1 / efc_f[w, i, E["R"]]
-                efc_f[w, i, E["quad"]] = fp(0.5) * d * jar * jar
-                efc_f[w, i, E["quad"] + 1] = d * jv * jar
-                efc_f[w, i, E["quad"] + 2] = fp(0.5) * d * jv * jv
+                jar = A.efc_jar(efc_f, w, i)
+                jv = A.efc_jv(efc_f, w, i)
+                d = 1 / A.efc_R(efc_f, w, i)
+                A.set_efc_quad_at(efc_f, w, i, 0, fp(0.5) * d * jar * jar)
+                A.set_efc_quad_at(efc_f, w, i, 1, d * jv * jar)
+                A.set_efc_quad_at(efc_f, w, i, 2, fp(0.5) * d * jv * jv)
             i += step
-        return ti.Vector([dot(w, nv, dof_d, SEARCH, MA), fp(0.5) * dot(w, nv, dof_d, SEARCH, MV)])
+        return ti.Vector([dot(w, nv, dof_s, "dof_search", "dof_ma"), fp(0.5) * dot(w, nv, dof_s, "dof_search", "dof_mv")])
 
     @ti.func
     def huber(x, f, rf, d):
@@ -60,25 +62,25 @@ def make_line_search(fp, elliptic: bool):
         i = 0
         while i < nefc:
             step = 1
-            lower = efc_f[w, i, E["lower"]]
-            upper = efc_f[w, i, E["upper"]]
+            lower = A.efc_lower(efc_f, w, i)
+            upper = A.efc_upper(efc_f, w, i)
             is_cone = 0
             if ti.static(elliptic):
-                if efc_f[w, i, E["type"]] == CNSTR_CONTACT_ELLIPTIC:
+                if A.efc_type(efc_f, w, i) == CNSTR_CONTACT_ELLIPTIC:
                     is_cone = 1
                     step = contact_dim(w, i, efc_f)
                     total += elliptic_cost_change(w, i, alpha, efc_f)
             if is_cone != 0:
                 pass
             elif lower < -_HALF_INF:
-                quad[1] += efc_f[w, i, E["quad"] + 1]
-                quad[2] += efc_f[w, i, E["quad"] + 2]
+                quad[1] += A.efc_quad_at(efc_f, w, i, 1)
+                quad[2] += A.efc_quad_at(efc_f, w, i, 2)
             elif upper < _HALF_INF:
-                start = efc_f[w, i, E["jar"]]
-                jv = efc_f[w, i, E["jv"]]
+                start = A.efc_jar(efc_f, w, i)
+                jv = A.efc_jv(efc_f, w, i)
                 x = start + alpha * jv
-                d = 1 / efc_f[w, i, E["R"]]
-                rf = efc_f[w, i, E["R"]] * upper
+                d = 1 / A.efc_R(efc_f, w, i)
+                rf = A.efc_R(efc_f, w, i) * upper
                 total[0] += huber(x, upper, rf, d) - huber(start, upper, rf, d)
                 if x <= -rf:
                     total[1] -= upper * jv
@@ -88,13 +90,13 @@ def make_line_search(fp, elliptic: bool):
                     total[1] += d * x * jv
                     total[2] += d * jv * jv
             else:
-                start = efc_f[w, i, E["jar"]]
-                x = start + alpha * efc_f[w, i, E["jv"]]
-                cost0 = efc_f[w, i, E["quad"]] if start < 0 else fp(0.0)
+                start = A.efc_jar(efc_f, w, i)
+                x = start + alpha * A.efc_jv(efc_f, w, i)
+                cost0 = A.efc_quad_at(efc_f, w, i, 0) if start < 0 else fp(0.0)
                 if x < 0:
-                    quad[0] += efc_f[w, i, E["quad"]] - cost0
-                    quad[1] += efc_f[w, i, E["quad"] + 1]
-                    quad[2] += efc_f[w, i, E["quad"] + 2]
+                    quad[0] += A.efc_quad_at(efc_f, w, i, 0) - cost0
+                    quad[1] += A.efc_quad_at(efc_f, w, i, 1)
+                    quad[2] += A.efc_quad_at(efc_f, w, i, 2)
                 else:
                     total[0] -= cost0
             i += step
@@ -104,19 +106,19 @@ def make_line_search(fp, elliptic: bool):
 
     @ti.func
     def line_search(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(),
-                    dof_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(), gtol_scale, ls_iterations):
+                    dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(), efc_f: ti.template(), gtol_scale, ls_iterations):
         """(alpha, improvement) that minimise the cost along SEARCH: safeguarded Newton steps
         on the convex, piecewise-quadratic cost(alpha), each exact while no row changes
         state, kept inside the bracket of slopes of opposite sign (bisection when a step
         leaves it). Stops when the slope is below the scaled tolerance, as MuJoCo's search;
         a handful of scalars instead of MuJoCo's bracket points keeps compile time small."""
         out = ti.Vector([fp(0.0), fp(0.0)])
-        snorm = ti.sqrt(dot(w, nv, dof_d, SEARCH, SEARCH))
+        snorm = ti.sqrt(dot(w, nv, dof_s, "dof_search", "dof_search"))
         if snorm >= fp(_MINVAL):
             gtol = gtol_scale * snorm
-            mul_M(w, nv, sizes, dof_i, qM, dof_d, SEARCH, MV)
-            mul_J(w, nefc, nv, efc_J, dof_d, SEARCH, efc_f, E["jv"])
-            gauss = prepare(w, nefc, nv, dof_d, efc_f)
+            mul_M(w, nv, sizes, dof_i, qM, dof_s, "dof_search", "dof_mv")
+            mul_J(w, nefc, nv, efc_J, dof_s, "dof_search", efc_f, "efc_jv")
+            gauss = prepare(w, nefc, nv, dof_d, dof_s, efc_f)
             lo = -fp(_INF)  # slope < 0 here
             hi = fp(_INF)  # slope > 0 here
             alpha = fp(0.0)

@@ -7,23 +7,11 @@ import types
 
 from ... import layout as L
 from ...runtime.backend import ti
+from ...access import make_access
 from ...runtime.ti_math import make_math
 from .columns import (
     _MINVAL,
     FLOAT32_EPS,
-    GRAD,
-    GRADOLD,
-    LS_TOLERANCE,
-    MA,
-    MEANINERTIA,
-    MGRAD,
-    MGRADOLD,
-    MV,
-    QACC_SMOOTH,
-    QACC_WARMSTART,
-    SEARCH,
-    TOLERANCE,
-    E,
 )
 from .cost import make_cost
 from .line_search import make_line_search
@@ -33,6 +21,7 @@ from .vectors import make_vectors
 @functools.lru_cache(maxsize=None)
 def make_solver(fp, newton: bool, elliptic: bool):
     m = make_math(fp)
+    A = make_access(fp)
     single = fp == ti.f32
     vectors = make_vectors(fp)
     dot, set_jar, set_ma = vectors.dot, vectors.set_jar, vectors.set_ma
@@ -42,11 +31,12 @@ def make_solver(fp, newton: bool, elliptic: bool):
 
     @ti.func
     def start(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), qacc: ti.template(),
-              dof_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(), warmstart):
+              dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(), efc_f: ti.template(), warmstart):
         """qacc <- the better of the previous step's acceleration and qacc_smooth, with jar
         and MA at it (one loop around one update_rows, which the compiler inlines). At
         qacc_smooth, jar is the rows' bias and MA is zero: nothing to recompute."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_s = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         use_smooth = 1
         if warmstart:
             cost_warm = fp(0.0)
@@ -54,45 +44,46 @@ def make_solver(fp, newton: bool, elliptic: bool):
                 gauss = fp(0.0)
                 if k == 0:
                     for d in range(nv):
-                        qacc[w, d] = dof_d[o_dof + d * L.NDOF_D + QACC_WARMSTART]
+                        qacc[w, d] = A.dof_qacc_warmstart(dof_d, o_dof, d)
                     set_jar(w, nefc, nv, qacc, efc_J, efc_f)
-                    gauss = set_ma(w, nv, sizes, dof_i, qM, qacc, dof_d)
+                    gauss = set_ma(w, nv, sizes, dof_i, qM, qacc, dof_d, dof_s)
                 else:
                     for i in range(nefc):  # keep the warm start's jar in jv, free until the line search
-                        efc_f[w, i, E["jv"]] = efc_f[w, i, E["jar"]]
-                        efc_f[w, i, E["jar"]] = efc_f[w, i, E["bias"]]
+                        A.set_efc_jv(efc_f, w, i, A.efc_jar(efc_f, w, i))
+                        A.set_efc_jar(efc_f, w, i, A.efc_bias(efc_f, w, i))
                 cost = update_rows(w, nefc, efc_f)[0] + gauss
                 if k == 0:
                     cost_warm = cost
                 elif cost >= cost_warm:
                     use_smooth = 0
                     for i in range(nefc):
-                        efc_f[w, i, E["jar"]] = efc_f[w, i, E["jv"]]
+                        A.set_efc_jar(efc_f, w, i, A.efc_jv(efc_f, w, i))
         if use_smooth != 0:
             for d in range(nv):
-                qacc[w, d] = dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
-                dof_d[o_dof + d * L.NDOF_D + MA] = 0
+                qacc[w, d] = A.dof_qacc_smooth(dof_d, o_dof, d)
+                A.set_dof_ma(dof_s, o_s, d, 0)
             for i in range(nefc):
-                efc_f[w, i, E["jar"]] = efc_f[w, i, E["bias"]]
+                A.set_efc_jar(efc_f, w, i, A.efc_bias(efc_f, w, i))
 
     @ti.func
     def solve(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_i: ti.template(), qM: ti.template(),
-              qLD: ti.template(), qacc: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
+              qLD: ti.template(), qacc: ti.template(), dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
               efc_f: ti.template(), efc_Y: ti.template(), warmstart):
         """qacc <- argmin cost(a), with the rows' forces and states at the minimum (MuJoCo's
         mj_solPrimal); returns the iterations made. One loop around one update() and one
         line_search(), for compile time."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_s = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         mo = w % opt_f.shape[0]
-        tolerance = opt_f[mo, 0, TOLERANCE]
-        scale = 1 / (opt_f[mo, 0, MEANINERTIA] * ti.max(1, nv))
-        gtol_scale = tolerance * opt_f[mo, 0, LS_TOLERANCE] / scale
+        tolerance = A.opt_tolerance(opt_f, mo, 0)
+        scale = 1 / (A.opt_meaninertia(opt_f, mo, 0) * ti.max(1, nv))
+        gtol_scale = tolerance * A.opt_ls_tolerance(opt_f, mo, 0) / scale
         for i in range(nefc):
-            bias = -efc_f[w, i, E["aref"]]
+            bias = -A.efc_aref(efc_f, w, i)
             for d in range(nv):
-                bias += efc_J[w, i, d] * dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
-            efc_f[w, i, E["bias"]] = bias
-        start(w, nefc, nv, sizes, dof_i, qM, qacc, dof_d, efc_J, efc_f, warmstart)
+                bias += efc_J[w, i, d] * A.dof_qacc_smooth(dof_d, o_dof, d)
+            A.set_efc_bias(efc_f, w, i, bias)
+        start(w, nefc, nv, sizes, dof_i, qM, qacc, dof_d, dof_s, efc_J, efc_f, warmstart)
         # stage 0 (CG): the start point's certificate (M^-1 preconditioning); 1 (Newton):
         # the same, and failing it, the first Hessian, whose decrement certifies the start;
         # 2: iterating
@@ -106,13 +97,13 @@ def make_solver(fp, newton: bool, elliptic: bool):
         improvement = fp(0.0)
         done = 0
         while done == 0:
-            upd = update(w, nefc, nv, sizes, dof_i, qLD, qM, qacc, dof_d, efc_J, efc_f, efc_Y, hess, rows_moved)
+            upd = update(w, nefc, nv, sizes, dof_i, qLD, qM, qacc, dof_d, dof_s, efc_J, efc_f, efc_Y, hess, rows_moved)
             if rows_moved != 0:
                 terms2 = upd[1]
             rows_moved = 1
             if hess == 1:
                 hess = 2  # factored: later updates refactor only where rows changed
-            gradient = scale * ti.sqrt(dot(w, nv, dof_d, GRAD, GRAD))
+            gradient = scale * ti.sqrt(dot(w, nv, dof_s, "dof_grad", "dof_grad"))
             if ti.static(single):
                 # a gradient within its own round-off (a sum of nv + nefc terms, each with
                 # relative error eps) is zero as far as float32 can tell: iterating on it
@@ -122,7 +113,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
                     gradient = fp(0.0)
             # 1/2 grad^T P^-1 grad: with P = M it bounds the suboptimality (the cost is
             # strongly convex in the M norm); with P = H it is Newton's decrement
-            decrement = ti.max(fp(0.0), fp(0.5) * scale * dot(w, nv, dof_d, GRAD, MGRAD))
+            decrement = ti.max(fp(0.0), fp(0.5) * scale * dot(w, nv, dof_s, "dof_grad", "dof_mgrad"))
             if stage == 0:
                 stage = 2
                 if decrement < tolerance:
@@ -142,16 +133,16 @@ def make_solver(fp, newton: bool, elliptic: bool):
             if done == 0 and stage == 2:
                 if ti.static(newton):
                     for d in range(nv):
-                        dof_d[o_dof + d * L.NDOF_D + SEARCH] = -dof_d[o_dof + d * L.NDOF_D + MGRAD]
+                        A.set_dof_search(dof_s, o_s, d, -A.dof_mgrad(dof_s, o_s, d))
                 elif it == 0:
                     for d in range(nv):
-                        dof_d[o_dof + d * L.NDOF_D + SEARCH] = -dof_d[o_dof + d * L.NDOF_D + MGRAD]
+                        A.set_dof_search(dof_s, o_s, d, -A.dof_mgrad(dof_s, o_s, d))
                 else:
-                    conjugate_direction(w, nv, dof_d)
+                    conjugate_direction(w, nv, dof_s)
                 if it >= sizes[L.SIZE_ITERATIONS]:
                     done = 1
                 else:
-                    step = line_search(w, nefc, nv, sizes, dof_i, qM, dof_d, efc_J, efc_f, gtol_scale,
+                    step = line_search(w, nefc, nv, sizes, dof_i, qM, dof_d, dof_s, efc_J, efc_f, gtol_scale,
                                        sizes[L.SIZE_LS_ITERATIONS])
                     alpha = step[0]
                     improvement = scale * step[1]
@@ -159,35 +150,35 @@ def make_solver(fp, newton: bool, elliptic: bool):
                     if alpha == 0:
                         done = 1
                     else:
-                        move(w, nefc, nv, alpha, qacc, dof_d, efc_f)
+                        move(w, nefc, nv, alpha, qacc, dof_s, efc_f)
         return it
 
     @ti.func
-    def move(w, nefc, nv, alpha, qacc: ti.template(), dof_d: ti.template(), efc_f: ti.template()):
+    def move(w, nefc, nv, alpha, qacc: ti.template(), dof_s: ti.template(), efc_f: ti.template()):
         """a += alpha search, and what is linear in a with it; keep the old gradients for CG."""
-        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+        o_s = w * ti.max(nv, 1) * L.NDOF_S
         for d in range(nv):
-            qacc[w, d] += alpha * dof_d[o_dof + d * L.NDOF_D + SEARCH]
-            dof_d[o_dof + d * L.NDOF_D + MA] = (dof_d[o_dof + d * L.NDOF_D + MA]
-                                                + alpha * dof_d[o_dof + d * L.NDOF_D + MV])
-            dof_d[o_dof + d * L.NDOF_D + GRADOLD] = dof_d[o_dof + d * L.NDOF_D + GRAD]
-            dof_d[o_dof + d * L.NDOF_D + MGRADOLD] = dof_d[o_dof + d * L.NDOF_D + MGRAD]
+            qacc[w, d] += alpha * A.dof_search(dof_s, o_s, d)
+            A.set_dof_ma(dof_s, o_s, d, A.dof_ma(dof_s, o_s, d)
+                                                + alpha * A.dof_mv(dof_s, o_s, d))
+            A.set_dof_gradold(dof_s, o_s, d, A.dof_grad(dof_s, o_s, d))
+            A.set_dof_mgradold(dof_s, o_s, d, A.dof_mgrad(dof_s, o_s, d))
         for i in range(nefc):
-            efc_f[w, i, E["jar"]] += alpha * efc_f[w, i, E["jv"]]
+            A.set_efc_jar(efc_f, w, i, A.efc_jar(efc_f, w, i) + (alpha * A.efc_jv(efc_f, w, i)))
 
     @ti.func
-    def conjugate_direction(w, nv, dof_d: ti.template()):
+    def conjugate_direction(w, nv, dof_s: ti.template()):
         """Polak-Ribiere-plus update of the M^-1-preconditioned search direction."""
-        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+        o_s = w * ti.max(nv, 1) * L.NDOF_S
         num = fp(0.0)
         den = fp(0.0)
         for d in range(nv):
-            num += dof_d[o_dof + d * L.NDOF_D + GRAD] * (dof_d[o_dof + d * L.NDOF_D + MGRAD]
-                                                         - dof_d[o_dof + d * L.NDOF_D + MGRADOLD])
-            den += dof_d[o_dof + d * L.NDOF_D + GRADOLD] * dof_d[o_dof + d * L.NDOF_D + MGRADOLD]
+            num += A.dof_grad(dof_s, o_s, d) * (A.dof_mgrad(dof_s, o_s, d)
+                                                         - A.dof_mgradold(dof_s, o_s, d))
+            den += A.dof_gradold(dof_s, o_s, d) * A.dof_mgradold(dof_s, o_s, d)
         beta = ti.max(fp(0.0), num / ti.max(fp(_MINVAL), den))
         for d in range(nv):
-            dof_d[o_dof + d * L.NDOF_D + SEARCH] = (-dof_d[o_dof + d * L.NDOF_D + MGRAD]
-                                                    + beta * dof_d[o_dof + d * L.NDOF_D + SEARCH])
+            A.set_dof_search(dof_s, o_s, d, -A.dof_mgrad(dof_s, o_s, d)
+                                                    + beta * A.dof_search(dof_s, o_s, d))
 
     return types.SimpleNamespace(solve=solve)

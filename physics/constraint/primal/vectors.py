@@ -1,4 +1,4 @@
-"""Vectors over one world's dofs and rows: dot products of ``dof_d`` columns, products
+"""Vectors over one world's dofs and rows: dot products of the dof scratch table's columns, products
 with the joint-space inertia M (tree-sparse, MuJoCo's qM) and with the rows' Jacobian J
 (efc_J, nefc x nv), the rows' jar = J qacc - aref and MA = M (qacc - qacc_smooth) with
 the Gauss cost 1/2 (a - a0)^T M (a - a0)."""
@@ -8,70 +8,74 @@ import types
 
 from ... import layout as L
 from ...runtime.backend import ti
+from ...access import make_access
 from ...runtime.ti_math import make_math
-from .columns import MA, QACC_SMOOTH, SCRATCH, E
 
 
 @functools.lru_cache(maxsize=None)
 def make_vectors(fp):
     m = make_math(fp)
+    A = make_access(fp)
 
     @ti.func
-    def dot(w, nv, dof_d: ti.template(), a: ti.template(), b: ti.template()):
-        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+    def dot(w, nv, dof_s: ti.template(), a: ti.template(), b: ti.template()):
+        """The dot product of two dof scratch columns, named by their accessors."""
+        get_a, get_b = ti.static(A.read[a], A.read[b])
+        o = w * ti.max(nv, 1) * L.NDOF_S
         s = fp(0.0)
         for d in range(nv):
-            s += dof_d[o_dof + d * L.NDOF_D + a] * dof_d[o_dof + d * L.NDOF_D + b]
+            s += get_a(dof_s, o, d) * get_b(dof_s, o, d)
         return s
 
     @ti.func
-    def mul_M(w, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), dof_d: ti.template(),
+    def mul_M(w, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), dof_s: ti.template(),
               src: ti.template(), dst: ti.template()):
-        """dof_d[:, dst] <- M dof_d[:, src] from the tree-sparse rows of qM."""
+        """Scratch column dst <- M (scratch column src), from the tree-sparse rows of qM."""
+        get, get_dst, put = ti.static(A.read[src], A.read[dst], A.write[dst])
         o_m = w * sizes[L.SIZE_M_STRIDE]
-        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         for i in range(nv):
-            dof_d[o_dof + i * L.NDOF_D + dst] = 0
+            put(dof_s, o, i, 0)
         for i in range(nv):
-            a = dof_i[i * L.NDOF_I + L.DOF_MADR]
-            dof_d[o_dof + i * L.NDOF_D + dst] = (dof_d[o_dof + i * L.NDOF_D + dst]
-                                                 + qM[o_m + a] * dof_d[o_dof + i * L.NDOF_D + src])
-            j = dof_i[i * L.NDOF_I + L.DOF_PARENT]
+            a = A.dof_madr(dof_i, i)
+            put(dof_s, o, i, get_dst(dof_s, o, i) + qM[o_m + a] * get(dof_s, o, i))
+            j = A.dof_parent(dof_i, i)
             while j >= 0:
                 a += 1
-                dof_d[o_dof + i * L.NDOF_D + dst] = (dof_d[o_dof + i * L.NDOF_D + dst]
-                                                     + qM[o_m + a] * dof_d[o_dof + j * L.NDOF_D + src])
-                dof_d[o_dof + j * L.NDOF_D + dst] = (dof_d[o_dof + j * L.NDOF_D + dst]
-                                                     + qM[o_m + a] * dof_d[o_dof + i * L.NDOF_D + src])
-                j = dof_i[j * L.NDOF_I + L.DOF_PARENT]
+                put(dof_s, o, i, get_dst(dof_s, o, i) + qM[o_m + a] * get(dof_s, o, j))
+                put(dof_s, o, j, get_dst(dof_s, o, j) + qM[o_m + a] * get(dof_s, o, i))
+                j = A.dof_parent(dof_i, j)
 
     @ti.func
-    def mul_J(w, nefc, nv, efc_J: ti.template(), dof_d: ti.template(), src: ti.template(), efc_f: ti.template(),
+    def mul_J(w, nefc, nv, efc_J: ti.template(), dof_s: ti.template(), src: ti.template(), efc_f: ti.template(),
               dst: ti.template()):
-        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+        """Row column dst <- J (scratch column src)."""
+        get, put = ti.static(A.read[src], A.write[dst])
+        o = w * ti.max(nv, 1) * L.NDOF_S
         for i in range(nefc):
             s = fp(0.0)
             for d in range(nv):
-                s += efc_J[w, i, d] * dof_d[o_dof + d * L.NDOF_D + src]
-            efc_f[w, i, dst] = s
+                s += efc_J[w, i, d] * get(dof_s, o, d)
+            put(efc_f, w, i, s)
 
     @ti.func
     def set_jar(w, nefc, nv, qacc: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
         """jar = J qacc - aref."""
         for i in range(nefc):
-            s = -efc_f[w, i, E["aref"]]
+            s = -A.efc_aref(efc_f, w, i)
             for d in range(nv):
                 s += efc_J[w, i, d] * qacc[w, d]
-            efc_f[w, i, E["jar"]] = s
+            A.set_efc_jar(efc_f, w, i, s)
 
     @ti.func
     def set_ma(w, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), qacc: ti.template(),
-               dof_d: ti.template()):
+               dof_d: ti.template(), dof_s: ti.template()):
         """MA <- M (qacc - qacc_smooth); returns the Gauss cost 1/2 (a - a0)^T M (a - a0)."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         for d in range(nv):
-            dof_d[o_dof + d * L.NDOF_D + SCRATCH] = qacc[w, d] - dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH]
-        mul_M(w, nv, sizes, dof_i, qM, dof_d, SCRATCH, MA)
-        return fp(0.5) * dot(w, nv, dof_d, SCRATCH, MA)
+            A.set_dof_scratch(dof_s, o, d, qacc[w, d] - A.dof_qacc_smooth(dof_d, o_dof, d))
+        mul_M(w, nv, sizes, dof_i, qM, dof_s, "dof_scratch", "dof_ma")
+        return fp(0.5) * dot(w, nv, dof_s, "dof_scratch", "dof_ma")
 
     return types.SimpleNamespace(dot=dot, mul_M=mul_M, mul_J=mul_J, set_jar=set_jar, set_ma=set_ma)

@@ -33,6 +33,7 @@ from ...model import (
     DSBL_WARMSTART,
 )
 from ...runtime.backend import ti
+from ...access import make_access
 from ...runtime.ti_math import make_math
 from ...smooth.inertia import make_inertia
 from ...smooth.limits import make_limits
@@ -52,11 +53,7 @@ from .table import (
     CNSTR_FRICTION_TENDON,
     CNSTR_LIMIT_JOINT,
     CNSTR_LIMIT_TENDON,
-    CVEL,
     GEOM_BODY,
-    QACC_SMOOTH,
-    QFRC_CONSTRAINT,
-    E,
 )
 
 __all__ = ["CNSTR_EQUALITY", "CNSTR_FRICTION_DOF", "CNSTR_FRICTION_TENDON", "CNSTR_LIMIT_JOINT", "CNSTR_LIMIT_TENDON",
@@ -69,6 +66,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
     """The constraint stage for one solver ("PGS", "CG", "Newton") and friction cone
     ("pyramidal", "elliptic"): only the chosen code is compiled into the step kernel."""
     m = make_math(fp)
+    A = make_access(fp)
     inertia = make_inertia(fp)
     physx_limits = make_limits(fp).physx_limit_rows  # hard and spring limits (physics/smooth/limits.py)
     primal = make_primal(fp, solver == "Newton", cone == "elliptic")
@@ -87,7 +85,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
     def constraint(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
                    body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(),
                    opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(), qacc: ti.template(),
-                   body_d: ti.template(), dof_d: ti.template(), qM: ti.template(), qLD: ti.template(),
+                   body_d: ti.template(), dof_d: ti.template(), dof_s: ti.template(), qM: ti.template(), qLD: ti.template(),
                    geom_i: ti.template(), con_f: ti.template(),
                    con_i: ti.template(), con_n: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
                    eq_d: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
@@ -105,8 +103,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         nv = sizes[L.SIZE_NV]
         nefc = 0
-        efc_n[w, L.EFC_OVERFLOW] = 0
-        efc_n[w, L.EFC_NITER] = 0
+        A.set_nefc_overflow(efc_n, w, 0)
+        A.set_solver_niter(efc_n, w, 0)
         disabled = sizes[L.SIZE_DISABLE]
         if (disabled & DSBL_CONSTRAINT) == 0:
             if (disabled & DSBL_EQUALITY) == 0:
@@ -121,34 +119,35 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             if (disabled & DSBL_CONTACT) == 0:
                 nefc = contacts(w, nefc, sizes, body_i, body_f, body_d, dof_d, geom_i, con_f, con_i, con_n, efc_J,
                                 efc_f, efc_n)
-        efc_n[w, L.EFC_N] = nefc
+        A.set_nefc(efc_n, w, nefc)
         for d in range(nv):
-            dof_d[o_dof + d * L.NDOF_D + QACC_SMOOTH] = qacc[w, d]
+            A.set_dof_qacc_smooth(dof_d, o_dof, d, qacc[w, d])
         if nefc > 0:
             soft_parameters(w, nefc, sizes, opt_f, efc_f)
             cone_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
-            reference(w, nefc, nv, qvel, dof_d, efc_J, efc_f)
+            reference(w, nefc, nv, qvel, dof_s, efc_J, efc_f)
             if ti.static(solver == "PGS"):
-                dual_matrix(w, nefc, sizes, dof_i, qLD, dof_d, efc_J, efc_Y, efc_f)
+                dual_matrix(w, nefc, sizes, dof_i, qLD, dof_d, dof_s, efc_J, efc_Y, efc_f)
                 warm_start(w, nefc, nv, sizes, dof_d, efc_J, efc_f)
-                efc_n[w, L.EFC_NITER] = pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f)
+                A.set_solver_niter(efc_n, w, pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f))
             else:
-                efc_n[w, L.EFC_NITER] = primal.solve(w, nefc, nv, sizes, opt_f, dof_i, qM, qLD, qacc, dof_d, efc_J,
-                                                     efc_f, efc_Y, (disabled & DSBL_WARMSTART) == 0)
+                A.set_solver_niter(efc_n, w, primal.solve(w, nefc, nv, sizes, opt_f, dof_i, qM, qLD, qacc, dof_d, dof_s, efc_J,
+                                                     efc_f, efc_Y, (disabled & DSBL_WARMSTART) == 0))
             break_overloaded(w, nefc, eq_i, eq_f, eq_d, efc_f)
         # J^T f as one reduction per dof: accumulating in place would store in the inner loop
         for d in range(nv):
             qfrc = fp(0.0)
             for i in range(nefc):
-                qfrc += efc_f[w, i, E["force"]] * efc_J[w, i, d]
-            dof_d[o_dof + d * L.NDOF_D + QFRC_CONSTRAINT] = qfrc
+                qfrc += A.efc_force(efc_f, w, i) * efc_J[w, i, d]
+            A.set_dof_qfrc_constraint(dof_d, o_dof, d, qfrc)
         if ti.static(solver == "PGS"):
             # the dual leaves qacc to us: qacc_smooth + M^-1 J^T f (the primal solvers move it)
             if nefc > 0:
+                o_s = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
                 for d in range(nv):
-                    dof_d[o_dof + d * L.NDOF_D + CVEL] = dof_d[o_dof + d * L.NDOF_D + QFRC_CONSTRAINT]
-                inertia.solve(w, sizes, dof_i, qLD, dof_d, CVEL)
+                    A.set_dof_constraint_vel(dof_s, o_s, d, A.dof_qfrc_constraint(dof_d, o_dof, d))
+                inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_constraint_vel")
                 for d in range(nv):
-                    qacc[w, d] += dof_d[o_dof + d * L.NDOF_D + CVEL]
+                    qacc[w, d] += A.dof_constraint_vel(dof_s, o_s, d)
 
     return types.SimpleNamespace(constraint=constraint)

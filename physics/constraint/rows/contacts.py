@@ -14,17 +14,16 @@ import types
 from ... import layout as L
 from ...collision.narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, NCON
 from ...runtime.backend import ti
+from ...access import make_access
 from ...runtime.ti_math import make_math
 from .jacobian import make_row_jacobian
 from .table import (
     _INF,
-    B_INVWEIGHT,
     CNSTR_CONTACT_ELLIPTIC,
     CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_CONTACT_PYRAMIDAL,
     GEOM_BODY,
     C,
-    E,
     make_row_table,
 )
 
@@ -34,6 +33,7 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
     """The contact rows for one friction cone ("pyramidal", "elliptic"): only its code is
     compiled in."""
     m = make_math(fp)
+    A = make_access(fp)
     set_row = make_row_table(fp).set_row
     relative_jacobian = make_row_jacobian(fp).relative_jacobian
 
@@ -60,13 +60,13 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                     if dim > 1:
                         nrow = dim
                 if n + nrow > sizes[L.SIZE_NEFC]:
-                    efc_n[w, L.EFC_OVERFLOW] += nrow
+                    A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + nrow)
                 else:
                     b1 = geom_i[con_i[w, c, CON_GEOM1], GEOM_BODY]
                     b2 = geom_i[con_i[w, c, CON_GEOM2], GEOM_BODY]
                     point = m.vec3(con_f[w, c, C["pos"]], con_f[w, c, C["pos"] + 1], con_f[w, c, C["pos"] + 2])
-                    tran = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT]
-                    rot = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT + 1] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT + 1]
+                    tran = A.body_invweight0_at(body_f, mb, b1, 0) + A.body_invweight0_at(body_f, mb, b2, 0)
+                    rot = A.body_invweight0_at(body_f, mb, b1, 1) + A.body_invweight0_at(body_f, mb, b2, 1)
                     nv = sizes[L.SIZE_NV]
                     # frame rows: the normal and tangents; geom2 moves relative to geom1
                     frame = ti.Matrix.rows([contact_axis(w, c, con_f, 0), contact_axis(w, c, con_f, 1),
@@ -81,9 +81,9 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                         pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
                     for r in range(nrow):
                         for k in ti.static(range(2)):
-                            efc_f[w, n + r, E["solref"] + k] = con_f[w, c, C["solref"] + k]
+                            A.set_efc_solref_at(efc_f, w, n + r, k, con_f[w, c, C["solref"] + k])
                         for k in ti.static(range(5)):
-                            efc_f[w, n + r, E["solimp"] + k] = con_f[w, c, C["solimp"] + k]
+                            A.set_efc_solimp_at(efc_f, w, n + r, k, con_f[w, c, C["solimp"] + k])
                     n += nrow
         return n
 
@@ -131,8 +131,8 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
             # the normal force is >= 0; friction forces have either sign, bounded by the cone
             set_row(w, n + k, efc_f, CNSTR_CONTACT_ELLIPTIC, c, pos, margin, tran if k < 3 else rot,
                     fp(0.0) if k == 0 else fp(-_INF), fp(_INF))
-            efc_f[w, n + k, E["imppos"]] = con_f[w, c, C["dist"]] - con_f[w, c, C["includemargin"]] + margin
-            efc_f[w, n + k, E["fric"]] = con_f[w, c, C["friction"] + k - 1] if k > 0 else fp(0.0)
-        efc_f[w, n, E["cone"] + 5] = dim
+            A.set_efc_imppos(efc_f, w, n + k, con_f[w, c, C["dist"]] - con_f[w, c, C["includemargin"]] + margin)
+            A.set_efc_fric(efc_f, w, n + k, con_f[w, c, C["friction"] + k - 1] if k > 0 else fp(0.0))
+        A.set_efc_cone_at(efc_f, w, n, 5, dim)
 
     return types.SimpleNamespace(contacts=contacts)

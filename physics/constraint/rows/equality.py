@@ -15,23 +15,12 @@ import types
 from ... import layout as L
 from ...model import EQ_CONNECT, EQ_JOINT, EQ_WELD
 from ...runtime.backend import ti
+from ...access import make_access
 from ...runtime.ti_math import make_math
 from .jacobian import make_row_jacobian
 from .table import (
     _INF,
-    B_INVWEIGHT,
     CNSTR_EQUALITY,
-    CVEL_B,
-    EQ_BREAK,
-    EQ_DATA,
-    EQ_QUAT2,
-    EQ_SOLIMP,
-    EQ_SOLREF,
-    INVWEIGHT,
-    QPOS0,
-    XPOS,
-    XQUAT,
-    E,
     make_row_table,
 )
 
@@ -39,6 +28,7 @@ from .table import (
 @functools.lru_cache(maxsize=None)
 def make_equality_rows(fp):
     m = make_math(fp)
+    A = make_access(fp)
     table = make_row_table(fp)
     jac = make_row_jacobian(fp)
     set_row = table.set_row
@@ -54,15 +44,15 @@ def make_equality_rows(fp):
         n = nefc
         me = w % eq_f.shape[0]
         for e in range(sizes[L.SIZE_NEQ]):
-            if eq_d[w, e, L.EQ_D_ACTIVE] != 0:
-                kind = eq_i[e, L.EQ_TYPE]
+            if A.eq_active(eq_d, w, e) != 0:
+                kind = A.eq_type(eq_i, e)
                 nrow = 1
                 if kind == EQ_CONNECT:
                     nrow = 3
                 elif kind == EQ_WELD:
                     nrow = 6
                 if n + nrow > sizes[L.SIZE_NEFC]:
-                    efc_n[w, L.EFC_OVERFLOW] += nrow
+                    A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + nrow)
                 else:
                     if kind == EQ_JOINT:
                         # a joint row fills only its joints' columns (body rows write all theirs)
@@ -75,9 +65,9 @@ def make_equality_rows(fp):
                                       efc_J, efc_f)
                     for r in range(nrow):
                         for k in ti.static(range(2)):
-                            efc_f[w, n + r, E["solref"] + k] = eq_f[me, e, EQ_SOLREF + k]
+                            A.set_efc_solref_at(efc_f, w, n + r, k, A.eq_solref_at(eq_f, me, e, k))
                         for k in ti.static(range(5)):
-                            efc_f[w, n + r, E["solimp"] + k] = eq_f[me, e, EQ_SOLIMP + k]
+                            A.set_efc_solimp_at(efc_f, w, n + r, k, A.eq_solimp_at(eq_f, me, e, k))
                     n += nrow
         return n
 
@@ -91,19 +81,19 @@ def make_equality_rows(fp):
         i = 0
         while i < nefc:
             nrow = 1
-            if efc_f[w, i, E["type"]] == CNSTR_EQUALITY:
-                e = ti.cast(efc_f[w, i, E["id"]], ti.i32)
-                kind = eq_i[e, L.EQ_TYPE]
+            if A.efc_type(efc_f, w, i) == CNSTR_EQUALITY:
+                e = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
+                kind = A.eq_type(eq_i, e)
                 nrow = 3 if kind == EQ_CONNECT else (6 if kind == EQ_WELD else 1)
                 force = fp(0.0)
                 for r in range(ti.min(nrow, 3)):
-                    force += efc_f[w, i + r, E["force"]] ** 2
+                    force += A.efc_force(efc_f, w, i + r) ** 2
                 torque = fp(0.0)
                 for r in range(3, nrow):
-                    torque += efc_f[w, i + r, E["force"]] ** 2
-                if ti.sqrt(force) > eq_f[me, e, EQ_BREAK] or ti.sqrt(torque) > eq_f[me, e, EQ_BREAK + 1]:
-                    eq_d[w, e, L.EQ_D_ACTIVE] = 0
-                    eq_d[w, e, L.EQ_D_BROKEN] = 1
+                    torque += A.efc_force(efc_f, w, i + r) ** 2
+                if ti.sqrt(force) > A.eq_break_at(eq_f, me, e, 0) or ti.sqrt(torque) > A.eq_break_at(eq_f, me, e, 1):
+                    A.set_eq_active(eq_d, w, e, 0)
+                    A.set_eq_broken(eq_d, w, e, 1)
             i += nrow
 
     @ti.func
@@ -112,32 +102,31 @@ def make_equality_rows(fp):
                        efc_J: ti.template(), efc_f: ti.template()):
         """q1 - q1_0 = c0 + c1 d + ... + c4 d^4 with d = q2 - q2_0 (or q1 - q1_0 = c0)."""
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
-        j1 = eq_i[e, L.EQ_OBJ1]
-        j2 = eq_i[e, L.EQ_OBJ2]
-        a1 = jnt_i[j1 * L.NJNT_I + L.JNT_QPOSADR]
-        d1 = jnt_i[j1 * L.NJNT_I + L.JNT_DOFADR]
-        pos = qpos[w, a1] - q_f[0, a1, QPOS0] - eq_f[me, e, EQ_DATA]
-        diag = dof_f[md + d1 * L.NDOF_F + INVWEIGHT]
+        j1 = A.eq_obj1(eq_i, e)
+        j2 = A.eq_obj2(eq_i, e)
+        a1 = A.jnt_qposadr(jnt_i, j1)
+        d1 = A.jnt_dofadr(jnt_i, j1)
+        pos = qpos[w, a1] - A.qpos0(q_f, 0, a1) - A.eq_data_at(eq_f, me, e, 0)
+        diag = A.dof_invweight0(dof_f, md, d1)
         efc_J[w, row, d1] = 1
         if j2 >= 0:
-            a2 = jnt_i[j2 * L.NJNT_I + L.JNT_QPOSADR]
-            d2 = jnt_i[j2 * L.NJNT_I + L.JNT_DOFADR]
-            dif = qpos[w, a2] - q_f[0, a2, QPOS0]
+            a2 = A.jnt_qposadr(jnt_i, j2)
+            d2 = A.jnt_dofadr(jnt_i, j2)
+            dif = qpos[w, a2] - A.qpos0(q_f, 0, a2)
             poly = fp(0.0)
             deriv = fp(0.0)
             for k in ti.static(range(1, 5)):
-                c = eq_f[me, e, EQ_DATA + k]
+                c = A.eq_data_at(eq_f, me, e, k)
                 poly += c * ti.pow(dif, k)
                 deriv += k * c * ti.pow(dif, k - 1)
             pos -= poly
             efc_J[w, row, d2] -= deriv
-            diag += dof_f[md + d2 * L.NDOF_F + INVWEIGHT]
+            diag += A.dof_invweight0(dof_f, md, d2)
         set_row(w, row, efc_f, CNSTR_EQUALITY, e, pos, fp(0.0), diag, fp(-_INF), fp(_INF))
 
     @ti.func
     def body_point(o_body, b, local, body_d: ti.template()):
-        row = o_body + b * L.NBODY_D
-        return m.at3(body_d, row + XPOS) + m.quat_rotate(m.at4(body_d, row + XQUAT), local)
+        return A.body_xpos(body_d, o_body, b) + m.quat_rotate(A.body_xquat(body_d, o_body, b), local)
 
     @ti.func
     def body_equality(w, row, e, me, kind, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(),
@@ -148,18 +137,18 @@ def make_equality_rows(fp):
         orientation error, the vector part of conj(q2) q1 relpose, scaled by torquescale."""
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
-        b1 = eq_i[e, L.EQ_OBJ1]
-        b2 = eq_i[e, L.EQ_OBJ2]
-        d0 = m.vec3(eq_f[me, e, EQ_DATA], eq_f[me, e, EQ_DATA + 1], eq_f[me, e, EQ_DATA + 2])
-        d1 = m.vec3(eq_f[me, e, EQ_DATA + 3], eq_f[me, e, EQ_DATA + 4], eq_f[me, e, EQ_DATA + 5])
+        b1 = A.eq_obj1(eq_i, e)
+        b2 = A.eq_obj2(eq_i, e)
+        d0 = m.vec3(A.eq_data_at(eq_f, me, e, 0), A.eq_data_at(eq_f, me, e, 1), A.eq_data_at(eq_f, me, e, 2))
+        d1 = m.vec3(A.eq_data_at(eq_f, me, e, 3), A.eq_data_at(eq_f, me, e, 4), A.eq_data_at(eq_f, me, e, 5))
         p1 = body_point(o_body, b1, d0, body_d)
         p2 = body_point(o_body, b2, d1, body_d)
         if kind == EQ_WELD:
             p1 = body_point(o_body, b1, d1, body_d)
             p2 = body_point(o_body, b2, d0, body_d)
         cpos = p1 - p2
-        tran = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT]
-        rot = body_f[mb + b1 * L.NBODY_F + B_INVWEIGHT + 1] + body_f[mb + b2 * L.NBODY_F + B_INVWEIGHT + 1]
+        tran = A.body_invweight0_at(body_f, mb, b1, 0) + A.body_invweight0_at(body_f, mb, b2, 0)
+        rot = A.body_invweight0_at(body_f, mb, b1, 1) + A.body_invweight0_at(body_f, mb, b2, 1)
         norm2 = cpos.dot(cpos)
         # connect: the points' relative velocity; weld: and the bodies' relative angular velocity
         relative_jacobian(w, row, 6 if kind == EQ_WELD else 3, qvel.shape[1], b1, p1, b2, p2,
@@ -170,15 +159,15 @@ def make_equality_rows(fp):
         jdv2 = point_jacdot_qvel(w, b2, p2, sizes, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
         jdv = m.lin(jdv1) - m.lin(jdv2)
         for k in ti.static(range(3)):
-            efc_f[w, row + k, E["jdotv"]] = jdv[k]
+            A.set_efc_jdotv(efc_f, w, row + k, jdv[k])
         if kind == EQ_WELD:
-            scale = eq_f[me, e, EQ_DATA + 10]
-            rel = m.vec4(eq_f[me, e, EQ_DATA + 6], eq_f[me, e, EQ_DATA + 7], eq_f[me, e, EQ_DATA + 8],
-                         eq_f[me, e, EQ_DATA + 9])
-            quat2 = m.vec4(eq_f[me, e, EQ_QUAT2], eq_f[me, e, EQ_QUAT2 + 1], eq_f[me, e, EQ_QUAT2 + 2],
-                           eq_f[me, e, EQ_QUAT2 + 3])
-            q1rel = m.quat_mul(m.at4(body_d, o_body + b1 * L.NBODY_D + XQUAT), rel)
-            q2inv = m.quat_conj(m.quat_mul(m.at4(body_d, o_body + b2 * L.NBODY_D + XQUAT), quat2))
+            scale = A.eq_data_at(eq_f, me, e, 10)
+            rel = m.vec4(A.eq_data_at(eq_f, me, e, 6), A.eq_data_at(eq_f, me, e, 7), A.eq_data_at(eq_f, me, e, 8),
+                         A.eq_data_at(eq_f, me, e, 9))
+            quat2 = m.vec4(A.eq_quat2_at(eq_f, me, e, 0), A.eq_quat2_at(eq_f, me, e, 1), A.eq_quat2_at(eq_f, me, e, 2),
+                           A.eq_quat2_at(eq_f, me, e, 3))
+            q1rel = m.quat_mul(A.body_xquat(body_d, o_body, b1), rel)
+            q2inv = m.quat_conj(m.quat_mul(A.body_xquat(body_d, o_body, b2), quat2))
             err = m.quat_mul(q2inv, q1rel)
             # d(err)/d(qvel): 0.5 conj(q2) (w1 - w2) q1 relpose, per dof
             for d in range(qvel.shape[1]):
@@ -192,20 +181,20 @@ def make_equality_rows(fp):
                         fp(_INF))
                 norm2 += (scale * err[k + 1]) ** 2
             # d/dt of 0.5 conj(q2) (w1 - w2) q1 relpose, by the product rule
-            omega1 = m.ang(m.at6(body_d, o_body + b1 * L.NBODY_D + CVEL_B))
-            omega2 = m.ang(m.at6(body_d, o_body + b2 * L.NBODY_D + CVEL_B))
+            omega1 = m.ang(A.body_cvel(body_d, o_body, b1))
+            omega2 = m.ang(A.body_cvel(body_d, o_body, b2))
             domega = m.vec4(fp(0.0), omega1[0] - omega2[0], omega1[1] - omega2[1], omega1[2] - omega2[2])
             djr = m.ang(jdv1) - m.ang(jdv2)
-            qdot1rel = m.quat_mul(quat_deriv(m.at4(body_d, o_body + b1 * L.NBODY_D + XQUAT), omega1), rel)
-            xquat2 = m.at4(body_d, o_body + b2 * L.NBODY_D + XQUAT)
+            qdot1rel = m.quat_mul(quat_deriv(A.body_xquat(body_d, o_body, b1), omega1), rel)
+            xquat2 = A.body_xquat(body_d, o_body, b2)
             qdot2inv = m.quat_conj(m.quat_mul(quat_deriv(xquat2, omega2), quat2))
             t1 = m.quat_mul(m.quat_mul(qdot2inv, domega), q1rel)
             t2 = m.quat_mul(m.quat_mul(q2inv, m.vec4(fp(0.0), djr[0], djr[1], djr[2])), q1rel)
             t3 = m.quat_mul(m.quat_mul(q2inv, domega), qdot1rel)
             for k in ti.static(range(3)):
-                efc_f[w, row + 3 + k, E["jdotv"]] = fp(0.5) * scale * (t1[k + 1] + t2[k + 1] + t3[k + 1])
+                A.set_efc_jdotv(efc_f, w, row + 3 + k, fp(0.5) * scale * (t1[k + 1] + t2[k + 1] + t3[k + 1]))
         nrow = 6 if kind == EQ_WELD else 3
         for r in range(nrow):
-            efc_f[w, row + r, E["imppos"]] = ti.sqrt(norm2)
+            A.set_efc_imppos(efc_f, w, row + r, ti.sqrt(norm2))
 
     return types.SimpleNamespace(equalities=equalities, break_overloaded=break_overloaded)

@@ -9,16 +9,12 @@ import types
 
 from ... import layout as L
 from ...runtime.backend import ti
+from ...access import make_access
 from ...runtime.ti_math import make_math
 from .jacobian import make_row_jacobian
 from .table import (
     CNSTR_FRICTION_DOF,
     CNSTR_FRICTION_TENDON,
-    D_SOLIMP,
-    D_SOLREF,
-    FRICTIONLOSS,
-    INVWEIGHT,
-    TF,
     make_row_table,
 )
 
@@ -26,8 +22,9 @@ from .table import (
 @functools.lru_cache(maxsize=None)
 def make_friction_rows(fp):
     m = make_math(fp)
+    A = make_access(fp)
     table = make_row_table(fp)
-    new_row, set_row, copy_sol, copy_sol_cols = table.new_row, table.set_row, table.copy_sol, table.copy_sol_cols
+    new_row, set_row, copy_sol = table.new_row, table.set_row, table.copy_sol
     tendon_jacobian_add = make_row_jacobian(fp).tendon_jacobian_add
 
     @ti.func
@@ -40,25 +37,25 @@ def make_friction_rows(fp):
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         mt = w % ten_f.shape[0]
         for d in range(sizes[L.SIZE_NV]):
-            loss = dof_f[md + d * L.NDOF_F + FRICTIONLOSS]
+            loss = A.dof_frictionloss(dof_f, md, d)
             if loss > 0:
                 row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                 if row >= 0:
                     efc_J[w, row, d] = 1
                     set_row(w, row, efc_f, CNSTR_FRICTION_DOF, d, fp(0.0), fp(0.0),
-                            dof_f[md + d * L.NDOF_F + INVWEIGHT], -loss,
+                            A.dof_invweight0(dof_f, md, d), -loss,
                             loss)
-                    copy_sol(w, row, efc_f, dof_f, md + d * L.NDOF_F + D_SOLREF, md + d * L.NDOF_F + D_SOLIMP)
+                    copy_sol(w, row, efc_f, A.dof_solref(dof_f, md, d), A.dof_solimp(dof_f, md, d))
                     n += 1
         for t in range(sizes[L.SIZE_NTENDON]):
-            loss = ten_f[mt, t, TF["frictionloss"]]
+            loss = A.tendon_frictionloss(ten_f, mt, t)
             if loss > 0:
                 row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                 if row >= 0:
                     tendon_jacobian_add(w, row, t, fp(1.0), ten_i, jnt_i, wrap_i, wrap_f, efc_J)
-                    set_row(w, row, efc_f, CNSTR_FRICTION_TENDON, t, fp(0.0), fp(0.0), ten_f[mt, t, TF["invweight0"]],
+                    set_row(w, row, efc_f, CNSTR_FRICTION_TENDON, t, fp(0.0), fp(0.0), A.tendon_invweight0(ten_f, mt, t),
                             -loss, loss)
-                    copy_sol_cols(w, row, efc_f, ten_f, mt, t, TF["solref_fri"], TF["solimp_fri"])
+                    copy_sol(w, row, efc_f, A.tendon_solref_fri(ten_f, mt, t), A.tendon_solimp_fri(ten_f, mt, t))
                     n += 1
         return n
 

@@ -14,13 +14,14 @@ import types
 from ... import layout as L
 from ...model import JNT_BALL, JNT_FREE
 from ...runtime.backend import ti
+from ...access import make_access
 from ...runtime.ti_math import make_math
-from .table import CDOF, CDOF_DOT, CVEL_B, SUBTREE_COM
 
 
 @functools.lru_cache(maxsize=None)
 def make_row_jacobian(fp):
     m = make_math(fp)
+    A = make_access(fp)
 
     @ti.func
     def relative_jacobian(w, n, nrow, nv, b1, p1, b2, p2, frame, body_i: ti.template(), body_d: ti.template(),
@@ -37,12 +38,12 @@ def make_row_jacobian(fp):
         for side in ti.static(range(2)):
             b = b1 if side == 0 else b2
             sign = fp(1.0) if side == 0 else fp(-1.0)
-            com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+            com = A.body_subtree_com(body_d, o_body, A.body_root(body_i, b))
             offset = (p1 if side == 0 else p2) - com
             while b > 0:
-                adr = body_i[b * L.NBODY_I + L.BODY_DOFADR]
-                for d in range(adr, adr + body_i[b * L.NBODY_I + L.BODY_DOFNUM]):
-                    cdof = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF)
+                adr = A.body_dofadr(body_i, b)
+                for d in range(adr, adr + A.body_dofnum(body_i, b)):
+                    cdof = A.dof_cdof(dof_d, o_dof, d)
                     ang = m.vec3(cdof[0], cdof[1], cdof[2])
                     lin = frame @ (m.vec3(cdof[3], cdof[4], cdof[5]) + ang.cross(offset))
                     for k in ti.static(range(3)):
@@ -53,7 +54,7 @@ def make_row_jacobian(fp):
                         for k in ti.static(range(3)):
                             if k + 3 < nrow:
                                 efc_J[w, n + 3 + k, d] += sign * rot[k]
-                b = body_i[b * L.NBODY_I + L.BODY_PARENT]
+                b = A.body_parent(body_i, b)
 
     @ti.func
     def point_jacdot_qvel(w, b, point, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(),
@@ -62,25 +63,25 @@ def make_row_jacobian(fp):
         (MuJoCo's mj_jacDot times qvel)."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-        com = m.at3(body_d, o_body + body_i[b * L.NBODY_I + L.BODY_ROOT] * L.NBODY_D + SUBTREE_COM)
+        com = A.body_subtree_com(body_d, o_body, A.body_root(body_i, b))
         offset = point - com
-        cvel = m.at6(body_d, o_body + b * L.NBODY_D + CVEL_B)
+        cvel = A.body_cvel(body_d, o_body, b)
         pvel = m.lin(cvel) + m.ang(cvel).cross(offset)
         lin = m.vec3(0)
         ang = m.vec3(0)
         while b > 0:
-            adr = body_i[b * L.NBODY_I + L.BODY_DOFADR]
-            for d in range(adr, adr + body_i[b * L.NBODY_I + L.BODY_DOFNUM]):
-                cdof = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF)
-                cdof_dot = m.at6(dof_d, o_dof + d * L.NDOF_D + CDOF_DOT)
-                j = dof_i[d * L.NDOF_I + L.DOF_JNT]
-                jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
-                if jtype == JNT_BALL or (jtype == JNT_FREE and d >= jnt_i[j * L.NJNT_I + L.JNT_DOFADR] + 3):
-                    cdof_dot = m.cross_motion(m.at6(body_d, o_body + b * L.NBODY_D + CVEL_B), cdof)
+            adr = A.body_dofadr(body_i, b)
+            for d in range(adr, adr + A.body_dofnum(body_i, b)):
+                cdof = A.dof_cdof(dof_d, o_dof, d)
+                cdof_dot = A.dof_cdof_dot(dof_d, o_dof, d)
+                j = A.dof_jnt(dof_i, d)
+                jtype = A.jnt_type(jnt_i, j)
+                if jtype == JNT_BALL or (jtype == JNT_FREE and d >= A.jnt_dofadr(jnt_i, j) + 3):
+                    cdof_dot = m.cross_motion(A.body_cvel(body_d, o_body, b), cdof)
                 v = qvel[w, d]
                 ang += m.ang(cdof_dot) * v
                 lin += (m.lin(cdof_dot) + m.ang(cdof_dot).cross(offset) + m.ang(cdof).cross(pvel)) * v
-            b = body_i[b * L.NBODY_I + L.BODY_PARENT]
+            b = A.body_parent(body_i, b)
         return m.spatial(ang, lin)
 
     @ti.func
@@ -97,8 +98,8 @@ def make_row_jacobian(fp):
                             wrap_f: ti.template(), efc_J: ti.template()):
         """efc_J[row] += sign * d(length of fixed tendon t)/d(qvel)."""
         mw = w % wrap_f.shape[0]
-        for n in range(ten_i[t, L.TEN_ADR], ten_i[t, L.TEN_ADR] + ten_i[t, L.TEN_NUM]):
-            efc_J[w, row, jnt_i[wrap_i[n, L.WRAP_OBJID] * L.NJNT_I + L.JNT_DOFADR]] += sign * wrap_f[mw, n, L.WRAP_COEF]
+        for n in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
+            efc_J[w, row, A.jnt_dofadr(jnt_i, A.wrap_objid(wrap_i, n))] += sign * A.wrap_prm(wrap_f, mw, n)
 
     return types.SimpleNamespace(relative_jacobian=relative_jacobian, point_jacdot_qvel=point_jacdot_qvel,
                                  quat_deriv=quat_deriv, tendon_jacobian_add=tendon_jacobian_add)

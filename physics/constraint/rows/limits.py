@@ -11,6 +11,7 @@ import types
 from ... import layout as L
 from ...model import JNT_BALL, JNT_HINGE, JNT_SLIDE
 from ...runtime.backend import ti
+from ...access import make_access
 from ...runtime.ti_math import make_math
 from .jacobian import make_row_jacobian
 from .table import (
@@ -18,13 +19,6 @@ from .table import (
     _MINVAL,
     CNSTR_LIMIT_JOINT,
     CNSTR_LIMIT_TENDON,
-    INVWEIGHT,
-    J_MARGIN,
-    J_RANGE,
-    J_SOLIMP,
-    J_SOLREF,
-    T_LEN,
-    TF,
     make_row_table,
 )
 
@@ -32,8 +26,9 @@ from .table import (
 @functools.lru_cache(maxsize=None)
 def make_limit_rows(fp):
     m = make_math(fp)
+    A = make_access(fp)
     table = make_row_table(fp)
-    new_row, set_row, copy_sol, copy_sol_cols = table.new_row, table.set_row, table.copy_sol, table.copy_sol_cols
+    new_row, set_row, copy_sol = table.new_row, table.set_row, table.copy_sol
     tendon_jacobian_add = make_row_jacobian(fp).tendon_jacobian_add
 
     @ti.func
@@ -45,41 +40,41 @@ def make_limit_rows(fp):
         mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         for j in range(sizes[L.SIZE_NJNT]):
-            jtype = jnt_i[j * L.NJNT_I + L.JNT_TYPE]
-            if jnt_i[j * L.NJNT_I + L.JNT_LIMITED] != 0 and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
-                value = qpos[w, jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]]
-                margin = jnt_f[mj + j * L.NJNT_F + J_MARGIN]
-                da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
+            jtype = A.jnt_type(jnt_i, j)
+            if A.jnt_limited(jnt_i, j) != 0 and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
+                value = qpos[w, A.jnt_qposadr(jnt_i, j)]
+                margin = A.jnt_margin(jnt_f, mj, j)
+                da = A.jnt_dofadr(jnt_i, j)
                 for s in ti.static(range(2)):
                     side = fp(-1.0) if s == 0 else fp(1.0)
-                    dist = side * (jnt_f[mj + j * L.NJNT_F + J_RANGE + s] - value)
+                    dist = side * (A.jnt_range_at(jnt_f, mj, j, s) - value)
                     if dist < margin:
                         row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                         if row >= 0:
                             efc_J[w, row, da] = -side
                             set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin,
-                                    dof_f[md + da * L.NDOF_F + INVWEIGHT],
+                                    A.dof_invweight0(dof_f, md, da),
                                     fp(0.0), fp(_INF))
-                            copy_sol(w, row, efc_f, jnt_f, mj + j * L.NJNT_F + J_SOLREF, mj + j * L.NJNT_F + J_SOLIMP)
+                            copy_sol(w, row, efc_f, A.jnt_solref(jnt_f, mj, j), A.jnt_solimp(jnt_f, mj, j))
                             n += 1
-            elif jnt_i[j * L.NJNT_I + L.JNT_LIMITED] != 0 and jtype == JNT_BALL:
-                pa = jnt_i[j * L.NJNT_I + L.JNT_QPOSADR]
+            elif A.jnt_limited(jnt_i, j) != 0 and jtype == JNT_BALL:
+                pa = A.jnt_qposadr(jnt_i, j)
                 q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
                 axis_angle = quat_axis_angle(q)
                 axis = m.vec3(axis_angle[0], axis_angle[1], axis_angle[2])
                 angle = axis_angle[3]
-                margin = jnt_f[mj + j * L.NJNT_F + J_MARGIN]
-                dist = ti.max(jnt_f[mj + j * L.NJNT_F + J_RANGE], jnt_f[mj + j * L.NJNT_F + J_RANGE + 1]) - angle
+                margin = A.jnt_margin(jnt_f, mj, j)
+                dist = ti.max(A.jnt_range_at(jnt_f, mj, j, 0), A.jnt_range_at(jnt_f, mj, j, 1)) - angle
                 if dist < margin:
                     row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                     if row >= 0:
-                        da = jnt_i[j * L.NJNT_I + L.JNT_DOFADR]
+                        da = A.jnt_dofadr(jnt_i, j)
                         for k in ti.static(range(3)):
                             efc_J[w, row, da + k] = -axis[k]
                         set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin,
-                                dof_f[md + da * L.NDOF_F + INVWEIGHT],
+                                A.dof_invweight0(dof_f, md, da),
                                 fp(0.0), fp(_INF))
-                        copy_sol(w, row, efc_f, jnt_f, mj + j * L.NJNT_F + J_SOLREF, mj + j * L.NJNT_F + J_SOLIMP)
+                        copy_sol(w, row, efc_f, A.jnt_solref(jnt_f, mj, j), A.jnt_solimp(jnt_f, mj, j))
                         n += 1
         return n
 
@@ -109,19 +104,19 @@ def make_limit_rows(fp):
         n = nefc
         mt = w % ten_f.shape[0]
         for t in range(sizes[L.SIZE_NTENDON]):
-            if ten_i[t, L.TEN_LIMITED] != 0:
-                length = ten_d[w, t, T_LEN]
-                margin = ten_f[mt, t, TF["margin"]]
+            if A.tendon_limited(ten_i, t) != 0:
+                length = A.ten_length(ten_d, w, t)
+                margin = A.tendon_margin(ten_f, mt, t)
                 for s in ti.static(range(2)):
                     side = fp(-1.0) if s == 0 else fp(1.0)
-                    dist = side * (ten_f[mt, t, TF["range"] + s] - length)
+                    dist = side * (A.tendon_range_at(ten_f, mt, t, s) - length)
                     if dist < margin:
                         row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                         if row >= 0:
                             tendon_jacobian_add(w, row, t, -side, ten_i, jnt_i, wrap_i, wrap_f, efc_J)
-                            set_row(w, row, efc_f, CNSTR_LIMIT_TENDON, t, dist, margin, ten_f[mt, t, TF["invweight0"]],
+                            set_row(w, row, efc_f, CNSTR_LIMIT_TENDON, t, dist, margin, A.tendon_invweight0(ten_f, mt, t),
                                     fp(0.0), fp(_INF))
-                            copy_sol_cols(w, row, efc_f, ten_f, mt, t, TF["solref_lim"], TF["solimp_lim"])
+                            copy_sol(w, row, efc_f, A.tendon_solref_lim(ten_f, mt, t), A.tendon_solimp_lim(ten_f, mt, t))
                             n += 1
         return n
 

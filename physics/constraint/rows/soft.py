@@ -13,6 +13,7 @@ friction impedance of their cone (impratio).
 import functools
 import types
 
+from ...access import make_access
 from ... import layout as L
 from ...collision.narrowphase import CON_DIM
 from ...model import DSBL_REFSAFE
@@ -25,17 +26,14 @@ from .table import (
     CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_FRICTION_DOF,
     CNSTR_FRICTION_TENDON,
-    CVEL,
-    IMPRATIO,
-    TIMESTEP,
     C,
-    E,
     make_row_table,
 )
 
 
 @functools.lru_cache(maxsize=None)
 def make_soft(fp):
+    A = make_access(fp)
     row_dot = make_row_table(fp).row_dot
 
     @ti.func
@@ -69,32 +67,32 @@ def make_soft(fp):
     @ti.func
     def soft_parameters(w, nefc, sizes: ti.template(), opt_f: ti.template(), efc_f: ti.template()):
         """R, K, B and impedance of each row (MuJoCo's getsolparam and mj_makeImpedance)."""
-        h = opt_f[w % opt_f.shape[0], 0, TIMESTEP]
+        h = A.opt_timestep(opt_f, w % opt_f.shape[0], 0)
         for i in range(nefc):
-            ref0 = efc_f[w, i, E["solref"]]
-            ref1 = efc_f[w, i, E["solref"] + 1]
+            ref0 = A.efc_solref_at(efc_f, w, i, 0)
+            ref1 = A.efc_solref_at(efc_f, w, i, 1)
             if (ref0 > 0) != (ref1 > 0):  # mixed formats: MuJoCo falls back to the default
                 ref0 = fp(0.02)
                 ref1 = fp(1.0)
             if (sizes[L.SIZE_DISABLE] & DSBL_REFSAFE) == 0 and ref0 > 0:
                 ref0 = ti.max(ref0, 2 * h)
-            dmin = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), efc_f[w, i, E["solimp"]]))
-            dmax = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), efc_f[w, i, E["solimp"] + 1]))
-            width = ti.max(fp(0.0), efc_f[w, i, E["solimp"] + 2])
-            mid = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), efc_f[w, i, E["solimp"] + 3]))
-            power = ti.max(fp(1.0), efc_f[w, i, E["solimp"] + 4])
-            imp = impedance(dmin, dmax, width, mid, power, efc_f[w, i, E["imppos"]] - efc_f[w, i, E["margin"]])
-            efc_f[w, i, E["imp"]] = imp
-            efc_f[w, i, E["R"]] = ti.max(fp(_MINVAL), (1 - imp) * efc_f[w, i, E["diagA"]] / imp)
+            dmin = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), A.efc_solimp_at(efc_f, w, i, 0)))
+            dmax = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), A.efc_solimp_at(efc_f, w, i, 1)))
+            width = ti.max(fp(0.0), A.efc_solimp_at(efc_f, w, i, 2))
+            mid = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), A.efc_solimp_at(efc_f, w, i, 3)))
+            power = ti.max(fp(1.0), A.efc_solimp_at(efc_f, w, i, 4))
+            imp = impedance(dmin, dmax, width, mid, power, A.efc_imppos(efc_f, w, i) - A.efc_margin(efc_f, w, i))
+            A.set_efc_imp(efc_f, w, i, imp)
+            A.set_efc_R(efc_f, w, i, ti.max(fp(_MINVAL), (1 - imp) * A.efc_diagA(efc_f, w, i) / imp))
             if ref0 > 0:
-                efc_f[w, i, E["K"]] = 1 / ti.max(fp(_MINVAL), dmax * dmax * ref0 * ref0 * ref1 * ref1)
-                efc_f[w, i, E["B"]] = 2 / ti.max(fp(_MINVAL), dmax * ref0)
+                A.set_efc_K(efc_f, w, i, 1 / ti.max(fp(_MINVAL), dmax * dmax * ref0 * ref0 * ref1 * ref1))
+                A.set_efc_B(efc_f, w, i, 2 / ti.max(fp(_MINVAL), dmax * ref0))
             else:
-                efc_f[w, i, E["K"]] = -ref0 / ti.max(fp(_MINVAL), dmax * dmax)
-                efc_f[w, i, E["B"]] = -ref1 / ti.max(fp(_MINVAL), dmax)
-            kind = ti.cast(efc_f[w, i, E["type"]], ti.i32)
+                A.set_efc_K(efc_f, w, i, -ref0 / ti.max(fp(_MINVAL), dmax * dmax))
+                A.set_efc_B(efc_f, w, i, -ref1 / ti.max(fp(_MINVAL), dmax))
+            kind = ti.cast(A.efc_type(efc_f, w, i), ti.i32)
             if kind == CNSTR_FRICTION_DOF or kind == CNSTR_FRICTION_TENDON:
-                efc_f[w, i, E["K"]] = 0  # friction has no position to restore
+                A.set_efc_K(efc_f, w, i, 0)  # friction has no position to restore
 
     @ti.func
     def cone_regularizer(w, nefc, opt_f: ti.template(), con_f: ti.template(), con_i: ti.template(),
@@ -104,42 +102,42 @@ def make_soft(fp):
         pyramid share R = 2 mu^2 R_0, which matches the elliptic cone's friction impedance;
         an elliptic cone's friction rows get R_j = R_0 friction_0^2 / (impratio friction_j^2)
         and no position stiffness."""
-        impratio = ti.max(fp(_MINVAL), opt_f[w % opt_f.shape[0], 0, IMPRATIO])
+        impratio = ti.max(fp(_MINVAL), A.opt_impratio(opt_f, w % opt_f.shape[0], 0))
         i = 0
         while i < nefc:
             step = 1
-            kind = efc_f[w, i, E["type"]]
+            kind = A.efc_type(efc_f, w, i)
             if kind == CNSTR_CONTACT_PYRAMIDAL:
-                c = ti.cast(efc_f[w, i, E["id"]], ti.i32)
+                c = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
                 step = 2 * (con_i[w, c, CON_DIM] - 1)
                 mu0 = con_f[w, c, C["friction"]]
-                r_py = 2 * mu0 * mu0 * efc_f[w, i, E["R"]] / impratio
+                r_py = 2 * mu0 * mu0 * A.efc_R(efc_f, w, i) / impratio
                 for j in range(step):
-                    efc_f[w, i + j, E["R"]] = r_py
+                    A.set_efc_R(efc_f, w, i + j, r_py)
             elif kind == CNSTR_CONTACT_ELLIPTIC:
-                c = ti.cast(efc_f[w, i, E["id"]], ti.i32)
+                c = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
                 step = con_i[w, c, CON_DIM]
                 mu0 = con_f[w, c, C["friction"]]
-                r1 = efc_f[w, i, E["R"]] / impratio
-                efc_f[w, i, E["fric"]] = mu0 / ti.sqrt(impratio)
+                r1 = A.efc_R(efc_f, w, i) / impratio
+                A.set_efc_fric(efc_f, w, i, mu0 / ti.sqrt(impratio))
                 for j in range(1, step):
                     fj = con_f[w, c, C["friction"] + j - 1]
-                    efc_f[w, i + j, E["R"]] = r1 * mu0 * mu0 / (fj * fj)
-                    efc_f[w, i + j, E["K"]] = 0
+                    A.set_efc_R(efc_f, w, i + j, r1 * mu0 * mu0 / (fj * fj))
+                    A.set_efc_K(efc_f, w, i + j, 0)
             i += step
 
     @ti.func
-    def reference(w, nefc, nv, qvel: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
+    def reference(w, nefc, nv, qvel: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
                   efc_f: ti.template()):
         """aref = -B J qvel - K imp (pos - margin)."""
-        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+        o_s = w * ti.max(nv, 1) * L.NDOF_S
         for d in range(nv):
-            dof_d[o_dof + d * L.NDOF_D + CVEL] = qvel[w, d]
+            A.set_dof_constraint_vel(dof_s, o_s, d, qvel[w, d])
         for i in range(nefc):
-            vel = row_dot(w, i, efc_J, nv, dof_d, CVEL)
-            efc_f[w, i, E["vel"]] = vel
-            efc_f[w, i, E["aref"]] = (-efc_f[w, i, E["B"]] * vel - efc_f[w, i, E["K"]] * efc_f[w, i, E["imp"]]
-                                      * (efc_f[w, i, E["pos"]] - efc_f[w, i, E["margin"]]) - efc_f[w, i, E["jdotv"]])
+            vel = row_dot(w, i, efc_J, nv, dof_s, "dof_constraint_vel")
+            A.set_efc_vel(efc_f, w, i, vel)
+            A.set_efc_aref(efc_f, w, i, -A.efc_B(efc_f, w, i) * vel - A.efc_K(efc_f, w, i) * A.efc_imp(efc_f, w, i)
+                                      * (A.efc_pos(efc_f, w, i) - A.efc_margin(efc_f, w, i)) - A.efc_jdotv(efc_f, w, i))
 
     return types.SimpleNamespace(soft_parameters=soft_parameters, cone_regularizer=cone_regularizer,
                                  reference=reference)

@@ -10,6 +10,7 @@ mjtConstraint.
 import functools
 import types
 
+from ...access import make_access
 from ... import layout as L
 from ...collision.narrowphase import CONTACT_F
 from ...runtime.backend import ti
@@ -18,25 +19,6 @@ CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CN
 CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL, CNSTR_CONTACT_ELLIPTIC = 5, 6, 7
 _MINVAL, _MINIMP, _MAXIMP = 1e-15, 1e-4, 0.9999
 
-E = {k: v[0] for k, v in L.EFC_F.items()}
-QACC_SMOOTH, QFRC_CONSTRAINT = L.DOF_D["qacc_smooth"][0], L.DOF_D["qfrc_constraint"][0]
-QACC_WARMSTART, CVEL = L.DOF_D["qacc_warmstart"][0], L.DOF_D["constraint_vel"][0]
-J_RANGE, J_MARGIN = L.JNT_F["range"][0], L.JNT_F["margin"][0]
-J_SOLREF, J_SOLIMP = L.JNT_F["solref"][0], L.JNT_F["solimp"][0]
-INVWEIGHT, FRICTIONLOSS = L.DOF_F["invweight0"][0], L.DOF_F["frictionloss"][0]
-D_SOLREF, D_SOLIMP = L.DOF_F["solref"][0], L.DOF_F["solimp"][0]
-TF = {k: v[0] for k, v in L.TEN_F.items()}
-T_LEN = L.TEN_D["length"][0]
-B_INVWEIGHT = L.BODY_F["invweight0"][0]
-TIMESTEP, TOLERANCE, IMPRATIO = L.OPT_F["timestep"][0], L.OPT_F["tolerance"][0], L.OPT_F["impratio"][0]
-MEANINERTIA = L.OPT_F["meaninertia"][0]
-CDOF = L.DOF_D["cdof"][0]
-SUBTREE_COM, CVEL_B = L.BODY_D["subtree_com"][0], L.BODY_D["cvel"][0]
-CDOF_DOT = L.DOF_D["cdof_dot"][0]
-XPOS, XQUAT = L.BODY_D["xpos"][0], L.BODY_D["xquat"][0]
-EQ_DATA, EQ_SOLREF, EQ_SOLIMP = L.EQ_F["data"][0], L.EQ_F["solref"][0], L.EQ_F["solimp"][0]
-EQ_BREAK, EQ_QUAT2 = L.EQ_F["break"][0], L.EQ_F["quat2"][0]
-QPOS0 = L.Q_F["qpos0"][0]
 C = {k: a for k, (a, _) in CONTACT_F.items()}
 GEOM_BODY = 1  # column of the collision stage's geom_i table
 _INF = 1e30
@@ -47,6 +29,7 @@ def make_row_table(fp):
     """new_row and set_row (a row's slot and its scalar columns), copy_sol and
     copy_sol_cols (its solref/solimp from a flat or a per-world model table), and
     row_dot (a row of a [w, i, d] table dotted with a column of dof_d)."""
+    A = make_access(fp)
 
     @ti.func
     def new_row(w, nefc, sizes: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
@@ -57,43 +40,37 @@ def make_row_table(fp):
             for d in range(sizes[L.SIZE_NV]):
                 efc_J[w, row, d] = 0
         else:
-            efc_n[w, L.EFC_OVERFLOW] += 1
+            A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + 1)
         return row
 
     @ti.func
     def set_row(w, row, efc_f: ti.template(), kind, obj, pos, margin, diag_a, lower, upper):
-        efc_f[w, row, E["type"]] = kind
-        efc_f[w, row, E["id"]] = obj
-        efc_f[w, row, E["pos"]] = pos
-        efc_f[w, row, E["imppos"]] = pos
-        efc_f[w, row, E["jdotv"]] = 0
-        efc_f[w, row, E["margin"]] = margin
-        efc_f[w, row, E["diagA"]] = diag_a
-        efc_f[w, row, E["lower"]] = lower
-        efc_f[w, row, E["upper"]] = upper
+        A.set_efc_type(efc_f, w, row, kind)
+        A.set_efc_id(efc_f, w, row, obj)
+        A.set_efc_pos(efc_f, w, row, pos)
+        A.set_efc_imppos(efc_f, w, row, pos)
+        A.set_efc_jdotv(efc_f, w, row, 0)
+        A.set_efc_margin(efc_f, w, row, margin)
+        A.set_efc_diagA(efc_f, w, row, diag_a)
+        A.set_efc_lower(efc_f, w, row, lower)
+        A.set_efc_upper(efc_f, w, row, upper)
 
     @ti.func
-    def copy_sol_cols(w, row, efc_f: ti.template(), src: ti.template(), ms, obj, ref_col, imp_col):
-        for k in ti.static(range(2)):
-            efc_f[w, row, E["solref"] + k] = src[ms, obj, ref_col + k]
-        for k in ti.static(range(5)):
-            efc_f[w, row, E["solimp"] + k] = src[ms, obj, imp_col + k]
+    def copy_sol(w, row, efc_f: ti.template(), solref, solimp):
+        """A row's solref and solimp."""
+        A.set_efc_solref(efc_f, w, row, solref)
+        A.set_efc_solimp(efc_f, w, row, solimp)
 
     @ti.func
-    def copy_sol(w, row, efc_f: ti.template(), src: ti.template(), ref_at, imp_at):
-        """A row's solref and solimp from a flat model table's entries ref_at and imp_at on."""
-        for k in ti.static(range(2)):
-            efc_f[w, row, E["solref"] + k] = src[ref_at + k]
-        for k in ti.static(range(5)):
-            efc_f[w, row, E["solimp"] + k] = src[imp_at + k]
-
-    @ti.func
-    def row_dot(w, i, rows: ti.template(), nv, vec: ti.template(), col):
-        o_dof = w * ti.max(nv, 1) * L.NDOF_D
+    def row_dot(w, i, rows: ti.template(), nv, vec: ti.template(), col: ti.template()):
+        """Row i of ``rows`` (efc_J) times the dof table ``vec``'s column ``col`` (its
+        accessor's name)."""
+        get = ti.static(A.read[col])
+        o = w * ti.max(nv, 1) * ti.static(A.row_width[col])
         s = fp(0.0)
         for d in range(nv):
-            s += rows[w, i, d] * vec[o_dof + d * L.NDOF_D + col]
+            s += rows[w, i, d] * get(vec, o, d)
         return s
 
-    return types.SimpleNamespace(new_row=new_row, set_row=set_row, copy_sol=copy_sol, copy_sol_cols=copy_sol_cols,
+    return types.SimpleNamespace(new_row=new_row, set_row=set_row, copy_sol=copy_sol,
                                  row_dot=row_dot)

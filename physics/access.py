@@ -1,0 +1,173 @@
+"""Named access to the packed tables, generated from their descriptions in physics/layout.py.
+
+For every column of every table there is a reader named after it (the table's prefix +
+the column's name: ``body_xpos``, ``dof_qfrc_bias``, ``efc_state``) and a writer
+(``set_body_xpos``); columns wider than one also get element access (``body_xpos_at``,
+``set_body_xpos_at``). A reader returns a scalar, a vector of the column's width or, for
+a 3x3 column, a matrix. The arguments follow how the table is indexed (layout.FLAT,
+FLAT_SHARED, ROWS, ROW):
+
+- flat tables, ``(table, o, r)``: row ``r`` of the row set starting at entry ``o``
+  (``m.env_start`` for data tables, ``m.row_set`` for float model tables);
+- shared flat tables, ``(table, r)``;
+- 3-D tables, ``(table, s, r)``: set ``s`` (the env, or its model row set), row ``r``;
+- 2-D tables, ``(table, r)``.
+
+A stage that works on a column it is given (a solve in place, a vector copy) takes the
+column's accessor name as a template argument and looks the functions up in ``read`` and
+``write`` (``get, put = ti.static(A.read[col], A.write[col])``), and the width of its
+table's rows in ``row_width``.
+
+The accessors are ``@ti.func``s, inlined where they are called: each compiles to the
+index arithmetic that a kernel would otherwise spell out (the row's start plus a
+constant column), so naming a column costs nothing at run time.
+"""
+
+import functools
+import types
+
+from . import layout as L
+from .runtime.backend import ti
+
+
+@functools.lru_cache(maxsize=None)
+def make_access(fp):
+    """Every table's accessors, for float type ``fp``, in one namespace."""
+    funcs, read, write, width = {}, {}, {}, {}
+    for table in L.TABLES:
+        for col in table.columns.values():
+            name = table.prefix + col.name
+            elem = ti.i32 if table.dtype == "int" else fp
+            for suffix, func in _column_access(table, col, elem).items():
+                key = suffix.replace("*", name)
+                if key in funcs:
+                    raise ValueError(f"two table columns give the accessor {key!r}")
+                funcs[key] = func
+            read[name], write[name], width[name] = funcs[name], funcs["set_" + name], table.width
+    return types.SimpleNamespace(**funcs, read=read, write=write, row_width=width)
+
+
+def _column_access(table, col, elem):
+    make = {L.FLAT: _flat, L.FLAT_SHARED: _flat_shared, L.ROWS: _rows, L.ROW: _row}[table.index]
+    vtype = None
+    if len(col.shape) == 2:
+        vtype = ti.types.matrix(*col.shape, elem)
+    elif col.shape:
+        vtype = ti.types.vector(col.width, elem)
+    funcs = make(table.width, col.start, col.width, vtype, len(col.shape) == 2)
+    return {k: v for k, v in funcs.items() if col.width > 1 or not k.endswith("_at")}
+
+
+# Each maker below returns the four accessors of one column: "*" (read), "set_*" (write)
+# and, for columns wider than one, "*_at" and "set_*_at" (entry k). A matrix column holds
+# its entries row-major: entry k is (k // cols, k % cols).
+
+
+def _flat(W, c, n, vtype, is_mat):
+    """A flat table's column: entries o + r * W + c + k."""
+    if vtype is None:
+        @ti.func
+        def get(a: ti.template(), o, r):
+            return a[o + r * W + c]
+
+        @ti.func
+        def put(a: ti.template(), o, r, v):
+            a[o + r * W + c] = v
+    else:
+        @ti.func
+        def get(a: ti.template(), o, r):
+            i = o + r * W + c
+            v = vtype(0)
+            for k in ti.static(range(n)):
+                if ti.static(is_mat):
+                    v[k // vtype.m, k % vtype.m] = a[i + k]
+                else:
+                    v[k] = a[i + k]
+            return v
+
+        @ti.func
+        def put(a: ti.template(), o, r, v):
+            i = o + r * W + c
+            for k in ti.static(range(n)):
+                if ti.static(is_mat):
+                    a[i + k] = v[k // vtype.m, k % vtype.m]
+                else:
+                    a[i + k] = v[k]
+
+    @ti.func
+    def get_at(a: ti.template(), o, r, k):
+        return a[o + r * W + c + k]
+
+    @ti.func
+    def put_at(a: ti.template(), o, r, k, v):
+        a[o + r * W + c + k] = v
+
+    return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
+
+
+def _flat_shared(W, c, n, vtype, is_mat):
+    """A flat table's column with one row set for every env: entries r * W + c + k."""
+    if vtype is not None:
+        raise NotImplementedError("shared flat tables hold scalar columns")
+
+    @ti.func
+    def get(a: ti.template(), r):
+        return a[r * W + c]
+
+    @ti.func
+    def put(a: ti.template(), r, v):
+        a[r * W + c] = v
+
+    return {"*": get, "set_*": put}
+
+
+def _rows(W, c, n, vtype, is_mat):
+    """A 3-D table's column: entries [s, r, c + k]."""
+    if is_mat:
+        raise NotImplementedError("3-D tables hold scalar and vector columns")
+    if vtype is None:
+        @ti.func
+        def get(a: ti.template(), s, r):
+            return a[s, r, c]
+
+        @ti.func
+        def put(a: ti.template(), s, r, v):
+            a[s, r, c] = v
+    else:
+        @ti.func
+        def get(a: ti.template(), s, r):
+            v = vtype(0)
+            for k in ti.static(range(n)):
+                v[k] = a[s, r, c + k]
+            return v
+
+        @ti.func
+        def put(a: ti.template(), s, r, v):
+            for k in ti.static(range(n)):
+                a[s, r, c + k] = v[k]
+
+    @ti.func
+    def get_at(a: ti.template(), s, r, k):
+        return a[s, r, c + k]
+
+    @ti.func
+    def put_at(a: ti.template(), s, r, k, v):
+        a[s, r, c + k] = v
+
+    return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
+
+
+def _row(W, c, n, vtype, is_mat):
+    """A 2-D table's column: entry [r, c]."""
+    if vtype is not None:
+        raise NotImplementedError("2-D tables hold scalar columns")
+
+    @ti.func
+    def get(a: ti.template(), r):
+        return a[r, c]
+
+    @ti.func
+    def put(a: ti.template(), r, v):
+        a[r, c] = v
+
+    return {"*": get, "set_*": put}
