@@ -66,12 +66,12 @@ def test_flat_table_sizes_match_their_strides(name):
     shapes = L.data_shapes(model, 5)
     sizes = L.pack_model(model, np.float64)["sizes"]
     stride = {"body_d": L.SIZE_BODY_STRIDE, "jnt_d": L.SIZE_JNT_STRIDE, "dof_d": L.SIZE_DOF_STRIDE,
-              "qM": L.SIZE_M_STRIDE, "qLD": L.SIZE_M_STRIDE}[name]
+              "dof_s": L.SIZE_DOFS_STRIDE, "qM": L.SIZE_M_STRIDE, "qLD": L.SIZE_M_STRIDE}[name]
     assert sizes[stride] == np.prod(shapes[name][1:])
 
 
 _ROWS = {"body_d": (L.BODY_D, L.NBODY_D), "jnt_d": (L.JNT_D, L.NJNT_D), "dof_d": (L.DOF_D, L.NDOF_D),
-         "body_f": (L.BODY_F, L.NBODY_F), "jnt_f": (L.JNT_F, L.NJNT_F), "dof_f": (L.DOF_F, L.NDOF_F)}
+         "dof_s": (L.DOF_S, L.NDOF_S), "body_f": (L.BODY_F, L.NBODY_F), "jnt_f": (L.JNT_F, L.NJNT_F), "dof_f": (L.DOF_F, L.NDOF_F)}
 
 
 @pytest.mark.parametrize("name", sorted(_ROWS))
