@@ -11,7 +11,8 @@ FLAT_SHARED, ROWS, ROW):
   (``m.env_start`` for data tables, ``m.row_set`` for float model tables);
 - shared flat tables, ``(table, r)``;
 - 3-D tables, ``(table, s, r)``: set ``s`` (the env, or its model row set), row ``r``;
-- 2-D tables, ``(table, r)``.
+- 2-D tables, ``(table, r)``;
+- 1-D tables of one row (the renderer's scene), ``(table)``.
 
 A stage that works on a column it is given (a solve in place, a vector copy) takes the
 column's accessor name as a template argument and looks the functions up in ``read`` and
@@ -48,7 +49,7 @@ def make_access(fp):
 
 
 def _column_access(table, col, elem):
-    make = {L.FLAT: _flat, L.FLAT_SHARED: _flat_shared, L.ROWS: _rows, L.ROW: _row}[table.index]
+    make = {L.FLAT: _flat, L.FLAT_SHARED: _flat_shared, L.ROWS: _rows, L.ROW: _row, L.ENTRIES: _entries}[table.index]
     vtype = None
     if len(col.shape) == 2:
         vtype = ti.types.matrix(*col.shape, elem)
@@ -123,8 +124,6 @@ def _flat_shared(W, c, n, vtype, is_mat):
 
 def _rows(W, c, n, vtype, is_mat):
     """A 3-D table's column: entries [s, r, c + k]."""
-    if is_mat:
-        raise NotImplementedError("3-D tables hold scalar and vector columns")
     if vtype is None:
         @ti.func
         def get(a: ti.template(), s, r):
@@ -138,13 +137,19 @@ def _rows(W, c, n, vtype, is_mat):
         def get(a: ti.template(), s, r):
             v = vtype(0)
             for k in ti.static(range(n)):
-                v[k] = a[s, r, c + k]
+                if ti.static(is_mat):
+                    v[k // vtype.m, k % vtype.m] = a[s, r, c + k]
+                else:
+                    v[k] = a[s, r, c + k]
             return v
 
         @ti.func
         def put(a: ti.template(), s, r, v):
             for k in ti.static(range(n)):
-                a[s, r, c + k] = v[k]
+                if ti.static(is_mat):
+                    a[s, r, c + k] = v[k // vtype.m, k % vtype.m]
+                else:
+                    a[s, r, c + k] = v[k]
 
     @ti.func
     def get_at(a: ti.template(), s, r, k):
@@ -158,16 +163,72 @@ def _rows(W, c, n, vtype, is_mat):
 
 
 def _row(W, c, n, vtype, is_mat):
-    """A 2-D table's column: entry [r, c]."""
-    if vtype is not None:
-        raise NotImplementedError("2-D tables hold scalar columns")
+    """A 2-D table's column: entries [r, c + k]."""
+    if is_mat:
+        raise NotImplementedError("2-D tables hold scalar and vector columns")
+    if vtype is None:
+        @ti.func
+        def get(a: ti.template(), r):
+            return a[r, c]
+
+        @ti.func
+        def put(a: ti.template(), r, v):
+            a[r, c] = v
+    else:
+        @ti.func
+        def get(a: ti.template(), r):
+            v = vtype(0)
+            for k in ti.static(range(n)):
+                v[k] = a[r, c + k]
+            return v
+
+        @ti.func
+        def put(a: ti.template(), r, v):
+            for k in ti.static(range(n)):
+                a[r, c + k] = v[k]
 
     @ti.func
-    def get(a: ti.template(), r):
-        return a[r, c]
+    def get_at(a: ti.template(), r, k):
+        return a[r, c + k]
 
     @ti.func
-    def put(a: ti.template(), r, v):
-        a[r, c] = v
+    def put_at(a: ti.template(), r, k, v):
+        a[r, c + k] = v
 
-    return {"*": get, "set_*": put}
+    return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
+
+
+def _entries(W, c, n, vtype, is_mat):
+    """A 1-D table of one row: entries [c + k]."""
+    if is_mat:
+        raise NotImplementedError("1-D tables hold scalar and vector columns")
+    if vtype is None:
+        @ti.func
+        def get(a: ti.template()):
+            return a[c]
+
+        @ti.func
+        def put(a: ti.template(), v):
+            a[c] = v
+    else:
+        @ti.func
+        def get(a: ti.template()):
+            v = vtype(0)
+            for k in ti.static(range(n)):
+                v[k] = a[c + k]
+            return v
+
+        @ti.func
+        def put(a: ti.template(), v):
+            for k in ti.static(range(n)):
+                a[c + k] = v[k]
+
+    @ti.func
+    def get_at(a: ti.template(), k):
+        return a[c + k]
+
+    @ti.func
+    def put_at(a: ti.template(), k, v):
+        a[c + k] = v
+
+    return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}

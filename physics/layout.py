@@ -27,6 +27,7 @@ FLAT = "flat"  # 1-D, row r of the row set starting at o: a[o + r * width + colu
 FLAT_SHARED = "flat_shared"  # 1-D, one row set for every env: a[r * width + column]; accessor (a, r)
 ROWS = "rows"  # 3-D, a[set, r, column] (set: the env, or the env's model row set); accessor (a, s, r)
 ROW = "row"  # 2-D, a[r, column]; accessor (a, r)
+ENTRIES = "entries"  # 1-D, one row: a[column]; accessor (a)
 
 
 class Column(NamedTuple):
@@ -308,9 +309,80 @@ TEN_D = Table(
     "ten_d", "ten_", ROWS, "float", "per-tendon state of one env",
     ("length", 1, "tendon length", "m"), ("velocity", 1, "tendon velocity", "m/s"))
 
+# --- the collision stage's tables (physics/collision/) -----------------------------------
+PAIR_I = Table(
+    "pair_i", "pair_", ROW, "int", "candidate geom pairs, fixed at compile time",
+    ("geom1", 1, "first geom", _ID), ("geom2", 1, "second geom", _ID),
+    ("collider", 1, "the pair's collision function (collision.broadphase.COLLIDE_*)", "enum"),
+    ("condim", 1, "contact dimensionality: 1, 3, 4 or 6", "count"),
+    ("maxcon", 1, "most contacts the pair can make", "count"))
+PAIR_F = Table(
+    "pair_f", "pair_", ROWS, "float", "candidate pairs' contact parameters",
+    ("margin", 1, "distance at which contacts are made", "m"), ("gap", 1, "margin band where they are not active", "m"),
+    ("friction", 5, "tangential, tangential, torsional, rolling, rolling", "1, 1, m, m, m"),
+    ("solref", 2, "contact reference", _SOLREF), ("solimp", 5, "contact impedance", "dmin, dmax, width, mid, power"))
+# hfield geoms: flat index of the first elevation sample in geom_f (whose rows past the
+# geoms hold every hfield's samples, NGEOM_F to a row), the grid's rows and columns
+GEOM_I = Table(
+    "geom_i", "geom_", ROW, "int", "geoms",
+    ("type", 1, "mjtGeom", "enum"), ("body", 1, "the geom's body", _ID),
+    ("hf_base", 1, "a height field's first sample as a flat index into geom_f", _ID),
+    ("hf_nrow", 1, "a height field's grid rows", "count"), ("hf_ncol", 1, "a height field's grid columns", "count"))
+GEOM_F = Table(
+    "geom_f", "geom_", ROWS, "float", "geom constants (rows past the geoms hold height-field samples)",
+    ("size", 3, "MuJoCo's geom_size", "m"), ("pos", 3, "position in the body frame", "m"),
+    ("quat", 4, "orientation in the body frame", _QUAT), ("rbound", 1, "bounding-sphere radius", "m"),
+    ("hfield_size", 4, "a height field's x and y half sizes, elevation and base", "m"))
+GEOM_X = Table(
+    "geom_x", "geom_", ROWS, "float", "geom world poses of one env",
+    ("xpos", 3, "position", "m"), ("xmat", 9, "orientation", "rotation 3x3"))
+# Contact table, one row per contact; names as mjContact. ``exclude`` marks contacts in the
+# gap band (dist >= includemargin) that the constraint stage skips, as MuJoCo's con.exclude.
+CON_F = Table(
+    "con_f", "contact_", ROWS, "float", "contacts of one env (mjContact's floats)",
+    ("dist", 1, "signed distance, negative in penetration", "m"), ("pos", 3, "contact point", "m"),
+    ("frame", 9, "rows: the normal from geom1 to geom2, then two tangents", "rotation 3x3"),
+    ("friction", 5, "tangential, tangential, torsional, rolling, rolling", "1, 1, m, m, m"),
+    ("solref", 2, "reference", _SOLREF), ("solimp", 5, "impedance", "dmin, dmax, width, mid, power"),
+    ("margin", 1, "the pair's margin", "m"), ("gap", 1, "the pair's gap", "m"),
+    ("includemargin", 1, "margin - gap: the distance below which the contact is active", "m"))
+CON_I = Table(
+    "con_i", "contact_", ROWS, "int", "contacts of one env (mjContact's ints)",
+    ("geom1", 1, "first geom", _ID), ("geom2", 1, "second geom", _ID), ("dim", 1, "condim", "count"),
+    ("exclude", 1, "1 in the gap band: no constraint rows", "flag"), ("pair", 1, "the candidate pair", _ID))
+CON_N = Table(
+    "con_n", "", ROW, "int", "contact counts of one env",
+    ("ncon", 1, "contacts made", "count"), ("ncon_overflow", 1, "contacts that did not fit in the table", "count"))
+COLLISION_TABLES = (PAIR_I, PAIR_F, GEOM_I, GEOM_F, GEOM_X, CON_F, CON_I, CON_N)
+
+# --- the renderer's tables (physics/render/raycast.py, float32) -------------------------
+DRAW_F = Table(
+    "draw_f", "draw_", ROW, "float", "drawn geoms (rows past them hold height-field samples, DRAW_F.width to a row)",
+    ("size", 3, "MuJoCo's geom_size", "m"), ("rgb", 3, "colour", "0-1"), ("rgb2", 3, "second checker colour", "0-1"),
+    ("cell", 2, "checker cell size along the plane's x and y (0: no checker)", "m"),
+    ("rbound", 1, "bounding-sphere radius", "m"),
+    ("hf_base", 1, "a height field's first sample as a flat index into draw_f", "index"),
+    ("hf_nrow", 1, "a height field's grid rows", "count"), ("hf_ncol", 1, "a height field's grid columns", "count"),
+    ("hf_size", 4, "MuJoCo's hfield size: x and y half sizes, elevation, base", "m"))
+DRAW_X = Table(
+    "draw_x", "draw_", ROWS, "float", "drawn geoms' world poses, per image",
+    ("xpos", 3, "position", "m"), ("xmat", 9, "orientation", "rotation 3x3"))
+CAM = Table(
+    "cam", "cam_", ROW, "float", "cameras, one row per image",
+    ("pos", 3, "position", "m"), ("right", 3, "right unit vector", "1"), ("up", 3, "up unit vector", "1"),
+    ("fwd", 3, "viewing direction", "1"), ("tan", 1, "tan(fovy / 2)", "1"))
+SCENE = Table(
+    "scene", "scene_", ENTRIES, "float", "lights and sky",
+    ("light_dir", 3, "direction the key light travels", "unit vector"), ("ambient", 1, "ambient intensity", "0-1"),
+    ("headlight", 1, "headlight intensity", "0-1"), ("diffuse", 1, "key light's diffuse intensity", "0-1"),
+    ("specular", 1, "key light's specular intensity", "0-1"), ("sky_top", 3, "sky colour above", "0-1"),
+    ("sky_bottom", 3, "sky colour at the horizon", "0-1"), ("shadows", 1, "1: cast shadows", "flag"),
+    ("haze", 1, "distance at which the fog is whole", "m"))
+RENDER_TABLES = (DRAW_F, DRAW_X, CAM, SCENE)
+
 # Every table a kernel reads by column, in one list: physics/access.py makes their accessors.
 TABLES = (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F, Q_F, ACT_I, ACT_F, TEN_I, TEN_F, WRAP_I, WRAP_F, EQ_I, EQ_F,
-          EQ_D, OPT_F, BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D)
+          EQ_D, OPT_F, BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D, *COLLISION_TABLES, *RENDER_TABLES)
 
 # Row widths and column positions under the names the host side uses
 NBODY_I, NBODY_F, NJNT_I, NJNT_F, NDOF_I, NDOF_F = (t.width for t in (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F))

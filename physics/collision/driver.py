@@ -40,30 +40,21 @@ from ..collision.narrowphase import (
     make_narrowphase,
 )
 from ..errors import WorldError
-from ..layout import _columns
+from .. import layout as L
 from ..model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
+from ..access import make_access
 from ..runtime.backend import ensure_runtime, ti
 from ..runtime.ti_math import make_math
 
-# --- model tables (int tables (rows, cols), float tables (1 or num_envs, rows, cols)) ----
-PAIR_GEOM1, PAIR_GEOM2, PAIR_COLLIDER, PAIR_CONDIM, PAIR_MAXCON = range(5)
-NPAIR_I = 5
-PAIR_F, NPAIR_F = _columns(("margin", 1), ("gap", 1), ("friction", 5), ("solref", 2), ("solimp", 5))
-GEOM_TYPE, GEOM_BODY = range(2)
-# hfield geoms: flat index of the first elevation sample in geom_f (whose rows past the
-# geoms hold every hfield's samples, NGEOM_F to a row), the grid's rows and columns
-GEOM_HF_BASE, GEOM_HF_NROW, GEOM_HF_NCOL = 2, 3, 4
-NGEOM_I = 5
-GEOM_F, NGEOM_F = _columns(("size", 3), ("pos", 3), ("quat", 4), ("rbound", 1), ("hfield_size", 4))
+# --- the stage's tables, described in physics/layout.py; column positions for the host side
+NPAIR_I, NPAIR_F = L.PAIR_I.width, L.PAIR_F.width
+GEOM_TYPE, GEOM_BODY, GEOM_HF_BASE, GEOM_HF_NROW, GEOM_HF_NCOL = (L.GEOM_I.start(k) for k in L.GEOM_I)
+NGEOM_I, NGEOM_F = L.GEOM_I.width, L.GEOM_F.width
 # Geom world poses, (num_envs, ngeom, 12): position, then the rotation matrix row-major.
-GEOM_X, NGEOM_X = _columns(("xpos", 3), ("xmat", 9))
-
-P_MARGIN, P_GAP, P_FRICTION = PAIR_F["margin"][0], PAIR_F["gap"][0], PAIR_F["friction"][0]
-P_SOLREF, P_SOLIMP = PAIR_F["solref"][0], PAIR_F["solimp"][0]
-G_SIZE, G_POS, G_QUAT, G_RBOUND = GEOM_F["size"][0], GEOM_F["pos"][0], GEOM_F["quat"][0], GEOM_F["rbound"][0]
-G_HSIZE = GEOM_F["hfield_size"][0]
-X_POS, X_MAT = GEOM_X["xpos"][0], GEOM_X["xmat"][0]
-C = {k: a for k, (a, _) in CONTACT_F.items()}
+NGEOM_X = L.GEOM_X.width
+P_FRICTION, G_HSIZE = L.PAIR_F.start("friction"), L.GEOM_F.start("hfield_size")
+X_POS, X_MAT = L.GEOM_X.start("xpos"), L.GEOM_X.start("xmat")
+C = {k: v[0] for k, v in L.CON_F.items()}
 
 
 def pack_collision_model(m: Model, pairs: B.PairTable, dtype) -> dict:
@@ -106,6 +97,7 @@ def _pack_hfields(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarra
 def make_collision(fp, convex: bool = False):
     """The collision stage's ``@ti.func``s; ``convex`` compiles in the convex collider
     (physics/collision/convex/), which only models with such pairs need."""
+    A = make_access(fp)
     m = make_math(fp)
     nph = make_narrowphase(fp)
     hf = make_hfield(fp, convex)
@@ -119,12 +111,12 @@ def make_collision(fp, convex: bool = False):
         ``body`` is a flat table: body b's pose at body_base + b * body_row + xpos_col/xquat_col."""
         mg = w % geom_f.shape[0]
         for g in range(ngeom):
-            b = geom_i[g, GEOM_BODY]
+            b = A.geom_body(geom_i, g)
             xquat = m.at4(body, body_base + b * body_row + xquat_col)
-            pos = m.at3(body, body_base + b * body_row + xpos_col) + m.quat_to_mat(xquat) @ m.ld3(geom_f, mg, g, G_POS)
-            mat = m.quat_to_mat(m.quat_mul(xquat, m.ld4(geom_f, mg, g, G_QUAT)))
-            m.st(geom_x, w, g, X_POS, pos)
-            m.st_mat3(geom_x, w, g, X_MAT, mat)
+            pos = m.at3(body, body_base + b * body_row + xpos_col) + m.quat_to_mat(xquat) @ A.geom_pos(geom_f, mg, g)
+            mat = m.quat_to_mat(m.quat_mul(xquat, A.geom_quat(geom_f, mg, g)))
+            A.set_geom_xpos(geom_x, w, g, pos)
+            A.set_geom_xmat(geom_x, w, g, mat)
 
     @ti.func
     def may_touch(type1, type2, pos1, mat1, rbound1, pos2, mat2, rbound2, margin):
@@ -171,32 +163,32 @@ def make_collision(fp, convex: bool = False):
                   con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2, mat2, margin):
         """A height field's or two primitives' analytic routine."""
         if collider >= B.COLLIDE_HFIELD_SPHERE:
-            hf.collide(w, con_f, con_n, geom_f, mg, geom_i[g1, GEOM_HF_BASE], geom_i[g1, GEOM_HF_NROW],
-                       geom_i[g1, GEOM_HF_NCOL], m.ld4(geom_f, mg, g1, G_HSIZE), pos1, mat1,
-                       geom_i[g2, GEOM_TYPE], pos2, mat2, m.ld3(geom_f, mg, g2, G_SIZE), margin,
-                       pair_i[p, PAIR_MAXCON])
+            hf.collide(w, con_f, con_n, geom_f, mg, A.geom_hf_base(geom_i, g1), A.geom_hf_nrow(geom_i, g1),
+                       A.geom_hf_ncol(geom_i, g1), A.geom_hfield_size(geom_f, mg, g1), pos1, mat1,
+                       A.geom_type(geom_i, g2), pos2, mat2, A.geom_size(geom_f, mg, g2), margin,
+                       A.pair_maxcon(pair_i, p))
         else:
-            narrow(w, collider, con_f, con_n, pos1, mat1, m.ld3(geom_f, mg, g1, G_SIZE), pos2, mat2,
-                   m.ld3(geom_f, mg, g2, G_SIZE), margin)
+            narrow(w, collider, con_f, con_n, pos1, mat1, A.geom_size(geom_f, mg, g1), pos2, mat2,
+                   A.geom_size(geom_f, mg, g2), margin)
 
     @ti.func
     def set_params(w, p, c, mp, pair_i: ti.template(), pair_f: ti.template(), con_f: ti.template(),
                    con_i: ti.template()):
         """Copy pair p's geoms and mixed parameters onto contact c."""
-        margin = pair_f[mp, p, P_MARGIN]
+        margin = A.pair_margin(pair_f, mp, p)
         for k in ti.static(range(5)):
-            con_f[w, c, C["friction"] + k] = pair_f[mp, p, P_FRICTION + k]
-            con_f[w, c, C["solimp"] + k] = pair_f[mp, p, P_SOLIMP + k]
+            A.set_contact_friction_at(con_f, w, c, k, A.pair_friction_at(pair_f, mp, p, k))
+            A.set_contact_solimp_at(con_f, w, c, k, A.pair_solimp_at(pair_f, mp, p, k))
         for k in ti.static(range(2)):
-            con_f[w, c, C["solref"] + k] = pair_f[mp, p, P_SOLREF + k]
-        con_f[w, c, C["margin"]] = margin
-        con_f[w, c, C["gap"]] = pair_f[mp, p, P_GAP]
-        con_f[w, c, C["includemargin"]] = margin
-        con_i[w, c, CON_GEOM1] = pair_i[p, PAIR_GEOM1]
-        con_i[w, c, CON_GEOM2] = pair_i[p, PAIR_GEOM2]
-        con_i[w, c, CON_DIM] = pair_i[p, PAIR_CONDIM]
-        con_i[w, c, CON_EXCLUDE] = 1 if con_f[w, c, C["dist"]] >= margin else 0
-        con_i[w, c, CON_PAIR] = p
+            A.set_contact_solref_at(con_f, w, c, k, A.pair_solref_at(pair_f, mp, p, k))
+        A.set_contact_margin(con_f, w, c, margin)
+        A.set_contact_gap(con_f, w, c, A.pair_gap(pair_f, mp, p))
+        A.set_contact_includemargin(con_f, w, c, margin)
+        A.set_contact_geom1(con_i, w, c, A.pair_geom1(pair_i, p))
+        A.set_contact_geom2(con_i, w, c, A.pair_geom2(pair_i, p))
+        A.set_contact_dim(con_i, w, c, A.pair_condim(pair_i, p))
+        A.set_contact_exclude(con_i, w, c, 1 if A.contact_dist(con_f, w, c) >= margin else 0)
+        A.set_contact_pair(con_i, w, c, p)
 
     @ti.func
     def collide(w, npair, ngeom, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
@@ -220,33 +212,33 @@ def make_collision(fp, convex: bool = False):
         passes the bounding-sphere test goes through its narrow-phase routine."""
         mp = w % pair_f.shape[0]
         mg = w % geom_f.shape[0]
-        con_n[w, NCON] = 0
-        con_n[w, NOVERFLOW] = 0
+        A.set_ncon(con_n, w, 0)
+        A.set_ncon_overflow(con_n, w, 0)
         for p in range(npair):
-            g1 = pair_i[p, PAIR_GEOM1]
-            g2 = pair_i[p, PAIR_GEOM2]
-            margin = pair_f[mp, p, P_MARGIN] + pair_f[mp, p, P_GAP]
-            pos1 = m.ld3(geom_x, w, g1, X_POS)
-            pos2 = m.ld3(geom_x, w, g2, X_POS)
-            mat1 = m.ld_mat3(geom_x, w, g1, X_MAT)
-            mat2 = m.ld_mat3(geom_x, w, g2, X_MAT)
-            if may_touch(geom_i[g1, GEOM_TYPE], geom_i[g2, GEOM_TYPE], pos1, mat1, geom_f[mg, g1, G_RBOUND], pos2,
-                         mat2, geom_f[mg, g2, G_RBOUND], margin):
-                first = con_n[w, NCON]
-                collider = pair_i[p, PAIR_COLLIDER]
+            g1 = A.pair_geom1(pair_i, p)
+            g2 = A.pair_geom2(pair_i, p)
+            margin = A.pair_margin(pair_f, mp, p) + A.pair_gap(pair_f, mp, p)
+            pos1 = A.geom_xpos(geom_x, w, g1)
+            pos2 = A.geom_xpos(geom_x, w, g2)
+            mat1 = A.geom_xmat(geom_x, w, g1)
+            mat2 = A.geom_xmat(geom_x, w, g2)
+            if may_touch(A.geom_type(geom_i, g1), A.geom_type(geom_i, g2), pos1, mat1, A.geom_rbound(geom_f, mg, g1), pos2,
+                         mat2, A.geom_rbound(geom_f, mg, g2), margin):
+                first = A.ncon(con_n, w)
+                collider = A.pair_collider(pair_i, p)
                 if ti.static(convex):
                     if collider == B.COLLIDE_CONVEX:
-                        cvx.collide(w, con_f, con_n, geom_i[g1, GEOM_TYPE], pos1, mat1, m.ld3(geom_f, mg, g1, G_SIZE),
-                                    geom_f[mg, g1, G_RBOUND], geom_i[g2, GEOM_TYPE], pos2, mat2,
-                                    m.ld3(geom_f, mg, g2, G_SIZE), geom_f[mg, g2, G_RBOUND], margin,
-                                    pair_i[p, PAIR_MAXCON])
+                        cvx.collide(w, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
+                                    A.geom_rbound(geom_f, mg, g1), A.geom_type(geom_i, g2), pos2, mat2,
+                                    A.geom_size(geom_f, mg, g2), A.geom_rbound(geom_f, mg, g2), margin,
+                                    A.pair_maxcon(pair_i, p))
                     else:
                         primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
                                   mat2, margin)
                 else:
                     primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
                               margin)
-                for c in range(first, con_n[w, NCON]):
+                for c in range(first, A.ncon(con_n, w)):
                     nph.complete_frame(w, c, con_f)
                     set_params(w, p, c, mp, pair_i, pair_f, con_f, con_i)
 

@@ -12,14 +12,12 @@ import functools
 import types
 
 from .. import layout as L
-from ..collision.narrowphase import CON_DIM, CON_GEOM1, CON_GEOM2, CONTACT_F
-from ..constraint.rows import CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL, GEOM_BODY
+from ..constraint.rows import CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL
 from ..model import DSBL_GRAVITY
 from ..runtime.backend import ti
 from ..access import make_access
 from ..runtime.ti_math import make_math
 
-C_POS, C_FRAME, C_FRICTION = CONTACT_F["pos"][0], CONTACT_F["frame"][0], CONTACT_F["friction"][0]
 
 
 @functools.lru_cache(maxsize=None)
@@ -39,12 +37,12 @@ def make_reaction(fp):
             for r in range(nrow):
                 local[0] += A.efc_force(efc_f, w, i + r)
             for k in range(nrow // 2):
-                local[k + 1] = con_f[w, c, C_FRICTION + k] * (A.efc_force(efc_f, w, i + 2 * k) - A.efc_force(efc_f, w, i + 2 * k + 1))
+                local[k + 1] = A.contact_friction_at(con_f, w, c, k) * (A.efc_force(efc_f, w, i + 2 * k) - A.efc_force(efc_f, w, i + 2 * k + 1))
         frc = m.vec3(0)
         trq = m.vec3(0)
         for k in ti.static(range(3)):
-            axis = m.vec3(con_f[w, c, C_FRAME + 3 * k], con_f[w, c, C_FRAME + 3 * k + 1],
-                          con_f[w, c, C_FRAME + 3 * k + 2])
+            axis = m.vec3(A.contact_frame_at(con_f, w, c, 3 * k), A.contact_frame_at(con_f, w, c, 3 * k + 1),
+                          A.contact_frame_at(con_f, w, c, 3 * k + 2))
             frc += local[k] * axis
             trq += local[k + 3] * axis
         return m.spatial(trq, frc)
@@ -72,12 +70,12 @@ def make_reaction(fp):
             nrow = 1
             if kind == CNSTR_CONTACT_PYRAMIDAL or kind == CNSTR_CONTACT_FRICTIONLESS:
                 c = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
-                dim = con_i[w, c, CON_DIM]
+                dim = A.contact_dim(con_i, w, c)
                 nrow = 1 if kind == CNSTR_CONTACT_FRICTIONLESS else 2 * (dim - 1)
                 wrench = contact_wrench(w, i, c, nrow, efc_f, con_f)
-                point = m.vec3(con_f[w, c, C_POS], con_f[w, c, C_POS + 1], con_f[w, c, C_POS + 2])
-                add_wrench_at(w, geom_i[con_i[w, c, CON_GEOM1], GEOM_BODY], wrench, point, fp(-1.0), body_i, body_d)
-                add_wrench_at(w, geom_i[con_i[w, c, CON_GEOM2], GEOM_BODY], wrench, point, fp(1.0), body_i, body_d)
+                point = m.vec3(A.contact_pos_at(con_f, w, c, 0), A.contact_pos_at(con_f, w, c, 1), A.contact_pos_at(con_f, w, c, 2))
+                add_wrench_at(w, A.geom_body(geom_i, A.contact_geom1(con_i, w, c)), wrench, point, fp(-1.0), body_i, body_d)
+                add_wrench_at(w, A.geom_body(geom_i, A.contact_geom2(con_i, w, c)), wrench, point, fp(1.0), body_i, body_d)
             i += nrow
 
     @ti.func

@@ -50,25 +50,26 @@ from ..model import (
     JNT_SLIDE,
     Model,
 )
+from .. import layout as L
+from ..access import make_access
 from ..runtime.backend import ensure_runtime, ti
 
 _DRAWN_TYPES = (GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX)
 _GROUND = (GEOM_PLANE, GEOM_HFIELD)
 _MJ_DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)  # MuJoCo's geom rgba default: the material's colour wins over it
 
-# geom_f columns (per drawn geom): half-sizes, colour, second checker colour, checker cell
-# size [m] along the plane's x and y (0: no checker), bounding-sphere radius [m]; for
-# height fields the flat index of their first sample (the samples of all of them fill the
-# rows after the geoms, G_WIDTH to a row), rows, columns and MuJoCo's four sizes
-G_SIZE, G_RGB, G_RGB2, G_CELL, G_RBOUND = 0, 3, 6, 9, 11
-G_HF_BASE, G_HF_NROW, G_HF_NCOL, G_HF_SIZE, G_WIDTH = 12, 13, 14, 15, 19
-# geom_x columns (per image and drawn geom): world position, rotation matrix (row-major)
-X_POS, X_MAT, X_WIDTH = 0, 3, 12
-# cam columns (per image): position, right, up and forward unit vectors, tan(fovy / 2)
-C_POS, C_RIGHT, C_UP, C_FWD, C_TAN, C_WIDTH = 0, 3, 6, 9, 12, 13
-# scene entries: direction the key light travels, light intensities, sky colours, switches
-S_LIGHT_DIR, S_AMBIENT, S_HEADLIGHT, S_DIFFUSE, S_SPECULAR = 0, 3, 4, 5, 6
-S_SKY_TOP, S_SKY_BOTTOM, S_SHADOWS, S_HAZE, S_WIDTH = 7, 10, 13, 14, 15
+# The ray caster's tables are described in physics/layout.py (DRAW_F, DRAW_X, CAM, SCENE)
+# and read in the kernels through their accessors (A.draw_rgb, A.cam_fwd, ...); the column
+# positions below are the host side's, for packing them.
+G_SIZE, G_RGB, G_RGB2, G_CELL, G_RBOUND, G_HF_BASE, G_HF_NROW, G_HF_NCOL, G_HF_SIZE = (
+    L.DRAW_F.start(k) for k in L.DRAW_F)
+G_WIDTH = L.DRAW_F.width
+X_POS, X_MAT, X_WIDTH = L.DRAW_X.start("xpos"), L.DRAW_X.start("xmat"), L.DRAW_X.width
+C_POS, C_RIGHT, C_UP, C_FWD, C_TAN = (L.CAM.start(k) for k in L.CAM)
+C_WIDTH = L.CAM.width
+S_LIGHT_DIR, S_AMBIENT, S_HEADLIGHT, S_DIFFUSE, S_SPECULAR, S_SKY_TOP, S_SKY_BOTTOM, S_SHADOWS, S_HAZE = (
+    L.SCENE.start(k) for k in L.SCENE)
+S_WIDTH = L.SCENE.width
 
 _INF = 1e30
 _EPS = 1e-4  # [m] rays start this far from a surface, so they do not hit it again
@@ -77,6 +78,7 @@ vec3 = ti.types.vector(3, ti.f32)
 vec4 = ti.types.vector(4, ti.f32)
 vec5 = ti.types.vector(5, ti.f32)
 mat3 = ti.types.matrix(3, 3, ti.f32)
+A = make_access(ti.f32)  # the tables' accessors (physics/access.py), in the renderer's float32
 _F = ti.f32  # the renderer computes in float32 whatever the World's precision
 
 
@@ -300,33 +302,33 @@ def _geom_colours(model: Model, g: int):
 def _pack_geoms(model: Model):
     """Ids, types (n,) and constants (n, G_WIDTH) of the geoms drawn (visible primitives)."""
     ids = [g for g in range(model.ngeom) if model.geom_type[g] in _DRAWN_TYPES and model.geom_rgba[g][3] > 0]
-    geom_f = np.zeros((max(len(ids), 1), G_WIDTH), dtype=np.float32)
+    draw_f = np.zeros((max(len(ids), 1), G_WIDTH), dtype=np.float32)
     for row, g in enumerate(ids):
         rgb, rgb2, cell = _geom_colours(model, g)
-        geom_f[row, G_SIZE:G_SIZE + 3] = model.geom_size[g]
-        geom_f[row, G_RGB:G_RGB + 3] = np.clip(rgb, 0, 1)
-        geom_f[row, G_RGB2:G_RGB2 + 3] = np.clip(rgb2, 0, 1)
-        geom_f[row, G_CELL:G_CELL + 2] = cell
-        geom_f[row, G_RBOUND] = _bounding_radius(model.geom_type[g], model.geom_size[g])
+        draw_f[row, G_SIZE:G_SIZE + 3] = model.geom_size[g]
+        draw_f[row, G_RGB:G_RGB + 3] = np.clip(rgb, 0, 1)
+        draw_f[row, G_RGB2:G_RGB2 + 3] = np.clip(rgb2, 0, 1)
+        draw_f[row, G_CELL:G_CELL + 2] = cell
+        draw_f[row, G_RBOUND] = _bounding_radius(model.geom_type[g], model.geom_size[g])
     types = np.array([model.geom_type[g] for g in ids] or [-1], dtype=np.int32)
-    return np.array(ids, dtype=np.int64), types, _pack_hfield_samples(model, ids, geom_f)
+    return np.array(ids, dtype=np.int64), types, _pack_hfield_samples(model, ids, draw_f)
 
 
-def _pack_hfield_samples(model: Model, ids, geom_f):
+def _pack_hfield_samples(model: Model, ids, draw_f):
     hfields = [(row, g) for row, g in enumerate(ids) if model.geom_type[g] == GEOM_HFIELD]
     if not hfields:
-        return geom_f
+        return draw_f
     samples = np.asarray(model.hfield_data, dtype=np.float32)
     for row, g in hfields:
         h = model.geom_dataid[g]
         size = np.asarray(model.hfield_size[h], dtype=np.float64)
-        geom_f[row, G_HF_BASE] = geom_f.shape[0] * G_WIDTH + model.hfield_adr[h]
-        geom_f[row, G_HF_NROW], geom_f[row, G_HF_NCOL] = model.hfield_nrow[h], model.hfield_ncol[h]
-        geom_f[row, G_HF_SIZE:G_HF_SIZE + 4] = size
-        geom_f[row, G_RBOUND] = math.sqrt(size[0] ** 2 + size[1] ** 2 + max(size[2], size[3]) ** 2)
+        draw_f[row, G_HF_BASE] = draw_f.shape[0] * G_WIDTH + model.hfield_adr[h]
+        draw_f[row, G_HF_NROW], draw_f[row, G_HF_NCOL] = model.hfield_nrow[h], model.hfield_ncol[h]
+        draw_f[row, G_HF_SIZE:G_HF_SIZE + 4] = size
+        draw_f[row, G_RBOUND] = math.sqrt(size[0] ** 2 + size[1] ** 2 + max(size[2], size[3]) ** 2)
     padded = np.zeros(-(-samples.size // G_WIDTH) * G_WIDTH, dtype=np.float32)
     padded[: samples.size] = samples
-    return np.concatenate([geom_f, padded.reshape(-1, G_WIDTH)])
+    return np.concatenate([draw_f, padded.reshape(-1, G_WIDTH)])
 
 
 def _pack_scene(model: Model, shadows: bool, extent: float) -> np.ndarray:
@@ -356,24 +358,6 @@ def _pack_scene(model: Model, shadows: bool, extent: float) -> np.ndarray:
 
 
 # --- kernel -------------------------------------------------------------------------------
-@ti.func
-def _row3(a: ti.template(), i, k):
-    return vec3(a[i, k], a[i, k + 1], a[i, k + 2])
-
-
-@ti.func
-def _cell3(a: ti.template(), i, j, k):
-    return vec3(a[i, j, k], a[i, j, k + 1], a[i, j, k + 2])
-
-
-@ti.func
-def _geom_mat(geom_x: ti.template(), n, g):
-    r = mat3(0)
-    for k in ti.static(range(9)):
-        r[k // 3, k % 3] = geom_x[n, g, X_MAT + k]
-    return r
-
-
 @ti.func
 def _first_root(a, b, c):
     """Smallest t > eps with a t^2 + 2 b t + c = 0 where the ray enters; inf if none."""
@@ -483,10 +467,10 @@ def _hit_plane(o, d, size):
 
 
 @ti.func
-def _hf_vertex(geom_f: ti.template(), g, r, c, dx, dy):
-    k = ti.cast(geom_f[g, G_HF_BASE], ti.i32) + r * ti.cast(geom_f[g, G_HF_NCOL], ti.i32) + c
-    return vec3(c * dx - geom_f[g, G_HF_SIZE], r * dy - geom_f[g, G_HF_SIZE + 1],
-                geom_f[k // G_WIDTH, k % G_WIDTH] * geom_f[g, G_HF_SIZE + 2])
+def _hf_vertex(draw_f: ti.template(), g, r, c, dx, dy):
+    k = ti.cast(A.draw_hf_base(draw_f, g), ti.i32) + r * ti.cast(A.draw_hf_ncol(draw_f, g), ti.i32) + c
+    return vec3(c * dx - A.draw_hf_size_at(draw_f, g, 0), r * dy - A.draw_hf_size_at(draw_f, g, 1),
+                draw_f[k // draw_f.shape[1], k % draw_f.shape[1]] * A.draw_hf_size_at(draw_f, g, 2))
 
 
 @ti.func
@@ -509,14 +493,14 @@ def _hit_triangle(o, d, v0, v1, v2):
 
 
 @ti.func
-def _hit_hfield(geom_f: ti.template(), g, o, d):
+def _hit_hfield(draw_f: ti.template(), g, o, d):
     """The ray's first hit on a height field's surface: the grid cells under the ray are
     visited in order (a 2D DDA) from where it enters the field's box to where it leaves."""
-    nrow = ti.cast(geom_f[g, G_HF_NROW], ti.i32)
-    ncol = ti.cast(geom_f[g, G_HF_NCOL], ti.i32)
-    sx, sy = geom_f[g, G_HF_SIZE], geom_f[g, G_HF_SIZE + 1]
-    box = _hit_box(o - vec3(0, 0, (geom_f[g, G_HF_SIZE + 2] - geom_f[g, G_HF_SIZE + 3]) / 2), d,
-                   vec3(sx, sy, (geom_f[g, G_HF_SIZE + 2] + geom_f[g, G_HF_SIZE + 3]) / 2))
+    nrow = ti.cast(A.draw_hf_nrow(draw_f, g), ti.i32)
+    ncol = ti.cast(A.draw_hf_ncol(draw_f, g), ti.i32)
+    sx, sy = A.draw_hf_size_at(draw_f, g, 0), A.draw_hf_size_at(draw_f, g, 1)
+    box = _hit_box(o - vec3(0, 0, (A.draw_hf_size_at(draw_f, g, 2) - A.draw_hf_size_at(draw_f, g, 3)) / 2), d,
+                   vec3(sx, sy, (A.draw_hf_size_at(draw_f, g, 2) + A.draw_hf_size_at(draw_f, g, 3)) / 2))
     t_in = _F(_EPS)
     if box[0] < _INF:
         t_in = box[0]
@@ -533,10 +517,10 @@ def _hit_hfield(geom_f: ti.template(), g, o, d):
         if ti.abs(d[1]) > 1e-12:
             next_r = ((r + (1 if d[1] > 0 else 0)) * dy - sy - o[1]) / d[1]
         for _ in range(nrow + ncol):
-            v0 = _hf_vertex(geom_f, g, r, c, dx, dy)
-            v11 = _hf_vertex(geom_f, g, r + 1, c + 1, dx, dy)
-            hit = _nearer(_hit_triangle(o, d, v0, v11, _hf_vertex(geom_f, g, r + 1, c, dx, dy)),
-                          _hit_triangle(o, d, v0, _hf_vertex(geom_f, g, r, c + 1, dx, dy), v11))
+            v0 = _hf_vertex(draw_f, g, r, c, dx, dy)
+            v11 = _hf_vertex(draw_f, g, r + 1, c + 1, dx, dy)
+            hit = _nearer(_hit_triangle(o, d, v0, v11, _hf_vertex(draw_f, g, r + 1, c, dx, dy)),
+                          _hit_triangle(o, d, v0, _hf_vertex(draw_f, g, r, c + 1, dx, dy), v11))
             if hit[0] < _INF:
                 out = hit
                 break
@@ -570,7 +554,7 @@ def _hit_local(gtype, o, d, size):
 
 
 @ti.func
-def _trace(geom_type: ti.template(), geom_f: ti.template(), geom_x: ti.template(), n, o, d, t_max, shadow):
+def _trace(geom_type: ti.template(), draw_f: ti.template(), draw_x: ti.template(), n, o, d, t_max, shadow):
     """Closest hit before ``t_max``: (t, geom row, world normal); t = inf when none.
 
     A shadow ray (``shadow`` 1) ignores planes and stops at its first hit. Each geom's
@@ -581,22 +565,22 @@ def _trace(geom_type: ti.template(), geom_f: ti.template(), geom_x: ti.template(
         gtype = geom_type[g]
         if gtype < 0 or (shadow == 1 and gtype == GEOM_PLANE):
             continue
-        pos = _cell3(geom_x, n, g, X_POS)
+        pos = A.draw_xpos(draw_x, n, g)
         candidate = gtype == GEOM_PLANE
         if not candidate:
             oc = o - pos
             b = oc.dot(d)
-            rb = geom_f[g, G_RBOUND]
+            rb = A.draw_rbound(draw_f, g)
             c = oc.dot(oc) - rb * rb
             disc = b * b - c
             candidate = disc >= 0 and -b - ti.sqrt(ti.max(disc, 0)) < best[0]
         if candidate:
-            rot = _geom_mat(geom_x, n, g)
+            rot = A.draw_xmat(draw_x, n, g)
             local = vec4(_INF, 0, 0, 0)
             if gtype == GEOM_HFIELD:
-                local = _hit_hfield(geom_f, g, rot.transpose() @ (o - pos), rot.transpose() @ d)
+                local = _hit_hfield(draw_f, g, rot.transpose() @ (o - pos), rot.transpose() @ d)
             else:
-                local = _hit_local(gtype, rot.transpose() @ (o - pos), rot.transpose() @ d, _row3(geom_f, g, G_SIZE))
+                local = _hit_local(gtype, rot.transpose() @ (o - pos), rot.transpose() @ d, A.draw_size(draw_f, g))
             if local[0] < best[0]:
                 normal = rot @ vec3(local[1], local[2], local[3])
                 best = vec5(local[0], g, normal[0], normal[1], normal[2])
@@ -609,26 +593,21 @@ def _trace(geom_type: ti.template(), geom_f: ti.template(), geom_x: ti.template(
 def _sky(scene: ti.template(), d):
     s = ti.math.clamp(0.5 + 0.5 * d[2], 0.0, 1.0)
     s = s * s * (3 - 2 * s)
-    return _row1(scene, S_SKY_BOTTOM) * (1 - s) + _row1(scene, S_SKY_TOP) * s
+    return A.scene_sky_bottom(scene) * (1 - s) + A.scene_sky_top(scene) * s
 
 
 @ti.func
-def _row1(a: ti.template(), k):
-    return vec3(a[k], a[k + 1], a[k + 2])
-
-
-@ti.func
-def _albedo(geom_type: ti.template(), geom_f: ti.template(), geom_x: ti.template(), n, g, p, d, t, normal,
+def _albedo(geom_type: ti.template(), draw_f: ti.template(), draw_x: ti.template(), n, g, p, d, t, normal,
             pixel_angle):
     """Surface colour at p; a checker on planes, faded out where its cells shrink below a
     pixel (distant floor) instead of aliasing into moire."""
-    rgb = _row3(geom_f, g, G_RGB)
-    cell_x, cell_y = geom_f[g, G_CELL], geom_f[g, G_CELL + 1]
+    rgb = A.draw_rgb(draw_f, g)
+    cell_x, cell_y = A.draw_cell_at(draw_f, g, 0), A.draw_cell_at(draw_f, g, 1)
     if (geom_type[g] == GEOM_PLANE or geom_type[g] == GEOM_HFIELD) and cell_x > 0 and cell_y > 0:
-        rot = _geom_mat(geom_x, n, g)
-        q = rot.transpose() @ (p - _cell3(geom_x, n, g, X_POS))
+        rot = A.draw_xmat(draw_x, n, g)
+        q = rot.transpose() @ (p - A.draw_xpos(draw_x, n, g))
         parity = (ti.cast(ti.floor(q[0] / cell_x), ti.i32) + ti.cast(ti.floor(q[1] / cell_y), ti.i32)) & 1
-        rgb2 = _row3(geom_f, g, G_RGB2)
+        rgb2 = A.draw_rgb2(draw_f, g)
         chosen = rgb
         if parity == 1:
             chosen = rgb2
@@ -643,23 +622,23 @@ def _albedo(geom_type: ti.template(), geom_f: ti.template(), geom_x: ti.template
 def _render_kernel(
     # Model:
     geom_type: ti.types.ndarray(dtype=ti.i32, ndim=1),  # (ngeom_drawn,)
-    geom_f: ti.types.ndarray(dtype=ti.f32, ndim=2),  # (ngeom_drawn + hfield sample rows, G_WIDTH)
+    draw_f: ti.types.ndarray(dtype=ti.f32, ndim=2),  # (ngeom_drawn + hfield sample rows, G_WIDTH)
     scene: ti.types.ndarray(dtype=ti.f32, ndim=1),  # (S_WIDTH,)
     # Data in:
-    geom_x: ti.types.ndarray(dtype=ti.f32, ndim=3),  # (nimage, ngeom_drawn, X_WIDTH)
+    draw_x: ti.types.ndarray(dtype=ti.f32, ndim=3),  # (nimage, ngeom_drawn, X_WIDTH)
     cam: ti.types.ndarray(dtype=ti.f32, ndim=2),  # (nimage, C_WIDTH)
     # Data out:
     image: ti.types.ndarray(dtype=ti.u8, ndim=4),  # (nimage, height, width, 3)
 ):
     height, width = image.shape[1], image.shape[2]
-    light = _row1(scene, S_LIGHT_DIR)
+    light = A.scene_light_dir(scene)
     for n, y, x in ti.ndrange(image.shape[0], height, width):
-        tan_half = cam[n, C_TAN]
+        tan_half = A.cam_tan(cam, n)
         sx = (2 * (x + 0.5) / width - 1) * tan_half * width / height
         sy = (1 - 2 * (y + 0.5) / height) * tan_half
-        o = _row3(cam, n, C_POS)
-        d = (_row3(cam, n, C_FWD) + sx * _row3(cam, n, C_RIGHT) + sy * _row3(cam, n, C_UP)).normalized()
-        hit = _trace(geom_type, geom_f, geom_x, n, o, d, _INF, 0)
+        o = A.cam_pos(cam, n)
+        d = (A.cam_fwd(cam, n) + sx * A.cam_right(cam, n) + sy * A.cam_up(cam, n)).normalized()
+        hit = _trace(geom_type, draw_f, draw_x, n, o, d, _INF, 0)
         colour = _sky(scene, d)
         if hit[1] >= 0:
             g = ti.cast(hit[1], ti.i32)
@@ -667,20 +646,20 @@ def _render_kernel(
             normal = vec3(hit[2], hit[3], hit[4]).normalized()
             p = o + t * d
             lit = _F(1.0)
-            if scene[S_SHADOWS] > 0:
-                blocker = _trace(geom_type, geom_f, geom_x, n, p + normal * (10 * _EPS), -light, _INF, 1)
+            if A.scene_shadows(scene) > 0:
+                blocker = _trace(geom_type, draw_f, draw_x, n, p + normal * (10 * _EPS), -light, _INF, 1)
                 if blocker[1] >= 0:
                     lit = _F(0.0)
-            albedo = _albedo(geom_type, geom_f, geom_x, n, g, p, d, t, normal, 2 * tan_half / height)
+            albedo = _albedo(geom_type, draw_f, draw_x, n, g, p, d, t, normal, 2 * tan_half / height)
             diffuse = ti.max(normal.dot(-light), 0.0)
             head = ti.max(normal.dot(-d), 0.0)
             halfway = (-light - d).normalized()
-            spec = ti.pow(ti.max(normal.dot(halfway), 0.0), 32.0) * scene[S_SPECULAR] * lit
-            shade = scene[S_AMBIENT] + scene[S_HEADLIGHT] * head + scene[S_DIFFUSE] * diffuse * lit
+            spec = ti.pow(ti.max(normal.dot(halfway), 0.0), 32.0) * A.scene_specular(scene) * lit
+            shade = A.scene_ambient(scene) + A.scene_headlight(scene) * head + A.scene_diffuse(scene) * diffuse * lit
             colour_hit = albedo * shade + spec
             # haze toward the horizon colour hides the far edge of large floors
-            haze = 1 - ti.exp(-(t / scene[S_HAZE]) ** 2)
-            horizon = (_row1(scene, S_SKY_TOP) + _row1(scene, S_SKY_BOTTOM)) * 0.5
+            haze = 1 - ti.exp(-(t / A.scene_haze(scene)) ** 2)
+            horizon = (A.scene_sky_top(scene) + A.scene_sky_bottom(scene)) * 0.5
             colour = colour_hit * (1 - haze) + horizon * haze
         for c in ti.static(range(3)):
             image[n, y, x, c] = ti.cast(ti.cast(ti.math.clamp(colour[c], 0.0, 1.0) * 255 + 0.5, ti.i32), ti.u8)

@@ -25,9 +25,6 @@ from .box_box import BOX_EDGEBIAS, BOX_PAREPS, BOX_SEPEPS, BOX_SGNEPS, make_box_
 from .box_face import BOX_DUPEPS, BOX_MAXVERT
 from .capsule_box import make_capsule_box
 from .contact import (
-    C_DIST,
-    C_FRAME,
-    C_POS,
     CON_DIM,
     CON_EXCLUDE,
     CON_GEOM1,
@@ -64,6 +61,6 @@ def make_narrowphase(fp):
     )
 
 
-__all__ = ["BOX_DUPEPS", "BOX_EDGEBIAS", "BOX_MAXVERT", "BOX_PAREPS", "BOX_SEPEPS", "BOX_SGNEPS", "C_DIST", "C_FRAME",
-           "C_POS", "CON_DIM", "CON_EXCLUDE", "CON_GEOM1", "CON_GEOM2", "CON_PAIR", "CONTACT_F", "FAR", "MAXVAL",
+__all__ = ["BOX_DUPEPS", "BOX_EDGEBIAS", "BOX_MAXVERT", "BOX_PAREPS", "BOX_SEPEPS", "BOX_SGNEPS",
+           "CON_DIM", "CON_EXCLUDE", "CON_GEOM1", "CON_GEOM2", "CON_PAIR", "CONTACT_F", "FAR", "MAXVAL",
            "MINVAL", "NCON", "NCON_F", "NCON_I", "NOVERFLOW", "make_narrowphase"]

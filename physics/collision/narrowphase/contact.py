@@ -11,21 +11,17 @@ per contact, as MuJoCo's mju_makeFrame. :func:`normalize` is mju_normalize3 and
 import functools
 import types
 
-from ...layout import _columns
+from ... import layout as L
+from ...access import make_access
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
 
-# Contact table, one row per contact: floats (num_envs, capacity, NCON_F) and ints
-# (num_envs, capacity, NCON_I); names as mjContact. ``exclude`` marks contacts in the gap
-# band (dist >= includemargin) that the constraint stage skips, as MuJoCo's con.exclude.
-CONTACT_F, NCON_F = _columns(("dist", 1), ("pos", 3), ("frame", 9), ("friction", 5), ("solref", 2), ("solimp", 5),
-                             ("margin", 1), ("gap", 1), ("includemargin", 1))
-CON_GEOM1, CON_GEOM2, CON_DIM, CON_EXCLUDE, CON_PAIR = range(5)
-NCON_I = 5
-# Per-env counters: contacts made, and contacts that did not fit in the table.
-NCON, NOVERFLOW = 0, 1
-
-C_DIST, C_POS, C_FRAME = CONTACT_F["dist"][0], CONTACT_F["pos"][0], CONTACT_F["frame"][0]
+# The contact table (physics/layout.py: con_f, con_i, con_n, one row per contact, names as
+# mjContact); column positions for the host side.
+CONTACT_F, NCON_F = L.CON_F, L.CON_F.width
+CON_GEOM1, CON_GEOM2, CON_DIM, CON_EXCLUDE, CON_PAIR = (L.CON_I.start(k) for k in L.CON_I)
+NCON_I = L.CON_I.width
+NCON, NOVERFLOW = L.CON_N.start("ncon"), L.CON_N.start("ncon_overflow")
 
 MINVAL = 1e-15  # mjMINVAL
 FAR = 1e30  # the distance of a candidate point that makes no contact
@@ -34,6 +30,7 @@ MAXVAL = 1e10  # mjMAXVAL
 
 @functools.cache
 def make_contact(fp):
+    A = make_access(fp)
     m = make_math(fp)
     vec3 = m.vec3
 
@@ -56,24 +53,24 @@ def make_contact(fp):
         the frame's first two rows (:func:`complete_frame` finishes them, once per
         contact, which keeps this inlined-everywhere helper small). A contact that does
         not fit is counted, never written."""
-        n = con_n[w, NCON]
+        n = A.ncon(con_n, w)
         if n < con_f.shape[1]:
-            con_f[w, n, C_DIST] = dist
+            A.set_contact_dist(con_f, w, n, dist)
             for k in ti.static(range(3)):
-                con_f[w, n, C_POS + k] = pos[k]
-                con_f[w, n, C_FRAME + k] = normal[k]
-                con_f[w, n, C_FRAME + 3 + k] = tangent[k]
-            con_n[w, NCON] = n + 1
+                A.set_contact_pos_at(con_f, w, n, k, pos[k])
+                A.set_contact_frame_at(con_f, w, n, k, normal[k])
+                A.set_contact_frame_at(con_f, w, n, 3 + k, tangent[k])
+            A.set_ncon(con_n, w, n + 1)
         else:
-            con_n[w, NOVERFLOW] += 1
+            A.set_ncon_overflow(con_n, w, A.ncon_overflow(con_n, w) + 1)
 
     @ti.func
     def complete_frame(w, c, con_f: ti.template()):
         """Orthonormal contact frame from the emitted normal and tangent, as mju_makeFrame:
         the second axis is the tangent (or y, or z, when none was given) made orthogonal
         to the normal; the third is their cross product."""
-        x, _ = normalize(vec3(con_f[w, c, C_FRAME], con_f[w, c, C_FRAME + 1], con_f[w, c, C_FRAME + 2]))
-        y = vec3(con_f[w, c, C_FRAME + 3], con_f[w, c, C_FRAME + 4], con_f[w, c, C_FRAME + 5])
+        x, _ = normalize(vec3(A.contact_frame_at(con_f, w, c, 0), A.contact_frame_at(con_f, w, c, 1), A.contact_frame_at(con_f, w, c, 2)))
+        y = vec3(A.contact_frame_at(con_f, w, c, 3), A.contact_frame_at(con_f, w, c, 4), A.contact_frame_at(con_f, w, c, 5))
         if y.dot(y) < fp(0.25):
             y = vec3(0, 1, 0)
             if x[1] >= fp(0.5) or x[1] <= fp(-0.5):
@@ -81,8 +78,8 @@ def make_contact(fp):
         y, _ = normalize(y - x * x.dot(y))
         z = x.cross(y)
         for k in ti.static(range(3)):
-            con_f[w, c, C_FRAME + k] = x[k]
-            con_f[w, c, C_FRAME + 3 + k] = y[k]
-            con_f[w, c, C_FRAME + 6 + k] = z[k]
+            A.set_contact_frame_at(con_f, w, c, k, x[k])
+            A.set_contact_frame_at(con_f, w, c, 3 + k, y[k])
+            A.set_contact_frame_at(con_f, w, c, 6 + k, z[k])
 
     return types.SimpleNamespace(col=col, normalize=normalize, emit=emit, complete_frame=complete_frame)

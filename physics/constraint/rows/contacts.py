@@ -12,7 +12,6 @@ import functools
 import types
 
 from ... import layout as L
-from ...collision.narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, NCON
 from ...runtime.backend import ti
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -22,8 +21,6 @@ from .table import (
     CNSTR_CONTACT_ELLIPTIC,
     CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_CONTACT_PYRAMIDAL,
-    GEOM_BODY,
-    C,
     make_row_table,
 )
 
@@ -40,8 +37,8 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
     @ti.func
     def contact_axis(w, c, con_f: ti.template(), k):
         """Row k of the contact frame: the normal, then the two tangents."""
-        a = C["frame"] + 3 * k
-        return m.vec3(con_f[w, c, a], con_f[w, c, a + 1], con_f[w, c, a + 2])
+        return m.vec3(A.contact_frame_at(con_f, w, c, 3 * k), A.contact_frame_at(con_f, w, c, 3 * k + 1),
+                      A.contact_frame_at(con_f, w, c, 3 * k + 2))
 
     @ti.func
     def contacts(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), body_d: ti.template(),
@@ -52,9 +49,9 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
         (MuJoCo's mj_instantiateContact)."""
         n = nefc
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
-        for c in range(con_n[w, NCON]):
-            if con_i[w, c, CON_EXCLUDE] == 0:
-                dim = con_i[w, c, CON_DIM]
+        for c in range(A.ncon(con_n, w)):
+            if A.contact_exclude(con_i, w, c) == 0:
+                dim = A.contact_dim(con_i, w, c)
                 nrow = 1 if dim == 1 else 2 * (dim - 1)
                 if ti.static(cone == "elliptic"):
                     if dim > 1:
@@ -62,9 +59,9 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                 if n + nrow > sizes[L.SIZE_NEFC]:
                     A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + nrow)
                 else:
-                    b1 = geom_i[con_i[w, c, CON_GEOM1], GEOM_BODY]
-                    b2 = geom_i[con_i[w, c, CON_GEOM2], GEOM_BODY]
-                    point = m.vec3(con_f[w, c, C["pos"]], con_f[w, c, C["pos"] + 1], con_f[w, c, C["pos"] + 2])
+                    b1 = A.geom_body(geom_i, A.contact_geom1(con_i, w, c))
+                    b2 = A.geom_body(geom_i, A.contact_geom2(con_i, w, c))
+                    point = m.vec3(A.contact_pos_at(con_f, w, c, 0), A.contact_pos_at(con_f, w, c, 1), A.contact_pos_at(con_f, w, c, 2))
                     tran = A.body_invweight0_at(body_f, mb, b1, 0) + A.body_invweight0_at(body_f, mb, b2, 0)
                     rot = A.body_invweight0_at(body_f, mb, b1, 1) + A.body_invweight0_at(body_f, mb, b2, 1)
                     nv = sizes[L.SIZE_NV]
@@ -81,9 +78,9 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                         pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
                     for r in range(nrow):
                         for k in ti.static(range(2)):
-                            A.set_efc_solref_at(efc_f, w, n + r, k, con_f[w, c, C["solref"] + k])
+                            A.set_efc_solref_at(efc_f, w, n + r, k, A.contact_solref_at(con_f, w, c, k))
                         for k in ti.static(range(5)):
-                            A.set_efc_solimp_at(efc_f, w, n + r, k, con_f[w, c, C["solimp"] + k])
+                            A.set_efc_solimp_at(efc_f, w, n + r, k, A.contact_solimp_at(con_f, w, c, k))
                     n += nrow
         return n
 
@@ -93,13 +90,13 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
         """The frame rows n .. n+dim-1 of relative_jacobian become the pyramid's edges
         J_n +- mu_k J_k, in place."""
         if dim == 1:
-            set_row(w, n, efc_f, CNSTR_CONTACT_FRICTIONLESS, c, con_f[w, c, C["dist"]],
-                    con_f[w, c, C["includemargin"]], tran, fp(0.0), fp(_INF))
+            set_row(w, n, efc_f, CNSTR_CONTACT_FRICTIONLESS, c, A.contact_dist(con_f, w, c),
+                    A.contact_includemargin(con_f, w, c), tran, fp(0.0), fp(_INF))
         else:
             mu = m.vec6(0)
             for k in ti.static(range(1, 6)):
                 if k < dim:
-                    mu[k] = con_f[w, c, C["friction"] + k - 1]
+                    mu[k] = A.contact_friction_at(con_f, w, c, k - 1)
             for d in range(nv):
                 p = m.vec6(0)
                 for k in ti.static(range(6)):
@@ -117,8 +114,8 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                         other = rot
                     diag = tran + mu[k] * mu[k] * other
                     for s in ti.static(range(2)):
-                        set_row(w, n + 2 * (k - 1) + s, efc_f, CNSTR_CONTACT_PYRAMIDAL, c, con_f[w, c, C["dist"]],
-                                con_f[w, c, C["includemargin"]], diag, fp(0.0), fp(_INF))
+                        set_row(w, n + 2 * (k - 1) + s, efc_f, CNSTR_CONTACT_PYRAMIDAL, c, A.contact_dist(con_f, w, c),
+                                A.contact_includemargin(con_f, w, c), diag, fp(0.0), fp(_INF))
 
     @ti.func
     def elliptic_rows(w, n, c, dim, tran, rot, con_f: ti.template(), efc_f: ti.template()):
@@ -126,13 +123,13 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
         the contact-frame rows of relative_jacobian. Only the normal row has a position; the
         impedance of all of them comes from the contact's distance."""
         for k in range(dim):
-            pos = con_f[w, c, C["dist"]] if k == 0 else fp(0.0)
-            margin = con_f[w, c, C["includemargin"]] if k == 0 else fp(0.0)
+            pos = A.contact_dist(con_f, w, c) if k == 0 else fp(0.0)
+            margin = A.contact_includemargin(con_f, w, c) if k == 0 else fp(0.0)
             # the normal force is >= 0; friction forces have either sign, bounded by the cone
             set_row(w, n + k, efc_f, CNSTR_CONTACT_ELLIPTIC, c, pos, margin, tran if k < 3 else rot,
                     fp(0.0) if k == 0 else fp(-_INF), fp(_INF))
-            A.set_efc_imppos(efc_f, w, n + k, con_f[w, c, C["dist"]] - con_f[w, c, C["includemargin"]] + margin)
-            A.set_efc_fric(efc_f, w, n + k, con_f[w, c, C["friction"] + k - 1] if k > 0 else fp(0.0))
+            A.set_efc_imppos(efc_f, w, n + k, A.contact_dist(con_f, w, c) - A.contact_includemargin(con_f, w, c) + margin)
+            A.set_efc_fric(efc_f, w, n + k, A.contact_friction_at(con_f, w, c, k - 1) if k > 0 else fp(0.0))
         A.set_efc_cone_at(efc_f, w, n, 5, dim)
 
     return types.SimpleNamespace(contacts=contacts)

@@ -15,7 +15,6 @@ import types
 
 from ...access import make_access
 from ... import layout as L
-from ...collision.narrowphase import CON_DIM
 from ...model import DSBL_REFSAFE
 from ...runtime.backend import ti
 from .table import (
@@ -26,7 +25,6 @@ from .table import (
     CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_FRICTION_DOF,
     CNSTR_FRICTION_TENDON,
-    C,
     make_row_table,
 )
 
@@ -109,19 +107,19 @@ def make_soft(fp):
             kind = A.efc_type(efc_f, w, i)
             if kind == CNSTR_CONTACT_PYRAMIDAL:
                 c = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
-                step = 2 * (con_i[w, c, CON_DIM] - 1)
-                mu0 = con_f[w, c, C["friction"]]
+                step = 2 * (A.contact_dim(con_i, w, c) - 1)
+                mu0 = A.contact_friction_at(con_f, w, c, 0)
                 r_py = 2 * mu0 * mu0 * A.efc_R(efc_f, w, i) / impratio
                 for j in range(step):
                     A.set_efc_R(efc_f, w, i + j, r_py)
             elif kind == CNSTR_CONTACT_ELLIPTIC:
                 c = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
-                step = con_i[w, c, CON_DIM]
-                mu0 = con_f[w, c, C["friction"]]
+                step = A.contact_dim(con_i, w, c)
+                mu0 = A.contact_friction_at(con_f, w, c, 0)
                 r1 = A.efc_R(efc_f, w, i) / impratio
                 A.set_efc_fric(efc_f, w, i, mu0 / ti.sqrt(impratio))
                 for j in range(1, step):
-                    fj = con_f[w, c, C["friction"] + j - 1]
+                    fj = A.contact_friction_at(con_f, w, c, j - 1)
                     A.set_efc_R(efc_f, w, i + j, r1 * mu0 * mu0 / (fj * fj))
                     A.set_efc_K(efc_f, w, i + j, 0)
             i += step

@@ -12,15 +12,12 @@ import types
 
 from ...access import make_access
 from ... import layout as L
-from ...collision.narrowphase import CONTACT_F
 from ...runtime.backend import ti
 
 CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON = 0, 1, 2, 3, 4
 CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL, CNSTR_CONTACT_ELLIPTIC = 5, 6, 7
 _MINVAL, _MINIMP, _MAXIMP = 1e-15, 1e-4, 0.9999
 
-C = {k: a for k, (a, _) in CONTACT_F.items()}
-GEOM_BODY = 1  # column of the collision stage's geom_i table
 _INF = 1e30
 
 
