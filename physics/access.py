@@ -25,7 +25,6 @@ constant column), so naming a column costs nothing at run time.
 """
 
 import functools
-import types
 
 from . import layout as L
 from .runtime.backend import ti
@@ -34,18 +33,51 @@ from .runtime.backend import ti
 @functools.lru_cache(maxsize=None)
 def make_access(fp):
     """Every table's accessors, for float type ``fp``, in one namespace."""
-    funcs, read, write, width = {}, {}, {}, {}
-    for table in L.TABLES:
-        for col in table.columns.values():
-            name = table.prefix + col.name
-            elem = ti.i32 if table.dtype == "int" else fp
-            for suffix, func in _column_access(table, col, elem).items():
-                key = suffix.replace("*", name)
-                if key in funcs:
-                    raise ValueError(f"two table columns give the accessor {key!r}")
-                funcs[key] = func
-            read[name], write[name], width[name] = funcs[name], funcs["set_" + name], table.width
-    return types.SimpleNamespace(**funcs, read=read, write=write, row_width=width)
+    return Access(fp)
+
+
+class Access:
+    """The accessors of every table column, made on first use: decorating a ``@ti.func``
+    costs Taichi a look at its caller's source (~0.2 ms), and a kernel uses a few hundred
+    of the ~2,000 accessors, so making them all up front would add ~0.4 s to every start."""
+
+    def __init__(self, fp):
+        self._fp = fp
+        self._columns = {}  # accessor name -> (table, column)
+        for table in L.TABLES:
+            for col in table.columns.values():
+                for suffix in ("*", "set_*") + (("*_at", "set_*_at") if col.width > 1 else ()):
+                    key = suffix.replace("*", table.prefix + col.name)
+                    if key in self._columns:
+                        raise ValueError(f"two table columns give the accessor {key!r}")
+                    self._columns[key] = (table, col)
+        self.read = _Lookup(self, "")
+        self.write = _Lookup(self, "set_")
+        self.row_width = {key: table.width for key, (table, _) in self._columns.items()}
+
+    def names(self) -> list:
+        """Every accessor's name."""
+        return list(self._columns)
+
+    def __getattr__(self, key):
+        if key.startswith("_") or key not in self._columns:
+            raise AttributeError(f"no table column has the accessor {key!r}")
+        table, col = self._columns[key]
+        elem = ti.i32 if table.dtype == "int" else self._fp
+        name = table.prefix + col.name
+        for suffix, func in _column_access(table, col, elem).items():
+            setattr(self, suffix.replace("*", name), func)  # found directly from now on
+        return self.__dict__[key]
+
+
+class _Lookup:
+    """``A.read[name]`` / ``A.write[name]``: a column's reader or writer by its accessor name."""
+
+    def __init__(self, access, prefix):
+        self._access, self._prefix = access, prefix
+
+    def __getitem__(self, name):
+        return getattr(self._access, self._prefix + name)
 
 
 def _column_access(table, col, elem):
@@ -61,7 +93,10 @@ def _column_access(table, col, elem):
 
 # Each maker below returns the four accessors of one column: "*" (read), "set_*" (write)
 # and, for columns wider than one, "*_at" and "set_*_at" (entry k). A matrix column holds
-# its entries row-major: entry k is (k // cols, k % cols).
+# its entries row-major: entry k is (k // cols, k % cols). A reader builds its vector or
+# matrix in one constructor call over its entries: filled entry by entry instead, each
+# read is a store into a local that Taichi and LLVM then take apart again, which made
+# tracing and compiling the step kernel measurably slower.
 
 
 def _flat(W, c, n, vtype, is_mat):
@@ -78,21 +113,19 @@ def _flat(W, c, n, vtype, is_mat):
         @ti.func
         def get(a: ti.template(), o, r):
             i = o + r * W + c
-            v = vtype(0)
-            for k in ti.static(range(n)):
-                if ti.static(is_mat):
-                    v[k // vtype.m, k % vtype.m] = a[i + k]
-                else:
-                    v[k] = a[i + k]
-            return v
+            return vtype([a[i + k] for k in ti.static(range(n))])
 
-        @ti.func
-        def put(a: ti.template(), o, r, v):
-            i = o + r * W + c
-            for k in ti.static(range(n)):
-                if ti.static(is_mat):
+        if is_mat:
+            @ti.func
+            def put(a: ti.template(), o, r, v):
+                i = o + r * W + c
+                for k in ti.static(range(n)):
                     a[i + k] = v[k // vtype.m, k % vtype.m]
-                else:
+        else:
+            @ti.func
+            def put(a: ti.template(), o, r, v):
+                i = o + r * W + c
+                for k in ti.static(range(n)):
                     a[i + k] = v[k]
 
     @ti.func
@@ -135,20 +168,17 @@ def _rows(W, c, n, vtype, is_mat):
     else:
         @ti.func
         def get(a: ti.template(), s, r):
-            v = vtype(0)
-            for k in ti.static(range(n)):
-                if ti.static(is_mat):
-                    v[k // vtype.m, k % vtype.m] = a[s, r, c + k]
-                else:
-                    v[k] = a[s, r, c + k]
-            return v
+            return vtype([a[s, r, c + k] for k in ti.static(range(n))])
 
-        @ti.func
-        def put(a: ti.template(), s, r, v):
-            for k in ti.static(range(n)):
-                if ti.static(is_mat):
+        if is_mat:
+            @ti.func
+            def put(a: ti.template(), s, r, v):
+                for k in ti.static(range(n)):
                     a[s, r, c + k] = v[k // vtype.m, k % vtype.m]
-                else:
+        else:
+            @ti.func
+            def put(a: ti.template(), s, r, v):
+                for k in ti.static(range(n)):
                     a[s, r, c + k] = v[k]
 
     @ti.func
@@ -177,10 +207,7 @@ def _row(W, c, n, vtype, is_mat):
     else:
         @ti.func
         def get(a: ti.template(), r):
-            v = vtype(0)
-            for k in ti.static(range(n)):
-                v[k] = a[r, c + k]
-            return v
+            return vtype([a[r, c + k] for k in ti.static(range(n))])
 
         @ti.func
         def put(a: ti.template(), r, v):
@@ -213,10 +240,7 @@ def _entries(W, c, n, vtype, is_mat):
     else:
         @ti.func
         def get(a: ti.template()):
-            v = vtype(0)
-            for k in ti.static(range(n)):
-                v[k] = a[c + k]
-            return v
+            return vtype([a[c + k] for k in ti.static(range(n))])
 
         @ti.func
         def put(a: ti.template(), v):

@@ -166,8 +166,9 @@ def test_descriptions_are_complete_and_consistent():
             assert table.width & (table.width - 1) == 0, table.name
     names = [t.prefix + c for t in L.TABLES for c in t.columns]
     assert len(names) == len(set(names))
-    access = {k for k in vars(make_access(ti.f64)) if k not in ("read", "write", "row_width")}
-    assert len(access) == sum(1 if c.width == 1 else 2 for t in L.TABLES for c in t.columns.values()) * 2
+    access = make_access(ti.f64).names()
+    assert len(access) == len(set(access)) == sum(1 if c.width == 1 else 2 for t in L.TABLES
+                                                  for c in t.columns.values()) * 2
 
 
 # Row arithmetic on a packed table (``o + b * L.NBODY_D + XPOS``, ``row = o + b * L.NBODY_D``)
