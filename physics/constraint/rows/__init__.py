@@ -96,7 +96,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         ten_i, ten_f, wrap_*), the state (qpos, qvel), frames and com quantities (body_d), the
         mass matrix and its factor (qM, qLD), the contacts (con_f, con_i, con_n) and tendon
         lengths (ten_d).
-        Writes: qacc (qacc_smooth in), dof_d's qfrc_constraint and solver columns, eq_d
+        Writes: qacc (qacc_smooth in), dof_d's qacc_smooth and qfrc_constraint, the dof
+        scratch table dof_s (the solvers' vectors), eq_d
         (equalities broken by overload), and the rows: efc_J, efc_Y, efc_f, efc_n (count,
         overflow, solver iterations)."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
