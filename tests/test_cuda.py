@@ -18,12 +18,13 @@ from taigym.physics.runtime.backend import _probe_cuda
 
 HERE = Path(__file__).parent
 
-# the engine's stages: smooth dynamics, collision, constraints and solvers, the step, rendering
+# the engine's stages: smooth dynamics, collision, constraints and solvers, the step, rendering,
+# and the table accessors they all read through
 PHYSICS_TESTS = ["test_dynamics_mujoco.py", "test_random_trees.py", "test_analytic.py", "test_articulation.py",
                  "test_world_api.py", "test_limits.py", "test_contacts.py", "test_equality.py", "test_breakable.py",
                  "test_contact_filters.py", "test_params.py", "test_solvers.py", "test_collision.py",
                  "test_convex.py", "test_hfield.py", "test_drives.py", "test_limit_models.py", "test_render.py",
-                 "test_kernel_math.py", "test_flat_tables.py", "test_mjcf.py"]
+                 "test_kernel_math.py", "test_flat_tables.py", "test_access.py", "test_mjcf.py"]
 
 # modules that build a World (or a Collider or Renderer) and stay out of the CUDA run
 LEFT_OUT = {
