@@ -271,6 +271,40 @@ def test_kernel_errors_still_name_the_file_line_and_source(device):
         broken(np.zeros(3))
 
 
+def test_kernels_in_classes_still_found_with_decorators_looked_at_once(device):
+    # lighten_tracing answers Taichi's "is this decorator inside a class?" once per place
+    # that applies it; a kernel method of a data-oriented class must still be one
+    from taigym.physics.runtime.backend import ti
+
+    physics.World(_model(), device=device)
+
+    @ti.data_oriented
+    class Ramp:
+        @ti.kernel
+        def fill(self, x: ti.types.ndarray(dtype=ti.f64, ndim=1)):
+            for i in range(x.shape[0]):
+                x[i] = 2.0 * i
+
+    funcs = []
+    for k in range(3):  # three functions decorated at one place: each is its own
+
+        @ti.func
+        def times(v, k=k):
+            return v * (k + 1)
+
+        funcs.append(times)
+
+    @ti.kernel
+    def apply(x: ti.types.ndarray(dtype=ti.f64, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = funcs[0](x[i]) + funcs[2](x[i])
+
+    x = np.zeros(4)
+    Ramp().fill(x)
+    apply(x)
+    np.testing.assert_array_equal(x, 4 * 2.0 * np.arange(4))
+
+
 @pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda",
                     reason="which CPU Worlds run serially: the serial kernels are CPU-only")
 def test_serial_by_default_where_a_step_is_little_work(monkeypatch):

@@ -95,6 +95,40 @@ def lighten_tracing() -> bool:
     get_pos_info.taigym = True
     context.get_pos_info = get_pos_info
     _read_sources_once()
+    _look_at_each_decorator_once()
+    return True
+
+
+def _look_at_each_decorator_once() -> bool:
+    """Each ``@ti.func`` Taichi decorates reads the source line of the frame that applies the
+    decorator, to see whether it sits in a class (``inspect.getframeinfo``: ~0.3 ms a call).
+    The answer is fixed by that frame's code and instruction, and the table accessors
+    (physics/access.py) are all decorated at a dozen such places, so it is computed once a
+    place. Returns whether it applied."""
+    import sys
+    from importlib import import_module
+
+    try:
+        decorators = import_module(ti.__name__ + ".lang.kernel_impl")
+        inside_class = decorators._inside_class
+    except (ImportError, AttributeError):
+        return False
+    if getattr(inside_class, "taigym", False):
+        return True
+    answers = {}
+
+    def _inside_class(level_of_class_stackframe):
+        try:
+            frame = sys._getframe(level_of_class_stackframe)
+        except ValueError:
+            return inside_class(level_of_class_stackframe + 1)
+        place = (frame.f_code, frame.f_lasti)
+        if place not in answers:
+            answers[place] = inside_class(level_of_class_stackframe + 1)  # + 1: this frame
+        return answers[place]
+
+    _inside_class.taigym = True
+    decorators._inside_class = _inside_class
     return True
 
 
