@@ -137,8 +137,9 @@ def _read_sources_once() -> bool:
     function's source file again (``inspect.getsourcelines`` tokenizes the whole file) and
     re-wraps and dedents each of its lines: the step kernel's ~1,500 call sites spent about
     a third of a warm start's tracing there. The text of a function does not change while
-    the process runs, so it is read and reformatted once per function. Returns whether it
-    applied (where Taichi's tracer reads sources through these names)."""
+    the process runs, so it is read and reformatted once per function (once per code
+    object: the functions one factory makes share it). Returns whether it applied (where
+    Taichi's tracer reads sources through these names)."""
     import functools
     import textwrap
     import types
@@ -152,15 +153,26 @@ def _read_sources_once() -> bool:
         return False
     if getattr(read_lines, "taigym", False):
         return True
-    cached_lines = functools.lru_cache(maxsize=None)(read_lines)
+    # keyed by the function's code: functions made by one factory (the table accessors of
+    # physics/access.py, one set per column) share their source
+    lines_of, file_of = {}, {}
 
     def getsourcelines(obj):
-        lines, start = cached_lines(obj)
+        key = getattr(obj, "__code__", obj)
+        if key not in lines_of:
+            lines_of[key] = read_lines(obj)
+        lines, start = lines_of[key]
         return list(lines), start  # a copy: the tracer may edit the list it is given
+
+    def getsourcefile(obj):
+        key = getattr(obj, "__code__", obj)
+        if key not in file_of:
+            file_of[key] = read_file(obj)
+        return file_of[key]
 
     getsourcelines.taigym = True
     tracer.getsourcelines = getsourcelines
-    tracer.getsourcefile = functools.lru_cache(maxsize=None)(read_file)
+    tracer.getsourcefile = getsourcefile
     tracer.textwrap = types.SimpleNamespace(fill=functools.lru_cache(maxsize=None)(textwrap.fill),
                                             dedent=functools.lru_cache(maxsize=None)(textwrap.dedent))
     return True
