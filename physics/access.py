@@ -5,7 +5,7 @@ the column's name: ``body_xpos``, ``dof_qfrc_bias``, ``efc_state``) and a writer
 (``set_body_xpos``); columns wider than one also get element access (``body_xpos_at``,
 ``set_body_xpos_at``). A reader returns a scalar, a vector of the column's width or, for
 a 3x3 column, a matrix. The arguments follow how the table is indexed (layout.FLAT,
-FLAT_SHARED, ROWS, ROW):
+FLAT_SHARED, ROWS, ROW, ENTRIES):
 
 - flat tables, ``(table, o, r)``: row ``r`` of the row set starting at entry ``o``
   (``m.env_start`` for data tables, ``m.row_set`` for float model tables);
