@@ -46,48 +46,13 @@ def make_math(fp):
 
 @functools.lru_cache(maxsize=None)
 def make_table_access(fp):
-    """Reads and writes of vector and matrix blocks in the packed tables, and where an env's
-    rows start."""
+    """Where an env's rows start in the packed tables, and vector reads from a flat table
+    laid out at run time."""
     vec3, vec4, vec6, vec10, mat3 = _vector_types(fp).values()
 
-    # --- table access: tables are (rows, n, columns); a column block is read as a vector
-    @ti.func
-    def ld3(a: ti.template(), i, j, k):
-        return vec3(a[i, j, k], a[i, j, k + 1], a[i, j, k + 2])
-
-    @ti.func
-    def ld4(a: ti.template(), i, j, k):
-        return vec4(a[i, j, k], a[i, j, k + 1], a[i, j, k + 2], a[i, j, k + 3])
-
-    @ti.func
-    def ld6(a: ti.template(), i, j, k):
-        return vec6(a[i, j, k], a[i, j, k + 1], a[i, j, k + 2], a[i, j, k + 3], a[i, j, k + 4], a[i, j, k + 5])
-
-    @ti.func
-    def ld10(a: ti.template(), i, j, k):
-        v = vec10(0)
-        for n in ti.static(range(10)):
-            v[n] = a[i, j, k + n]
-        return v
-
-    @ti.func
-    def ld_mat3(a: ti.template(), i, j, k):
-        r = mat3(0)
-        for n in ti.static(range(9)):
-            r[n // 3, n % 3] = a[i, j, k + n]
-        return r
-
-    @ti.func
-    def st(a: ti.template(), i, j, k, v):
-        for n in ti.static(range(v.n)):
-            a[i, j, k + n] = v[n]
-
-    @ti.func
-    def st_mat3(a: ti.template(), i, j, k, r):
-        for n in ti.static(range(9)):
-            a[i, j, k + n] = r[n // 3, n % 3]
-
-    # --- flat tables (layout.FLAT_TABLES): a row's columns at i, i + 1, ...
+    # --- a pose from a flat table whose layout is given at run time (the collision stage's
+    # body poses, physics/collision/driver.py); every described table has its own accessors
+    # (physics/access.py)
     @ti.func
     def at3(a: ti.template(), i):
         return vec3(a[i], a[i + 1], a[i + 2])
@@ -95,34 +60,6 @@ def make_table_access(fp):
     @ti.func
     def at4(a: ti.template(), i):
         return vec4(a[i], a[i + 1], a[i + 2], a[i + 3])
-
-    @ti.func
-    def at6(a: ti.template(), i):
-        return vec6(a[i], a[i + 1], a[i + 2], a[i + 3], a[i + 4], a[i + 5])
-
-    @ti.func
-    def at10(a: ti.template(), i):
-        v = vec10(0)
-        for n in ti.static(range(10)):
-            v[n] = a[i + n]
-        return v
-
-    @ti.func
-    def at_mat3(a: ti.template(), i):
-        r = mat3(0)
-        for n in ti.static(range(9)):
-            r[n // 3, n % 3] = a[i + n]
-        return r
-
-    @ti.func
-    def put(a: ti.template(), i, v):
-        for n in ti.static(range(v.n)):
-            a[i + n] = v[n]
-
-    @ti.func
-    def put_mat3(a: ti.template(), i, r):
-        for n in ti.static(range(9)):
-            a[i + n] = r[n // 3, n % 3]
 
     @ti.func
     def row_set(w, table: ti.template(), stride, width: ti.template()):
