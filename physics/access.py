@@ -140,9 +140,8 @@ def _flat(W, c, n, vtype, is_mat):
 
 
 def _flat_shared(W, c, n, vtype, is_mat):
-    """A flat table's column with one row set for every env: entries r * W + c + k."""
-    if vtype is not None:
-        raise NotImplementedError("shared flat tables hold scalar columns")
+    """A flat table's column with one row set for every env (scalars only, layout.py):
+    entry r * W + c."""
 
     @ti.func
     def get(a: ti.template(), r):
@@ -193,9 +192,7 @@ def _rows(W, c, n, vtype, is_mat):
 
 
 def _row(W, c, n, vtype, is_mat):
-    """A 2-D table's column: entries [r, c + k]."""
-    if is_mat:
-        raise NotImplementedError("2-D tables hold scalar and vector columns")
+    """A 2-D table's column (scalars and vectors, layout.py): entries [r, c + k]."""
     if vtype is None:
         @ti.func
         def get(a: ti.template(), r):
@@ -226,9 +223,7 @@ def _row(W, c, n, vtype, is_mat):
 
 
 def _entries(W, c, n, vtype, is_mat):
-    """A 1-D table of one row: entries [c + k]."""
-    if is_mat:
-        raise NotImplementedError("1-D tables hold scalar and vector columns")
+    """A 1-D table of one row's column (scalars and vectors, layout.py): entries [c + k]."""
     if vtype is None:
         @ti.func
         def get(a: ti.template()):

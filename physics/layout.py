@@ -30,6 +30,11 @@ ROW = "row"  # 2-D, a[r, column]; accessor (a, r)
 ENTRIES = "entries"  # 1-D, one row: a[column]; accessor (a)
 
 
+# The most axes a column's value may have, by how the table is indexed: what the
+# accessors of physics/access.py are made for
+_MOST_AXES = {FLAT: 2, ROWS: 2, ROW: 1, ENTRIES: 1, FLAT_SHARED: 0}
+
+
 class Column(NamedTuple):
     name: str
     start: int
@@ -49,6 +54,9 @@ class Table(Mapping):
         self.columns, at = {}, 0
         for col_name, width, col_meaning, unit in columns:
             shape = () if width == 1 else (3, 3) if unit.endswith("3x3") else (width,)
+            if len(shape) > _MOST_AXES[index]:
+                raise ValueError(f"table {name!r}, column {col_name!r}: a {index} table's columns hold "
+                                 f"{('scalars', 'scalars and vectors', 'scalars, vectors and 3x3 matrices')[_MOST_AXES[index]]}")
             self.columns[col_name] = Column(col_name, at, width, col_meaning, unit, shape)
             at += width
         self.used = at

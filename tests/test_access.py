@@ -171,6 +171,14 @@ def test_descriptions_are_complete_and_consistent():
                                                   for c in t.columns.values()) * 2
 
 
+def test_a_description_its_accessors_cannot_serve_names_the_table_and_column():
+    with pytest.raises(ValueError, match=r"table 'bad', column 'mat': a row table's columns hold scalars and vectors"):
+        L.Table("bad", "bad_", L.ROW, "float", "a 2-D table", ("pos", 3, "position", "m"),
+                ("mat", 9, "orientation", "rotation 3x3"))
+    with pytest.raises(ValueError, match=r"table 'ids', column 'pair': a flat_shared table's columns hold scalars"):
+        L.Table("ids", "ids_", L.FLAT_SHARED, "int", "shared ids", ("pair", 2, "two ids", "index"))
+
+
 # Row arithmetic on a packed table (``o + b * L.NBODY_D + XPOS``, ``row = o + b * L.NBODY_D``)
 # and column constants read out of the layout (``L.BODY_D["xpos"][0]``, ``L.JNT_TYPE``):
 # what the accessors replace. An env's start (``w * stride * L.NDOF_D``) is not a column.
