@@ -283,7 +283,6 @@ DOF_S = Table(
     ("mv", 1, "M search", "N m or N"), ("gradold", 1, "the previous gradient (CG)", "N m or N"),
     ("mgradold", 1, "the previous preconditioned gradient (CG)", "rad/s^2 or m/s^2"),
     pow2=True)
-PRIMAL_VECTORS = ("ma", "grad", "mgrad", "search", "mv", "gradold", "mgradold")
 # Constraint rows of one env (MuJoCo's efc_* arrays), up to the SIZE_NEFC capacity.
 EFC_F = Table(
     "efc_f", "efc_", ROWS, "float", "constraint rows of one env (MuJoCo's efc_* arrays)",
@@ -392,18 +391,15 @@ RENDER_TABLES = (DRAW_F, DRAW_X, CAM, SCENE)
 TABLES = (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F, Q_F, ACT_I, ACT_F, TEN_I, TEN_F, WRAP_I, WRAP_F, EQ_I, EQ_F,
           EQ_D, OPT_F, BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D, *COLLISION_TABLES, *RENDER_TABLES)
 
-# Row widths and column positions under the names the host side uses
+# Row widths, and the column positions the host side packs and reads by
 NBODY_I, NBODY_F, NJNT_I, NJNT_F, NDOF_I, NDOF_F = (t.width for t in (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F))
 NQ_F, NACT_I, NACT_F, NTEN_I, NTEN_F, NEQ_I, NEQ_F, NOPT_F = (
     t.width for t in (Q_F, ACT_I, ACT_F, TEN_I, TEN_F, EQ_I, EQ_F, OPT_F))
 NBODY_D, NJNT_D, NDOF_D, NDOF_S, NEFC_F, NEFC_N, NACT_D, NTEN_D = (
     t.width for t in (BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D))
 BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = (BODY_I.start(k) for k in BODY_I)
-JNT_TYPE, JNT_BODY, JNT_QPOSADR, JNT_DOFADR, JNT_LIMITED, JNT_LIMIT_MODEL = (JNT_I.start(k) for k in JNT_I)
-DOF_BODY, DOF_JNT, DOF_PARENT, DOF_MADR, DOF_MROWLEN = (DOF_I.start(k) for k in DOF_I)
-ACT_TRNTYPE, ACT_TRNID, ACT_GAINTYPE, ACT_BIASTYPE, ACT_CTRLLIMITED, ACT_FORCELIMITED = (ACT_I.start(k) for k in ACT_I)
-TEN_ADR, TEN_NUM, TEN_LIMITED = (TEN_I.start(k) for k in TEN_I)
-EQ_TYPE, EQ_OBJ1, EQ_OBJ2, EQ_ACTIVE = (EQ_I.start(k) for k in EQ_I)
+JNT_TYPE, JNT_LIMITED, JNT_LIMIT_MODEL = (JNT_I.start(k) for k in ("type", "limited", "limit_model"))
+DOF_MROWLEN = DOF_I.start("mrowlen")
 EQ_D_ACTIVE, EQ_D_BROKEN = EQ_D.start("active"), EQ_D.start("broken")
 WRAP_OBJID, WRAP_COEF = WRAP_I.start("objid"), WRAP_F.start("prm")
 EFC_N, EFC_OVERFLOW, EFC_NITER = (EFC_COUNTS.start(k) for k in EFC_COUNTS)
