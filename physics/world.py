@@ -19,6 +19,7 @@ from . import quantities as Q
 from .collision import broadphase as B
 from .data import PRECISIONS, Tables
 from .errors import WorldError
+from .features import choose_features
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
 from .readback import Copies
 from .runtime import device_io, kernel_cache
@@ -66,10 +67,17 @@ class World:
             ``serial=False`` to share the batch's.
         name: what the World simulates (a task id), named in the line printed to stderr
             when its kernels compile for the first time on this machine.
+        features: the parts of the engine compiled into the step kernel
+            (physics/features.py): by default only what the model has (its pairs'
+            narrow-phase routines, its integrator, equality, tendon, friction-loss and
+            limit-model code where it has such elements), so a model compiles and loads
+            a smaller kernel; ``features.ALL`` (or ``TAIGYM_FEATURES=all`` in the
+            environment) compiles everything, one kernel that every model of a precision
+            and solver shares.
     """
 
     def __init__(self, model: Model, num_envs: int = 1, *, device: str = "cpu", precision: str = "float32",
-                 max_contacts=None, serial=None, name=None):
+                 max_contacts=None, serial=None, name=None, features=None):
         if not isinstance(model, Model):
             raise WorldError(f"model must be a physics.Model, got {type(model).__name__}")
         if int(num_envs) < 1:
@@ -88,7 +96,8 @@ class World:
         if serial is None:
             serial = self._small_batch(model) and os.environ.get("TAIGYM_SERIAL", "1") != "0"
         self.serial = bool(serial) and self.device == "cpu"
-        self._variant = (precision, model.opt.solver, model.opt.cone, self._pairs.convex, self.serial)
+        self.features = choose_features(model, self._pairs, features)
+        self._variant = (precision, model.opt.solver, model.opt.cone, self.features, self.serial)
         self._kernels = make_kernels(self._fp, *self._variant[1:])
         self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         # two kept step launches: every env (ids bound once), and a subset staged in some_ids
@@ -361,7 +370,8 @@ class World:
             step_kernel.with_arrays(arrays, *scalars)
         else:
             label = ", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
-            with kernel_cache.FirstLaunch(kernel_cache.variant_key(*self._variant), label, self.name):
+            key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), self.serial)
+            with kernel_cache.FirstLaunch(key, label, self.name):
                 step_kernel.with_arrays(arrays, *scalars)
             _LAUNCHED.add(self._variant)
         # a segment that computed every env's contact wrenches leaves cfrc_ext current (unless

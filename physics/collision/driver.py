@@ -40,6 +40,7 @@ from ..collision.narrowphase import (
     make_narrowphase,
 )
 from ..errors import WorldError
+from ..features import ALL_COLLIDERS, CONVEX_COLLIDERS, HFIELD_COLLIDERS
 from .. import layout as L
 from ..model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
 from ..access import make_access
@@ -94,13 +95,17 @@ def _pack_hfields(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarra
 
 
 @functools.cache
-def make_collision(fp, convex: bool = False):
-    """The collision stage's ``@ti.func``s; ``convex`` compiles in the convex collider
-    (physics/collision/convex/), which only models with such pairs need."""
+def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
+    """The collision stage's ``@ti.func``s, with the narrow-phase routines of the COLLIDE_*
+    codes in ``colliders`` compiled in (a model's candidate pairs'; physics/features.py):
+    the convex collider (physics/collision/convex/) and the height fields only where a pair
+    needs them."""
+    convex = bool(colliders & CONVEX_COLLIDERS)
     A = make_access(fp)
     m = make_math(fp)
     nph = make_narrowphase(fp)
-    hf = make_hfield(fp, convex)
+    hfield = bool(colliders & HFIELD_COLLIDERS)
+    hf = make_hfield(fp, convex) if hfield else None
     cvx = make_convex(fp) if convex else None
     vec3 = m.vec3
 
@@ -130,39 +135,30 @@ def make_collision(fp, convex: bool = False):
             touch = (pos2 - pos1).dot(vec3(mat1[0, 2], mat1[1, 2], mat1[2, 2])) <= margin + rbound2
         return touch
 
+    # the primitive pairs' routines by COLLIDE_* code; only those in ``colliders`` are compiled
+    routines = {B.COLLIDE_PLANE_SPHERE: nph.plane_sphere, B.COLLIDE_PLANE_CAPSULE: nph.plane_capsule,
+                B.COLLIDE_PLANE_BOX: nph.plane_box, B.COLLIDE_PLANE_CYLINDER: nph.plane_cylinder,
+                B.COLLIDE_PLANE_ELLIPSOID: nph.plane_ellipsoid, B.COLLIDE_SPHERE_SPHERE: nph.sphere_sphere,
+                B.COLLIDE_SPHERE_CAPSULE: nph.sphere_capsule, B.COLLIDE_SPHERE_CYLINDER: nph.sphere_cylinder,
+                B.COLLIDE_SPHERE_BOX: nph.sphere_box, B.COLLIDE_CAPSULE_CAPSULE: nph.capsule_capsule,
+                B.COLLIDE_CAPSULE_BOX: nph.capsule_box, B.COLLIDE_BOX_BOX: nph.box_box}
+    compiled = tuple((code, routines[code]) for code in sorted(routines) if code in colliders)
+
     @ti.func
     def narrow(w, collider, con_f: ti.template(), con_n: ti.template(), pos1, mat1, size1, pos2, mat2, size2,
                margin):
-        if collider == B.COLLIDE_PLANE_SPHERE:
-            nph.plane_sphere(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_PLANE_CAPSULE:
-            nph.plane_capsule(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_PLANE_BOX:
-            nph.plane_box(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_PLANE_CYLINDER:
-            nph.plane_cylinder(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_PLANE_ELLIPSOID:
-            nph.plane_ellipsoid(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_SPHERE_SPHERE:
-            nph.sphere_sphere(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_SPHERE_CAPSULE:
-            nph.sphere_capsule(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_SPHERE_CYLINDER:
-            nph.sphere_cylinder(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_SPHERE_BOX:
-            nph.sphere_box(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_CAPSULE_CAPSULE:
-            nph.capsule_capsule(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_CAPSULE_BOX:
-            nph.capsule_box(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
-        elif collider == B.COLLIDE_BOX_BOX:
-            nph.box_box(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
+        for code, routine in ti.static(compiled):
+            if collider == code:
+                routine(w, con_f, con_n, pos1, mat1, size1, pos2, mat2, size2, margin)
 
     @ti.func
     def primitive(w, p, g1, g2, collider, pair_i: ti.template(), geom_i: ti.template(), geom_f: ti.template(), mg,
                   con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2, mat2, margin):
         """A height field's or two primitives' analytic routine."""
-        if collider >= B.COLLIDE_HFIELD_SPHERE:
+        if ti.static(not hfield):
+            narrow(w, collider, con_f, con_n, pos1, mat1, A.geom_size(geom_f, mg, g1), pos2, mat2,
+                   A.geom_size(geom_f, mg, g2), margin)
+        elif collider >= B.COLLIDE_HFIELD_SPHERE:
             hf.collide(w, con_f, con_n, geom_f, mg, A.geom_hf_base(geom_i, g1), A.geom_hf_nrow(geom_i, g1),
                        A.geom_hf_ncol(geom_i, g1), A.geom_hfield_size(geom_f, mg, g1), pos1, mat1,
                        A.geom_type(geom_i, g2), pos2, mat2, A.geom_size(geom_f, mg, g2), margin,
@@ -288,7 +284,9 @@ class Collider:
         self.device = ensure_runtime(device)
         self._fp, self.dtype = _PRECISIONS[precision]
         self.pairs = B.candidate_pairs(model, exclude=exclude, pairs=pairs)
-        self._k = make_collision(self._fp, self.pairs.convex)
+        # every primitive routine, the convex ones where a pair needs them: one kernel serves
+        # most models
+        self._k = make_collision(self._fp, ALL_COLLIDERS if self.pairs.convex else ALL_COLLIDERS - CONVEX_COLLIDERS)
         disabled = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self.npair = 0 if disabled else self.pairs.npair
         most = int(self.pairs.maxcon[: self.npair].sum())

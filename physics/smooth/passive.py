@@ -9,12 +9,15 @@ from .. import layout as L
 from ..model import DSBL_PASSIVE, JNT_FREE, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
 from ..access import make_access
+from ..features import ALL, Features
 from ..runtime.ti_math import make_math
 
 
 
 @functools.lru_cache(maxsize=None)
-def make_passive(fp):
+def make_passive(fp, features: Features = ALL):
+    """mj_passive's forces; tendons, smooth friction loss and fluid drag only where
+    ``features`` has them (physics/features.py)."""
     m = make_math(fp)
     A = make_access(fp)
 
@@ -159,11 +162,14 @@ def make_passive(fp):
             A.set_dof_qfrc_passive(dof_d, o_dof, d, 0)
         if (sizes[L.SIZE_DISABLE] & DSBL_PASSIVE) != DSBL_PASSIVE:
             joint_springs_dampers(w, sizes, jnt_i, jnt_f, dof_f, q_f, qpos, qvel, dof_d)
-            if sizes[L.SIZE_SMOOTH_FRICTION] != 0:
-                joint_friction_smooth(w, sizes, dof_f, opt_f, qvel, dof_d)
-            tendon_springs_dampers(w, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, opt_f, ten_d, dof_d)
-            mo = w % opt_f.shape[0]
-            if A.opt_density(opt_f, mo, 0) > 0 or A.opt_viscosity(opt_f, mo, 0) > 0:
-                fluid_inertia_box(w, sizes, body_i, dof_i, body_f, opt_f, body_d, dof_d)
+            if ti.static(features.frictionloss):
+                if sizes[L.SIZE_SMOOTH_FRICTION] != 0:
+                    joint_friction_smooth(w, sizes, dof_f, opt_f, qvel, dof_d)
+            if ti.static(features.tendons):
+                tendon_springs_dampers(w, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, opt_f, ten_d, dof_d)
+            if ti.static(features.fluid):
+                mo = w % opt_f.shape[0]
+                if A.opt_density(opt_f, mo, 0) > 0 or A.opt_viscosity(opt_f, mo, 0) > 0:
+                    fluid_inertia_box(w, sizes, body_i, dof_i, body_f, opt_f, body_d, dof_d)
 
     return types.SimpleNamespace(passive=passive, apply_ft=apply_ft)

@@ -8,6 +8,7 @@ import functools
 from .. import layout as L
 from ..collision.driver import make_collision
 from ..constraint.rows import make_constraint
+from ..features import ALL, Features
 from ..model import DSBL_CONSTRAINT, DSBL_LIMIT
 from ..runtime.backend import ti
 from ..access import make_access
@@ -25,18 +26,19 @@ XPOS, XQUAT = L.BODY_D.start("xpos"), L.BODY_D.start("xquat")
 
 
 @functools.lru_cache(maxsize=None)
-def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False):
+def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL):
+    """forward() with only the parts ``features`` names compiled in (physics/features.py)."""
     m = make_math(fp)
     A = make_access(fp)
     kin = make_kinematics(fp)
     inertia = make_inertia(fp)
     bias = make_bias(fp)
-    passive = make_passive(fp)
+    passive = make_passive(fp, features)
     drv = make_drives(fp)
     lim = make_limits(fp)
     act = make_actuation(fp)
-    cons = make_constraint(fp, solver, cone)
-    col = make_collision(fp, convex)
+    cons = make_constraint(fp, solver, cone, features)
+    col = make_collision(fp, features.colliders)
 
     @ti.func
     def forward(w, t: ti.template()):
@@ -47,15 +49,20 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         kin.body_frames(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
         kin.com_pos(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.body_d, t.jnt_d, t.dof_d)
-        kin.tendons(w, t.sizes, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ten_d)
-        # geom poses feed only the pair tests (rendering computes its own): without pairs
-        # (contacts disabled, or no geom that can touch another) they are not needed
-        if t.sizes[L.SIZE_NPAIR] > 0:
-            o_body = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-            col.geom_poses(w, t.sizes[L.SIZE_NGEOM], t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS, XQUAT,
-                           t.geom_x)
-        col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
-                          t.con_i, t.con_n)
+        if ti.static(features.tendons):
+            kin.tendons(w, t.sizes, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ten_d)
+        if ti.static(features.contacts):
+            # geom poses feed only the pair tests (rendering computes its own): without pairs
+            # (contacts disabled, or no geom that can touch another) they are not needed
+            if t.sizes[L.SIZE_NPAIR] > 0:
+                o_body = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+                col.geom_poses(w, t.sizes[L.SIZE_NGEOM], t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS,
+                               XQUAT, t.geom_x)
+            col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
+                              t.con_i, t.con_n)
+        else:
+            A.set_ncon(t.con_n, w, 0)
+            A.set_ncon_overflow(t.con_n, w, 0)
         inertia.crb(w, t.sizes, t.body_i, t.dof_i, t.dof_f, t.body_d, t.dof_d, t.qM)
         inertia.copy_sparse(w, t.sizes, t.qM, t.qLD)
         inertia.factor(w, t.sizes, t.dof_i, t.qLD)
@@ -70,8 +77,9 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bo
         # PD drives (after the forces they hold), then cubic limits: forces and the terms
         # the integrator treats implicitly
         drv.drives(w, t.sizes, t.jnt_i, t.dof_i, t.dof_f, t.opt_f, t.qpos, t.qvel, t.qfrc_applied, t.dof_d)
-        if (t.sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
-            lim.cubic_limits(w, t.sizes, t.jnt_i, t.jnt_f, t.qpos, t.dof_d)
+        if ti.static(features.cubic_limits):
+            if (t.sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
+                lim.cubic_limits(w, t.sizes, t.jnt_i, t.jnt_f, t.qpos, t.dof_d)
         for d in range(t.sizes[L.SIZE_NV]):
             f = (A.dof_qfrc_passive(t.dof_d, o_dof, d) + A.dof_qfrc_actuator(t.dof_d, o_dof, d)
                  + t.qfrc_applied[w, d] - A.dof_qfrc_bias(t.dof_d, o_dof, d))

@@ -16,6 +16,7 @@ from .. import layout as L
 from ..model import DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4, JNT_FREE, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
 from ..access import make_access
+from ..features import ALL, Features
 from ..runtime.ti_math import make_math
 from ..smooth.inertia import make_inertia
 from ..step.forward import make_forward
@@ -23,11 +24,13 @@ from ..step.forward import make_forward
 
 
 @functools.lru_cache(maxsize=None)
-def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False):
+def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL):
     m = make_math(fp)
     A = make_access(fp)
     inertia = make_inertia(fp)
-    forward = make_forward(fp, solver, cone, convex)
+    forward = make_forward(fp, solver, cone, features)
+    # the integrators compiled in: the model's own, unless features holds them all
+    rk4, first_order = features.integrates(INT_RK4), features.integrates(INT_EULER, INT_IMPLICIT_SPRING_DAMPER)
 
     @ti.func
     def integrate_pos(w, sizes: ti.template(), jnt_i: ti.template(), qpos: ti.template(), dof_s: ti.template(), h):
@@ -121,64 +124,84 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", convex: 
         integrator = t.sizes[L.SIZE_INTEGRATOR]
         # Stage 0 is the current state; RK4 re-evaluates forward() at three more points.
         # One dynamic stage loop keeps forward() inlined once: compile time is user-facing.
-        nstage = 4 if integrator == INT_RK4 and advance != 0 else 1
+        nstage = 1
+        if ti.static(rk4):
+            nstage = 4 if integrator == INT_RK4 and advance != 0 else 1
         for stage in range(nstage):
-            if stage == 0:
-                if nstage == 4:
-                    for i in range(t.sizes[L.SIZE_NQ]):
-                        t.qpos_start[w, i] = t.qpos[w, i]
+            if ti.static(rk4):
+                if stage == 0:
+                    if nstage == 4:
+                        for i in range(t.sizes[L.SIZE_NQ]):
+                            t.qpos_start[w, i] = t.qpos[w, i]
+                        for d in range(nv):
+                            A.set_dof_qvel_start(t.dof_s, o_s, d, t.qvel[w, d])
+                else:
+                    # classic RK4 tableau: stage i advances from the start by a_i * stage i-1
+                    a = fp(1.0) if stage == 3 else fp(0.5)
                     for d in range(nv):
-                        A.set_dof_qvel_start(t.dof_s, o_s, d, t.qvel[w, d])
-            else:
-                # classic RK4 tableau: stage i advances from the start by a_i * stage i-1
-                a = fp(1.0) if stage == 3 else fp(0.5)
-                for d in range(nv):
-                    A.set_dof_dx_vel(t.dof_s, o_s, d, a * A.dof_qvel_rk_at(t.dof_s, o_s, d, stage - 1))
-                    t.qvel[w, d] = (A.dof_qvel_start(t.dof_s, o_s, d)
-                                         + h * a * A.dof_qacc_rk_at(t.dof_s, o_s, d, stage - 1))
-                for i in range(t.sizes[L.SIZE_NQ]):
-                    t.qpos[w, i] = t.qpos_start[w, i]
-                integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
+                        A.set_dof_dx_vel(t.dof_s, o_s, d, a * A.dof_qvel_rk_at(t.dof_s, o_s, d, stage - 1))
+                        t.qvel[w, d] = (A.dof_qvel_start(t.dof_s, o_s, d)
+                                        + h * a * A.dof_qacc_rk_at(t.dof_s, o_s, d, stage - 1))
+                    for i in range(t.sizes[L.SIZE_NQ]):
+                        t.qpos[w, i] = t.qpos_start[w, i]
+                    integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
             forward(w, t)
-            if nstage == 4:
-                for d in range(nv):
-                    A.set_dof_qvel_rk_at(t.dof_s, o_s, d, stage, t.qvel[w, d])
-                    A.set_dof_qacc_rk_at(t.dof_s, o_s, d, stage, t.qacc[w, d])
+            if ti.static(rk4):
+                if nstage == 4:
+                    for d in range(nv):
+                        A.set_dof_qvel_rk_at(t.dof_s, o_s, d, stage, t.qvel[w, d])
+                        A.set_dof_qacc_rk_at(t.dof_s, o_s, d, stage, t.qacc[w, d])
         if advance != 0:
             # the next step's solver starts from this step's last qacc, in every RK4 stage
             # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
             for d in range(nv):
                 A.set_dof_qacc_warmstart(t.dof_d, o_dof, d, t.qacc[w, d])
-        if advance == 0:
-            pass
-        elif integrator == INT_RK4:
-            for d in range(nv):
-                vel = fp(0.0)
-                acc = fp(0.0)
-                for stage in ti.static(range(4)):
-                    weight = fp(1.0 / 6.0) if stage == 0 or stage == 3 else fp(1.0 / 3.0)
-                    vel += weight * A.dof_qvel_rk_at(t.dof_s, o_s, d, stage)
-                    acc += weight * A.dof_qacc_rk_at(t.dof_s, o_s, d, stage)
-                A.set_dof_dx_vel(t.dof_s, o_s, d, vel)
-                t.qvel[w, d] = A.dof_qvel_start(t.dof_s, o_s, d) + h * acc
-            for i in range(t.sizes[L.SIZE_NQ]):
-                t.qpos[w, i] = t.qpos_start[w, i]
-            integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
-        else:
-            implicit = integrator == INT_IMPLICIT_SPRING_DAMPER
-            eulerdamp = integrator == INT_EULER and (t.sizes[L.SIZE_DISABLE] & DSBL_EULERDAMP) == 0
-            # drives and cubic limits are implicit whenever the integrator is not RK4
-            if (implicit or (eulerdamp and has_damping(w, t.sizes, t.dof_f))
-                    or has_drive_or_limit_terms(w, t.sizes, t.dof_d)):
-                implicit_acc(w, t.sizes, t.jnt_i, t.dof_i, t.jnt_f, t.dof_f, t.qvel,
-                             t.dof_d, t.dof_s, t.qM, t.qLD, h, implicit, implicit or eulerdamp)
+            if ti.static(rk4 and first_order):
+                if integrator == INT_RK4:
+                    finish_rk4(w, t, h)
+                else:
+                    finish_first_order(w, t, h)
+            elif ti.static(rk4):
+                finish_rk4(w, t, h)
             else:
-                for d in range(nv):
-                    A.set_dof_scratch(t.dof_s, o_s, d, t.qacc[w, d])
-            for d in range(nv):
-                t.qvel[w, d] += h * A.dof_scratch(t.dof_s, o_s, d)
-                A.set_dof_dx_vel(t.dof_s, o_s, d, t.qvel[w, d])
-            integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
+                finish_first_order(w, t, h)
+
+    @ti.func
+    def finish_rk4(w, t: ti.template(), h):
+        """qvel and qpos from the start of the step by RK4's weighted stages."""
+        o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+        for d in range(t.sizes[L.SIZE_NV]):
+            vel = fp(0.0)
+            acc = fp(0.0)
+            for stage in ti.static(range(4)):
+                weight = fp(1.0 / 6.0) if stage == 0 or stage == 3 else fp(1.0 / 3.0)
+                vel += weight * A.dof_qvel_rk_at(t.dof_s, o_s, d, stage)
+                acc += weight * A.dof_qacc_rk_at(t.dof_s, o_s, d, stage)
+            A.set_dof_dx_vel(t.dof_s, o_s, d, vel)
+            t.qvel[w, d] = A.dof_qvel_start(t.dof_s, o_s, d) + h * acc
+        for i in range(t.sizes[L.SIZE_NQ]):
+            t.qpos[w, i] = t.qpos_start[w, i]
+        integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
+
+    @ti.func
+    def finish_first_order(w, t: ti.template(), h):
+        """Semi-implicit Euler, with the implicit damping and stiffness terms it takes."""
+        o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+        integrator = t.sizes[L.SIZE_INTEGRATOR]
+        implicit = integrator == INT_IMPLICIT_SPRING_DAMPER
+        eulerdamp = integrator == INT_EULER and (t.sizes[L.SIZE_DISABLE] & DSBL_EULERDAMP) == 0
+        # drives and cubic limits are implicit whenever the integrator is not RK4
+        if (implicit or (eulerdamp and has_damping(w, t.sizes, t.dof_f))
+                or has_drive_or_limit_terms(w, t.sizes, t.dof_d)):
+            implicit_acc(w, t.sizes, t.jnt_i, t.dof_i, t.jnt_f, t.dof_f, t.qvel,
+                         t.dof_d, t.dof_s, t.qM, t.qLD, h, implicit, implicit or eulerdamp)
+        else:
+            for d in range(t.sizes[L.SIZE_NV]):
+                A.set_dof_scratch(t.dof_s, o_s, d, t.qacc[w, d])
+        for d in range(t.sizes[L.SIZE_NV]):
+            t.qvel[w, d] += h * A.dof_scratch(t.dof_s, o_s, d)
+            A.set_dof_dx_vel(t.dof_s, o_s, d, t.qvel[w, d])
+        integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
 
     return step
 

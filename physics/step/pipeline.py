@@ -22,6 +22,7 @@ import inspect
 import types
 
 from ..constraint.reaction import make_reaction
+from ..features import ALL, Features
 from ..runtime.backend import ti
 from ..step.integrate import make_integrate
 from ..step.program import make_program
@@ -44,12 +45,13 @@ def array_parameters(kernel) -> tuple:
 
 
 @functools.lru_cache(maxsize=None)
-def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", convex: bool = False, serial: bool = False):
+def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
+                 serial: bool = False):
     """The kernels for one precision and constraint solver configuration (a model's
-    ``opt.solver`` and ``opt.cone``): each compiles only its own solver. ``convex``
-    compiles in the convex collider, for models whose pair table needs it. ``serial``
-    loops over the envs in the calling thread (CPU only)."""
-    step = make_integrate(fp, solver, cone, convex)
+    ``opt.solver`` and ``opt.cone``): each compiles only its own solver, and only the parts
+    ``features`` names (physics/features.py). ``serial`` loops over the envs in the calling
+    thread (CPU only)."""
+    step = make_integrate(fp, solver, cone, features)
     reaction = make_reaction(fp)
     program = make_program(fp, reaction.rne_post)
     # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster

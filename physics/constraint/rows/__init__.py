@@ -34,6 +34,7 @@ from ...model import (
 )
 from ...runtime.backend import ti
 from ...access import make_access
+from ...features import ALL, Features
 from ...runtime.ti_math import make_math
 from ...smooth.inertia import make_inertia
 from ...smooth.limits import make_limits
@@ -61,9 +62,10 @@ __all__ = ["CNSTR_EQUALITY", "CNSTR_FRICTION_DOF", "CNSTR_FRICTION_TENDON", "CNS
 
 
 @functools.lru_cache(maxsize=None)
-def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
+def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL):
     """The constraint stage for one solver ("PGS", "CG", "Newton") and friction cone
-    ("pyramidal", "elliptic"): only the chosen code is compiled into the step kernel."""
+    ("pyramidal", "elliptic"): only the chosen code, and the row kinds ``features`` has
+    (physics/features.py), are compiled into the step kernel."""
     m = make_math(fp)
     A = make_access(fp)
     inertia = make_inertia(fp)
@@ -107,24 +109,32 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
         A.set_solver_niter(efc_n, w, 0)
         disabled = sizes[L.SIZE_DISABLE]
         if (disabled & DSBL_CONSTRAINT) == 0:
-            if (disabled & DSBL_EQUALITY) == 0:
-                nefc = equalities(w, nefc, sizes, body_i, body_f, jnt_i, dof_i, dof_f, q_f, qpos, qvel, body_d, dof_d,
-                                  eq_i, eq_f, eq_d, efc_J, efc_f, efc_n)
-            if (disabled & DSBL_FRICTIONLOSS) == 0 and sizes[L.SIZE_SMOOTH_FRICTION] == 0:
-                nefc = friction_loss(w, nefc, sizes, jnt_i, dof_f, ten_i, ten_f, wrap_i, wrap_f, efc_J, efc_f, efc_n)
+            if ti.static(features.equality):
+                if (disabled & DSBL_EQUALITY) == 0:
+                    nefc = equalities(w, nefc, sizes, body_i, body_f, jnt_i, dof_i, dof_f, q_f, qpos, qvel, body_d,
+                                      dof_d, eq_i, eq_f, eq_d, efc_J, efc_f, efc_n)
+            if ti.static(features.frictionloss):
+                if (disabled & DSBL_FRICTIONLOSS) == 0 and sizes[L.SIZE_SMOOTH_FRICTION] == 0:
+                    nefc = friction_loss(w, nefc, sizes, jnt_i, dof_f, ten_i, ten_f, wrap_i, wrap_f, efc_J, efc_f,
+                                         efc_n)
             if (disabled & DSBL_LIMIT) == 0:
                 nefc = joint_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, qpos, efc_J, efc_f, efc_n)
-                nefc = physx_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, opt_f, qpos, qvel, efc_J, efc_f, efc_n)
-                nefc = tendon_limits(w, nefc, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_f, efc_n)
-            if (disabled & DSBL_CONTACT) == 0:
-                nefc = contacts(w, nefc, sizes, body_i, body_f, body_d, dof_d, geom_i, con_f, con_i, con_n, efc_J,
-                                efc_f, efc_n)
+                if ti.static(features.physx_limits):
+                    nefc = physx_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, opt_f, qpos, qvel, efc_J, efc_f, efc_n)
+                if ti.static(features.tendons):
+                    nefc = tendon_limits(w, nefc, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_f,
+                                         efc_n)
+            if ti.static(features.contacts):
+                if (disabled & DSBL_CONTACT) == 0:
+                    nefc = contacts(w, nefc, sizes, body_i, body_f, body_d, dof_d, geom_i, con_f, con_i, con_n,
+                                    efc_J, efc_f, efc_n)
         A.set_nefc(efc_n, w, nefc)
         for d in range(nv):
             A.set_dof_qacc_smooth(dof_d, o_dof, d, qacc[w, d])
         if nefc > 0:
             soft_parameters(w, nefc, sizes, opt_f, efc_f)
-            cone_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
+            if ti.static(features.contacts):
+                cone_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
             reference(w, nefc, nv, qvel, dof_s, efc_J, efc_f)
             if ti.static(solver == "PGS"):
                 dual_matrix(w, nefc, sizes, dof_i, qLD, dof_d, dof_s, efc_J, efc_Y, efc_f)
@@ -133,7 +143,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal"):
             else:
                 A.set_solver_niter(efc_n, w, primal.solve(w, nefc, nv, sizes, opt_f, dof_i, qM, qLD, qacc, dof_d, dof_s, efc_J,
                                                      efc_f, efc_Y, (disabled & DSBL_WARMSTART) == 0))
-            break_overloaded(w, nefc, eq_i, eq_f, eq_d, efc_f)
+            if ti.static(features.equality):
+                break_overloaded(w, nefc, eq_i, eq_f, eq_d, efc_f)
         # J^T f as one reduction per dof: accumulating in place would store in the inner loop
         for d in range(nv):
             qfrc = fp(0.0)

@@ -1,0 +1,118 @@
+"""What of the engine a model needs compiled into its step kernel.
+
+The step kernel is generic over a model's sizes: a model of another size reuses it. Its
+code, though, holds every stage a model could need, and Taichi's compile and load times
+grow with the code (a warm start reloads and re-links all of it). So a World compiles only
+the parts its model has: the narrow-phase routines of its candidate pairs' kinds, and the
+equality, friction-loss, tendon and limit-model code where the model has such elements.
+Models with the same parts share one kernel.
+
+Only structure decides a part, never a value that a World can change per env
+(``World.set_param``): damping, gear, masses, ranges and frictions of an existing part are
+run-time values of the compiled code.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .collision import broadphase as B
+from .errors import WorldError
+from .model import INTEGRATORS, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING, Model
+
+ALL_COLLIDERS = frozenset(range(B.COLLIDE_PLANE_SPHERE, B.COLLIDE_HFIELD_CONVEX + 1))
+HFIELD_COLLIDERS = frozenset((B.COLLIDE_HFIELD_SPHERE, B.COLLIDE_HFIELD_CAPSULE, B.COLLIDE_HFIELD_BOX,
+                              B.COLLIDE_HFIELD_CONVEX))
+CONVEX_COLLIDERS = frozenset((B.COLLIDE_CONVEX, B.COLLIDE_HFIELD_CONVEX))
+
+
+@dataclass(frozen=True)
+class Features:
+    """The parts of the step kernel a model uses; the defaults compile everything.
+
+    colliders: the COLLIDE_* codes of the candidate pairs (physics/collision/broadphase.py);
+        none leaves out the collision stage and the contact rows.
+    equality: equality constraints (neq > 0).
+    tendons: fixed tendons: their lengths, springs, limits and friction loss.
+    frictionloss: friction-loss rows of dofs or tendons.
+    cubic_limits, physx_limits: joints with the cubic penalty limit, and with the hard or
+        spring limit (physics/smooth/limits.py).
+    fluid: drag of the medium (Option density or viscosity above 0).
+    integrators: the MJCF integrators (INT_* codes) compiled in: the model's own.
+    """
+
+    colliders: frozenset = ALL_COLLIDERS
+    equality: bool = True
+    tendons: bool = True
+    frictionloss: bool = True
+    cubic_limits: bool = True
+    physx_limits: bool = True
+    fluid: bool = True
+    integrators: frozenset = frozenset(INTEGRATORS.values())
+
+    @property
+    def contacts(self) -> bool:
+        return bool(self.colliders)
+
+    @property
+    def convex(self) -> bool:
+        """Whether a pair needs the convex collider (GJK and EPA)."""
+        return bool(self.colliders & CONVEX_COLLIDERS)
+
+    @property
+    def hfield(self) -> bool:
+        return bool(self.colliders & HFIELD_COLLIDERS)
+
+    def integrates(self, *integrators) -> bool:
+        """Whether any of these integrators is compiled in."""
+        return bool(self.integrators & set(integrators))
+
+    def label(self) -> str:
+        """A short printable name, for kernel-cache markers and messages."""
+        if self == ALL:
+            return "all"
+        flags = [name for name in _PART_NAMES if getattr(self, name)]
+        colliders = "-".join(map(str, sorted(self.colliders))) or "none"
+        integrators = "-".join(map(str, sorted(self.integrators)))
+        return f"colliders {colliders}, integrators {integrators}" + "".join(f", {f}" for f in flags)
+
+
+ALL = Features()
+_PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid")
+
+
+def model_features(model: Model, pairs: B.PairTable) -> Features:
+    """The parts ``model`` needs, given its candidate contact ``pairs`` (none when its
+    contacts are disabled)."""
+    limit_model = np.asarray(model.jnt_limit_model)  # the kernels read it whether or not a joint is limited
+    frictionloss = (np.any(np.asarray(model.dof_frictionloss) > 0)
+                    or (model.ntendon > 0 and np.any(np.asarray(model.tendon_frictionloss) > 0)))
+    return Features(
+        colliders=frozenset(int(c) for c in pairs.collider[: pairs.npair]),
+        equality=model.neq > 0,
+        tendons=model.ntendon > 0,
+        frictionloss=bool(frictionloss),
+        cubic_limits=bool(np.isin(limit_model, (LIMIT_CUBIC,)).any()),
+        physx_limits=bool(np.isin(limit_model, (LIMIT_HARD, LIMIT_SPRING)).any()),
+        fluid=model.opt.density > 0 or model.opt.viscosity > 0,
+        integrators=frozenset((int(model.opt.integrator),)),
+    )
+
+
+def choose_features(model: Model, pairs: B.PairTable, features: Features | None = None) -> Features:
+    """A World's features: those given, which must hold every part ``model`` needs, or by
+    default the model's own (every part with ``TAIGYM_FEATURES=all`` in the environment)."""
+    needed = model_features(model, pairs)
+    if features is None:
+        return ALL if os.environ.get("TAIGYM_FEATURES", "") == "all" else needed
+    if not isinstance(features, Features):
+        raise WorldError(f"features must be a physics.features.Features, got {type(features).__name__}")
+    missing = [name for name in _PART_NAMES if getattr(needed, name) and not getattr(features, name)]
+    missing += [f"collider {c}" for c in sorted(needed.colliders - features.colliders)]
+    missing += [f"integrator {i}" for i in sorted(needed.integrators - features.integrators)]
+    if missing:
+        raise WorldError(f"features leave out parts the model {model.name!r} needs: {', '.join(missing)}")
+    return features
