@@ -7,6 +7,8 @@ checks the specialized kernels against it: on models that hold every part, and o
 shipped task through its env, as a user runs it.
 """
 
+import os
+
 import numpy as np
 import pytest
 from taigym.physics.build.mjcf import load_mjcf_string
@@ -85,9 +87,9 @@ def own_kernels(monkeypatch):
     monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
 
 
-def _rollout(model, features, steps=6, num_envs=3):
+def _rollout(model, features, device, steps=6, num_envs=3):
     """qpos, qvel and qacc after each of ``steps`` steps from perturbed states, float64."""
-    world = physics.World(model, num_envs=num_envs, precision="float64", features=features)
+    world = physics.World(model, num_envs=num_envs, device=device, precision="float64", features=features)
     rng = np.random.default_rng(0)
     world.set_state(qvel=rng.normal(0, 0.3, (num_envs, model.nv)))
     if model.nu:
@@ -116,39 +118,41 @@ def test_a_model_names_the_parts_it_has():
 
 
 @pytest.mark.parametrize("integrator", ["RK4", "Euler"])
-def test_specialized_kernel_matches_the_full_one_on_every_part(integrator):
+def test_specialized_kernel_matches_the_full_one_on_every_part(integrator, device):
     model = load_mjcf_string(PARTS.format(integrator=integrator))
-    world, ours = _rollout(model, None)
+    world, ours = _rollout(model, None, device)
     assert world.features != ALL and world.features.integrators == {INT_RK4 if integrator == "RK4" else INT_EULER}
-    _, full = _rollout(model, ALL)
+    _, full = _rollout(model, ALL, device)
     for a, b in zip(ours, full):
         np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-11)
 
 
-def test_specialized_kernel_matches_the_full_one_on_every_contact_pair():
+def test_specialized_kernel_matches_the_full_one_on_every_contact_pair(device):
     model = load_mjcf_string(_pairs_scene())
-    world, ours = _rollout(model, None, steps=4, num_envs=2)
+    world, ours = _rollout(model, None, device, steps=4, num_envs=2)
     assert world.features.colliders == ALL.colliders
     contacts = world.contacts()
     touching = {tuple(model.geom_type[g]) for g in contacts["geom"][0, : contacts["ncon"][0]]}
     assert len(touching) >= 12  # kinds of geom pair in contact: the routines do run
-    _, full = _rollout(model, ALL, steps=4, num_envs=2)
+    _, full = _rollout(model, ALL, device, steps=4, num_envs=2)
     for a, b in zip(ours, full):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
 
 
-def test_features_that_leave_out_a_needed_part_are_refused():
+def test_features_that_leave_out_a_needed_part_are_refused(device):
     model = load_mjcf_string(PARTS.format(integrator="RK4"))
     needed = model_features(model, B.no_pairs())
     with pytest.raises(physics.WorldError, match="equality"):
-        physics.World(model, features=Features(**{**needed.__dict__, "equality": False}))
+        physics.World(model, device=device, features=Features(**{**needed.__dict__, "equality": False}))
     with pytest.raises(physics.WorldError, match="integrator 1"):
-        physics.World(model, features=Features(**{**needed.__dict__, "integrators": frozenset({INT_EULER})}))
+        physics.World(model, device=device,
+                      features=Features(**{**needed.__dict__, "integrators": frozenset({INT_EULER})}))
     with pytest.raises(physics.WorldError, match="Features"):
-        physics.World(model, features="all")
+        physics.World(model, device=device, features="all")
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda", reason="the task configs simulate on the CPU")
 @pytest.mark.parametrize("path", loader.task_files(), ids=lambda p: p.stem)
 def test_every_task_steps_the_same_on_its_own_kernel(path, monkeypatch):
     """Each shipped task, as a user makes it (its own kernel), against the kernel with every

@@ -56,8 +56,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
             # (contacts disabled, or no geom that can touch another) they are not needed
             if t.sizes[L.SIZE_NPAIR] > 0:
                 o_body = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-                col.geom_poses(w, t.sizes[L.SIZE_NGEOM], t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS,
-                               XQUAT, t.geom_x)
+                ngeom = t.sizes[L.SIZE_NGEOM]
+                col.geom_poses(w, ngeom, t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS, XQUAT, t.geom_x)
             col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
                               t.con_i, t.con_n)
         else:
