@@ -57,15 +57,6 @@ class Features:
     def contacts(self) -> bool:
         return bool(self.colliders)
 
-    @property
-    def convex(self) -> bool:
-        """Whether a pair needs the convex collider (GJK and EPA)."""
-        return bool(self.colliders & CONVEX_COLLIDERS)
-
-    @property
-    def hfield(self) -> bool:
-        return bool(self.colliders & HFIELD_COLLIDERS)
-
     def integrates(self, *integrators) -> bool:
         """Whether any of these integrators is compiled in."""
         return bool(self.integrators & set(integrators))
@@ -95,7 +86,7 @@ def model_features(model: Model, pairs: B.PairTable) -> Features:
         equality=model.neq > 0,
         tendons=model.ntendon > 0,
         frictionloss=bool(frictionloss),
-        cubic_limits=bool(np.isin(limit_model, (LIMIT_CUBIC,)).any()),
+        cubic_limits=bool(np.any(limit_model == LIMIT_CUBIC)),
         physx_limits=bool(np.isin(limit_model, (LIMIT_HARD, LIMIT_SPRING)).any()),
         fluid=model.opt.density > 0 or model.opt.viscosity > 0,
         integrators=frozenset((int(model.opt.integrator),)),
