@@ -25,6 +25,7 @@ from .readback import Copies
 from .runtime import device_io, kernel_cache
 from .runtime.backend import current_cfg, ensure_runtime
 from .runtime.launch import ReusedLaunch
+from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
 from .torch_bridge import TorchBridge
@@ -97,7 +98,7 @@ class World:
             serial = self._small_batch(model) and os.environ.get("TAIGYM_SERIAL", "1") != "0"
         self.serial = bool(serial) and self.device == "cpu"
         self.features = choose_features(model, self._pairs, features)
-        self._variant = (precision, model.opt.solver, model.opt.cone, self.features, self.serial)
+        self._variant = (precision, model.opt.solver, model.opt.cone, self.features, self.serial, outlining())
         self._kernels = make_kernels(self._fp, *self._variant[1:])
         self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         # two kept step launches: every env (ids bound once), and a subset staged in some_ids
@@ -370,7 +371,7 @@ class World:
             step_kernel.with_arrays(arrays, *scalars)
         else:
             label = ", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
-            key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), self.serial)
+            key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:])
             with kernel_cache.FirstLaunch(key, label, self.name):
                 step_kernel.with_arrays(arrays, *scalars)
             _LAUNCHED.add(self._variant)

@@ -20,6 +20,9 @@ kernel, most of a warm start's tracing time.
 state and writes its controls without a copy kernel (each launch of which costs more
 than the copy: a parallel loop wakes Taichi's thread pool).
 
+`calls_inside_real_functions` lets a ``@ti.real_func`` call inlined ``@ti.func``s, which
+the step kernel's outlined stages need (physics/step/outline.py).
+
 The public fallback is Taichi's own call and copies through kernels, every time. It is
 taken where the internals are not the ones this module knows (another Taichi than
 1.7.4's layout, checked once per process by :func:`fast_path_available`), on CUDA
@@ -96,6 +99,45 @@ def lighten_tracing() -> bool:
     context.get_pos_info = get_pos_info
     _read_sources_once()
     _look_at_each_decorator_once()
+    return True
+
+
+def calls_inside_real_functions() -> bool:
+    """Taichi 1.7.4 traces an inlined ``@ti.func`` into the kernel's syntax tree even where
+    it is called from a ``@ti.real_func``'s body, whose statements belong to the function:
+    LLVM then fails on the misplaced array accesses. Traced into the callable being
+    compiled instead, a real function may call inlined functions like a kernel does.
+    Returns whether it applied (taichi 1.7.4's tracer; not with TAIGYM_LAUNCH=plain), and
+    so whether the step kernel may outline its stages."""
+    if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":
+        return False
+    from importlib import import_module
+
+    try:
+        tracer = import_module(ti.__name__ + ".lang.kernel_impl")
+        impl = import_module(ti.__name__ + ".lang.impl")
+        call = tracer.Func.__call__
+        tracer._process_args, tracer._get_tree_and_ctx, tracer.transform_tree  # noqa: B018
+        impl.get_runtime().compiling_callable  # noqa: B018
+    except (ImportError, AttributeError):
+        return False
+    if ti.__name__ != "taichi" or getattr(call, "taigym", False):
+        return getattr(call, "taigym", False)
+
+    def __call__(self, *args, **kwargs):
+        runtime = impl.get_runtime()
+        if self.is_real_function or not impl.inside_kernel() or runtime.compiling_callable is None:
+            return call(self, *args, **kwargs)
+        args = tracer._process_args(self, args, kwargs)
+        tree, ctx = tracer._get_tree_and_ctx(self, is_kernel=False, args=args, is_real_function=False,
+                                             ast_builder=runtime.compiling_callable.ast_builder())
+        result = tracer.transform_tree(tree, ctx)
+        if self.return_type and ctx.returned != tracer.ReturnStatus.ReturnedValue:
+            raise tracer.TaichiSyntaxError("Function has a return type but does not have a return statement")
+        return result
+
+    __call__.taigym = True
+    tracer.Func.__call__ = __call__
     return True
 
 

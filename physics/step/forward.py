@@ -20,14 +20,17 @@ from ..smooth.inertia import make_inertia
 from ..smooth.kinematics import make_kinematics
 from ..smooth.limits import make_limits
 from ..smooth.passive import make_passive
+from ..step.outline import make_outline
 
 # where the collision stage finds the body poses in body_d (its generic pose input)
 XPOS, XQUAT = L.BODY_D.start("xpos"), L.BODY_D.start("xquat")
 
 
 @functools.lru_cache(maxsize=None)
-def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL):
-    """forward() with only the parts ``features`` names compiled in (physics/features.py)."""
+def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
+                 outline: bool = False):
+    """forward() with only the parts ``features`` names compiled in (physics/features.py);
+    ``outline`` compiles its stages as functions of their own (physics/step/outline.py)."""
     m = make_math(fp)
     A = make_access(fp)
     kin = make_kinematics(fp)
@@ -40,37 +43,52 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     cons = make_constraint(fp, solver, cone, features)
     col = make_collision(fp, features.colliders)
 
+    call = make_outline(fp, outline).call
+
     @ti.func
     def forward(w, t: ti.template()):
         """Every derived quantity of world w's state. ``t`` holds the step kernel's arrays
-        by name (physics/step/pipeline.py); each stage is given those it reads and writes."""
-        # position
-        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+        by name (physics/step/pipeline.py); each stage is given those it reads and writes,
+        and the large ones are compiled as functions of their own (physics/step/outline.py)."""
+        if ti.static(features.contacts):
+            call((positions, collisions, mass_matrix, smooth_acceleration, cons.rows, cons.solve), w, t)
+        else:
+            A.set_ncon(t.con_n, w, 0)
+            A.set_ncon_overflow(t.con_n, w, 0)
+            call((positions, mass_matrix, smooth_acceleration, cons.rows, cons.solve), w, t)
+
+    @ti.func
+    def positions(w, t: ti.template()):
         kin.body_frames(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
         kin.com_pos(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.body_d, t.jnt_d, t.dof_d)
         if ti.static(features.tendons):
             kin.tendons(w, t.sizes, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ten_d)
-        if ti.static(features.contacts):
-            # geom poses feed only the pair tests (rendering computes its own): without pairs
-            # (contacts disabled, or no geom that can touch another) they are not needed
-            if t.sizes[L.SIZE_NPAIR] > 0:
-                o_body = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-                ngeom = t.sizes[L.SIZE_NGEOM]
-                col.geom_poses(w, ngeom, t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS, XQUAT, t.geom_x)
-            col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
-                              t.con_i, t.con_n)
-        else:
-            A.set_ncon(t.con_n, w, 0)
-            A.set_ncon_overflow(t.con_n, w, 0)
+
+    @ti.func
+    def collisions(w, t: ti.template()):
+        # geom poses feed only the pair tests (rendering computes its own): without pairs
+        # (contacts disabled, or no geom that can touch another) they are not needed
+        if t.sizes[L.SIZE_NPAIR] > 0:
+            o_body = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+            ngeom = t.sizes[L.SIZE_NGEOM]
+            col.geom_poses(w, ngeom, t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS, XQUAT, t.geom_x)
+        col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
+                          t.con_i, t.con_n)
+
+    @ti.func
+    def mass_matrix(w, t: ti.template()):
         inertia.crb(w, t.sizes, t.body_i, t.dof_i, t.dof_f, t.body_d, t.dof_d, t.qM)
         inertia.copy_sparse(w, t.sizes, t.qM, t.qLD)
         inertia.factor(w, t.sizes, t.dof_i, t.qLD)
-        # velocity
+
+    @ti.func
+    def smooth_acceleration(w, t: ti.template()):
+        """Velocities, the smooth forces and qacc = M^-1 qfrc_smooth."""
+        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         kin.com_vel(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.qvel, t.body_d, t.dof_d)
         passive.passive(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.ten_i, t.wrap_i, t.body_f, t.jnt_f, t.dof_f, t.q_f,
                         t.ten_f, t.wrap_f, t.opt_f, t.qpos, t.qvel, t.body_d, t.ten_d, t.dof_d)
-        # actuation and acceleration
         act.actuation(w, t.sizes, t.jnt_i, t.act_i, t.act_f, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ctrl,
                       t.ten_d, t.act_d, t.dof_d)
         bias.rne(w, t.sizes, t.body_i, t.dof_i, t.opt_f, t.qvel, t.body_d, t.dof_d)
@@ -88,10 +106,5 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_s, "dof_scratch")
         for d in range(t.sizes[L.SIZE_NV]):
             t.qacc[w, d] = A.dof_scratch(t.dof_s, o_s, d)
-        # constraints
-        cons.constraint(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.body_f, t.jnt_f, t.dof_f, t.q_f, t.opt_f, t.qpos,
-                        t.qvel, t.qacc, t.body_d, t.dof_d, t.dof_s, t.qM, t.qLD, t.geom_i, t.con_f, t.con_i, t.con_n, t.eq_i,
-                        t.eq_f, t.eq_d, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f, t.ten_d, t.efc_J, t.efc_Y, t.efc_f,
-                        t.efc_n)
 
     return forward

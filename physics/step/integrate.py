@@ -24,11 +24,12 @@ from ..step.forward import make_forward
 
 
 @functools.lru_cache(maxsize=None)
-def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL):
+def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
+                   outline: bool = False):
     m = make_math(fp)
     A = make_access(fp)
     inertia = make_inertia(fp)
-    forward = make_forward(fp, solver, cone, features)
+    forward = make_forward(fp, solver, cone, features, outline)
     # the integrators compiled in: the model's own, unless features holds them all
     rk4, first_order = features.integrates(INT_RK4), features.integrates(INT_EULER, INT_IMPLICIT_SPRING_DAMPER)
 
@@ -158,17 +159,18 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
                 A.set_dof_qacc_warmstart(t.dof_d, o_dof, d, t.qacc[w, d])
             if ti.static(rk4 and first_order):
                 if integrator == INT_RK4:
-                    finish_rk4(w, t, h)
+                    finish_rk4(w, t)
                 else:
-                    finish_first_order(w, t, h)
+                    finish_first_order(w, t)
             elif ti.static(rk4):
-                finish_rk4(w, t, h)
+                finish_rk4(w, t)
             else:
-                finish_first_order(w, t, h)
+                finish_first_order(w, t)
 
     @ti.func
-    def finish_rk4(w, t: ti.template(), h):
+    def finish_rk4(w, t: ti.template()):
         """qvel and qpos from the start of the step by RK4's weighted stages."""
+        h = A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0)
         o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         for d in range(t.sizes[L.SIZE_NV]):
             vel = fp(0.0)
@@ -184,8 +186,9 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
 
     @ti.func
-    def finish_first_order(w, t: ti.template(), h):
+    def finish_first_order(w, t: ti.template()):
         """Semi-implicit Euler, with the implicit damping and stiffness terms it takes."""
+        h = A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0)
         o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         integrator = t.sizes[L.SIZE_INTEGRATOR]
         implicit = integrator == INT_IMPLICIT_SPRING_DAMPER

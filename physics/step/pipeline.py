@@ -16,7 +16,6 @@ then every ``ntask * TASK``-th after it): each block is a task a thread takes, s
 """
 
 
-import collections
 import functools
 import inspect
 import types
@@ -25,6 +24,7 @@ from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import ti
 from ..step.integrate import make_integrate
+from ..step.outline import make_outline
 from ..step.program import make_program
 
 TASK = 512  # iterations per block of Taichi's CPU range-for
@@ -46,12 +46,13 @@ def array_parameters(kernel) -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
-                 serial: bool = False):
+                 serial: bool = False, outline: bool = False):
     """The kernels for one precision and constraint solver configuration (a model's
     ``opt.solver`` and ``opt.cone``): each compiles only its own solver, and only the parts
     ``features`` names (physics/features.py). ``serial`` loops over the envs in the calling
-    thread (CPU only)."""
-    step = make_integrate(fp, solver, cone, features)
+    thread (CPU only); ``outline`` compiles the large stages as functions of their own
+    (physics/step/outline.py)."""
+    step = make_integrate(fp, solver, cone, features, outline)
     reaction = make_reaction(fp)
     program = make_program(fp, reaction.rne_post)
     # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
@@ -108,8 +109,12 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                 k += ntask * TASK
 
     # the step kernel's array parameters by name, in its order: a World looks its tables up
-    # by these names, and the kernel hands them to the stages as one StepTables
-    StepTables = collections.namedtuple("StepTables", array_parameters(step_kernel))
+    # by these names, and the kernel hands them to the stages as one StepTables, which an
+    # outlined stage takes apart into as many parameters (physics/step/outline.py)
+    StepTables = make_outline(fp, outline).Tables
+    if StepTables._fields != array_parameters(step_kernel):
+        raise AssertionError(f"the step kernel takes {array_parameters(step_kernel)}, "
+                             f"its outlined stages {StepTables._fields}")
 
     @ti.kernel
     def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,

@@ -63,7 +63,8 @@ __all__ = ["CNSTR_EQUALITY", "CNSTR_FRICTION_DOF", "CNSTR_FRICTION_TENDON", "CNS
 
 @functools.lru_cache(maxsize=None)
 def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL):
-    """The constraint stage for one solver ("PGS", "CG", "Newton") and friction cone
+    """The constraint stage, as two: ``rows`` and ``solve``, each ``(w, t)`` with ``t`` the
+    step kernel's tables, for one solver ("PGS", "CG", "Newton") and friction cone
     ("pyramidal", "elliptic"): only the chosen code, and the row kinds ``features`` has
     (physics/features.py), are compiled into the step kernel."""
     m = make_math(fp)
@@ -83,82 +84,88 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
     dual_matrix, warm_start, pgs = dual.dual_matrix, dual.warm_start, dual.pgs
 
     @ti.func
-    def constraint(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
-                   body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(),
-                   opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(), qacc: ti.template(),
-                   body_d: ti.template(), dof_d: ti.template(), dof_s: ti.template(), qM: ti.template(), qLD: ti.template(),
-                   geom_i: ti.template(), con_f: ti.template(),
-                   con_i: ti.template(), con_n: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
-                   eq_d: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
-                   ten_d: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template(),
-                   efc_n: ti.template()):
-        """qacc <- qacc_smooth + M^-1 J^T f; qfrc_constraint <- J^T f.
+    def rows(w, t: ti.template()):
+        """The rows of world w's active constraints, and qacc_smooth kept; ``t`` holds the step
+        kernel's tables by name (physics/step/pipeline.py).
 
         Reads: the model tables (sizes, body_*, jnt_*, dof_*, q_f, opt_f, geom_i, eq_i, eq_f,
-        ten_i, ten_f, wrap_*), the state (qpos, qvel), frames and com quantities (body_d), the
-        mass matrix and its factor (qM, qLD), the contacts (con_f, con_i, con_n) and tendon
-        lengths (ten_d).
-        Writes: qacc (qacc_smooth in), dof_d's qacc_smooth and qfrc_constraint, the dof
-        scratch table dof_s (the solvers' vectors), eq_d
-        (equalities broken by overload), and the rows: efc_J, efc_Y, efc_f, efc_n (count,
-        overflow, solver iterations)."""
-        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        nv = sizes[L.SIZE_NV]
+        ten_i, ten_f, wrap_*), the state (qpos, qvel), qacc (qacc_smooth), frames and com
+        quantities (body_d), the contacts (con_f, con_i, con_n) and tendon lengths (ten_d).
+        Writes: efc_J, efc_f and efc_n (count, overflow; solver iterations zeroed), eq_d's
+        row bookkeeping and dof_d's qacc_smooth."""
+        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         nefc = 0
-        A.set_nefc_overflow(efc_n, w, 0)
-        A.set_solver_niter(efc_n, w, 0)
-        disabled = sizes[L.SIZE_DISABLE]
+        A.set_nefc_overflow(t.efc_n, w, 0)
+        A.set_solver_niter(t.efc_n, w, 0)
+        disabled = t.sizes[L.SIZE_DISABLE]
         if (disabled & DSBL_CONSTRAINT) == 0:
             if ti.static(features.equality):
                 if (disabled & DSBL_EQUALITY) == 0:
-                    nefc = equalities(w, nefc, sizes, body_i, body_f, jnt_i, dof_i, dof_f, q_f, qpos, qvel, body_d,
-                                      dof_d, eq_i, eq_f, eq_d, efc_J, efc_f, efc_n)
+                    nefc = equalities(w, nefc, t.sizes, t.body_i, t.body_f, t.jnt_i, t.dof_i, t.dof_f, t.q_f, t.qpos,
+                                      t.qvel, t.body_d, t.dof_d, t.eq_i, t.eq_f, t.eq_d, t.efc_J, t.efc_f, t.efc_n)
             if ti.static(features.frictionloss):
-                if (disabled & DSBL_FRICTIONLOSS) == 0 and sizes[L.SIZE_SMOOTH_FRICTION] == 0:
-                    nefc = friction_loss(w, nefc, sizes, jnt_i, dof_f, ten_i, ten_f, wrap_i, wrap_f, efc_J, efc_f,
-                                         efc_n)
+                if (disabled & DSBL_FRICTIONLOSS) == 0 and t.sizes[L.SIZE_SMOOTH_FRICTION] == 0:
+                    nefc = friction_loss(w, nefc, t.sizes, t.jnt_i, t.dof_f, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f,
+                                         t.efc_J, t.efc_f, t.efc_n)
             if (disabled & DSBL_LIMIT) == 0:
-                nefc = joint_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, qpos, efc_J, efc_f, efc_n)
+                nefc = joint_limits(w, nefc, t.sizes, t.jnt_i, t.jnt_f, t.dof_f, t.qpos, t.efc_J, t.efc_f, t.efc_n)
                 if ti.static(features.physx_limits):
-                    nefc = physx_limits(w, nefc, sizes, jnt_i, jnt_f, dof_f, opt_f, qpos, qvel, efc_J, efc_f, efc_n)
+                    nefc = physx_limits(w, nefc, t.sizes, t.jnt_i, t.jnt_f, t.dof_f, t.opt_f, t.qpos, t.qvel, t.efc_J,
+                                        t.efc_f, t.efc_n)
                 if ti.static(features.tendons):
-                    nefc = tendon_limits(w, nefc, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, ten_d, efc_J, efc_f,
-                                         efc_n)
+                    nefc = tendon_limits(w, nefc, t.sizes, t.jnt_i, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f, t.ten_d,
+                                         t.efc_J, t.efc_f, t.efc_n)
             if ti.static(features.contacts):
                 if (disabled & DSBL_CONTACT) == 0:
-                    nefc = contacts(w, nefc, sizes, body_i, body_f, body_d, dof_d, geom_i, con_f, con_i, con_n,
-                                    efc_J, efc_f, efc_n)
-        A.set_nefc(efc_n, w, nefc)
-        for d in range(nv):
-            A.set_dof_qacc_smooth(dof_d, o_dof, d, qacc[w, d])
+                    nefc = contacts(w, nefc, t.sizes, t.body_i, t.body_f, t.body_d, t.dof_d, t.geom_i, t.con_f, t.con_i,
+                                    t.con_n, t.efc_J, t.efc_f, t.efc_n)
+        A.set_nefc(t.efc_n, w, nefc)
+        for d in range(t.sizes[L.SIZE_NV]):
+            A.set_dof_qacc_smooth(t.dof_d, o_dof, d, t.qacc[w, d])
+
+    @ti.func
+    def solve(w, t: ti.template()):
+        """The constraint forces of world w's rows: qacc <- qacc_smooth + M^-1 J^T f and
+        qfrc_constraint <- J^T f.
+
+        Reads: the rows (efc_J, efc_f, efc_n) and what :func:`rows` reads of the model, the
+        state, the mass matrix and its factor (qM, qLD), and the contacts.
+        Writes: qacc, dof_d's qfrc_constraint, the dof scratch table dof_s (the solvers'
+        vectors), efc_Y, efc_f's forces and solver columns, efc_n's solver iterations and eq_d
+        (equalities broken by overload)."""
+        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        nv = t.sizes[L.SIZE_NV]
+        nefc = A.nefc(t.efc_n, w)
+        disabled = t.sizes[L.SIZE_DISABLE]
         if nefc > 0:
-            soft_parameters(w, nefc, sizes, opt_f, efc_f)
+            soft_parameters(w, nefc, t.sizes, t.opt_f, t.efc_f)
             if ti.static(features.contacts):
-                cone_regularizer(w, nefc, opt_f, con_f, con_i, efc_f)
-            reference(w, nefc, nv, qvel, dof_s, efc_J, efc_f)
+                cone_regularizer(w, nefc, t.opt_f, t.con_f, t.con_i, t.efc_f)
+            reference(w, nefc, nv, t.qvel, t.dof_s, t.efc_J, t.efc_f)
             if ti.static(solver == "PGS"):
-                dual_matrix(w, nefc, sizes, dof_i, qLD, dof_d, dof_s, efc_J, efc_Y, efc_f)
-                warm_start(w, nefc, nv, sizes, dof_d, efc_J, efc_f)
-                A.set_solver_niter(efc_n, w, pgs(w, nefc, nv, sizes, opt_f, dof_d, efc_J, efc_Y, efc_f))
+                dual_matrix(w, nefc, t.sizes, t.dof_i, t.qLD, t.dof_d, t.dof_s, t.efc_J, t.efc_Y, t.efc_f)
+                warm_start(w, nefc, nv, t.sizes, t.dof_d, t.efc_J, t.efc_f)
+                A.set_solver_niter(t.efc_n, w, pgs(w, nefc, nv, t.sizes, t.opt_f, t.dof_d, t.efc_J, t.efc_Y, t.efc_f))
             else:
-                A.set_solver_niter(efc_n, w, primal.solve(w, nefc, nv, sizes, opt_f, dof_i, qM, qLD, qacc, dof_d, dof_s, efc_J,
-                                                     efc_f, efc_Y, (disabled & DSBL_WARMSTART) == 0))
+                A.set_solver_niter(t.efc_n, w, primal.solve(w, nefc, nv, t.sizes, t.opt_f, t.dof_i, t.qM, t.qLD,
+                                                             t.qacc, t.dof_d, t.dof_s, t.efc_J, t.efc_f, t.efc_Y,
+                                                             (disabled & DSBL_WARMSTART) == 0))
             if ti.static(features.equality):
-                break_overloaded(w, nefc, eq_i, eq_f, eq_d, efc_f)
+                break_overloaded(w, nefc, t.eq_i, t.eq_f, t.eq_d, t.efc_f)
         # J^T f as one reduction per dof: accumulating in place would store in the inner loop
         for d in range(nv):
             qfrc = fp(0.0)
             for i in range(nefc):
-                qfrc += A.efc_force(efc_f, w, i) * efc_J[w, i, d]
-            A.set_dof_qfrc_constraint(dof_d, o_dof, d, qfrc)
+                qfrc += A.efc_force(t.efc_f, w, i) * t.efc_J[w, i, d]
+            A.set_dof_qfrc_constraint(t.dof_d, o_dof, d, qfrc)
         if ti.static(solver == "PGS"):
             # the dual leaves qacc to us: qacc_smooth + M^-1 J^T f (the primal solvers move it)
             if nefc > 0:
-                o_s = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+                o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
                 for d in range(nv):
-                    A.set_dof_constraint_vel(dof_s, o_s, d, A.dof_qfrc_constraint(dof_d, o_dof, d))
-                inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_constraint_vel")
+                    A.set_dof_constraint_vel(t.dof_s, o_s, d, A.dof_qfrc_constraint(t.dof_d, o_dof, d))
+                inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_s, "dof_constraint_vel")
                 for d in range(nv):
-                    qacc[w, d] += A.dof_constraint_vel(dof_s, o_s, d)
+                    t.qacc[w, d] += A.dof_constraint_vel(t.dof_s, o_s, d)
 
-    return types.SimpleNamespace(constraint=constraint)
+    return types.SimpleNamespace(rows=rows, solve=solve)

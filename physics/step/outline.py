@@ -1,0 +1,84 @@
+"""Stages of the step kernel compiled once each, as functions of their own.
+
+Taichi inlines every ``@ti.func``, so the step kernel was one function of some 50,000
+LLVM instructions, and LLVM's optimizer and code generator grow faster than linearly
+with a function's size: most of a cold start went to optimizing it, and most of a warm
+start to generating its machine code again from the cached IR. A stage called through
+:func:`make_outline` is a ``@ti.real_func`` of its own instead: the world index and every
+table of the step kernel go down as arguments (a call costs well under a microsecond
+against the tens a stage takes), and each stage is optimized and compiled as a unit.
+
+Outlining needs a Taichi whose real functions may call inlined functions (taichi 1.7.4
+with the fix in physics/runtime/launch.py) and the CPU backend (the only one tried); elsewhere,
+and with ``TAIGYM_OUTLINE=0``, a stage is inlined as before. Both build the same code
+for a stage, so results agree to round-off (tests/test_outline.py).
+"""
+
+import collections
+import functools
+import inspect
+import os
+import types
+
+from ..runtime.backend import current_device, ti
+from ..runtime.launch import calls_inside_real_functions
+
+
+def outlining() -> bool:
+    """Whether this process's step kernels call their stages as functions."""
+    return (os.environ.get("TAIGYM_OUTLINE", "1") != "0" and current_device() == "cpu"
+            and calls_inside_real_functions())
+
+
+@functools.lru_cache(maxsize=None)
+def make_outline(fp, separate: bool = False):
+    """``call(stages, w, t)``, a ``@ti.func`` that runs ``stage(w, t)`` for each of a tuple of
+    stages, world ``w`` and the step kernel's tables ``t``: with ``separate`` (where
+    :func:`outlining` holds), each stage as a function of its own; and ``Tables``, the
+    namedtuple ``t`` is (the step kernel's array parameters, in order)."""
+    i1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
+    f1 = ti.types.ndarray(dtype=fp, ndim=1)
+    i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
+    f2 = ti.types.ndarray(dtype=fp, ndim=2)
+    f3 = ti.types.ndarray(dtype=fp, ndim=3)
+    i3 = ti.types.ndarray(dtype=ti.i32, ndim=3)
+
+    @ti.real_func
+    def outlined(
+        stages: ti.template(), w: ti.i32,
+        sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
+        body_f: f1, jnt_f: f1, dof_f: f1, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
+        ctrl: f2, qfrc_applied: f2, qpos: f2, qvel: f2,
+        qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
+        efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
+        pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
+        eq_i: i2, eq_f: f3, eq_d: i3, prog_i: i1, prog_f: f1, reg: f2, env_ids: i1,
+    ):
+        t = ti.static(Tables(
+            sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f, wrap_f, opt_f,
+            ctrl, qfrc_applied, qpos, qvel, qacc, qpos_start, body_d, jnt_d, dof_d, dof_s, qM, qLD, act_d, ten_d,
+            efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n, eq_i, eq_f,
+            eq_d, prog_i, prog_f, reg, env_ids))
+        ti.static(stages[0])(w, t)
+        if ti.static(len(stages) > 1):
+            call_outlined(ti.static(stages[1:]), w, t)
+
+    @ti.func
+    def call_outlined(stages: ti.template(), w, t: ti.template()):
+        outlined(stages, w, *t)
+        if w < 0:
+            # never taken (w indexes an env), but LLVM cannot know: a second call site
+            # keeps it from inlining the function back into its one caller
+            outlined(stages, w, *t)
+
+    Tables = collections.namedtuple("StepTables", list(inspect.signature(outlined).parameters)[2:])
+
+    @ti.func
+    def call(stages: ti.template(), w, t: ti.template()):
+        if ti.static(separate):
+            call_outlined(stages, w, t)
+        else:
+            for stage in ti.static(stages):
+                stage(w, t)
+
+    return types.SimpleNamespace(call=call, Tables=Tables)

@@ -1,0 +1,148 @@
+"""Outlined stages (physics/step/outline.py): on CPU the step kernel compiles its large
+stages as functions of their own. They must step as the fully inlined kernel does
+(float64, to round-off), and the kernel's offline-cache key must not change between
+processes, or every start would compile again.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.runtime.backend import ensure_runtime, ti
+from taigym.physics.runtime.launch import calls_inside_real_functions
+from taigym.physics.step.outline import outlining
+
+from taigym import physics
+
+pytestmark = pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda",
+                                reason="stages are outlined on the CPU backend only")
+
+# a connect equality, a tendon with limit and friction loss, joint limits, friction loss and
+# a free body falling onto a plane: every stage the outlined kernel splits off has work
+MODEL = """<mujoco>
+  <option timestep="0.005" integrator="{integrator}"/>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body name="a" pos="0 0 0.6">
+      <joint name="j1" type="hinge" axis="0 1 0" range="-0.4 0.4" limited="true" frictionloss="0.05"/>
+      <geom type="capsule" size="0.05" fromto="0 0 0 0.4 0 0" mass="1"/>
+      <body name="b" pos="0.4 0 0">
+        <joint name="j2" type="hinge" axis="0 1 0" range="-0.3 0.3" limited="true" damping="0.1"/>
+        <geom type="capsule" size="0.04" fromto="0 0 0 0.3 0 0" mass="0.5"/>
+      </body>
+    </body>
+    <body name="d" pos="0.7 0 0.3">
+      <freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" mass="0.2"/>
+    </body>
+    <body name="e" pos="-0.5 0 0.08">
+      <freejoint/>
+      <geom type="sphere" size="0.06" mass="0.3"/>
+    </body>
+  </worldbody>
+  <equality><connect body1="d" body2="b" anchor="0 0 0"/></equality>
+  <tendon>
+    <fixed name="t" limited="true" range="-0.2 0.2" frictionloss="0.1">
+      <joint joint="j1" coef="1"/><joint joint="j2" coef="-0.5"/>
+    </fixed>
+  </tendon>
+  <actuator><motor joint="j1"/><motor tendon="t"/></actuator>
+</mujoco>"""
+
+
+@pytest.fixture(autouse=True)
+def own_kernels(monkeypatch):
+    monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
+    monkeypatch.delenv("TAIGYM_OUTLINE", raising=False)
+
+
+def _rollout(model, outline: bool, monkeypatch, steps=40, num_envs=3):
+    monkeypatch.setenv("TAIGYM_OUTLINE", "1" if outline else "0")
+    world = physics.World(model, num_envs=num_envs, device="cpu", precision="float64")
+    assert world._variant[-1] is outline
+    rng = np.random.default_rng(0)
+    world.set_state(qvel=rng.normal(0, 0.5, (num_envs, model.nv)))
+    out = []
+    for _ in range(steps):
+        world.set_ctrl(rng.uniform(-1, 1, (num_envs, model.nu)))
+        world.step()
+        out += [world.get(name) for name in ("qpos", "qvel", "qacc", "qfrc_constraint")]
+    return world, out
+
+
+def test_outlining_is_on_by_default_on_cpu(monkeypatch):
+    ensure_runtime("cpu")
+    assert calls_inside_real_functions()
+    assert outlining()
+    monkeypatch.setenv("TAIGYM_OUTLINE", "0")
+    assert not outlining()
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "RK4"])
+def test_outlined_stages_step_as_the_inlined_kernel(integrator, monkeypatch):
+    model = load_mjcf_string(MODEL.format(integrator=integrator))
+    world, outlined = _rollout(model, True, monkeypatch)
+    assert world.contacts()["ncon"].max() > 0
+    _, inlined = _rollout(model, False, monkeypatch)
+    # the two builds are the same arithmetic, scheduled by LLVM apart: round-off only,
+    # grown over 40 steps with contacts
+    for a, b in zip(outlined, inlined):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_a_real_function_may_call_inlined_functions():
+    """Without physics/runtime/launch.py's fix, taichi 1.7.4 traces the inlined call into the
+    kernel and LLVM aborts the process on the misplaced array access."""
+    ensure_runtime("cpu")
+    f1 = ti.types.ndarray(dtype=ti.f64, ndim=1)
+
+    @ti.func
+    def twice(a: ti.template(), i):
+        return 2.0 * a[i]
+
+    @ti.real_func
+    def double_all(a: f1):
+        for i in range(a.shape[0]):
+            a[i] = twice(a, i)
+
+    @ti.kernel
+    def run(a: f1):
+        for _ in range(1):
+            double_all(a)
+
+    a = np.arange(4.0)
+    run(a)
+    np.testing.assert_array_equal(a, [0.0, 2.0, 4.0, 6.0])
+
+
+@pytest.mark.slow
+def test_a_second_process_finds_the_outlined_kernel_in_the_cache(tmp_path):
+    """Taichi 1.7.4 keys a kernel on its syntax tree and those of the real functions it
+    calls, taken in the order of a pointer-keyed hash map: a callable that calls two or
+    more distinct real functions can key differently in each process. The outlined stages
+    are therefore chained, each calling at most the next; this checks that a second
+    process compiles nothing."""
+    script = textwrap.dedent("""
+        import numpy as np
+        from taigym import physics
+        from taigym.physics.build.mjcf import load_mjcf_string
+        model = load_mjcf_string('''%s''')
+        world = physics.World(model, num_envs=2, device="cpu", precision="float64")
+        world.step()
+        print(world.get("qpos")[0, 0])
+    """) % MODEL.format(integrator="Euler")
+    env = {k: v for k, v in os.environ.items() if k not in ("TAIGYM_FEATURES", "TAIGYM_OUTLINE")}
+    env["TI_OFFLINE_CACHE_FILE_PATH"] = str(tmp_path)
+    kernels = []
+    outputs = []
+    for _ in range(3):
+        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        outputs.append(run.stdout.strip().splitlines()[-1])
+        kernels.append(sorted(p.name for p in tmp_path.glob("*.tic")))
+    assert kernels[0] == kernels[1] == kernels[2], "a later process compiled a kernel again"
+    assert outputs[0] == outputs[1] == outputs[2]
