@@ -13,6 +13,7 @@ kernel variant and the engine's source, so an upgrade compiles, and says so, aga
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import json
 import sys
@@ -72,7 +73,10 @@ def record(key: str, seconds: float, label: str) -> None:
 
 class FirstLaunch:
     """Times the first launch of a World's step kernel in a process, announcing a compile
-    where the marker says there will be one."""
+    where the marker says there will be one. Python's cyclic garbage collector is paused
+    meanwhile: tracing the kernel makes millions of short-lived objects, and the collections
+    they set off took several percent of a warm start (they find little: the objects die
+    by reference counting)."""
 
     def __init__(self, key: str, label: str, name: str | None):
         self.key, self.label, self.name = key, label, name
@@ -83,10 +87,14 @@ class FirstLaunch:
             what = f" for {self.name}" if self.name else ""
             print(f"taigym: compiling kernels{what} ({self.label}) — first run on this machine only, "
                   f"~{expected_seconds():.0f} s", file=sys.stderr, flush=True)
+        self.collecting = gc.isenabled()
+        gc.disable()
         self.start = time.perf_counter()
         return self
 
     def __exit__(self, kind, value, trace):
+        if self.collecting:
+            gc.enable()
         if kind is None and self.fresh:
             record(self.key, time.perf_counter() - self.start, self.label)
         return False
