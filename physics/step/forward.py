@@ -48,15 +48,34 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     @ti.func
     def forward(w, t: ti.template()):
         """Every derived quantity of world w's state. ``t`` holds the step kernel's arrays
-        by name (physics/step/pipeline.py); each stage is given those it reads and writes,
-        and the large ones are compiled as functions of their own (physics/step/outline.py)."""
+        by name (physics/step/pipeline.py); each stage is given those it reads and writes.
+        On CPU three parts are compiled as functions of their own (physics/step/outline.py):
+        the positions (and contacts), the smooth dynamics, the constraints. Finer parts
+        compiled no faster and made a bigger kernel."""
         if ti.static(features.contacts):
-            call((positions, collisions, mass_matrix, smooth_acceleration, cons.rows, cons.solve), w, t)
+            call((positions_and_contacts, dynamics, constraints), w, t)
         else:
             A.set_ncon(t.con_n, w, 0)
             A.set_ncon_overflow(t.con_n, w, 0)
-            call((positions, mass_matrix, smooth_acceleration, cons.rows, cons.solve), w, t)
+            call((positions, dynamics, constraints), w, t)
 
+    # the outlined parts
+    @ti.func
+    def positions_and_contacts(w, t: ti.template()):
+        positions(w, t)
+        collisions(w, t)
+
+    @ti.func
+    def dynamics(w, t: ti.template()):
+        mass_matrix(w, t)
+        smooth_acceleration(w, t)
+
+    @ti.func
+    def constraints(w, t: ti.template()):
+        cons.rows(w, t)
+        cons.solve(w, t)
+
+    # their stages
     @ti.func
     def positions(w, t: ti.template()):
         kin.body_frames(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
