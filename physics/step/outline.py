@@ -1,17 +1,21 @@
-"""Stages of the step kernel compiled once each, as functions of their own.
+"""Parts of the step kernel compiled once each, as functions of their own.
 
-Taichi inlines every ``@ti.func``, so the step kernel was one function of some 50,000
-LLVM instructions, and LLVM's optimizer and code generator grow faster than linearly
-with a function's size: most of a cold start went to optimizing it, and most of a warm
-start to generating its machine code again from the cached IR. A stage called through
+Taichi inlines every ``@ti.func``, so the step kernel was one function of some 60,000
+LLVM instructions, and LLVM's optimizer grows faster than linearly with a function's
+size: most of a cold start went to optimizing it. A part called through
 :func:`make_outline` is a ``@ti.real_func`` of its own instead: the world index and every
-table of the step kernel go down as arguments (a call costs well under a microsecond
-against the tens a stage takes), and each stage is optimized and compiled as a unit.
+table of the step kernel go down as arguments (a few hundred stores a call, against the
+tens of microseconds a part takes), and each part is optimized as a unit.
+
+The parts form a chain, each calling the next: Taichi 1.7.4 keys a kernel's offline cache
+on the syntax of the real functions each callable calls, taken in the order of a hash map
+keyed by their addresses, so a callable that called two or more would key differently
+from one process to the next and compile every time.
 
 Outlining needs a Taichi whose real functions may call inlined functions (taichi 1.7.4
-with the fix in physics/runtime/launch.py) and the CPU backend (the only one tried); elsewhere,
-and with ``TAIGYM_OUTLINE=0``, a stage is inlined as before. Both build the same code
-for a stage, so results agree to round-off (tests/test_outline.py).
+with the fix in physics/runtime/launch.py) and the CPU backend (the only one tried);
+elsewhere, and with ``TAIGYM_OUTLINE=0``, the parts are inlined as before. Both build the
+same arithmetic, so results agree to round-off (tests/test_outline.py).
 """
 
 import collections
@@ -25,16 +29,16 @@ from ..runtime.launch import calls_inside_real_functions
 
 
 def outlining() -> bool:
-    """Whether this process's step kernels call their stages as functions."""
+    """Whether this process's step kernels call their parts as functions."""
     return (os.environ.get("TAIGYM_OUTLINE", "1") != "0" and current_device() == "cpu"
             and calls_inside_real_functions())
 
 
 @functools.lru_cache(maxsize=None)
 def make_outline(fp, separate: bool = False):
-    """``call(stages, w, t)``, a ``@ti.func`` that runs ``stage(w, t)`` for each of a tuple of
-    stages, world ``w`` and the step kernel's tables ``t``: with ``separate`` (where
-    :func:`outlining` holds), each stage as a function of its own; and ``Tables``, the
+    """``call(parts, w, t)``, a ``@ti.func`` that runs ``part(w, t)`` for each of a tuple of
+    parts, world ``w`` and the step kernel's tables ``t``: with ``separate`` (where
+    :func:`outlining` holds), each part as a function of its own; and ``Tables``, the
     namedtuple ``t`` is (the step kernel's array parameters, in order)."""
     i1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
     f1 = ti.types.ndarray(dtype=fp, ndim=1)
@@ -45,7 +49,7 @@ def make_outline(fp, separate: bool = False):
 
     @ti.real_func
     def outlined(
-        stages: ti.template(), w: ti.i32,
+        parts: ti.template(), w: ti.i32,
         sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
         body_f: f1, jnt_f: f1, dof_f: f1, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
         ctrl: f2, qfrc_applied: f2, qpos: f2, qvel: f2,
@@ -59,26 +63,26 @@ def make_outline(fp, separate: bool = False):
             ctrl, qfrc_applied, qpos, qvel, qacc, qpos_start, body_d, jnt_d, dof_d, dof_s, qM, qLD, act_d, ten_d,
             efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n, eq_i, eq_f,
             eq_d, prog_i, prog_f, reg, env_ids))
-        ti.static(stages[0])(w, t)
-        if ti.static(len(stages) > 1):
-            call_outlined(ti.static(stages[1:]), w, t)
+        ti.static(parts[0])(w, t)
+        if ti.static(len(parts) > 1):
+            call_outlined(ti.static(parts[1:]), w, t)
 
     @ti.func
-    def call_outlined(stages: ti.template(), w, t: ti.template()):
-        outlined(stages, w, *t)
+    def call_outlined(parts: ti.template(), w, t: ti.template()):
+        outlined(parts, w, *t)
         if w < 0:
             # never taken (w indexes an env), but LLVM cannot know: a second call site
             # keeps it from inlining the function back into its one caller
-            outlined(stages, w, *t)
+            outlined(parts, w, *t)
 
     Tables = collections.namedtuple("StepTables", list(inspect.signature(outlined).parameters)[2:])
 
     @ti.func
-    def call(stages: ti.template(), w, t: ti.template()):
+    def call(parts: ti.template(), w, t: ti.template()):
         if ti.static(separate):
-            call_outlined(stages, w, t)
+            call_outlined(parts, w, t)
         else:
-            for stage in ti.static(stages):
-                stage(w, t)
+            for part in ti.static(parts):
+                part(w, t)
 
     return types.SimpleNamespace(call=call, Tables=Tables)
