@@ -36,6 +36,7 @@ LEFT_OUT = {
     "test_term_program.py": "env-level: the env step as a World program against numpy terms",
     # CPU-only machinery
     "test_optimized_kernels.py": "TAIGYM_OPTIMIZE's build against the default one, in a CPU subprocess",
+    "test_outline.py": "the step kernel's parts are compiled as functions of their own on the CPU backend only",
     "test_taichi_choice.py": "which Taichi is imported; its subprocesses step a CPU World with each one",
 }
 
