@@ -49,17 +49,18 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     def forward(w, t: ti.template()):
         """Every derived quantity of world w's state. ``t`` holds the step kernel's arrays
         by name (physics/step/pipeline.py); each stage is given those it reads and writes.
-        On CPU three parts are compiled as functions of their own (physics/step/outline.py):
-        the positions (and contacts), the smooth dynamics, the constraints. Finer parts
-        compiled no faster and made a bigger kernel."""
+        On CPU the constraints (rows and solver, the largest part) are compiled as a function
+        of their own (physics/step/outline.py). Splitting the rest off too, in two more
+        functions, compiled no faster and cost small models more per step."""
         if ti.static(features.contacts):
-            call((positions_and_contacts, dynamics, constraints), w, t)
+            positions_and_contacts(w, t)
         else:
             A.set_ncon(t.con_n, w, 0)
             A.set_ncon_overflow(t.con_n, w, 0)
-            call((positions, dynamics, constraints), w, t)
+            positions(w, t)
+        dynamics(w, t)
+        call((constraints,), w, t)
 
-    # the outlined parts
     @ti.func
     def positions_and_contacts(w, t: ti.template()):
         positions(w, t)
@@ -75,7 +76,6 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         cons.rows(w, t)
         cons.solve(w, t)
 
-    # their stages
     @ti.func
     def positions(w, t: ti.template()):
         kin.body_frames(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)

@@ -1,16 +1,17 @@
-"""Parts of the step kernel compiled once each, as functions of their own.
+"""Parts of the step kernel compiled as functions of their own.
 
 Taichi inlines every ``@ti.func``, so the step kernel was one function of some 60,000
 LLVM instructions, and LLVM's optimizer grows faster than linearly with a function's
 size: most of a cold start went to optimizing it. A part called through
 :func:`make_outline` is a ``@ti.real_func`` of its own instead: the world index and every
-table of the step kernel go down as arguments (a few hundred stores a call, against the
-tens of microseconds a part takes), and each part is optimized as a unit.
+table of the step kernel go down as arguments (about a hundred stores a call), and the
+part is optimized as a unit. The step kernel outlines one part, the constraints (about
+half its code); physics/step/forward.py says why not more.
 
-The parts form a chain, each calling the next: Taichi 1.7.4 keys a kernel's offline cache
-on the syntax of the real functions each callable calls, taken in the order of a hash map
-keyed by their addresses, so a callable that called two or more would key differently
-from one process to the next and compile every time.
+Where several parts are given, they form a chain, each calling the next: Taichi 1.7.4 keys
+a kernel's offline cache on the syntax of the real functions each callable calls, taken
+in the order of a hash map keyed by their addresses, so a callable that called two or
+more would key differently from one process to the next and compile every time.
 
 Outlining needs a Taichi whose real functions may call inlined functions (taichi 1.7.4
 with the fix in physics/runtime/launch.py) and the CPU backend (the only one tried);
