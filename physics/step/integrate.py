@@ -159,18 +159,17 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
                 A.set_dof_qacc_warmstart(t.dof_d, o_dof, d, t.qacc[w, d])
             if ti.static(rk4 and first_order):
                 if integrator == INT_RK4:
-                    finish_rk4(w, t)
+                    finish_rk4(w, t, h)
                 else:
-                    finish_first_order(w, t)
+                    finish_first_order(w, t, h)
             elif ti.static(rk4):
-                finish_rk4(w, t)
+                finish_rk4(w, t, h)
             else:
-                finish_first_order(w, t)
+                finish_first_order(w, t, h)
 
     @ti.func
-    def finish_rk4(w, t: ti.template()):
+    def finish_rk4(w, t: ti.template(), h):
         """qvel and qpos from the start of the step by RK4's weighted stages."""
-        h = A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0)
         o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         for d in range(t.sizes[L.SIZE_NV]):
             vel = fp(0.0)
@@ -186,9 +185,8 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
 
     @ti.func
-    def finish_first_order(w, t: ti.template()):
+    def finish_first_order(w, t: ti.template(), h):
         """Semi-implicit Euler, with the implicit damping and stiffness terms it takes."""
-        h = A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0)
         o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         integrator = t.sizes[L.SIZE_INTEGRATOR]
         implicit = integrator == INT_IMPLICIT_SPRING_DAMPER
