@@ -24,7 +24,7 @@ from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
 from .readback import Copies
 from .runtime import device_io, kernel_cache
 from .runtime.backend import current_cfg, ensure_runtime
-from .runtime.launch import ReusedLaunch
+from .runtime.launch import ReusedLaunch, scalar_loops
 from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
@@ -98,7 +98,8 @@ class World:
             serial = self._small_batch(model) and os.environ.get("TAIGYM_SERIAL", "1") != "0"
         self.serial = bool(serial) and self.device == "cpu"
         self.features = choose_features(model, self._pairs, features)
-        self._variant = (precision, model.opt.solver, model.opt.cone, self.features, self.serial, outlining())
+        self._variant = (precision, model.opt.solver, model.opt.cone, self.features, self.serial, outlining(),
+                         scalar_loops())
         self._kernels = make_kernels(self._fp, *self._variant[1:])
         self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         # two kept step launches: every env (ids bound once), and a subset staged in some_ids

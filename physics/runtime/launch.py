@@ -23,6 +23,9 @@ than the copy: a parallel loop wakes Taichi's thread pool).
 `calls_inside_real_functions` lets a ``@ti.real_func`` call inlined ``@ti.func``s, which
 the step kernel's outlined stages need (physics/step/outline.py).
 
+:func:`scalar_loops` gives the loops of the step kernel's functions a second exit, so
+that LLVM neither vectorizes nor unrolls them: a third less code to compile.
+
 The public fallback is Taichi's own call and copies through kernels, every time. It is
 taken where the internals are not the ones this module knows (another Taichi than
 1.7.4's layout, checked once per process by :func:`fast_path_available`), on CUDA
@@ -352,3 +355,94 @@ def _scalar_setter(ctx, real):
 def _scalar_elements(ann, ndarray_type, primitive_types) -> bool:
     # an external array whose elements are scalars: its shape is the array's own
     return isinstance(ann, ndarray_type.NdarrayType) and (ann.dtype is None or id(ann.dtype) in primitive_types.type_ids)
+
+
+# --- loops LLVM leaves as they are -------------------------------------------------------
+
+_NO_INDEX = "__taigym_no_index__"  # the name the added exits read the unreachable index by
+_no_index_field = None
+_SCALAR_MARK = "__taigym_scalar_loops__"
+
+
+def scalar_loops() -> bool:
+    """Whether kernels marked by :func:`scalar_loops_in` compile their loops as scalar loops
+    in this process: the CPU backend of taichi 1.7.4, not with ``TAIGYM_SCALAR_LOOPS=0`` or
+    ``TAIGYM_LAUNCH=plain``.
+
+    Taichi optimizes CPU code with LLVM at -O3 and no per-loop control, and LLVM 15
+    vectorizes and runtime-unrolls every loop whose trip count is known only at run time:
+    a vector body, runtime overlap checks, an unrolled remainder and the original loop.
+    The engine's loops run over a model's bodies, dofs and constraint rows (3 to 30 times
+    for the shipped robots), too few for the vector body to pay, and those copies were
+    ~40% of the step kernel's instructions: of its cold compile, and of the machine code a
+    warm start generates again. LLVM 15 vectorizes and runtime-unrolls only loops with a
+    single exit, so every loop nested in a marked kernel gets a second one, taken where the
+    loop index equals an index no loop reaches (the int32 minimum, read from memory, so
+    LLVM cannot prove it never happens): a compare and a never-taken branch an iteration.
+    Kept as the fallback: every loop as LLVM makes it.
+    """
+    if os.environ.get("TAIGYM_SCALAR_LOOPS", "1") == "0" or os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":
+        return False
+    return _add_loop_exits()
+
+
+def scalar_loops_in(enabled: bool):
+    """Decorator under ``@ti.kernel``: with ``enabled``, the loops of every function the
+    kernel calls get the second exit (:func:`scalar_loops`). The kernel's own loops are
+    left alone: its outermost is the parallel one, where Taichi allows no ``break``."""
+
+    def mark(kernel_function):
+        setattr(kernel_function, _SCALAR_MARK, bool(enabled))
+        return kernel_function
+
+    return mark
+
+
+def _add_loop_exits() -> bool:
+    global _no_index_field
+    from importlib import import_module
+
+    from ..runtime.backend import current_cfg
+
+    if ti.__name__ != "taichi" or current_cfg().arch != ti.cpu:
+        return False
+    try:
+        transformer = import_module(ti.__name__ + ".lang.ast.ast_transformer").ASTTransformer
+        impl = import_module(ti.__name__ + ".lang.impl")
+        build_range_for = transformer.build_range_for
+        impl.get_runtime().current_kernel  # noqa: B018
+    except (ImportError, AttributeError):
+        return False
+    if getattr(build_range_for, "taigym", False):
+        return True
+    import ast
+
+    if _no_index_field is None:
+        # made once the runtime starts (backend.ensure_runtime), as the first of the
+        # process's fields: a kernel's offline-cache key covers the fields it reads
+        _no_index_field = ti.field(ti.i32, shape=())
+        _no_index_field[None] = -(2**31)
+
+    def with_exit(node):
+        # node's body, led by: if <index> == __taigym_no_index__[None]: break
+        index = ast.Name(id=node.target.id, ctx=ast.Load())
+        unreachable = ast.Subscript(value=ast.Name(id=_NO_INDEX, ctx=ast.Load()),
+                                    slice=ast.Constant(value=None), ctx=ast.Load())
+        test = ast.Compare(left=index, ops=[ast.Eq()], comparators=[unreachable])
+        exit_ = ast.If(test=test, body=[ast.Break()], orelse=[])
+        for part in ast.walk(exit_):
+            ast.copy_location(part, node)
+        extended = ast.For(target=node.target, iter=node.iter, body=[exit_, *node.body], orelse=node.orelse,
+                           type_comment=getattr(node, "type_comment", None))
+        return ast.copy_location(extended, node)
+
+    def build_range_for_scalar(ctx, node):
+        kernel = impl.get_runtime().current_kernel
+        if not ctx.is_kernel and getattr(getattr(kernel, "func", None), _SCALAR_MARK, False):
+            ctx.global_vars[_NO_INDEX] = _no_index_field
+            node = with_exit(node)
+        return build_range_for(ctx, node)
+
+    build_range_for_scalar.taigym = True
+    transformer.build_range_for = staticmethod(build_range_for_scalar)
+    return True

@@ -23,6 +23,7 @@ import types
 from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import ti
+from ..runtime.launch import scalar_loops_in
 from ..step.integrate import make_integrate
 from ..step.outline import make_outline
 from ..step.program import make_program
@@ -46,12 +47,13 @@ def array_parameters(kernel) -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
-                 serial: bool = False, outline: bool = False):
+                 serial: bool = False, outline: bool = False, scalar: bool = False):
     """The kernels for one precision and constraint solver configuration (a model's
     ``opt.solver`` and ``opt.cone``): each compiles only its own solver, and only the parts
     ``features`` names (physics/features.py). ``serial`` loops over the envs in the calling
     thread (CPU only); ``outline`` compiles the large stages as functions of their own
-    (physics/step/outline.py)."""
+    (physics/step/outline.py); ``scalar`` keeps LLVM from vectorizing and unrolling their
+    loops (physics/runtime/launch.py, ``scalar_loops``)."""
     step = make_integrate(fp, solver, cone, features, outline)
     reaction = make_reaction(fp)
     program = make_program(fp, reaction.rne_post)
@@ -65,6 +67,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     i3 = ti.types.ndarray(dtype=ti.i32, ndim=3)
 
     @ti.kernel
+    @scalar_loops_in(scalar)
     def step_kernel(
         # Model:
         sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
@@ -117,6 +120,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                              f"its outlined stages {StepTables._fields}")
 
     @ti.kernel
+    @scalar_loops_in(scalar)
     def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,
                     con_f: f3, con_i: i3, efc_f: f3, efc_n: i2, ntask: ti.i32):
         ti.loop_config(serialize=serial)

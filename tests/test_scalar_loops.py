@@ -1,0 +1,135 @@
+"""Scalar loops (physics/runtime/launch.py, ``scalar_loops``): on CPU the loops of the step
+kernel's functions get a second exit, which no index reaches, so that LLVM neither
+vectorizes nor unrolls them. Results must be those of the kernel LLVM vectorized (float64,
+to round-off), loops with exits of their own must run as written, and the exit must
+actually keep LLVM's vectorizer away, or the kernel is as large as before.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.runtime.backend import ensure_runtime, ti
+from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in
+from test_outline import MODEL
+
+from taigym import physics
+
+pytestmark = pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda",
+                                reason="loops are made scalar on the CPU backend only")
+
+
+@pytest.fixture(autouse=True)
+def own_kernels(monkeypatch):
+    monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
+    monkeypatch.delenv("TAIGYM_SCALAR_LOOPS", raising=False)
+
+
+def test_scalar_loops_are_on_by_default_on_cpu(monkeypatch):
+    ensure_runtime("cpu")
+    assert scalar_loops()
+    monkeypatch.setenv("TAIGYM_SCALAR_LOOPS", "0")
+    assert not scalar_loops()
+    monkeypatch.setenv("TAIGYM_SCALAR_LOOPS", "1")
+    monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
+    assert not scalar_loops()
+
+
+def _rollout(model, scalar: bool, monkeypatch, steps=40, num_envs=3):
+    monkeypatch.setenv("TAIGYM_SCALAR_LOOPS", "1" if scalar else "0")
+    world = physics.World(model, num_envs=num_envs, device="cpu", precision="float64")
+    assert world._variant[6] is scalar
+    rng = np.random.default_rng(1)
+    world.set_state(qvel=rng.normal(0, 0.5, (num_envs, model.nv)))
+    out = []
+    for _ in range(steps):
+        world.set_ctrl(rng.uniform(-1, 1, (num_envs, model.nu)))
+        world.step()
+        out += [world.get(name) for name in ("qpos", "qvel", "qacc", "qfrc_constraint")]
+    return world, out
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "RK4"])
+def test_scalar_loops_step_as_the_vectorized_kernel(integrator, monkeypatch):
+    model = load_mjcf_string(MODEL.format(integrator=integrator))
+    world, scalar = _rollout(model, True, monkeypatch)
+    assert world.contacts()["ncon"].max() > 0
+    _, vectorized = _rollout(model, False, monkeypatch)
+    # vectorized sums add in another order (Taichi compiles with fast math): round-off only,
+    # grown over 40 steps with contacts
+    for a, b in zip(scalar, vectorized):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_loops_with_exits_of_their_own_run_as_written():
+    ensure_runtime("cpu")
+    assert scalar_loops()
+    f1 = ti.types.ndarray(dtype=ti.f64, ndim=1)
+
+    @ti.func
+    def fill(a: ti.template(), start, stop):
+        for i in range(start, stop):  # negative indices too: none is the unreachable one
+            if a[i - start] < 0:
+                continue
+            a[i - start] = i
+            if i == stop - 2:
+                break
+
+    @ti.kernel
+    @scalar_loops_in(True)
+    def run(a: f1, start: ti.i32):
+        for _ in range(1):  # the kernel's own loop: parallel, where a break would not compile
+            fill(a, start, start + a.shape[0])
+
+    a = np.zeros(6)
+    a[1] = -1.0
+    run(a, -3)
+    np.testing.assert_array_equal(a, [-3.0, -1.0, -1.0, 0.0, 1.0, 0.0])
+
+
+def test_llvm_vectorizes_only_the_unmarked_kernel(tmp_path):
+    """The same loop in two kernels, one marked: Taichi writes each kernel's optimized LLVM
+    module to a file, and only the unmarked kernel's holds a vector loop."""
+    script = textwrap.dedent("""
+        import numpy as np
+        from taigym.physics.runtime.backend import ensure_runtime, ti
+        from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in
+        ensure_runtime("cpu")
+        assert scalar_loops()
+        f1 = ti.types.ndarray(dtype=ti.f64, ndim=1)
+
+        @ti.func
+        def dot(a: ti.template(), b: ti.template(), n):
+            s = 0.0
+            for i in range(n):  # a sum (Taichi compiles with fast math): LLVM vectorizes it
+                s += a[i] * b[i]
+            return s
+
+        def make(scalar):
+            @ti.kernel
+            @scalar_loops_in(scalar)
+            def run(a: f1, b: f1, n: ti.i32):
+                for _ in range(1):
+                    a[0] = dot(a, b, n)
+            return run
+
+        for scalar in (True, False):
+            a, b = np.ones(100), np.arange(100.0)
+            make(scalar)(a, b, 100)
+            assert a[0] == 4950.0
+            print("compiled", scalar, flush=True)
+    """)
+    env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=str(tmp_path / "cache"), TI_PRINT_KERNEL_LLVM_IR_OPTIMIZED="1")
+    env.pop("TAIGYM_SCALAR_LOOPS", None)
+    (tmp_path / "kernels.py").write_text(script)  # Taichi reads a kernel's source from its file
+    run = subprocess.run([sys.executable, "kernels.py"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    # one module per kernel, in the order compiled: the marked kernel first
+    modules = [path.read_text() for path in sorted(tmp_path.glob("*.ll"))]
+    vectorized = ["vector.body" in text for text in modules if "define" in text and "@run_c" in text]
+    assert vectorized == [False, True]
