@@ -377,8 +377,9 @@ def scalar_loops() -> bool:
     ~40% of the step kernel's instructions: of its cold compile, and of the machine code a
     warm start generates again. LLVM 15 vectorizes and runtime-unrolls only loops with a
     single exit, so every loop nested in a marked kernel gets a second one, taken where the
-    loop index equals an index no loop reaches (the int32 minimum, read from memory, so
-    LLVM cannot prove it never happens): a compare and a never-taken branch an iteration.
+    loop index (a while loop's count of its trips) equals an index no loop reaches (the
+    int32 minimum, read from memory, so LLVM cannot prove it never happens): a compare and
+    a never-taken branch an iteration.
     Kept as the fallback: every loop as LLVM makes it.
     """
     if os.environ.get("TAIGYM_SCALAR_LOOPS", "1") == "0" or os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":
@@ -407,9 +408,10 @@ def _add_loop_exits() -> bool:
     if ti.__name__ != "taichi" or current_cfg().arch != ti.cpu:
         return False
     try:
-        transformer = import_module(ti.__name__ + ".lang.ast.ast_transformer").ASTTransformer
+        tracer = import_module(ti.__name__ + ".lang.ast.ast_transformer")
+        transformer, build_stmt = tracer.ASTTransformer, tracer.build_stmt
         impl = import_module(ti.__name__ + ".lang.impl")
-        build_range_for = transformer.build_range_for
+        build_range_for, build_while = transformer.build_range_for, transformer.build_While
         impl.get_runtime().current_kernel  # noqa: B018
     except (ImportError, AttributeError):
         return False
@@ -420,29 +422,55 @@ def _add_loop_exits() -> bool:
     if _no_index_field is None:
         # made once the runtime starts (backend.ensure_runtime), as the first of the
         # process's fields: a kernel's offline-cache key covers the fields it reads
-        _no_index_field = ti.field(ti.i32, shape=())
-        _no_index_field[None] = -(2**31)
+        _no_index_field = ti.field(ti.i32, shape=2)
+        _no_index_field.fill(-(2**31))
 
-    def with_exit(node):
-        # node's body, led by: if <index> == __taigym_no_index__[None]: break
-        index = ast.Name(id=node.target.id, ctx=ast.Load())
-        unreachable = ast.Subscript(value=ast.Name(id=_NO_INDEX, ctx=ast.Load()),
-                                    slice=ast.Constant(value=None), ctx=ast.Load())
-        test = ast.Compare(left=index, ops=[ast.Eq()], comparators=[unreachable])
-        exit_ = ast.If(test=test, body=[ast.Break()], orelse=[])
-        for part in ast.walk(exit_):
-            ast.copy_location(part, node)
-        extended = ast.For(target=node.target, iter=node.iter, body=[exit_, *node.body], orelse=node.orelse,
-                           type_comment=getattr(node, "type_comment", None))
-        return ast.copy_location(extended, node)
+    def exit_on(index: str, node):
+        # if <index> == __taigym_no_index__[None]: break
+        # read at an index that moves with the loop's, so that LLVM cannot hoist the read
+        # and compute the exit's trip count (with that, it merges the exits of a loop that
+        # stores nothing, and vectorizes it after all)
+        where = ast.BinOp(left=ast.Name(id=index, ctx=ast.Load()), op=ast.BitAnd(), right=ast.Constant(value=1))
+        unreachable = ast.Subscript(value=ast.Name(id=_NO_INDEX, ctx=ast.Load()), slice=where, ctx=ast.Load())
+        test = ast.Compare(left=ast.Name(id=index, ctx=ast.Load()), ops=[ast.Eq()], comparators=[unreachable])
+        return _located(ast.If(test=test, body=[ast.Break()], orelse=[]), node)
+
+    def marked(ctx) -> bool:
+        kernel = impl.get_runtime().current_kernel
+        if ctx.is_kernel or not getattr(getattr(kernel, "func", None), _SCALAR_MARK, False):
+            return False
+        ctx.global_vars[_NO_INDEX] = _no_index_field
+        return True
 
     def build_range_for_scalar(ctx, node):
-        kernel = impl.get_runtime().current_kernel
-        if not ctx.is_kernel and getattr(getattr(kernel, "func", None), _SCALAR_MARK, False):
-            ctx.global_vars[_NO_INDEX] = _no_index_field
-            node = with_exit(node)
+        if marked(ctx):
+            node = _located(ast.For(target=node.target, iter=node.iter, orelse=node.orelse,
+                                    body=[exit_on(node.target.id, node), *node.body]), node)
         return build_range_for(ctx, node)
 
+    def build_while_scalar(ctx, node):
+        # a while loop has no index: it counts its trips in one of its own, from 0
+        if marked(ctx):
+            trips = f"__taigym_trips_{node.lineno}_{node.col_offset}"
+            build_stmt(ctx, _located(ast.Assign(targets=[ast.Name(id=trips, ctx=ast.Store())],
+                                                value=ast.Constant(value=0)), node))
+            count = _located(ast.AugAssign(target=ast.Name(id=trips, ctx=ast.Store()), op=ast.Add(),
+                                           value=ast.Constant(value=1)), node)
+            node = _located(ast.While(test=node.test, body=[exit_on(trips, node), count, *node.body],
+                                      orelse=node.orelse), node)
+        return build_while(ctx, node)
+
+    build_while_scalar.taigym = True
+    transformer.build_While = staticmethod(build_while_scalar)
     build_range_for_scalar.taigym = True
     transformer.build_range_for = staticmethod(build_range_for_scalar)
     return True
+
+
+def _located(tree, node):
+    """``tree`` with every part placed at ``node`` in the source, for Taichi's messages."""
+    import ast
+
+    for part in ast.walk(tree):
+        ast.copy_location(part, node)
+    return tree
