@@ -1,4 +1,4 @@
-"""Outlined stages (physics/step/outline.py): with TAIGYM_OUTLINE=1 the CPU step kernel compiles its large
+"""Outlined stages (physics/step/outline.py): on CPU the step kernel compiles its large
 stages as functions of their own. They must step as the fully inlined kernel does
 (float64, to round-off), and the kernel's offline-cache key must not change between
 processes, or every start would compile again.
@@ -74,11 +74,9 @@ def _rollout(model, outline: bool, monkeypatch, steps=40, num_envs=3):
     return world, out
 
 
-def test_outlining_is_opt_in_on_cpu(monkeypatch):
+def test_outlining_is_on_by_default_on_cpu(monkeypatch):
     ensure_runtime("cpu")
     assert calls_inside_real_functions()
-    assert not outlining()
-    monkeypatch.setenv("TAIGYM_OUTLINE", "1")
     assert outlining()
     monkeypatch.setenv("TAIGYM_OUTLINE", "0")
     assert not outlining()
@@ -137,9 +135,8 @@ def test_a_second_process_finds_the_outlined_kernel_in_the_cache(tmp_path):
         world.step()
         print(world.get("qpos")[0, 0])
     """) % MODEL.format(integrator="Euler")
-    env = {k: v for k, v in os.environ.items() if k not in ("TAIGYM_FEATURES", "TAIGYM_SCALAR_LOOPS")}
+    env = {k: v for k, v in os.environ.items() if k not in ("TAIGYM_FEATURES", "TAIGYM_OUTLINE")}
     env["TI_OFFLINE_CACHE_FILE_PATH"] = str(tmp_path)
-    env["TAIGYM_OUTLINE"] = "1"
     kernels = []
     outputs = []
     for _ in range(3):

@@ -49,10 +49,9 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     def forward(w, t: ti.template()):
         """Every derived quantity of world w's state. ``t`` holds the step kernel's arrays
         by name (physics/step/pipeline.py); each stage is given those it reads and writes.
-        With TAIGYM_OUTLINE=1 on CPU the constraints (rows and solver, the largest part) are
-        compiled as a function of their own (physics/step/outline.py). Splitting the rest
-        off too, in two more functions, compiled no faster and cost small models more per
-        step."""
+        On CPU the constraints (rows and solver, the largest part) are compiled as a function
+        of their own (physics/step/outline.py). Splitting the rest off too, in two more
+        functions, compiled no faster and cost small models more per step."""
         if ti.static(features.contacts):
             positions_and_contacts(w, t)
         else:

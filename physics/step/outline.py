@@ -13,13 +13,9 @@ a kernel's offline cache on the syntax of the real functions each callable calls
 in the order of a hash map keyed by their addresses, so a callable that called two or
 more would key differently from one process to the next and compile every time.
 
-Outlining is opt-in, ``TAIGYM_OUTLINE=1``: since the step kernel's loops compile as scalar
-loops (physics/runtime/launch.py, ``scalar_loops``), a task's kernel is some 20,000
-instructions and compiles as fast inlined, while the call costs small models 3-4% a step.
-It still shortens the compile of a kernel with every part in (``TAIGYM_FEATURES=all``:
-83 s against 90 s for Ant on a 2-core machine). It needs a Taichi whose real functions
-may call inlined functions (taichi 1.7.4 with the fix in physics/runtime/launch.py) and
-the CPU backend (the only one tried); elsewhere the parts are inlined. Both build the
+Outlining needs a Taichi whose real functions may call inlined functions (taichi 1.7.4
+with the fix in physics/runtime/launch.py) and the CPU backend (the only one tried);
+elsewhere, and with ``TAIGYM_OUTLINE=0``, the parts are inlined as before. Both build the
 same arithmetic, so results agree to round-off (tests/test_outline.py).
 """
 
@@ -34,8 +30,8 @@ from ..runtime.launch import calls_inside_real_functions
 
 
 def outlining() -> bool:
-    """Whether this process's step kernels call their parts as functions (opt-in)."""
-    return (os.environ.get("TAIGYM_OUTLINE", "0") == "1" and current_device() == "cpu"
+    """Whether this process's step kernels call their parts as functions."""
+    return (os.environ.get("TAIGYM_OUTLINE", "1") != "0" and current_device() == "cpu"
             and calls_inside_real_functions())
 
 
