@@ -98,8 +98,10 @@ class World:
             serial = self._small_batch(model) and os.environ.get("TAIGYM_SERIAL", "1") != "0"
         self.serial = bool(serial) and self.device == "cpu"
         self.features = choose_features(model, self._pairs, features)
-        self._variant = (precision, model.opt.solver, model.opt.cone, self.features, self.serial, outlining(),
-                         scalar_loops())
+        # scalar loops only with the constraint stage outlined: inlined, they stepped slower
+        outline = outlining()
+        self._variant = (precision, model.opt.solver, model.opt.cone, self.features, self.serial, outline,
+                         outline and scalar_loops())
         self._kernels = make_kernels(self._fp, *self._variant[1:])
         self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         # two kept step launches: every env (ids bound once), and a subset staged in some_ids

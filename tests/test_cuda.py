@@ -37,6 +37,7 @@ LEFT_OUT = {
     # CPU-only machinery
     "test_optimized_kernels.py": "TAIGYM_OPTIMIZE's build against the default one, in a CPU subprocess",
     "test_outline.py": "the step kernel's parts are compiled as functions of their own on the CPU backend only",
+    "test_scalar_loops.py": "the second loop exits that keep LLVM's CPU vectorizer away",
     "test_taichi_choice.py": "which Taichi is imported; its subprocesses step a CPU World with each one",
 }
 

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda",
 def own_kernels(monkeypatch):
     monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
     monkeypatch.delenv("TAIGYM_SCALAR_LOOPS", raising=False)
+    monkeypatch.delenv("TAIGYM_OUTLINE", raising=False)
 
 
 def test_scalar_loops_are_on_by_default_on_cpu(monkeypatch):
@@ -51,6 +52,12 @@ def _rollout(model, scalar: bool, monkeypatch, steps=40, num_envs=3):
         world.step()
         out += [world.get(name) for name in ("qpos", "qvel", "qacc", "qfrc_constraint")]
     return world, out
+
+
+def test_scalar_loops_go_with_the_outlined_constraint_stage(monkeypatch):
+    model = load_mjcf_string(MODEL.format(integrator="Euler"))
+    monkeypatch.setenv("TAIGYM_OUTLINE", "0")
+    assert physics.World(model, num_envs=1, device="cpu")._variant[5:] == (False, False)
 
 
 @pytest.mark.parametrize("integrator", ["Euler", "RK4"])

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..runtime.backend import NAME, VERSION, current_cfg
 
 # what one step kernel variant took to compile on a 2-core x86 machine, before any was timed here
-_FIRST_GUESS_S = {"taichi": 35.0, "quadrants": 25.0}
+_FIRST_GUESS_S = {"taichi": 15.0, "quadrants": 15.0}
 
 
 @functools.lru_cache(maxsize=1)

@@ -379,8 +379,8 @@ def scalar_loops() -> bool:
     single exit, so every loop nested in a marked kernel gets a second one, taken where the
     loop index (a while loop's count of its trips) equals an index no loop reaches (the
     int32 minimum, read from memory, so LLVM cannot prove it never happens): a compare and
-    a never-taken branch an iteration.
-    Kept as the fallback: every loop as LLVM makes it.
+    a never-taken branch an iteration. A World takes them only with its constraint stage
+    outlined (physics/step/outline.py says why). The fallback: every loop as LLVM makes it.
     """
     if os.environ.get("TAIGYM_SCALAR_LOOPS", "1") == "0" or os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":
         return False
