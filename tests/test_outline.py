@@ -60,11 +60,18 @@ def own_kernels(monkeypatch):
     monkeypatch.delenv("TAIGYM_OUTLINE", raising=False)
 
 
-def _rollout(model, outline: bool, monkeypatch, steps=40, num_envs=3):
+def _rollout(model, outline: bool, monkeypatch):
     monkeypatch.setenv("TAIGYM_OUTLINE", "1" if outline else "0")
-    world = physics.World(model, num_envs=num_envs, device="cpu", precision="float64")
+    world, out = rollout(model)
     assert world._variant[5] is outline
-    rng = np.random.default_rng(0)
+    return world, out
+
+
+def rollout(model, seed=0, steps=40, num_envs=3):
+    """A float64 World of ``model`` under random velocities and controls, with its state
+    after each step (the stages' switches as the environment sets them)."""
+    world = physics.World(model, num_envs=num_envs, device="cpu", precision="float64")
+    rng = np.random.default_rng(seed)
     world.set_state(qvel=rng.normal(0, 0.5, (num_envs, model.nv)))
     out = []
     for _ in range(steps):

@@ -15,7 +15,7 @@ import pytest
 from taigym.physics.build.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in
-from test_outline import MODEL
+from test_outline import MODEL, rollout
 
 from taigym import physics
 
@@ -40,17 +40,10 @@ def test_scalar_loops_are_on_by_default_on_cpu(monkeypatch):
     assert not scalar_loops()
 
 
-def _rollout(model, scalar: bool, monkeypatch, steps=40, num_envs=3):
+def _rollout(model, scalar: bool, monkeypatch):
     monkeypatch.setenv("TAIGYM_SCALAR_LOOPS", "1" if scalar else "0")
-    world = physics.World(model, num_envs=num_envs, device="cpu", precision="float64")
+    world, out = rollout(model, seed=1)
     assert world._variant[6] is scalar
-    rng = np.random.default_rng(1)
-    world.set_state(qvel=rng.normal(0, 0.5, (num_envs, model.nv)))
-    out = []
-    for _ in range(steps):
-        world.set_ctrl(rng.uniform(-1, 1, (num_envs, model.nu)))
-        world.step()
-        out += [world.get(name) for name in ("qpos", "qvel", "qacc", "qfrc_constraint")]
     return world, out
 
 
