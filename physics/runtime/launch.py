@@ -426,7 +426,7 @@ def _add_loop_exits() -> bool:
         _no_index_field.fill(-(2**31))
 
     def exit_on(index: str, node):
-        # if <index> == __taigym_no_index__[None]: break
+        # if <index> == __taigym_no_index__[<index> & 1]: break
         # read at an index that moves with the loop's, so that LLVM cannot hoist the read
         # and compute the exit's trip count (with that, it merges the exits of a loop that
         # stores nothing, and vectorizes it after all)
