@@ -21,19 +21,24 @@ table's rows in ``row_width``.
 
 The accessors are ``@ti.func``s, inlined where they are called: each compiles to the
 index arithmetic that a kernel would otherwise spell out (the row's start plus a
-constant column), so naming a column costs nothing at run time.
+constant column), so naming a column costs nothing at run time. Where Taichi's tracer
+allows (physics/runtime/launch.py, ``traced_access``), they are Python functions that
+build that index and its load or store directly while the kernel is traced: the same
+code, for a fraction of the tracing and compiling.
 """
 
 import functools
 
 from . import layout as L
 from .runtime.backend import ti
+from .runtime.launch import traced_access
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def make_access(fp):
-    """Every table's accessors, for float type ``fp``, in one namespace."""
-    return Access(fp)
+    """Every table's accessors, for float type ``fp``, in one namespace: expanded where
+    they are called wherever this process's Taichi allows it."""
+    return Access(fp, traced_access())
 
 
 class Access:
@@ -41,8 +46,9 @@ class Access:
     costs Taichi a look at its caller's source (~0.2 ms), and a kernel uses a few hundred
     of the ~2,000 accessors, so making them all up front would add ~0.4 s to every start."""
 
-    def __init__(self, fp):
+    def __init__(self, fp, traced=None):
         self._fp = fp
+        self._traced = traced  # launch.TracedAccess: expanded where called; None: @ti.funcs
         self._columns = {}  # accessor name -> (table, column)
         for table in L.TABLES:
             for col in table.columns.values():
@@ -65,8 +71,9 @@ class Access:
         table, col = self._columns[key]
         elem = ti.i32 if table.dtype == "int" else self._fp
         name = table.prefix + col.name
-        for suffix, func in _column_access(table, col, elem).items():
-            setattr(self, suffix.replace("*", name), func)  # found directly from now on
+        for suffix, func in _column_access(table, col, elem, self._traced).items():
+            func.__name__ = func.__qualname__ = suffix.replace("*", name)
+            setattr(self, func.__name__, func)  # found directly from now on
         return self.__dict__[key]
 
 
@@ -80,14 +87,17 @@ class _Lookup:
         return getattr(self._access, self._prefix + name)
 
 
-def _column_access(table, col, elem):
-    make = {L.FLAT: _flat, L.FLAT_SHARED: _flat_shared, L.ROWS: _rows, L.ROW: _row, L.ENTRIES: _entries}[table.index]
+def _column_access(table, col, elem, traced):
     vtype = None
     if len(col.shape) == 2:
         vtype = ti.types.matrix(*col.shape, elem)
     elif col.shape:
         vtype = ti.types.vector(col.width, elem)
-    funcs = make(table.width, col.start, col.width, vtype, len(col.shape) == 2)
+    if traced is not None:
+        funcs = _expanded(traced, table.index, table.width, col.start, col.width, vtype, len(col.shape) == 2)
+    else:
+        make = {L.FLAT: _flat, L.FLAT_SHARED: _flat_shared, L.ROWS: _rows, L.ROW: _row, L.ENTRIES: _entries}
+        funcs = make[table.index](table.width, col.start, col.width, vtype, len(col.shape) == 2)
     return {k: v for k, v in funcs.items() if col.width > 1 or not k.endswith("_at")}
 
 
@@ -251,3 +261,51 @@ def _entries(W, c, n, vtype, is_mat):
         a[c + k] = v
 
     return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
+
+
+# The same four accessors expanded where they are called (launch.TracedAccess): Python run
+# while Taichi traces the caller, building the entry's index from the caller's arguments
+# and its load or store. Entry k of a column, from the arguments that pick its row:
+_ENTRY = {
+    L.FLAT: (2, lambda W, c: lambda o, r, k: (o + r * W + (c + k),)),
+    L.FLAT_SHARED: (1, lambda W, c: lambda r, k: (r * W + c,)),  # scalars only (layout.py)
+    L.ROWS: (2, lambda W, c: lambda s, r, k: (s, r, c + k)),
+    L.ROW: (1, lambda W, c: lambda r, k: (r, c + k)),
+    L.ENTRIES: (0, lambda W, c: lambda k: (c + k,)),
+}
+
+
+def _expanded(P, index, W, c, n, vtype, is_mat):
+    rows, make_entry = _ENTRY[index]
+    entry = make_entry(W, c)
+
+    def split(args, after, accessor):
+        # the row's arguments, then the `after` trailing ones (entry, value)
+        if len(args) != rows + after:
+            raise TypeError(f"{accessor.__name__} takes the table and {rows + after} more arguments, got {len(args)}")
+        return args[:rows], args[rows:]
+
+    def get(a, *args):
+        row, _ = split(args, 0, get)
+        if vtype is None:
+            return P.load(a, *entry(*row, 0))
+        return vtype([P.load(a, *entry(*row, k)) for k in range(n)])
+
+    def put(a, *args):
+        row, (v,) = split(args, 1, put)
+        if vtype is None:
+            P.store(a, entry(*row, 0), v)
+            return
+        v = P.local(v)  # copied first: an expression over this entry's own table reads it
+        for k in range(n):
+            P.store(a, entry(*row, k), P.load(v, *((k // vtype.m, k % vtype.m) if is_mat else (k,))))
+
+    def get_at(a, *args):
+        row, (k,) = split(args, 1, get_at)
+        return P.load(a, *entry(*row, k))
+
+    def put_at(a, *args):
+        row, (k, v) = split(args, 2, put_at)
+        P.store(a, entry(*row, k), v)
+
+    return {"*": P.expands(get), "set_*": P.expands(put), "*_at": P.expands(get_at), "set_*_at": P.expands(put_at)}

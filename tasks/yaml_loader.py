@@ -90,8 +90,44 @@ StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 StrictLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 
 
+def _c_strict_loader():
+    """StrictLoader's resolvers and constructors over libyaml's parser, where PyYAML was
+    built with it: the same documents, read ~7x faster (importing taigym reads every task
+    config to register its id)."""
+    try:
+        from yaml.constructor import SafeConstructor
+        from yaml.cyaml import CParser
+        from yaml.resolver import Resolver
+    except ImportError:
+        return None
+
+    class CStrictLoader(CParser, SafeConstructor, Resolver):
+        source = None
+
+        def __init__(self, stream):
+            CParser.__init__(self, stream)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+    CStrictLoader.yaml_implicit_resolvers = StrictLoader.yaml_implicit_resolvers
+    CStrictLoader.yaml_constructors = StrictLoader.yaml_constructors
+    return CStrictLoader
+
+
+_CStrictLoader = _c_strict_loader()
+
+
 def load_yaml(text: str, source=None):
     """Parse YAML text strictly; ``source`` names the file in error messages."""
+    if _CStrictLoader is not None:
+        class _Fast(_CStrictLoader):
+            pass
+
+        _Fast.source = source
+        try:
+            return yaml.load(text, Loader=_Fast)
+        except Exception:  # noqa: BLE001, S110  (the pure-Python parser below words every error)
+            pass
 
     class _Loader(StrictLoader):
         pass

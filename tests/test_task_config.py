@@ -215,3 +215,36 @@ def test_randomization_config_is_validated(tmp_path):
     text = GOOD + "randomization:\n  - term: body_mass_scale\n    params: {bodies: [pole], low: 2.0, high: 1.0}\n"
     with pytest.raises(ConfigError, match=r"randomization\[0\]\.params\.low"):
         Task.from_source(write(tmp_path, text))
+
+
+def _same_documents(a, b):
+    """Equal values, and every mapping with the same key lines."""
+    assert a == b
+    if isinstance(a, dict):
+        assert a.lines == b.lines
+        for key in a:
+            _same_documents(a[key], b[key])
+    elif isinstance(a, list):
+        for x, y in zip(a, b):
+            _same_documents(x, y)
+
+
+def test_libyamls_parser_reads_every_shipped_config_as_the_python_parser_does():
+    import yaml
+    from taigym.tasks import yaml_loader
+
+    if yaml_loader._CStrictLoader is None:
+        pytest.skip("PyYAML was built without libyaml")
+    from pathlib import Path
+
+    from taigym import configs
+
+    files = sorted(Path(configs.__file__).parent.rglob("*.yaml"))
+    assert len(files) >= 20
+    for path in files:
+        text = path.read_text()
+        _same_documents(yaml.load(text, Loader=yaml_loader._CStrictLoader),
+                        yaml.load(text, Loader=yaml_loader.StrictLoader))
+    # an invalid file is worded by the Python parser's messages either way
+    with pytest.raises(ConfigError, match="a quote opened on this line is never closed"):
+        load_yaml('id: "TaiGym/Open-v0\nrobot: x\n', source="open.yaml")

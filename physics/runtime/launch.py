@@ -26,6 +26,10 @@ the step kernel's outlined stages need (physics/step/outline.py).
 :func:`scalar_loops` gives the loops of the step kernel's functions a second exit, so
 that LLVM neither vectorizes nor unrolls them: a third less code to compile.
 
+:func:`traced_access` lets the table accessors (physics/access.py) be expanded in place
+while a kernel is traced, instead of being traced as functions at each of their ~900 call
+sites in a step kernel.
+
 The public fallback is Taichi's own call and copies through kernels, every time. It is
 taken where the internals are not the ones this module knows (another Taichi than
 1.7.4's layout, checked once per process by :func:`fast_path_available`), on CUDA
@@ -474,3 +478,66 @@ def _located(tree, node):
     for part in ast.walk(tree):
         ast.copy_location(part, node)
     return tree
+
+
+# --- table accessors expanded where they are called ---------------------------------------
+
+
+def traced_access():
+    """The primitives the table accessors are written in when they are expanded in place
+    while Taichi traces a kernel (a :class:`TracedAccess`), or None where they stay
+    ``@ti.func``s: not with ``TAIGYM_LAUNCH=plain`` or ``TAIGYM_EXPAND_ACCESS=0``, and only
+    on taichi 1.7, whose tracer this knows.
+
+    An accessor is one index expression and a load or store. Traced as a ``@ti.func``,
+    each of a step kernel's ~900 accessor calls costs Taichi a fresh trace of the function
+    (its syntax tree, a context, a local copy of every argument): ~0.8 ms a call, a third
+    of a warm start's tracing, and the copies are allocas that make the kernel's IR larger
+    to compile. Expanded, a call is the load or store itself, built from the caller's
+    arguments as Taichi's tracer builds ``a[i]``. Values are the same: the copies are of
+    arguments used once (a vector written entry by entry is still copied first, as the
+    function did, so that it cannot read entries it has already overwritten).
+    """
+    if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain" or os.environ.get("TAIGYM_EXPAND_ACCESS", "1") == "0":
+        return None
+    if ti.__name__ != "taichi" or tuple(ti.__version__[:2]) != (1, 7):
+        return None
+    from importlib import import_module
+
+    try:
+        impl = import_module(ti.__name__ + ".lang.impl")
+        impl.subscript, impl.expr_init_func, impl.get_runtime  # noqa: B018
+    except (ImportError, AttributeError):
+        return None
+    return TracedAccess(impl)
+
+
+class TracedAccess:
+    """Loads and stores of table entries from Python code that runs while Taichi traces a
+    kernel, as its tracer makes them for ``a[i]`` and ``a[i] = v``."""
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    def load(self, table, *index):
+        """``table[index]``: an expression (a table entry, or a vector's entry)."""
+        return self._impl.subscript(self._builder(), table, *index)
+
+    def store(self, table, index: tuple, value):
+        """``table[index] = value``."""
+        self._impl.subscript(self._builder(), table, *index)._assign(value)
+
+    def local(self, value):
+        """A local copy of ``value``, as a ``@ti.func`` makes of each argument."""
+        return self._impl.expr_init_func(value)
+
+    @staticmethod
+    def expands(function):
+        """Mark ``function`` as called from traced code: Taichi's tracer warns about
+        calling any function that does not say it is a Taichi function, and counts a
+        true one's prints; this says it is one, and false."""
+        function._is_taichi_function = False
+        return function
+
+    def _builder(self):
+        return self._impl.get_runtime().compiling_callable.ast_builder()
