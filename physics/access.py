@@ -289,6 +289,7 @@ def _expanded(P, index, W, c, n, vtype, is_mat):
         row, _ = split(args, 0, get)
         if vtype is None:
             return P.load(a, *entry(*row, 0))
+        row = P.once(row)
         return vtype([P.load(a, *entry(*row, k)) for k in range(n)])
 
     def put(a, *args):
@@ -296,6 +297,7 @@ def _expanded(P, index, W, c, n, vtype, is_mat):
         if vtype is None:
             P.store(a, entry(*row, 0), v)
             return
+        row = P.once(row)
         v = P.local(v)  # copied first: an expression over this entry's own table reads it
         for k in range(n):
             P.store(a, entry(*row, k), P.load(v, *((k // vtype.m, k % vtype.m) if is_mat else (k,))))

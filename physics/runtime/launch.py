@@ -494,9 +494,10 @@ def traced_access():
     (its syntax tree, a context, a local copy of every argument): ~0.8 ms a call, a third
     of a warm start's tracing, and the copies are allocas that make the kernel's IR larger
     to compile. Expanded, a call is the load or store itself, built from the caller's
-    arguments as Taichi's tracer builds ``a[i]``. Values are the same: the copies are of
-    arguments used once (a vector written entry by entry is still copied first, as the
-    function did, so that it cannot read entries it has already overwritten).
+    arguments as Taichi's tracer builds ``a[i]``. Values are the same: only arguments used
+    once go uncopied (a vector's row, indexed once per entry, is copied, and a vector
+    written entry by entry is copied first, as the function did, so that it cannot read
+    entries it has already overwritten).
     """
     if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain" or os.environ.get("TAIGYM_EXPAND_ACCESS", "1") == "0":
         return None
@@ -506,7 +507,7 @@ def traced_access():
 
     try:
         impl = import_module(ti.__name__ + ".lang.impl")
-        impl.subscript, impl.expr_init_func, impl.get_runtime  # noqa: B018
+        impl.subscript, impl.expr_init_func, impl.expr_init, impl.Expr, impl.get_runtime  # noqa: B018
     except (ImportError, AttributeError):
         return None
     return TracedAccess(impl)
@@ -530,6 +531,13 @@ class TracedAccess:
     def local(self, value):
         """A local copy of ``value``, as a ``@ti.func`` makes of each argument."""
         return self._impl.expr_init_func(value)
+
+    def once(self, values: tuple) -> tuple:
+        """``values`` for use several times: each Taichi expression among them copied to a
+        local, so that it is computed once (an expression is computed again at every use,
+        and one that loads from memory is loaded again after every store in between, where
+        LLVM cannot tell the store does not reach it); Python numbers stay constants."""
+        return tuple(self._impl.expr_init(v) if isinstance(v, self._impl.Expr) else v for v in values)
 
     @staticmethod
     def expands(function):
