@@ -62,3 +62,55 @@ def test_an_accessor_called_with_the_wrong_arguments_is_named():
 
     with pytest.raises(Exception, match=r"set_body_xpos takes the table and 3 more arguments, got 2"):
         wrong(table)
+
+
+def test_expanded_matrix_operations_compute_what_taichis_do(monkeypatch):
+    """Cross and dot products, matrix products, sums and norms in a kernel marked for
+    expansion against the same kernel unmarked (Taichi's own functions): float64, bitwise."""
+    from taigym.physics.runtime.launch import expand_matrix_math, expanded_math_in
+
+    ensure_runtime("cpu")
+    assert expand_matrix_math()
+    v3, m3 = ti.types.vector(3, ti.f64), ti.types.matrix(3, 3, ti.f64)
+    arr = ti.types.ndarray(ti.f64, ndim=2)
+
+    @ti.func
+    def operations(a: ti.template(), out: ti.template(), i):
+        x, y = v3(a[i, 0], a[i, 1], a[i, 2]), v3(a[i, 3], a[i, 4], a[i, 5])
+        m = m3([[a[i, 6 + 3 * r + c] for c in ti.static(range(3))] for r in ti.static(range(3))])
+        c = x.cross(y)
+        p = m @ m.transpose()
+        q = m @ (x + y)
+        values = [c[0], c[1], c[2], x.dot(y), (x * y).sum(), m.sum(), x.norm(), x.norm_sqr(), p[0, 1], p[2, 2],
+                  q[0], q[2]]
+        for k in ti.static(range(len(values))):
+            out[i, k] = values[k]
+
+    @ti.kernel
+    @expanded_math_in
+    def expanded(a: arr, out: arr):
+        for i in range(a.shape[0]):
+            operations(a, out, i)
+
+    @ti.kernel
+    def taichis(a: arr, out: arr):
+        for i in range(a.shape[0]):
+            operations(a, out, i)
+
+    # which of Taichi's matrix functions each kernel traces
+    from taichi.lang.ast.ast_transformer import ASTTransformer
+
+    traced, build = [], ASTTransformer.build_FunctionDef
+    monkeypatch.setattr(ASTTransformer, "build_FunctionDef", staticmethod(
+        lambda ctx, node: traced.append((ctx.func.func.__module__, node.name)) or build(ctx, node)))
+    expanded_ones = {("taichi.lang.matrix_ops", name) for name in
+                     ("cross", "dot", "matmul", "_matmul_helper", "sum", "_reduce", "norm", "norm_sqr")}
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(16, 15))
+    got, want = np.zeros((16, 12)), np.zeros((16, 12))
+    expanded(a, got)
+    assert not expanded_ones & set(traced)
+    taichis(a, want)
+    assert expanded_ones <= set(traced)
+    np.testing.assert_array_equal(got, want)
+    assert np.isfinite(got).all() and np.abs(got).max() > 0

@@ -93,9 +93,10 @@ def ensure_runtime(device: str) -> str:
         check_out_of_bound=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
         debug=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
     )
-    from ..runtime.launch import lighten_tracing, scalar_loops  # here: they need this module's ti
+    from ..runtime.launch import expand_matrix_math, lighten_tracing, scalar_loops  # here: they need this module's ti
 
     lighten_tracing()
+    expand_matrix_math()
     scalar_loops()  # where it applies, its field is the process's first (an offline-cache key covers it)
     started = "cuda" if current_cfg().arch == ti.cuda else "cpu"
     if want == "cuda" and started != "cuda":

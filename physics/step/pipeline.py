@@ -23,7 +23,7 @@ import types
 from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import ti
-from ..runtime.launch import scalar_loops_in
+from ..runtime.launch import expanded_math_in, scalar_loops_in
 from ..step.integrate import make_integrate
 from ..step.outline import make_outline
 from ..step.program import make_program
@@ -68,6 +68,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
 
     @ti.kernel
     @scalar_loops_in(scalar)
+    @expanded_math_in
     def step_kernel(
         # Model:
         sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
@@ -121,6 +122,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
 
     @ti.kernel
     @scalar_loops_in(scalar)
+    @expanded_math_in
     def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,
                     con_f: f3, con_i: i3, efc_f: f3, efc_n: i2, ntask: ti.i32):
         ti.loop_config(serialize=serial)
