@@ -7,11 +7,12 @@ batch) steps random actions at several batch sizes; in the same run Gymnasium's 
 column says "not installed") steps a batch of the same size. Every side includes what an
 RL loop pays per step: physics with its frame skip, observations, rewards, terminations
 and autoresets. Tasks without a Gymnasium counterpart (the quadrupeds, the arm) are
-measured on our side only. The table gives env steps/s, CPU time over wall time, the
-ratios and the
-process's peak resident memory after each of our measurements; a PNG plots steps/s
-against num_envs; the JSON keeps every number with the machine's load, since timings on
-a shared machine drift.
+measured on our side only. Each side is measured ``--repeats`` times per batch size, the
+sides taking turns, so that load from elsewhere on a shared machine falls on all of them
+alike. The table gives each side's median env steps/s, our CPU time over wall time, the
+median of the ratios within a turn and the process's peak resident memory; a PNG plots
+steps/s against num_envs; the JSON keeps every turn's numbers with the machine's load,
+since timings on a shared machine drift.
 
     python scripts/benchmark_envs.py --tasks Ant Humanoid Hopper --num-envs 1 16 64 256 1024
     python scripts/benchmark_envs.py --tasks all
@@ -62,17 +63,25 @@ def steps_per_second(env, num_envs: int, seconds: float, seed: int, reset_seed: 
     return num_envs * steps / wall, (time.process_time() - cpu) / wall
 
 
-def envpool_steps_per_second(task: str, num_envs: int, seconds: float, seed: int):
-    """EnvPool's steps/s (and CPU/wall) for the task's v5 counterpart, a batch of
-    ``num_envs`` on one thread per core; "not installed" or None (no counterpart) instead."""
+def make_envpool(task: str, num_envs: int, seed: int):
+    """EnvPool's env for the task's v5 counterpart, a batch of ``num_envs`` on one thread per
+    core; "not installed" or None (no counterpart) instead."""
     if task not in GYMNASIUM:
         return None
     try:
         import envpool
     except ImportError:
         return "not installed"
-    env = envpool.make_gymnasium(GYMNASIUM[task], num_envs=num_envs, batch_size=num_envs,
-                                 num_threads=min(num_envs, os.cpu_count() or 1), seed=seed)
+    return envpool.make_gymnasium(GYMNASIUM[task], num_envs=num_envs, batch_size=num_envs,
+                                  num_threads=min(num_envs, os.cpu_count() or 1), seed=seed)
+
+
+def envpool_steps_per_second(task: str, num_envs: int, seconds: float, seed: int):
+    """EnvPool's steps/s (and CPU/wall) for the task's v5 counterpart; "not installed" or
+    None (no counterpart) instead."""
+    env = make_envpool(task, num_envs, seed)
+    if env is None or isinstance(env, str):
+        return env
     try:
         return steps_per_second(env, num_envs, seconds, seed, reset_seed=False)
     finally:
@@ -93,37 +102,60 @@ def single_agent_tasks() -> list[str]:
     return sorted(k[len("TaiGym/"):-len("-v0")] for k in gym.registry if k.startswith("TaiGym/"))
 
 
-def measure_task(task: str, num_envs: list[int], seconds: float, seed: int) -> list[dict]:
+def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repeats: int = 3) -> list[dict]:
+    """One row per batch size: each side measured ``repeats`` times, the sides taking turns,
+    so that load from elsewhere on a shared machine falls on all of them alike; a row gives
+    each side's median and the median of the ratios within a turn."""
     import gymnasium as gym
 
     from taigym import envs  # noqa: F401  (registers TaiGym ids)
 
     rows = []
     for n in num_envs:
-        ours_env = gym.make_vec(f"TaiGym/{task}-v0", num_envs=n, vectorization_mode="vector_entry_point")
-        ours, cores = steps_per_second(ours_env, n, seconds, seed)
-        ours_env.close()
-        memory = peak_rss_mb()
-        theirs = None
+        sides = {"taigym": gym.make_vec(f"TaiGym/{task}-v0", num_envs=n, vectorization_mode="vector_entry_point")}
         if task in GYMNASIUM:
-            theirs_env = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
-            theirs, _ = steps_per_second(theirs_env, n, seconds, seed)
-            theirs_env.close()
-        pool = envpool_steps_per_second(task, n, seconds, seed)
-        pool_rate = pool[0] if isinstance(pool, tuple) else None
-        rows.append(dict(task=task, num_envs=n, taigym=ours, taigym_cpu_per_wall=cores, gymnasium=theirs,
-                         ratio=None if theirs is None else ours / theirs, peak_rss_mb=memory,
-                         envpool=pool_rate, envpool_cpu_per_wall=pool[1] if pool_rate else None,
-                         envpool_ratio=ours / pool_rate if pool_rate else None,
-                         envpool_note=pool if isinstance(pool, str) else None))
-        other = "(no Gymnasium counterpart)" if theirs is None else f"gymnasium {theirs:10,.0f}  ({ours / theirs:.2f}x)"
-        if pool_rate:
-            other += f"  envpool {pool_rate:10,.0f}  ({ours / pool_rate:.2f}x)"
-        elif pool:
-            other += f"  envpool {pool}"
-        print(f"{task:24s} {n:6d} envs: taigym {ours:10,.0f} (CPU/wall {cores:.2f})  {other}  peak RSS {memory:,.0f} MB",
-              flush=True)
+            sides["gymnasium"] = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
+        pool = make_envpool(task, n, seed)
+        if pool is not None and not isinstance(pool, str):
+            sides["envpool"] = pool
+        turns = []
+        try:
+            for _ in range(repeats):
+                turns.append({side: steps_per_second(env, n, seconds, seed, reset_seed=side != "envpool")
+                              for side, env in sides.items()})
+        finally:
+            for env in sides.values():
+                env.close()
+        rows.append(_row(task, n, turns, pool if isinstance(pool, str) else None))
+        _print_row(rows[-1])
     return rows
+
+
+def _row(task: str, n: int, turns: list[dict], envpool_note) -> dict:
+    def median(side, i=0):
+        return float(np.median([t[side][i] for t in turns])) if side in turns[0] else None
+
+    def ratio(side):
+        return float(np.median([t["taigym"][0] / t[side][0] for t in turns])) if side in turns[0] else None
+
+    return dict(task=task, num_envs=n, taigym=median("taigym"), taigym_cpu_per_wall=median("taigym", 1),
+                gymnasium=median("gymnasium"), ratio=ratio("gymnasium"), peak_rss_mb=peak_rss_mb(),
+                envpool=median("envpool"), envpool_cpu_per_wall=median("envpool", 1), envpool_ratio=ratio("envpool"),
+                envpool_note=envpool_note, repeats=len(turns), load_average=os.getloadavg()[0],
+                turns=[{side: dict(steps_per_s=rate, cpu_per_wall=cpu) for side, (rate, cpu) in t.items()}
+                       for t in turns])
+
+
+def _print_row(r: dict):
+    theirs, pool = r["gymnasium"], r["envpool"]
+    other = "(no Gymnasium counterpart)" if theirs is None else f"gymnasium {theirs:10,.0f}  ({r['ratio']:.2f}x)"
+    if pool:
+        other += f"  envpool {pool:10,.0f}  ({r['envpool_ratio']:.2f}x)"
+    elif r["envpool_note"]:
+        other += f"  envpool {r['envpool_note']}"
+    print(f"{r['task']:24s} {r['num_envs']:6d} envs: taigym {r['taigym']:10,.0f} (CPU/wall "
+          f"{r['taigym_cpu_per_wall']:.2f})  {other}  peak RSS {r['peak_rss_mb']:,.0f} MB  load {r['load_average']:.2f}",
+          flush=True)
 
 
 _FIRST_STEP = """
@@ -212,7 +244,9 @@ def parse_args(argv):
     p.add_argument("--tasks", nargs="+", default=["Ant", "Humanoid", "Hopper"],
                    help="task names (TaiGym/<name>-v0), or 'all' for every registered single-agent task")
     p.add_argument("--num-envs", nargs="+", type=int, default=[1, 16, 64, 256, 1024])
-    p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default: 3)")
+    p.add_argument("--seconds", type=float, default=2.0, help="time per measurement (default: 2)")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="measurements per side and batch size, the sides taking turns (default: 3)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
     p.add_argument("--out", type=Path, default=Path("results/benchmark_envs.json"),
@@ -229,13 +263,14 @@ def main(argv=None) -> int:
         raise SystemExit(f"unknown task(s) {unknown}; registered: {known}")
     load_start = os.getloadavg()
     startup = [] if args.no_startup else [measure_startup(task) for task in tasks]
-    rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed)]
+    rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed, args.repeats)]
     from taigym.physics.runtime.backend import NAME, VERSION
 
     report = dict(rows=rows, startup=startup,
                   machine=dict(platform=platform.platform(), cpus=os.cpu_count(), taichi=f"{NAME} {VERSION}",
                                load_average_at_start=load_start, load_average_at_end=os.getloadavg()),
-                  settings=dict(seconds=args.seconds, seed=args.seed, actions="uniform random, fixed per run"))
+                  settings=dict(seconds=args.seconds, repeats=args.repeats, seed=args.seed,
+                                actions="uniform random, fixed per run"))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
     tables = markdown(rows) + ("\n" + startup_markdown(startup) if startup else "")

@@ -67,10 +67,16 @@ def test_env_benchmark_reports_both_sides(tmp_path):
     from taigym.scripts.benchmark_envs import main
 
     out = tmp_path / "envs.json"
-    assert main(["--tasks", "InvertedPendulum", "--num-envs", "2", "--seconds", "0.2", "--no-startup",
-                 "--out", str(out)]) == 0
+    assert main(["--tasks", "InvertedPendulum", "--num-envs", "2", "--seconds", "0.2", "--repeats", "3",
+                 "--no-startup", "--out", str(out)]) == 0
     (row,) = json.loads(out.read_text())["rows"]
     assert row["taigym"] > 0 and row["gymnasium"] > 0 and row["ratio"] > 0 and row["peak_rss_mb"] > 10
+    # the sides took turns: each side's median, and the median of the ratios within a turn
+    assert row["repeats"] == len(row["turns"]) == 3 and row["load_average"] >= 0
+    ours = [t["taigym"]["steps_per_s"] for t in row["turns"]]
+    theirs = [t["gymnasium"]["steps_per_s"] for t in row["turns"]]
+    assert row["taigym"] == sorted(ours)[1] and row["gymnasium"] == sorted(theirs)[1]
+    assert row["ratio"] == sorted(a / b for a, b in zip(ours, theirs))[1]
     assert "| InvertedPendulum | 2 |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").stat().st_size > 1000
 
