@@ -114,3 +114,36 @@ def test_expanded_matrix_operations_compute_what_taichis_do(monkeypatch):
     assert expanded_ones <= set(traced)
     np.testing.assert_array_equal(got, want)
     assert np.isfinite(got).all() and np.abs(got).max() > 0
+
+
+@pytest.mark.parametrize("expanded", [True, False], ids=["expanded", "functions"])
+def test_a_vector_written_from_its_own_row_reads_it_before_overwriting_it(expanded):
+    """``set_x(row, v)`` where v's entries read other entries of the same row: written entry by
+    entry, v must have been read whole first (the function's copy of its argument; the
+    expanded writer copies it too), or later entries would read overwritten ones."""
+    from taigym.physics.access import Access
+
+    ensure_runtime("cpu")
+    traced = traced_access()
+    if expanded and traced is None:
+        pytest.skip("accessors are expanded with taichi 1.7's tracer only")
+    A = Access(ti.f64, traced if expanded else None)
+    from taigym.physics import layout as L
+
+    width = L.BODY_D.width  # three rows of body_d
+    v3 = ti.types.vector(3, ti.f64)
+
+    @ti.kernel
+    def rotate_rows(a: ti.types.ndarray(ti.f64, ndim=1)):
+        for b in range(3):
+            # a vector of the row's own entries, cycled: entry 1 reads entry 0, written first
+            A.set_body_xpos(a, 0, b, v3(A.body_xpos_at(a, 0, b, 2), A.body_xpos_at(a, 0, b, 0),
+                                        A.body_xpos_at(a, 0, b, 1)) + A.body_xpos(a, 0, b).sum())
+
+    start = L.BODY_D.columns["xpos"].start
+    table = np.arange(3 * width, dtype=np.float64) + 1.0
+    before = table.reshape(3, width)[:, start:start + 3].copy()
+    rotate_rows(table)
+    after = table.reshape(3, width)[:, start:start + 3]
+    want = before[:, [2, 0, 1]] + before.sum(axis=1, keepdims=True)
+    np.testing.assert_array_equal(after, want)
