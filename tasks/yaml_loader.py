@@ -117,24 +117,20 @@ def _c_strict_loader():
 _CStrictLoader = _c_strict_loader()
 
 
+def _naming(loader, source):
+    """``loader`` for one file: its constructors name ``source`` in their errors."""
+    return type(loader.__name__, (loader,), {"source": source})
+
+
 def load_yaml(text: str, source=None):
     """Parse YAML text strictly; ``source`` names the file in error messages."""
     if _CStrictLoader is not None:
-        class _Fast(_CStrictLoader):
-            pass
-
-        _Fast.source = source
         try:
-            return yaml.load(text, Loader=_Fast)
+            return yaml.load(text, Loader=_naming(_CStrictLoader, source))
         except Exception:  # noqa: BLE001, S110  (the pure-Python parser below words every error)
             pass
-
-    class _Loader(StrictLoader):
-        pass
-
-    _Loader.source = source
     try:
-        return yaml.load(text, Loader=_Loader)
+        return yaml.load(text, Loader=_naming(StrictLoader, source))
     except ConfigError:
         raise
     except yaml.MarkedYAMLError as e:

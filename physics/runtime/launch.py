@@ -28,7 +28,8 @@ that LLVM neither vectorizes nor unrolls them: a third less code to compile.
 
 :func:`traced_access` lets the table accessors (physics/access.py) be expanded in place
 while a kernel is traced, instead of being traced as functions at each of their ~900 call
-sites in a step kernel.
+sites in a step kernel; :func:`expand_matrix_math` does the same for Taichi's small vector
+and matrix operations in the kernels :func:`expanded_math_in` marks.
 
 The public fallback is Taichi's own call and copies through kernels, every time. It is
 taken where the internals are not the ones this module knows (another Taichi than
@@ -592,40 +593,37 @@ def expand_matrix_math() -> bool:
         return True
     X = _MatrixExpansion(P, ops.Vector, ops.Matrix, sqrt)
 
-    def expanding(name, shapes_ok):
+    def tensor_shapes(args, count):
+        # the shapes of the first `count` arguments, all vector or matrix expressions; else None
+        if len(args) < count or not all(isinstance(a, impl.Expr) and a.is_tensor() for a in args[:count]):
+            return None
+        shapes = [tuple(a.get_shape()) for a in args[:count]]
+        return shapes if all(len(shape) in (1, 2) for shape in shapes) else None
+
+    def expanding(name, count, wanted):
+        # `wanted`: whether the operands' shapes are the ones expanded (any other: Taichi's checks)
         original, expanded = originals[name], getattr(X, name)
 
         def operation(*args, **kwargs):
             kernel = impl.get_runtime().current_kernel if impl.inside_kernel() else None
-            if (not kwargs or set(kwargs) <= {"eps"}) and getattr(getattr(kernel, "func", None), _MATH_MARK, False) \
-                    and shapes_ok(*args):
-                return expanded(*args, **kwargs)
+            if getattr(getattr(kernel, "func", None), _MATH_MARK, False) and set(kwargs) <= {"eps"}:
+                shapes = tensor_shapes(args, count)
+                if shapes is not None and wanted(*shapes):
+                    return expanded(*args, **kwargs)
             return original(*args, **kwargs)
 
         operation.taigym = True
         operation.__name__ = name
         return P.expands(operation)
 
-    def shapes(*wanted):
-        def ok(*args):
-            return len(args) >= len(wanted) and all(
-                isinstance(a, impl.Expr) and a.is_tensor() and w(a.get_shape()) for a, w in zip(args, wanted))
-        return ok
+    def any_shape(_):
+        return True
 
-    def tensor(s):
-        return len(s) in (1, 2)
-
-    def both(wanted):
-        # two tensor operands whose shapes `wanted` accepts (anything else: Taichi's checks)
-        def ok(*args):
-            return shapes(tensor, tensor)(*args) and wanted(tuple(args[0].get_shape()), tuple(args[1].get_shape()))
-        return ok
-
-    checks = {"cross": both(lambda a, b: a == b == (3,)), "dot": both(lambda a, b: len(a) == 1 and a == b),
-              "matmul": both(lambda a, b: len(a) == 2 and a[1] == b[0]),
-              "sum": shapes(tensor), "norm_sqr": shapes(tensor), "norm": shapes(tensor)}
-    for name, ok in checks.items():
-        setattr(ops, name, expanding(name, ok))
+    wanted = {"cross": (2, lambda a, b: a == b == (3,)), "dot": (2, lambda a, b: len(a) == 1 and a == b),
+              "matmul": (2, lambda a, b: len(a) == 2 and a[1] == b[0]),
+              "sum": (1, any_shape), "norm_sqr": (1, any_shape), "norm": (1, any_shape)}
+    for name, (count, shapes_ok) in wanted.items():
+        setattr(ops, name, expanding(name, count, shapes_ok))
     return True
 
 
@@ -668,23 +666,18 @@ class _MatrixExpansion:
     def matmul(self, x, y):
         x, y = self._P.once((x, y))
         (n, inner), by_vector = x.get_shape(), len(y.get_shape()) == 1
-        if by_vector:
-            (zero,) = self._P.once((self._at(x, 0, 0) * self._at(y, 0) * 0,))  # Taichi's typed zero
-            out = []
-            for i in range(n):
-                entry = zero
-                for j in range(inner):
-                    entry = entry + self._at(x, i, j) * self._at(y, j)
-                out.append(entry)
-            return self._vector(out)
-        (zero,) = self._P.once((self._at(x, 0, 0) * self._at(y, 0, 0) * 0,))
+
+        def y_at(k, j):  # a vector is one column
+            return self._at(y, k) if by_vector else self._at(y, k, j)
+
+        (zero,) = self._P.once((self._at(x, 0, 0) * y_at(0, 0) * 0,))  # Taichi's typed zero
         rows = []
         for i in range(n):
             row = []
-            for j in range(y.get_shape()[1]):
+            for j in range(1 if by_vector else y.get_shape()[1]):
                 entry = zero
                 for k in range(inner):
-                    entry = entry + self._at(x, i, k) * self._at(y, k, j)
+                    entry = entry + self._at(x, i, k) * y_at(k, j)
                 row.append(entry)
             rows.append(row)
-        return self._matrix(rows)
+        return self._vector([row[0] for row in rows]) if by_vector else self._matrix(rows)
