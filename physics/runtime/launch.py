@@ -382,9 +382,10 @@ def scalar_loops() -> bool:
     ~40% of the step kernel's instructions: of its cold compile, and of the machine code a
     warm start generates again. LLVM 15 vectorizes and runtime-unrolls only loops with a
     single exit, so every loop nested in a marked kernel gets a second one, taken where the
-    loop index (a while loop's count of its trips) equals an index no loop reaches (the
-    int32 minimum, read from memory, so LLVM cannot prove it never happens): a compare and
-    a never-taken branch an iteration. A World takes them only with its constraint stage
+    loop index (a while loop's count of its trips), xor a mask of no bits, equals an index no
+    loop reaches (the int32 minimum; mask and index are read from memory before the loop, so
+    LLVM cannot prove it never happens): an xor, a compare and a never-taken branch an
+    iteration. A World takes them only with its constraint stage
     outlined (physics/step/outline.py says why). The fallback: every loop as LLVM makes it.
     """
     if os.environ.get("TAIGYM_SCALAR_LOOPS", "1") == "0" or os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":
@@ -426,18 +427,31 @@ def _add_loop_exits() -> bool:
 
     if _no_index_field is None:
         # made once the runtime starts (backend.ensure_runtime), as the first of the
-        # process's fields: a kernel's offline-cache key covers the fields it reads
+        # process's fields: a kernel's offline-cache key covers the fields it reads.
+        # [0]: a mask of no bits, [1]: an index no loop reaches
         _no_index_field = ti.field(ti.i32, shape=2)
-        _no_index_field.fill(-(2**31))
+        _no_index_field.from_numpy(np.array([0, -(2**31)], dtype=np.int32))
 
-    def exit_on(index: str, node):
-        # if <index> == __taigym_no_index__[<index> & 1]: break
-        # read at an index that moves with the loop's, so that LLVM cannot hoist the read
-        # and compute the exit's trip count (with that, it merges the exits of a loop that
-        # stores nothing, and vectorizes it after all)
-        where = ast.BinOp(left=ast.Name(id=index, ctx=ast.Load()), op=ast.BitAnd(), right=ast.Constant(value=1))
-        unreachable = ast.Subscript(value=ast.Name(id=_NO_INDEX, ctx=ast.Load()), slice=where, ctx=ast.Load())
-        test = ast.Compare(left=ast.Name(id=index, ctx=ast.Load()), ops=[ast.Eq()], comparators=[unreachable])
+    def local(ctx, name: str, value, node):
+        build_stmt(ctx, _located(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value), node))
+        return ast.Name(id=name, ctx=ast.Load())
+
+    def exit_on(ctx, index: str, node):
+        # before the loop: mask, unreachable = __taigym_no_index__[0], __taigym_no_index__[1]
+        # in it:           if index ^ mask == unreachable: break
+        # Both read once, outside the loop: an exit that loads in every iteration cost
+        # the constraint stage ~15% of its time. Neither is known to LLVM, and an xor is no
+        # recurrence its loop analysis can count, so it can neither compute the exit's trip
+        # count and merge it with the loop's own (which it does to an exit against a plain
+        # unknown bound in a loop that stores nothing, and then vectorizes the loop) nor
+        # hoist the test out of the loop.
+        at = f"{node.lineno}_{node.col_offset}"
+        mask, unreachable = (local(ctx, f"__taigym_{part}_{at}",
+                                   ast.Subscript(value=ast.Name(id=_NO_INDEX, ctx=ast.Load()),
+                                                 slice=ast.Constant(value=k), ctx=ast.Load()), node)
+                             for k, part in enumerate(("mask", "unreachable")))
+        masked = ast.BinOp(left=ast.Name(id=index, ctx=ast.Load()), op=ast.BitXor(), right=mask)
+        test = ast.Compare(left=masked, ops=[ast.Eq()], comparators=[unreachable])
         return _located(ast.If(test=test, body=[ast.Break()], orelse=[]), node)
 
     def marked(ctx) -> bool:
@@ -450,7 +464,7 @@ def _add_loop_exits() -> bool:
     def build_range_for_scalar(ctx, node):
         if marked(ctx):
             node = _located(ast.For(target=node.target, iter=node.iter, orelse=node.orelse,
-                                    body=[exit_on(node.target.id, node), *node.body]), node)
+                                    body=[exit_on(ctx, node.target.id, node), *node.body]), node)
         return build_range_for(ctx, node)
 
     def build_while_scalar(ctx, node):
@@ -461,7 +475,7 @@ def _add_loop_exits() -> bool:
                                                 value=ast.Constant(value=0)), node))
             count = _located(ast.AugAssign(target=ast.Name(id=trips, ctx=ast.Store()), op=ast.Add(),
                                            value=ast.Constant(value=1)), node)
-            node = _located(ast.While(test=node.test, body=[exit_on(trips, node), count, *node.body],
+            node = _located(ast.While(test=node.test, body=[exit_on(ctx, trips, node), count, *node.body],
                                       orelse=node.orelse), node)
         return build_while(ctx, node)
 
