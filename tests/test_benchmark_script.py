@@ -143,3 +143,35 @@ def test_training_benchmark_refuses_a_task_without_counterpart():
     assert gymnasium_counterpart("TaiGym/Hopper-v0") == "Hopper-v5"
     with pytest.raises(SystemExit, match="no Gymnasium counterpart"):
         gymnasium_counterpart("TaiGym/QuadrupedFlat-v0")
+
+
+def test_variants_take_turns_and_report_each_build(tmp_path, device):
+    if device != "cpu":
+        pytest.skip("the workers step on the CPU")
+    from taigym.scripts import benchmark_variants
+
+    out = tmp_path / "variants.json"
+    # the same build twice, once imported from this checkout as a source tree: one kernel
+    status = benchmark_variants.main(["--model", "inverted_pendulum", "--smooth", "--num-envs", "2", "--rounds", "3",
+                                      "--seconds", "0.05", "--variant", "installed=",
+                                      "--variant", f"tree=tree:{REPO_ROOT},TAIGYM_TEST_MARK=1", "--out", str(out)])
+    assert status == 0
+    report = json.loads(out.read_text())
+    assert [r["variant"] for r in report["rows"]] == ["installed", "tree"]
+    assert report["rows"][0]["median_ratio"] == 1.0
+    assert all(_positive(r["median_steps_per_s"]) and _positive(r["median_ratio"]) for r in report["rows"])
+    assert Path(report["sources"]["tree"]).resolve() == REPO_ROOT / "physics" / "__init__.py"
+    assert report["variants"][1]["env"] == {"TAIGYM_TEST_MARK": "1"}
+    assert "| tree | tree " in out.with_suffix(".md").read_text()
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("noname", "expected NAME=SPEC"),
+    ("a=tree:/nonexistent", "holds no taigym package"),
+    ("a=JUNK", "neither KEY=VALUE nor tree:PATH"),
+])
+def test_variant_specs_are_checked(spec, message):
+    from taigym.scripts import benchmark_variants
+
+    with pytest.raises(ValueError, match=message):
+        benchmark_variants.parse_variant(spec)
