@@ -20,6 +20,8 @@ COMMANDS = {
     "benchmark-envs": ("taigym.scripts.benchmark_envs:main", "env steps/s of the native vector envs next to Gymnasium's"),
     "benchmark-training": ("taigym.scripts.benchmark_training:main",
                            "the main job's training speed next to the same training on Gymnasium's env"),
+    "cross-eval": ("taigym.scripts.cross_eval:main",
+                   "trained policies evaluated on both simulators: the taigym port and Gymnasium's MuJoCo env"),
     "fidelity": ("taigym.scripts.fidelity:main",
                  "your MJCF or URDF robot in taigym next to MuJoCo: qM, bias, qacc, contacts, a rollout"),
     "train": ("taigym.scripts.train:main", "train a policy with stable-baselines3 (PPO, SAC, ...) and record the results"),

@@ -303,3 +303,28 @@ def test_every_shipped_protocol_makes_its_cells(path):
     assert len({c["key"] for c in cells}) == len(cells) and len({c["digest"] for c in cells}) == len(cells)
     assert leaderboard.DEFAULT_PROTOCOL.name == max(
         (p.name for p in path.parent.glob("v*.yaml")), key=lambda n: int(n[1:-5]))  # the newest is the default
+
+
+def test_cross_eval_runs_a_policy_on_both_simulators(ppo_run, tmp_path):
+    from taigym.scripts import cross_eval
+
+    out = tmp_path / "cross.json"
+    assert cross_eval.main([str(ppo_run), "--episodes", "2", "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["trained_on"] == "taigym" and row["seed"] == 3 and row["algo"] == "PPO"
+    assert (row["taigym_id"], row["gymnasium_id"]) == (TASK, "InvertedPendulum-v5")
+    # InvertedPendulum pays +1 per step alive on both simulators
+    assert row["on_taigym"] >= 1 and row["on_gymnasium"] >= 1
+    assert "| taigym | 3 |" in out.with_suffix(".md").read_text()
+
+
+def test_cross_eval_names_what_a_run_lacks(ppo_run, tmp_path, capsys):
+    from taigym.scripts import cross_eval
+
+    assert cross_eval.main([str(tmp_path)]) == 2
+    assert f"{tmp_path}: no config.yaml" in capsys.readouterr().err
+    with pytest.raises(cross_eval.CrossEvalError, match="'TaiGym/Pusher-v0' has no Gymnasium counterpart"):
+        cross_eval.task_pair("TaiGym/Pusher-v0")
+    with pytest.raises(cross_eval.CrossEvalError, match="'Pusher-v5' has no taigym port"):
+        cross_eval.task_pair("Pusher-v5")
+    assert cross_eval.task_pair("Hopper-v5") == ("TaiGym/Hopper-v0", "Hopper-v5")

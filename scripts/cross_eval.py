@@ -1,0 +1,118 @@
+"""Trained policies evaluated on both simulators: each run's policy on its task's taigym port
+and on Gymnasium's MuJoCo env.
+
+If a TaiGym task is the task it claims to be, a policy scores alike on both, whichever one
+it was trained on; a gap between the simulators' leaderboard means that vanishes here is a
+gap between trainings (seeds), not between tasks. Each run directory is one that
+``taigym train`` (or a leaderboard cell) wrote: ``config.yaml``, ``model.zip`` and, where
+observations were normalized, ``vecnormalize.pkl``. Evaluation is the leaderboard's:
+``--episodes`` deterministic episodes, seeded from the run's seed.
+
+    taigym cross-eval results/leaderboard/taigym-v4/cells/Ant-v*-PPO-*/run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+
+class CrossEvalError(ValueError):
+    """A run directory that cannot be evaluated, named with what is missing."""
+
+
+def task_pair(task: str) -> tuple[str, str]:
+    """(taigym id, Gymnasium id) for a run's task, whichever of the two it names."""
+    from taigym.scripts.benchmark_envs import GYMNASIUM
+    from taigym.scripts.train import is_gymnasium_id, taigym_counterpart
+
+    if is_gymnasium_id(task):
+        ours = taigym_counterpart(task)
+        if ours is None:
+            raise CrossEvalError(f"{task!r} has no taigym port; ports exist for {sorted(GYMNASIUM.values())}")
+        return ours, task
+    name = task.removeprefix("TaiGym/").rsplit("-v", 1)[0]
+    if name not in GYMNASIUM:
+        raise CrossEvalError(f"{task!r} has no Gymnasium counterpart; counterparts exist for "
+                             f"{sorted(f'TaiGym/{n}-v0' for n in GYMNASIUM)}")
+    return task, GYMNASIUM[name]
+
+
+def load_run(run_dir: Path) -> dict:
+    """The run's task, seed and deterministic policy (obs -> actions, normalized as trained)."""
+    from taigym.scripts.play import observation_normalizer
+    from taigym.scripts.train import resolve_algorithm
+
+    for name in ("config.yaml", "model.zip"):
+        if not (run_dir / name).is_file():
+            raise CrossEvalError(f"{run_dir}: no {name} (a run directory of taigym train holds config.yaml and "
+                                 "model.zip)")
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    if not isinstance(cfg, dict) or not {"task", "algo"} <= set(cfg):
+        raise CrossEvalError(f"{run_dir / 'config.yaml'}: expected a train config with 'task' and 'algo'")
+    model = resolve_algorithm(cfg["algo"]).load(str(run_dir / "model.zip"), device="cpu")
+    normalize = observation_normalizer(run_dir / "model.zip")
+
+    def policy(obs):
+        return model.predict(normalize(obs), deterministic=True)[0]
+
+    return {"task": cfg["task"], "seed": int(cfg.get("seed", 0)), "algo": cfg["algo"], "policy": policy}
+
+
+def cross_evaluate(run_dir: Path, episodes: int) -> dict:
+    from taigym.scripts import results as R
+    from taigym.scripts.gymnasium_envs import evaluate_gymnasium
+    from taigym.scripts.train import is_gymnasium_id
+
+    run = load_run(run_dir)
+    ours, theirs = task_pair(run["task"])
+    on_ours = R.evaluate_policy(ours, run["policy"], episodes, seed=run["seed"])
+    on_theirs = evaluate_gymnasium(theirs, run["policy"], episodes, seed=run["seed"])
+    return {"run": str(run_dir), "algo": run["algo"], "seed": run["seed"],
+            "trained_on": "Gymnasium" if is_gymnasium_id(run["task"]) else "taigym", "taigym_id": ours,
+            "gymnasium_id": theirs, "on_taigym": on_ours["return_mean"], "on_taigym_std": on_ours["return_std"],
+            "on_gymnasium": on_theirs["return_mean"], "on_gymnasium_std": on_theirs["return_std"]}
+
+
+def markdown(rows: list[dict], episodes: int) -> str:
+    lines = [f"Mean return over {episodes} deterministic episodes (± std over episodes).", "",
+             "| run | trained on | seed | on taigym | on Gymnasium |", "|---|---|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['run']} | {r['trained_on']} | {r['seed']} | {r['on_taigym']:.1f} ± {r['on_taigym_std']:.1f} "
+                     f"| {r['on_gymnasium']:.1f} ± {r['on_gymnasium_std']:.1f} |")
+    return "\n".join(lines)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="taigym cross-eval", description=__doc__.split("\n\n")[0])
+    p.add_argument("runs", nargs="+", type=Path, help="run directories written by taigym train or a leaderboard cell")
+    p.add_argument("--episodes", type=int, default=10, help="deterministic episodes per simulator (default: 10)")
+    p.add_argument("--out", type=Path, default=None, help="JSON output; a .md table goes next to it")
+    args = p.parse_args(argv)
+    if args.episodes < 1:
+        p.error("--episodes must be >= 1")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        rows = [cross_evaluate(run, args.episodes) for run in args.runs]
+    except CrossEvalError as err:
+        print(f"taigym cross-eval: {err}", file=sys.stderr)
+        return 2
+    table = markdown(rows, args.episodes)
+    print(table)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"episodes": args.episodes, "rows": rows}, indent=2))
+        args.out.with_suffix(".md").write_text(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
