@@ -13,7 +13,7 @@ settings for the worker's environment separated by commas (``TAIGYM_SCALAR_LOOPS
 a ``git worktree add --detach ../before HEAD~3`` (settings may follow after a comma:
 ``tree:../before,TAIGYM_OPTIMIZE=1``).
 
-    python scripts/benchmark_variants.py --model ant --num-envs 1024 \\
+    taigym benchmark-variants --model ant --num-envs 1024 \\
         --variant now= --variant llvm_loops=TAIGYM_SCALAR_LOOPS=0 --variant before=tree:../before
 
 Every build starts from the same states (benchmark.py's, settled with contacts unless
@@ -191,7 +191,7 @@ def markdown(rows: list[dict], workers: list[Worker], args, load: tuple) -> str:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="taigym benchmark-variants", description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", action="append", default=[], metavar="NAME=SPEC",
                    help="a build: NAME= (this checkout), NAME=KEY=VALUE[,...] or NAME=tree:PATH[,KEY=VALUE...]; "
                         "the first is the one the others are compared with")
