@@ -76,18 +76,6 @@ def make_envpool(task: str, num_envs: int, seed: int):
                                   num_threads=min(num_envs, os.cpu_count() or 1), seed=seed)
 
 
-def envpool_steps_per_second(task: str, num_envs: int, seconds: float, seed: int):
-    """EnvPool's steps/s (and CPU/wall) for the task's v5 counterpart; "not installed" or
-    None (no counterpart) instead."""
-    env = make_envpool(task, num_envs, seed)
-    if env is None or isinstance(env, str):
-        return env
-    try:
-        return steps_per_second(env, num_envs, seconds, seed, reset_seed=False)
-    finally:
-        env.close()
-
-
 def peak_rss_mb() -> float:
     """The process's peak resident memory so far (Linux reports kB, macOS bytes)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

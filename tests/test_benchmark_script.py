@@ -84,16 +84,20 @@ def test_env_benchmark_reports_both_sides(tmp_path):
 @pytest.mark.parametrize("installed", [True, False])
 def test_env_benchmark_has_an_envpool_column(tmp_path, monkeypatch, installed):
     # EnvPool is optional: measured beside us where it is installed, "not installed" where not
-    from taigym.scripts.benchmark_envs import envpool_steps_per_second, main
+    from taigym.scripts.benchmark_envs import main, make_envpool, steps_per_second
 
     if installed:
         pytest.importorskip("envpool")
-        rate, cores = envpool_steps_per_second("InvertedPendulum", 2, 0.2, seed=0)
+        pool = make_envpool("InvertedPendulum", 2, seed=0)
+        try:
+            rate, cores = steps_per_second(pool, 2, 0.2, seed=0, reset_seed=False)
+        finally:
+            pool.close()
         assert rate > 0 and cores > 0
     else:
         monkeypatch.setitem(sys.modules, "envpool", None)  # import envpool raises ImportError
-        assert envpool_steps_per_second("InvertedPendulum", 2, 0.2, seed=0) == "not installed"
-    assert envpool_steps_per_second("QuadrupedFlat", 2, 0.2, seed=0) is None  # no counterpart
+        assert make_envpool("InvertedPendulum", 2, seed=0) == "not installed"
+    assert make_envpool("QuadrupedFlat", 2, seed=0) is None  # no counterpart
     out = tmp_path / "envs.json"
     assert main(["--tasks", "InvertedPendulum", "--num-envs", "1", "--seconds", "0.1", "--no-startup",
                  "--out", str(out)]) == 0
