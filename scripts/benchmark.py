@@ -252,14 +252,14 @@ def measure_interleaved(cases: list[Case], seconds: float) -> list[dict]:
              "num_envs": case.num_envs, **case.finish()} for case, r in zip(cases, rates)]
 
 
-def ours_case(model, states, num_envs: int, precision: str) -> Case:
+def ours_case(model, states, num_envs: int, precision: str, device: str = "cpu") -> Case:
     """One World of ``num_envs`` envs stepped with ``World.step(n=K)``."""
     from taigym.physics.runtime.backend import ti
 
     from taigym import physics
 
     qpos, qvel, ctrl = (a[:num_envs] for a in states)
-    world = physics.World(model, num_envs=num_envs, device="cpu", precision=precision)
+    world = physics.World(model, num_envs=num_envs, device=device, precision=precision)
 
     def prepare(_k):
         world.set_state(qpos=qpos, qvel=qvel)
@@ -336,14 +336,14 @@ def full_physics_states(mjm, qpos, qvel) -> np.ndarray:
     return rows
 
 
-def one_step_difference(model, mjm, states, precision: str, count: int = 8) -> float:
+def one_step_difference(model, mjm, states, precision: str, device: str = "cpu", count: int = 8) -> float:
     """Largest |qpos| difference between our step and ``mj_step`` from the same states."""
     import mujoco
 
     from taigym import physics
 
     qpos, qvel, ctrl = (a[:count] for a in states)
-    world = physics.World(model, num_envs=len(qpos), device="cpu", precision=precision)
+    world = physics.World(model, num_envs=len(qpos), device=device, precision=precision)
     world.set_state(qpos=qpos, qvel=qvel)
     world.set_ctrl(ctrl)
     world.step(n=1)
@@ -366,14 +366,14 @@ import json, sys
 from taigym import physics
 from taigym.scripts.benchmark import load_our_model
 model, _ = load_our_model(sys.argv[1])
-world = physics.World(model, num_envs=1, device="cpu", precision=sys.argv[2])
+world = physics.World(model, num_envs=1, device=sys.argv[3], precision=sys.argv[2])
 world.step(n=1)
 world.get("qpos")
 print(json.dumps({"seconds": time.perf_counter() - start}))
 """
 
 
-def time_startup(path, precision: str) -> dict:
+def time_startup(path, precision: str, device: str = "cpu") -> dict:
     """Import to first completed step in fresh processes: with an empty Taichi kernel cache
     (cold, compiles the step kernel) and with the cache the cold process filled (warm)."""
     result = {}
@@ -381,7 +381,7 @@ def time_startup(path, precision: str) -> dict:
         env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=cache, QD_OFFLINE_CACHE_FILE_PATH=cache)  # taichi, quadrants
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         for kind in ("cold_s", "warm_s"):
-            proc = subprocess.run([sys.executable, "-c", _STARTUP_CHILD, str(path), precision],
+            proc = subprocess.run([sys.executable, "-c", _STARTUP_CHILD, str(path), precision, device],
                                   cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
             if proc.returncode != 0:
                 raise RuntimeError(f"start-up measurement failed:\n{proc.stderr[-2000:]}")
@@ -411,12 +411,12 @@ def benchmark_model(name: str, args) -> dict:
 
     info["one_step_max_qpos_diff"], info["startup"] = {}, {}
     for precision in args.precision:
-        info["one_step_max_qpos_diff"][precision] = one_step_difference(model, mjm, states, precision)
+        info["one_step_max_qpos_diff"][precision] = one_step_difference(model, mjm, states, precision, args.device)
         if not args.no_startup:
-            t = info["startup"][precision] = time_startup(path, precision)
+            t = info["startup"][precision] = time_startup(path, precision, args.device)
             print(f"  ours {precision} start-up: cold {t['cold_s']:.1f} s, warm {t['warm_s']:.1f} s", flush=True)
     with contextlib.ExitStack() as stack:
-        cases = [ours_case(model, states, n, p) for p in args.precision for n in args.num_envs]
+        cases = [ours_case(model, states, n, p, args.device) for p in args.precision for n in args.num_envs]
         cases += [mujoco_single_thread_case(mjm, states), mujoco_rollout_case(mjm, states, args.threads, stack)]
         *info["ours"], info["mujoco_1thread"], info["mujoco_rollout"] = measure_interleaved(cases, args.seconds)
     for r in info["ours"]:
@@ -456,7 +456,22 @@ def machine_info() -> dict:
         "taichi_whole_kernel_optimization": bool(cfg.advanced_optimization),
         "mujoco": mujoco.__version__,
         "numpy": np.__version__,
+        "gpu": gpu_name(),
     }
+
+
+def gpu_name():
+    """The first NVIDIA GPU's name as nvidia-smi gives it, or None where there is none."""
+    try:
+        proc = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                              text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def gpu_clause(mach: dict) -> str:
+    return f", GPU {mach['gpu']}" if mach.get("gpu") else ""
 
 
 def markdown_report(report: dict) -> str:
@@ -467,7 +482,7 @@ def markdown_report(report: dict) -> str:
         f"Constraints: {report['constraints']}.",
         "",
         (f"Machine: {mach['platform']}, {mach['cpu_count']} CPUs (Taichi uses {mach['taichi_cpu_threads']} "
-         f"threads), taichi {mach['taichi']}, mujoco {mach['mujoco']}. "
+         f"threads){gpu_clause(mach)}, taichi {mach['taichi']}, mujoco {mach['mujoco']}. "
          f"Load average (1, 5, 15 min) at start {mach['load_average_at_start']}, at end "
          f"{mach['load_average_at_end']}. Each row: median of repetitions lasting ~{s['seconds']} s in all."),
         "",
@@ -484,8 +499,9 @@ def markdown_report(report: dict) -> str:
             f"| engine | precision | num_envs | steps/s | vs MuJoCo 1 thread | vs rollout {roll['threads']} threads |",
             "|---|---|---:|---:|---:|---:|",
         ]
+        engine = "taigym" if s.get("device", "cpu") == "cpu" else f"taigym on {s['device']}"
         for r in m["ours"]:
-            lines.append(f"| taigym | {r['precision']} | {r['num_envs']} | {r['steps_per_s']:,.0f} | "
+            lines.append(f"| {engine} | {r['precision']} | {r['num_envs']} | {r['steps_per_s']:,.0f} | "
                          f"{r['vs_mujoco_1thread']:.2f}x | {r['vs_mujoco_rollout']:.2f}x |")
         lines.append(f"| MuJoCo mj_step, 1 thread | float64 | 1 | {one['steps_per_s']:,.0f} | 1.00x | "
                      f"{one['steps_per_s'] / roll['steps_per_s']:.2f}x |")
@@ -519,6 +535,8 @@ def parse_args(argv):
     p.add_argument("--num-envs", nargs="+", type=int, default=None,
                    help=f"batch sizes for our engine (default: {' '.join(map(str, DEFAULT_NUM_ENVS))})")
     p.add_argument("--precision", nargs="+", choices=["float32", "float64"], default=["float32", "float64"])
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="where our engine runs (MuJoCo runs on the CPU either way; default: cpu)")
     p.add_argument("--threads", type=int, default=2, help="threads for mujoco.rollout (default: 2)")
     p.add_argument("--seconds", type=float, default=None, help="time budget per measurement (default: 1.5)")
     p.add_argument("--seed", type=int, default=0)
@@ -575,7 +593,8 @@ def main(argv=None) -> int:
         "machine": {**machine_info(), "load_average_at_start": load_at_start, "load_average_at_end": load_average()},
         "engine": engine_version(),
         "settings": {"num_envs": args.num_envs, "precision": args.precision, "threads": args.threads,
-                     "seconds": args.seconds, "seed": args.seed, "settle_s": args.settle, "state_noise": STATE_NOISE, "device": "cpu"},
+                     "seconds": args.seconds, "seed": args.seed, "settle_s": args.settle, "state_noise": STATE_NOISE,
+                     "device": args.device},
         "models": models,
         "total_seconds": time.perf_counter() - start,
     }

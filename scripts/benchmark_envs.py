@@ -48,11 +48,17 @@ GYMNASIUM = {
 def steps_per_second(env, num_envs: int, seconds: float, seed: int, reset_seed: bool = True) -> tuple[float, float]:
     """Env steps/s of a vector env under fixed random actions, after a short warm-up, and the
     process's CPU time over wall time meanwhile (how many cores it kept busy). ``seed``
-    seeds the actions and, with ``reset_seed``, the reset (EnvPool takes its seed when made)."""
+    seeds the actions and, with ``reset_seed``, the reset (EnvPool takes its seed when made).
+    An env with torch outputs gets its actions as a tensor on its device, as a torch policy
+    would give them."""
     env.reset(seed=seed if reset_seed else None)
     rng = np.random.default_rng(seed)
     space = env.single_action_space
     actions = rng.uniform(space.low, space.high, size=(num_envs, *space.shape)).astype(space.dtype)
+    if getattr(env, "tensor_backend", "numpy") == "torch":
+        import torch
+
+        actions = torch.as_tensor(actions, device=env.device)
     for _ in range(3):
         env.step(actions)
     steps, start, cpu = 0, time.perf_counter(), time.process_time()
@@ -90,17 +96,20 @@ def single_agent_tasks() -> list[str]:
     return sorted(k[len("TaiGym/"):-len("-v0")] for k in gym.registry if k.startswith("TaiGym/"))
 
 
-def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repeats: int = 3) -> list[dict]:
+def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repeats: int = 3, device: str = "cpu",
+                 tensor_backend: str = "numpy") -> list[dict]:
     """One row per batch size: each side measured ``repeats`` times, the sides taking turns,
     so that load from elsewhere on a shared machine falls on all of them alike; a row gives
-    each side's median and the median of the ratios within a turn."""
+    each side's median and the median of the ratios within a turn. ``device`` and
+    ``tensor_backend`` are our env's (the peers run on the CPU)."""
     import gymnasium as gym
 
     from taigym import envs  # noqa: F401  (registers TaiGym ids)
 
     rows = []
     for n in num_envs:
-        sides = {"taigym": gym.make_vec(f"TaiGym/{task}-v0", num_envs=n, vectorization_mode="vector_entry_point")}
+        sides = {"taigym": gym.make_vec(f"TaiGym/{task}-v0", num_envs=n, vectorization_mode="vector_entry_point",
+                                        overrides={"simulation.device": device}, tensor_backend=tensor_backend)}
         if task in GYMNASIUM:
             sides["gymnasium"] = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
         pool = make_envpool(task, n, seed)
@@ -236,6 +245,10 @@ def parse_args(argv):
     p.add_argument("--repeats", type=int, default=3,
                    help="measurements per side and batch size, the sides taking turns (default: 3)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="where our envs simulate (the peers run on the CPU; default: cpu)")
+    p.add_argument("--tensor-backend", choices=["numpy", "torch"], default="numpy",
+                   help="our envs' outputs: numpy arrays, or torch tensors on the env's device (default: numpy)")
     p.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
     p.add_argument("--out", type=Path, default=Path("results/benchmark_envs.json"),
                    help="JSON output; a .md table goes next to it")
@@ -251,13 +264,15 @@ def main(argv=None) -> int:
         raise SystemExit(f"unknown task(s) {unknown}; registered: {known}")
     load_start = os.getloadavg()
     startup = [] if args.no_startup else [measure_startup(task) for task in tasks]
-    rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed, args.repeats)]
+    rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed, args.repeats,
+                                                    args.device, args.tensor_backend)]
     from taigym.physics.runtime.backend import NAME, VERSION
 
     report = dict(rows=rows, startup=startup,
                   machine=dict(platform=platform.platform(), cpus=os.cpu_count(), taichi=f"{NAME} {VERSION}",
                                load_average_at_start=load_start, load_average_at_end=os.getloadavg()),
-                  settings=dict(seconds=args.seconds, repeats=args.repeats, seed=args.seed,
+                  settings=dict(seconds=args.seconds, repeats=args.repeats, seed=args.seed, device=args.device,
+                                tensor_backend=args.tensor_backend,
                                 actions="uniform random, fixed per run"))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))

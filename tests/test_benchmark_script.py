@@ -23,16 +23,15 @@ def _positive(x) -> bool:
 
 
 def test_quick_benchmark_reports_both_sides(tmp_path, device):
-    if device != "cpu":
-        pytest.skip("the benchmark runs on the CPU; Taichi allows one backend per process")
     out = tmp_path / "bench.json"
     # the start-up measurement compiles the step kernel from scratch in a subprocess (~10 s)
     status = benchmark.main(["--models", "inverted_pendulum", "--quick", "--no-startup", "--threads", "2",
-                             "--out", str(out)])
+                             "--device", device, "--out", str(out)])
     assert status == 0
     report = json.loads(out.read_text())
     assert report["constraints"].startswith("disabled on both sides")
-    assert {"cpu_count", "platform", "taichi", "mujoco"} <= set(report["machine"])
+    assert {"cpu_count", "platform", "taichi", "mujoco", "gpu"} <= set(report["machine"])
+    assert report["settings"]["device"] == device
 
     (model,) = report["models"]
     assert model["name"] == "inverted_pendulum" and model["integrator"] == "RK4"
@@ -51,7 +50,8 @@ def test_quick_benchmark_reports_both_sides(tmp_path, device):
     assert model["one_step_max_qpos_diff"]["float64"] < 1e-8
 
     table = out.with_suffix(".md").read_text()
-    assert "| taigym | float32 | 16 |" in table and "MuJoCo rollout, 2 threads" in table
+    engine = "taigym" if device == "cpu" else f"taigym on {device}"
+    assert f"| {engine} | float32 | 16 |" in table and "MuJoCo rollout, 2 threads" in table
     assert "disabled on both sides" in table
 
 
@@ -79,6 +79,19 @@ def test_env_benchmark_reports_both_sides(tmp_path):
     assert row["ratio"] == sorted(a / b for a, b in zip(ours, theirs))[1]
     assert "| InvertedPendulum | 2 |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").stat().st_size > 1000
+
+
+def test_env_benchmark_steps_torch_outputs_with_torch_actions():
+    # a torch policy's env: actions handed over as tensors on the env's device
+    pytest.importorskip("torch")
+    import gymnasium as gym
+    from taigym.scripts.benchmark_envs import steps_per_second
+
+    env = gym.make_vec("TaiGym/InvertedPendulum-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                       tensor_backend="torch")
+    rate, cores = steps_per_second(env, 2, 0.2, seed=0)
+    env.close()
+    assert rate > 0 and cores > 0
 
 
 @pytest.mark.parametrize("installed", [True, False])

@@ -55,7 +55,7 @@ def test_bad_parameters_are_refused(device):
         world.set_param("dof_damping", [[np.nan], [1.0]])
 
 
-def test_task_randomization_draws_per_env_parameters():
+def test_task_randomization_draws_per_env_parameters(device):
     """A task's randomization terms give every env its own masses and gravity at each
     reset, from the env's own seeded stream."""
     from taigym.envs.vector import TaiGymVectorEnv
@@ -63,7 +63,7 @@ def test_task_randomization_draws_per_env_parameters():
     overrides = {"randomization": [
         {"term": "body_mass_scale", "params": {"bodies": ["body0", "body1"], "low": 0.5, "high": 1.5}},
         {"term": "gravity_uniform", "params": {"low": [-1.0, 0.0, -10.0], "high": [1.0, 0.0, -9.0]}},
-    ]}
+    ], "simulation.device": device}
     env = TaiGymVectorEnv("TaiGym/Reacher-v0", num_envs=4, overrides=overrides)
     env.reset(seed=3)
     model = env.task.model
@@ -121,13 +121,13 @@ def test_friction_and_range_are_checked(device):
         world.set_param("geom_friction", [-1.0])
 
 
-def test_friction_and_range_randomization_terms():
+def test_friction_and_range_randomization_terms(device):
     from taigym.envs.vector import TaiGymVectorEnv
 
     overrides = {"randomization": [
         {"term": "geom_friction_scale", "params": {"low": 0.5, "high": 1.5}},
         {"term": "jnt_range_scale", "params": {"joints": ["joint1"], "low": 0.8, "high": 1.2}},
-    ]}
+    ], "simulation.device": device}
     env = TaiGymVectorEnv("TaiGym/Reacher-v0", num_envs=4, overrides=overrides)
     env.reset(seed=5)
     model = env.task.model

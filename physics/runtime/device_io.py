@@ -28,9 +28,11 @@ def write_rows_kernel(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray(ndim
 
 
 def torch_device(device: str):
+    """The torch device of a World on ``device``: on CUDA with its index, as torch gives
+    tensors' devices (``cuda`` and ``cuda:0`` compare unequal), the device Taichi runs on."""
     import torch
 
-    return torch.device("cuda" if device == "cuda" else "cpu")
+    return torch.device("cuda", torch.cuda.current_device()) if device == "cuda" else torch.device("cpu")
 
 
 def table_to_tensor(table, device: str):
