@@ -580,7 +580,9 @@ def simulators_sentence(protocol: Protocol) -> str:
             "(`<Task>-v5`), with the same trainer, settings and seeds.")
 
 
-def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[str]) -> str:
+def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[str], notes: str = "") -> str:
+    """The page; ``notes`` (Markdown, e.g. what explains a task where the simulators differ)
+    follows the results table."""
     head, body, s_head, s_body = table_rows(protocol, summary)
 
     def md_table(h, rows):
@@ -597,6 +599,8 @@ def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[
     parts += [md_table(head, body), ""]
     if len(protocol.simulators) > 1:
         parts += [DISAGREE_NOTE, ""]
+    if notes.strip():
+        parts += [notes.strip(), ""]
     parts += ["## What makes these numbers comparable", "", md_table(s_head, s_body), ""]
     parts += [f"![{p}]({p})" for p in plots]
     return "\n".join(parts) + "\n"
@@ -672,9 +676,12 @@ def plot_task_curves(task: TaskEntry, records: list[dict], png: Path, many_simul
     return True
 
 
+NOTES_FILE = "notes.md"  # beside the records: written by hand, shown on the page under the results
+
+
 def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path, page: Path | None = None) -> dict:
     """Write leaderboard.md (or ``page``), .html and .json and one curve PNG per task into
-    ``out``; returns the summary."""
+    ``out``, with ``out``'s notes.md under the results where there is one; returns the summary."""
     from taigym.scripts.results import task_name, write_json
 
     records = load_records(cells, cells_dir)
@@ -688,7 +695,8 @@ def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path, pa
     page = page or out / "leaderboard.md"
     # the page links the plots from wherever it sits
     links = [os.path.relpath(out / name, page.parent) for name in plots]
-    page.write_text(markdown(protocol, summary, pending, links))
+    notes = out / NOTES_FILE
+    page.write_text(markdown(protocol, summary, pending, links, notes.read_text() if notes.is_file() else ""))
     (out / "leaderboard.html").write_text(html_page(protocol, summary, pending, plots))
     report = {"protocol": protocol.model_dump(), "cells": len(cells), "finished": len(records), "rows": summary}
     if len(protocol.simulators) > 1:

@@ -212,6 +212,11 @@ def test_publish_stores_thinned_records_and_rebuilds_the_page_from_them_alone(tm
     page.unlink()
     assert leaderboard.main(args) == 0
     assert page.read_text() == text
+    # notes written beside the records go on the page, under the results
+    (dest / leaderboard.NOTES_FILE).write_text("## Why Hopper differs\n\nEvidence.\n")
+    assert leaderboard.main(args) == 0
+    noted = page.read_text()
+    assert noted.index("## Why Hopper differs") < noted.index("## What makes these numbers comparable")
 
 
 def test_train_takes_a_gymnasium_id(tmp_path):
