@@ -158,30 +158,33 @@ def _print_row(r: dict):
 _FIRST_STEP = """
 import sys
 import gymnasium as gym
+kwargs = {}
 if sys.argv[1].startswith("TaiGym/"):
     import taigym
-env = gym.make(sys.argv[1])
+    kwargs = {"overrides": {"simulation.device": sys.argv[2]}}
+env = gym.make(sys.argv[1], **kwargs)
 env.reset(seed=0)
 env.step(env.action_space.sample())
 """
 
 
-def startup_seconds(env_id: str, cache: str) -> float:
-    """Wall time of a fresh process from its start to its first completed env step."""
+def startup_seconds(env_id: str, cache: str, device: str = "cpu") -> float:
+    """Wall time of a fresh process from its start to its first completed env step (ours
+    simulating on ``device``)."""
     env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=cache, QD_OFFLINE_CACHE_FILE_PATH=cache)  # taichi, quadrants
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _FIRST_STEP, env_id], env=env, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", _FIRST_STEP, env_id, device], env=env, capture_output=True, text=True,
                           check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"start-up of {env_id} failed:\n{proc.stderr[-2000:]}")
     return time.perf_counter() - start
 
 
-def measure_startup(task: str) -> dict:
+def measure_startup(task: str, device: str = "cpu") -> dict:
     """Cold and warm start-up of our task, and Gymnasium's counterpart's (no cache to fill)."""
     with tempfile.TemporaryDirectory(prefix="taigym-ticache-") as cache:
-        cold = startup_seconds(f"TaiGym/{task}-v0", cache)
-        warm = startup_seconds(f"TaiGym/{task}-v0", cache)
+        cold = startup_seconds(f"TaiGym/{task}-v0", cache, device)
+        warm = startup_seconds(f"TaiGym/{task}-v0", cache, device)
         theirs = startup_seconds(GYMNASIUM[task], cache) if task in GYMNASIUM else None
     other = "" if theirs is None else f", gymnasium {theirs:.1f} s"
     print(f"{task:24s} start-up to the first step: cold {cold:.1f} s, warm {warm:.1f} s{other}", flush=True)
@@ -263,7 +266,7 @@ def main(argv=None) -> int:
     if unknown:
         raise SystemExit(f"unknown task(s) {unknown}; registered: {known}")
     load_start = os.getloadavg()
-    startup = [] if args.no_startup else [measure_startup(task) for task in tasks]
+    startup = [] if args.no_startup else [measure_startup(task, args.device) for task in tasks]
     rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed, args.repeats,
                                                     args.device, args.tensor_backend)]
     from taigym.physics.runtime.backend import NAME, VERSION
