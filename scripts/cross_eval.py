@@ -75,15 +75,23 @@ def cross_evaluate(run_dir: Path, episodes: int) -> dict:
     return {"run": str(run_dir), "algo": run["algo"], "seed": run["seed"],
             "trained_on": "Gymnasium" if is_gymnasium_id(run["task"]) else "taigym", "taigym_id": ours,
             "gymnasium_id": theirs, "on_taigym": on_ours["return_mean"], "on_taigym_std": on_ours["return_std"],
-            "on_gymnasium": on_theirs["return_mean"], "on_gymnasium_std": on_theirs["return_std"]}
+            "on_gymnasium": on_theirs["return_mean"], "on_gymnasium_std": on_theirs["return_std"],
+            # the same policy's episodes and contacts on each: where a task's physics differs, these do
+            "length_on_taigym": on_ours["length_mean"], "length_on_gymnasium": on_theirs["length_mean"],
+            "contacts_on_taigym": on_ours["ncon_per_env"], "contacts_on_gymnasium": on_theirs["ncon_per_env"],
+            "returns_on_taigym": on_ours["returns"], "returns_on_gymnasium": on_theirs["returns"]}
 
 
 def markdown(rows: list[dict], episodes: int) -> str:
-    lines = [f"Mean return over {episodes} deterministic episodes (± std over episodes).", "",
-             "| run | trained on | seed | on taigym | on Gymnasium |", "|---|---|---:|---:|---:|"]
+    lines = [f"Mean return over {episodes} deterministic episodes (± std over episodes), mean episode length "
+             "and contacts per env on each simulator.", "",
+             "| run | trained on | seed | on taigym | on Gymnasium | length, taigym / Gymnasium "
+             "| contacts, taigym / Gymnasium |", "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['run']} | {r['trained_on']} | {r['seed']} | {r['on_taigym']:.1f} ± {r['on_taigym_std']:.1f} "
-                     f"| {r['on_gymnasium']:.1f} ± {r['on_gymnasium_std']:.1f} |")
+                     f"| {r['on_gymnasium']:.1f} ± {r['on_gymnasium_std']:.1f} "
+                     f"| {r['length_on_taigym']:.0f} / {r['length_on_gymnasium']:.0f} "
+                     f"| {r['contacts_on_taigym']:.2f} / {r['contacts_on_gymnasium']:.2f} |")
     return "\n".join(lines)
 
 

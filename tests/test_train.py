@@ -10,6 +10,7 @@ import csv
 import json
 import sys
 
+import numpy as np
 import pytest
 import yaml
 
@@ -315,6 +316,10 @@ def test_cross_eval_runs_a_policy_on_both_simulators(ppo_run, tmp_path):
     assert (row["taigym_id"], row["gymnasium_id"]) == (TASK, "InvertedPendulum-v5")
     # InvertedPendulum pays +1 per step alive on both simulators
     assert row["on_taigym"] >= 1 and row["on_gymnasium"] >= 1
+    # a point per step but the one that ends the episode: the return is its length or one less
+    for side in ("taigym", "gymnasium"):
+        assert 0 <= row[f"length_on_{side}"] - np.mean(row[f"returns_on_{side}"]) <= 1
+    assert row["contacts_on_taigym"] == row["contacts_on_gymnasium"] == 0  # the cart rides its rail in no contact
     assert "| taigym | 3 |" in out.with_suffix(".md").read_text()
 
 
