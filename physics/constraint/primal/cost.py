@@ -35,6 +35,7 @@ def make_cost(fp, newton: bool, elliptic: bool):
     contact_dim, elliptic_update = cone.contact_dim, cone.elliptic_update
     newton_hessian = make_hessian(fp, elliptic)
     hessian, cholesky, cholesky_solve = newton_hessian.hessian, newton_hessian.cholesky, newton_hessian.cholesky_solve
+    refresh = newton_hessian.refresh
 
     @ti.func
     def update_rows(w, nefc, efc_f: ti.template()):
@@ -95,9 +96,10 @@ def make_cost(fp, newton: bool, elliptic: bool):
                efc_Y: ti.template(), hess, rows_moved):
         """Row forces at the current jar, grad = M (a - a0) - J^T f, and the preconditioned
         gradient MGRAD: with ``hess`` (Newton) H^-1 grad, else M^-1 grad. ``hess`` 1 builds
-        and factors the Hessian; 2 keeps the factor from the last update unless a row's
-        Hessian changed. Without ``rows_moved`` the rows and grad are those of the last
-        update and only MGRAD is redone. Returns the total cost and, in float32, the
+        and factors the Hessian; 2 keeps the factor from the last update and brings it to
+        the rows whose state changed (rank-one updates, or a rebuild). Without
+        ``rows_moved`` the rows and grad are those of the last update and only MGRAD is
+        redone. Returns the total cost and, in float32, the
         squared norm of the gradient's terms (sum over dofs of (|qfrc_smooth| + sum_i
         |J f|)^2) that bounds its round-off."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
@@ -125,7 +127,13 @@ def make_cost(fp, newton: bool, elliptic: bool):
             A.set_dof_mgrad(dof_s, o_s, d, A.dof_grad(dof_s, o_s, d))
         if ti.static(newton):
             if hess != 0:
-                if hess == 1 or changed > 0:
+                rebuild = hess == 1
+                if hess != 1 and changed > 0:
+                    if ti.static(elliptic):
+                        rebuild = True  # a cone's Hessian changes with its forces, not only its state
+                    else:
+                        rebuild = refresh(w, nefc, nv, efc_J, efc_f, efc_Y, dof_s) == 0
+                if rebuild:
                     hessian(w, nefc, nv, sizes, dof_i, qM, efc_J, efc_f, efc_Y)
                     cholesky(w, nv, efc_Y)
                 cholesky_solve(w, nv, efc_Y, dof_s, "dof_mgrad")

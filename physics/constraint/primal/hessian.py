@@ -1,7 +1,8 @@
 """Newton's Hessian H = M + J^T D J (nv x nv, its lower triangle in the world's efc_Y),
 where D = 1/R over the rows in their quadratic state, plus each elliptic contact's cone
-Hessian while it is on the cone; its Cholesky factor, in place, and solves with it
-(MuJoCo's mj_solNewton's H and its factorisation)."""
+Hessian while it is on the cone; its Cholesky factor, in place, its rank-one updates as
+rows enter and leave the quadratic state, and solves with it (MuJoCo's mj_solNewton's H,
+its factorisation and HessianIncremental)."""
 
 import functools
 import types
@@ -106,6 +107,55 @@ def make_hessian(fp, elliptic: bool):
                 efc_Y[w, i, j] = s / ljj
 
     @ti.func
+    def refresh(w, nefc, nv, efc_J: ti.template(), efc_f: ti.template(), efc_Y: ti.template(),
+                dof_s: ti.template()):
+        """The factor in efc_Y brought to the rows' current states: each row whose weight
+        (efc_hess: what the factor holds) differs from its state's adds or removes
+        w J_i^T J_i by a rank-one update or downdate, O(nv^2) instead of rebuilding H and
+        refactoring it, O(nv^3) (pyramidal and scalar rows only). Returns 0 when a downdate
+        lost rank: the caller rebuilds the factor."""
+        o = w * ti.max(nv, 1) * L.NDOF_S
+        ok = 1
+        for i in range(nefc):
+            held = A.efc_hess(efc_f, w, i)
+            weight = fp(0.0)
+            if A.efc_state(efc_f, w, i) == STATE_QUADRATIC:
+                weight = 1 / A.efc_R(efc_f, w, i)
+            if ok != 0 and weight != held:
+                A.set_efc_hess(efc_f, w, i, weight)
+                root = ti.sqrt(ti.max(weight, held))
+                for d in range(nv):
+                    A.set_dof_scratch(dof_s, o, d, root * efc_J[w, i, d])
+                ok = rank_one(w, nv, efc_Y, dof_s, o, fp(1.0) if weight > held else fp(-1.0))
+        return ok
+
+    @ti.func
+    def rank_one(w, nv, efc_Y: ti.template(), dof_s: ti.template(), o, sign):
+        """L L^T <- L L^T + sign x x^T in place, x in dof_s's scratch column (consumed);
+        columns where x is zero are left as they are. Returns 0 if a diagonal would fall
+        below MINVAL (a downdate that lost rank)."""
+        ok = 1
+        for k in range(nv):
+            xk = A.dof_scratch(dof_s, o, k)
+            if ok != 0 and xk != 0:
+                lkk = efc_Y[w, k, k]
+                r2 = lkk * lkk + sign * xk * xk
+                if r2 < fp(_MINVAL):
+                    ok = 0
+                else:
+                    r = ti.sqrt(r2)
+                    c = r / lkk
+                    s = xk / lkk
+                    inv_c = lkk / r
+                    efc_Y[w, k, k] = r
+                    for i in range(k + 1, nv):
+                        xi = A.dof_scratch(dof_s, o, i)
+                        lik = (efc_Y[w, i, k] + sign * s * xi) * inv_c
+                        efc_Y[w, i, k] = lik
+                        A.set_dof_scratch(dof_s, o, i, c * xi - s * lik)
+        return ok
+
+    @ti.func
     def cholesky_solve(w, nv, efc_Y: ti.template(), dof_s: ti.template(), col: ti.template()):
         """Scratch column ``col`` (its accessor's name) <- (L L^T)^-1 itself, L in efc_Y."""
         get, put = ti.static(A.read[col], A.write[col])
@@ -122,4 +172,5 @@ def make_hessian(fp, elliptic: bool):
                 s -= efc_Y[w, k, i] * get(dof_s, o, k)
             put(dof_s, o, i, s / efc_Y[w, i, i])
 
-    return types.SimpleNamespace(hessian=hessian, cholesky=cholesky, cholesky_solve=cholesky_solve)
+    return types.SimpleNamespace(hessian=hessian, cholesky=cholesky, refresh=refresh, rank_one=rank_one,
+                                 cholesky_solve=cholesky_solve)
