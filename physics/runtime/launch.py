@@ -367,6 +367,7 @@ def _scalar_elements(ann, ndarray_type, primitive_types) -> bool:
 _NO_INDEX = "__taigym_no_index__"  # the name the added exits read the unreachable index by
 _no_index_field = None
 _SCALAR_MARK = "__taigym_scalar_loops__"
+_EXIT_NAMES = ("__taigym_loop_mask__", "__taigym_loop_unreachable__")  # a function's locals the exits test
 
 
 def scalar_loops() -> bool:
@@ -418,12 +419,14 @@ def _add_loop_exits() -> bool:
         transformer, build_stmt = tracer.ASTTransformer, tracer.build_stmt
         impl = import_module(ti.__name__ + ".lang.impl")
         build_range_for, build_while = transformer.build_range_for, transformer.build_While
+        build_function_def = transformer.build_FunctionDef
         impl.get_runtime().current_kernel  # noqa: B018
     except (ImportError, AttributeError):
         return False
     if getattr(build_range_for, "taigym", False):
         return True
     import ast
+    import copy
 
     if _no_index_field is None:
         # made once the runtime starts (backend.ensure_runtime), as the first of the
@@ -432,27 +435,27 @@ def _add_loop_exits() -> bool:
         _no_index_field = ti.field(ti.i32, shape=2)
         _no_index_field.from_numpy(np.array([0, -(2**31)], dtype=np.int32))
 
-    def local(ctx, name: str, value, node):
-        build_stmt(ctx, _located(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value), node))
-        return ast.Name(id=name, ctx=ast.Load())
-
-    def exit_on(ctx, index: str, node):
-        # before the loop: mask, unreachable = __taigym_no_index__[0], __taigym_no_index__[1]
-        # in it:           if index ^ mask == unreachable: break
-        # Both read once, outside the loop: an exit that loads in every iteration cost
-        # the constraint stage ~15% of its time. Neither is known to LLVM, and an xor is no
-        # recurrence its loop analysis can count, so it can neither compute the exit's trip
-        # count and merge it with the loop's own (which it does to an exit against a plain
-        # unknown bound in a loop that stores nothing, and then vectorizes the loop) nor
-        # hoist the test out of the loop.
-        at = f"{node.lineno}_{node.col_offset}"
-        mask, unreachable = (local(ctx, f"__taigym_{part}_{at}",
-                                   ast.Subscript(value=ast.Name(id=_NO_INDEX, ctx=ast.Load()),
-                                                 slice=ast.Constant(value=k), ctx=ast.Load()), node)
-                             for k, part in enumerate(("mask", "unreachable")))
+    def exit_on(index: str, node):
+        # in the loop: if index ^ mask == unreachable: break, with mask and unreachable read
+        # once at the top of the function (build_function_def_scalar). Read outside the
+        # loop: an exit that loads in every iteration cost the constraint stage ~15% of its
+        # time. Neither is known to LLVM, and an xor is no recurrence its loop analysis can
+        # count, so it can neither compute the exit's trip count and merge it with the
+        # loop's own (which it does to an exit against a plain unknown bound in a loop that
+        # stores nothing, and then vectorizes the loop) nor hoist the test out of the loop.
+        mask, unreachable = (ast.Name(id=name, ctx=ast.Load()) for name in _EXIT_NAMES)
         masked = ast.BinOp(left=ast.Name(id=index, ctx=ast.Load()), op=ast.BitXor(), right=mask)
         test = ast.Compare(left=masked, ops=[ast.Eq()], comparators=[unreachable])
         return _located(ast.If(test=test, body=[ast.Break()], orelse=[]), node)
+
+    def exit_values(node):
+        # mask, unreachable = __taigym_no_index__[0], __taigym_no_index__[1]: once per
+        # function, not per loop, which keeps two loads and two locals a loop out of the
+        # kernel that Taichi and LLVM compile
+        return [_located(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                    value=ast.Subscript(value=ast.Name(id=_NO_INDEX, ctx=ast.Load()),
+                                                        slice=ast.Constant(value=k), ctx=ast.Load())), node)
+                for k, name in enumerate(_EXIT_NAMES)]
 
     def marked(ctx) -> bool:
         kernel = impl.get_runtime().current_kernel
@@ -464,7 +467,7 @@ def _add_loop_exits() -> bool:
     def build_range_for_scalar(ctx, node):
         if marked(ctx):
             node = _located(ast.For(target=node.target, iter=node.iter, orelse=node.orelse,
-                                    body=[exit_on(ctx, node.target.id, node), *node.body]), node)
+                                    body=[exit_on(node.target.id, node), *node.body]), node)
         return build_range_for(ctx, node)
 
     def build_while_scalar(ctx, node):
@@ -475,10 +478,18 @@ def _add_loop_exits() -> bool:
                                                 value=ast.Constant(value=0)), node))
             count = _located(ast.AugAssign(target=ast.Name(id=trips, ctx=ast.Store()), op=ast.Add(),
                                            value=ast.Constant(value=1)), node)
-            node = _located(ast.While(test=node.test, body=[exit_on(ctx, trips, node), count, *node.body],
+            node = _located(ast.While(test=node.test, body=[exit_on(trips, node), count, *node.body],
                                       orelse=node.orelse), node)
         return build_while(ctx, node)
 
+    def build_function_def_scalar(ctx, node):
+        if marked(ctx) and any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node)):
+            node = copy.copy(node)  # Taichi keeps the parsed function for its next call
+            node.body = [*exit_values(node.body[0]), *node.body]
+        return build_function_def(ctx, node)
+
+    build_function_def_scalar.taigym = True
+    transformer.build_FunctionDef = staticmethod(build_function_def_scalar)
     build_while_scalar.taigym = True
     transformer.build_While = staticmethod(build_while_scalar)
     build_range_for_scalar.taigym = True
