@@ -21,6 +21,9 @@ both sides step smooth dynamics only. With ``--constraints`` both run their full
 pipelines, and the states are first settled by ``--settle`` seconds (default 1) of MuJoCo
 simulation so that a legged robot is timed standing on its feet, with contacts, rather than
 falling from its initial pose; the mean number of contacts at those states is reported.
+``--controls random`` settles them under controls drawn again every 0.05 s instead, as an
+agent's random actions are: the robots flail and meet their joint limits, and constraint
+rows enter and leave the solver's active set as they do in an env under random actions.
 
 Every timing is the median of several short repetitions that together last about
 ``--seconds``; each repetition starts again from the initial states so that the work per
@@ -138,6 +141,12 @@ def describe_model(name, path, mjm, model, route) -> dict:
 
 
 # --- initial states ------------------------------------------------------------------------
+# how the states are settled before timing (--controls)
+CONTROLS = {"held": "one random control per env, held",
+            "random": "random controls drawn again every 0.05 s, as an agent's random actions"}
+RANDOM_REDRAW_S = 0.05
+
+
 def initial_states(mjm, num_envs: int, seed: int):
     """(qpos, qvel, ctrl) for ``num_envs`` envs: qpos0 and zero velocity plus small noise,
     controls uniform in ctrlrange ([-1, 1] where unlimited)."""
@@ -151,18 +160,27 @@ def initial_states(mjm, num_envs: int, seed: int):
             a = int(mjm.jnt_qposadr[j]) + start
             qpos[:, a : a + 4] /= np.linalg.norm(qpos[:, a : a + 4], axis=1, keepdims=True)
     qvel = rng.normal(scale=STATE_NOISE, size=(num_envs, mjm.nv))
-    low, high = np.full(mjm.nu, -1.0), np.full(mjm.nu, 1.0)
-    limited = np.asarray(mjm.actuator_ctrllimited, dtype=bool)
-    low[limited], high[limited] = mjm.actuator_ctrlrange[limited].T
-    ctrl = rng.uniform(low, high, size=(num_envs, mjm.nu))
+    ctrl = rng.uniform(*control_bounds(mjm), size=(num_envs, mjm.nu))
     return qpos, qvel, ctrl
 
 
-def settle(mjm, states, seconds: float, threads: int):
-    """The states after ``seconds`` of MuJoCo simulation under the held controls.
+def control_bounds(mjm):
+    """Each actuator's ctrlrange, [-1, 1] where it is unlimited."""
+    low, high = np.full(mjm.nu, -1.0), np.full(mjm.nu, 1.0)
+    limited = np.asarray(mjm.actuator_ctrllimited, dtype=bool)
+    low[limited], high[limited] = mjm.actuator_ctrlrange[limited].T
+    return low, high
+
+
+def settle(mjm, states, seconds: float, threads: int, redraw: float = 0.0, seed: int = 0):
+    """The states after ``seconds`` of MuJoCo simulation under the controls.
 
     From qpos0 a legged robot starts in the air: a short timed call would measure free fall,
-    not contacts. Settled states put its feet on the ground before either side is timed."""
+    not contacts. Settled states put its feet on the ground before either side is timed.
+    With ``redraw`` > 0 the controls are drawn again, uniform in ctrlrange, every
+    ``redraw`` seconds, as an agent's random actions are: the robots flail, meet their
+    joint limits and fall, the states an env under random actions steps from, where
+    constraint rows come and go. The last draw is held while timing."""
     import mujoco
     from mujoco import rollout
 
@@ -170,10 +188,16 @@ def settle(mjm, states, seconds: float, threads: int):
     nstep = round(seconds / mjm.opt.timestep)
     if nstep < 1:
         return states
+    controls = ctrl[:, None, :]
+    if redraw > 0:
+        every = max(1, round(redraw / mjm.opt.timestep))
+        draws = np.random.default_rng(seed + 1).uniform(*control_bounds(mjm), size=(len(qpos), -(-nstep // every), mjm.nu))
+        controls = np.ascontiguousarray(np.repeat(draws, every, axis=1)[:, :nstep])
+        ctrl = controls[:, -1].copy()
     initial = full_physics_states(mjm, qpos, qvel)
     out = np.zeros((len(qpos), nstep, initial.shape[1]))
     datas = [mujoco.MjData(mjm) for _ in range(threads)]
-    rollout.rollout(mjm, datas, initial, ctrl[:, None, :], nstep=nstep, state=out)
+    rollout.rollout(mjm, datas, initial, controls, nstep=nstep, state=out)
     data = mujoco.MjData(mjm)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     settled_q, settled_v = np.empty_like(qpos), np.empty_like(qvel)
@@ -403,11 +427,12 @@ def benchmark_model(name: str, args) -> dict:
     print(f"\n{name}: nq={info['nq']} nv={info['nv']} nu={info['nu']} {info['integrator']} "
           f"dt={info['timestep']}; our model from {route}", flush=True)
     states = initial_states(mjm, max(args.num_envs), args.seed)
-    states = settle(mjm, states, args.settle, args.threads)
-    info["settle_s"] = args.settle
+    states = settle(mjm, states, args.settle, args.threads, RANDOM_REDRAW_S if args.controls == "random" else 0.0,
+                    args.seed)
+    info["settle_s"], info["controls"] = args.settle, args.controls
     info["mean_contacts"] = mean_contacts(mjm, states)
-    print(f"  timed from states settled for {args.settle} s: {info['mean_contacts']:.1f} contacts per env",
-          flush=True)
+    print(f"  timed from states settled for {args.settle} s ({CONTROLS[args.controls]}): "
+          f"{info['mean_contacts']:.1f} contacts per env", flush=True)
 
     info["one_step_max_qpos_diff"], info["startup"] = {}, {}
     for precision in args.precision:
@@ -514,6 +539,7 @@ def markdown_report(report: dict) -> str:
                 lines.append(f"| {precision} | {t['cold_s']:.1f} s | {t['warm_s']:.1f} s |")
         diffs = ", ".join(f"{p} {d:.1e}" for p, d in m["one_step_max_qpos_diff"].items())
         lines += ["", f"Timed from states settled for {m['settle_s']} s of MuJoCo simulation "
+                      f"({CONTROLS[m.get('controls', 'held')]}) "
                       f"({m['mean_contacts']:.1f} contacts per env there). Max |qpos| difference from mj_step after "
                       f"one step: {diffs}. Our model from {m['loader']}."]
     lines += ["", f"Total run time: {report['total_seconds']:.0f} s."]
@@ -549,6 +575,10 @@ def parse_args(argv):
     p.add_argument("--settle", type=float, default=None,
                    help="seconds of MuJoCo simulation under the held controls before timing, so that both "
                         "sides are timed from states with contacts (default: 1 with --constraints, else 0)")
+    p.add_argument("--controls", choices=sorted(CONTROLS), default="held",
+                   help="while settling: one random control per env, held (a robot standing: the default), or "
+                        f"random controls drawn again every {RANDOM_REDRAW_S} s, as an agent's random actions "
+                        "(the robots flail and meet their joint limits)")
     p.add_argument("--quick", action="store_true",
                    help=f"tiny settings for smoke tests: num_envs {' '.join(map(str, QUICK_NUM_ENVS))}, "
                         f"{QUICK_SECONDS} s per measurement")
@@ -593,7 +623,8 @@ def main(argv=None) -> int:
         "machine": {**machine_info(), "load_average_at_start": load_at_start, "load_average_at_end": load_average()},
         "engine": engine_version(),
         "settings": {"num_envs": args.num_envs, "precision": args.precision, "threads": args.threads,
-                     "seconds": args.seconds, "seed": args.seed, "settle_s": args.settle, "state_noise": STATE_NOISE,
+                     "seconds": args.seconds, "seed": args.seed, "settle_s": args.settle, "controls": args.controls,
+                     "state_noise": STATE_NOISE,
                      "device": args.device},
         "models": models,
         "total_seconds": time.perf_counter() - start,

@@ -17,7 +17,7 @@ a ``git worktree add --detach ../before HEAD~3`` (settings may follow after a co
         --variant now= --variant llvm_loops=TAIGYM_SCALAR_LOOPS=0 --variant before=tree:../before
 
 Every build starts from the same states (benchmark.py's, settled with contacts unless
-``--smooth``) and steps ``World.step(n=5)`` in float64 (``--precision``). Each worker
+``--smooth``, under held or, with ``--controls random``, redrawn random controls) and steps ``World.step(n=5)`` in float64 (``--precision``). Each worker
 compiles its build's kernel first (the offline cache keeps it), then reports ready.
 """
 
@@ -100,7 +100,7 @@ def worker(args) -> None:
     if args.smooth:
         model = B.without_constraints(model, mjm)
     else:
-        states = B.settle(mjm, states, 1.0, 2)
+        states = B.settle(mjm, states, 1.0, 2, B.RANDOM_REDRAW_S if args.controls == "random" else 0.0, args.seed)
     qpos, qvel, ctrl = states
     world = physics.World(model, num_envs=args.num_envs, device="cpu", precision=args.precision)
 
@@ -131,7 +131,7 @@ class Worker:
     def __init__(self, variant: Variant, args):
         command = [sys.executable, __file__, "--worker", "--model", args.model, "--num-envs", str(args.num_envs),
                    "--precision", args.precision, "--seed", str(args.seed)]
-        command += ["--smooth"] if args.smooth else []
+        command += ["--smooth"] if args.smooth else ["--controls", args.controls]
         command += ["--tree", variant.tree] if variant.tree else []
         self.variant = variant
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -177,7 +177,7 @@ def summary(rates: dict[str, list[float]]) -> list[dict]:
 
 def markdown(rows: list[dict], workers: list[Worker], args, load: tuple) -> str:
     base = rows[0]["variant"]
-    states = "smooth dynamics" if args.smooth else "contacts on, settled states"
+    states = "smooth dynamics" if args.smooth else f"contacts on, states settled under {args.controls} controls"
     lines = [(f"Physics steps/s, {args.model}, {args.num_envs} envs, {args.precision}, {states}; "
               f"{args.rounds} rounds of {args.seconds} s per build; "
               f"load average {load[0]:.2f} at start, {load[1]:.2f} at end."), "",
@@ -199,6 +199,8 @@ def parse_args(argv):
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--precision", choices=("float32", "float64"), default="float64")
     p.add_argument("--smooth", action="store_true", help="constraints and contacts off on the model")
+    p.add_argument("--controls", choices=("held", "random"), default="held",
+                   help="the controls the states are settled under (benchmark.py --controls)")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--seconds", type=float, default=1.0, help="length of one build's slice in a round")
     p.add_argument("--seed", type=int, default=0)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
+import numpy as np
 import pytest
 from taigym.scripts import benchmark
 
@@ -192,3 +193,30 @@ def test_variant_specs_are_checked(spec, message):
 
     with pytest.raises(ValueError, match=message):
         benchmark_variants.parse_variant(spec)
+
+
+def test_random_controls_are_redrawn_on_schedule_and_the_last_is_held():
+    """settle(redraw=...) steps each env as an mj_step loop whose control changes every
+    ``redraw`` seconds, and hands back the last control for the timed steps to hold."""
+    import mujoco
+    from taigym.scripts import benchmark
+
+    mjm = mujoco.MjModel.from_xml_path(str(benchmark.resolve_model_path("hopper")))
+    states = benchmark.initial_states(mjm, 2, seed=3)
+    qpos, qvel, ctrl = benchmark.settle(mjm, states, 0.1, 1, redraw=0.02, seed=3)
+    every = round(0.02 / mjm.opt.timestep)
+    nstep = round(0.1 / mjm.opt.timestep)
+    draws = np.random.default_rng(4).uniform(*benchmark.control_bounds(mjm), size=(2, -(-nstep // every), mjm.nu))
+    data = mujoco.MjData(mjm)
+    for i in range(2):
+        mujoco.mj_resetData(mjm, data)
+        data.qpos[:], data.qvel[:] = states[0][i], states[1][i]
+        for k in range(nstep):
+            data.ctrl[:] = draws[i, k // every]
+            mujoco.mj_step(mjm, data)
+        np.testing.assert_allclose(qpos[i], data.qpos, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(qvel[i], data.qvel, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(ctrl[i], draws[i, (nstep - 1) // every])
+    assert not np.array_equal(ctrl, states[2])
+    held = benchmark.settle(mjm, states, 0.1, 1)
+    assert np.array_equal(held[2], states[2]) and not np.allclose(held[0], qpos)
