@@ -282,6 +282,7 @@ DOF_S = Table(
     ("mgrad", 1, "the preconditioned gradient", "rad/s^2 or m/s^2"), ("search", 1, "search direction", "rad/s^2 or m/s^2"),
     ("mv", 1, "M search", "N m or N"), ("gradold", 1, "the previous gradient (CG)", "N m or N"),
     ("mgradold", 1, "the previous preconditioned gradient (CG)", "rad/s^2 or m/s^2"),
+    ("hinv", 1, "1 / the diagonal of Newton's Hessian factor: its solves multiply", "1/sqrt(kg) or 1/sqrt(kg m^2)"),
     pow2=True)
 # Constraint rows of one env (MuJoCo's efc_* arrays), up to the SIZE_NEFC capacity.
 EFC_F = Table(

@@ -51,6 +51,11 @@ def _scratch(x):
     return dof_s
 
 
+def _reciprocals(dof_s):
+    """The hinv column: what the factor's solves multiply by in place of its diagonal."""
+    return dof_s[L.DOF_S.start("hinv")::L.NDOF_S]
+
+
 def test_rank_one_update_and_downdate_give_the_factor_numpy_computes(device):
     rank_one, _ = _kernels(device)
     rng = np.random.default_rng(4)
@@ -59,9 +64,13 @@ def test_rank_one_update_and_downdate_give_the_factor_numpy_computes(device):
     x[:3] = 0.0  # a row of a chain's deeper dofs: the leading columns stay as they are
     y = _factor_table(np.linalg.cholesky(h))
     ok = np.zeros(1, dtype=np.int32)
-    rank_one(y, _scratch(x), NV, 1.0, ok)
+    dof_s = _scratch(x)
+    rank_one(y, dof_s, NV, 1.0, ok)
     assert ok[0] == 1
     np.testing.assert_allclose(np.tril(y[0]), np.linalg.cholesky(h + np.outer(x, x)), rtol=0, atol=TOL)
+    # the columns a row leaves alone keep their reciprocal (not written: zero here)
+    np.testing.assert_allclose(_reciprocals(dof_s)[3:], 1 / np.diag(y[0])[3:], rtol=1e-15)
+    assert np.all(_reciprocals(dof_s)[:3] == 0)
     rank_one(y, _scratch(x), NV, -1.0, ok)
     assert ok[0] == 1
     np.testing.assert_allclose(np.tril(y[0]), np.linalg.cholesky(h), rtol=0, atol=TOL)
@@ -96,8 +105,11 @@ def test_refresh_follows_the_rows_into_and_out_of_the_quadratic_state(device, he
     efc_f[0, :, L.EFC_F.start("hess")] = [1 / r[i] if i in held_rows else 0.0 for i in range(nefc)]
     y = _factor_table(np.linalg.cholesky(hessian(held_rows)))
     ok = np.zeros(1, dtype=np.int32)
-    refresh(np.ascontiguousarray(jac[None]), efc_f, y, np.zeros(NV * L.NDOF_S), nefc, NV, ok)
+    dof_s = np.zeros(NV * L.NDOF_S)
+    _reciprocals(dof_s)[:] = 1 / np.diag(y[0])
+    refresh(np.ascontiguousarray(jac[None]), efc_f, y, dof_s, nefc, NV, ok)
     assert ok[0] == 1
     np.testing.assert_allclose(np.tril(y[0]), np.linalg.cholesky(hessian(now_rows)), rtol=0, atol=TOL)
+    np.testing.assert_allclose(_reciprocals(dof_s), 1 / np.diag(y[0]), rtol=1e-15)
     np.testing.assert_array_equal(efc_f[0, :, L.EFC_F.start("hess")],
                                   [1 / r[i] if i in now_rows else 0.0 for i in range(nefc)])

@@ -135,7 +135,7 @@ def make_cost(fp, newton: bool, elliptic: bool):
                         rebuild = refresh(w, nefc, nv, efc_J, efc_f, efc_Y, dof_s) == 0
                 if rebuild:
                     hessian(w, nefc, nv, sizes, dof_i, qM, efc_J, efc_f, efc_Y)
-                    cholesky(w, nv, efc_Y)
+                    cholesky(w, nv, efc_Y, dof_s)
                 cholesky_solve(w, nv, efc_Y, dof_s, "dof_mgrad")
             else:
                 inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_mgrad")

@@ -92,19 +92,25 @@ def make_hessian(fp, elliptic: bool):
                 i += dim
 
     @ti.func
-    def cholesky(w, nv, efc_Y: ti.template()):
-        """In place: the lower triangle of efc_Y[w, :nv, :nv] <- its Cholesky factor."""
+    def cholesky(w, nv, efc_Y: ti.template(), dof_s: ti.template()):
+        """In place: the lower triangle of efc_Y[w, :nv, :nv] <- its Cholesky factor, and the
+        reciprocals of its diagonal in dof_s's hinv column (the solves multiply by them:
+        a division on the triangular solves' dependency chain costs several times a
+        multiplication)."""
+        o = w * ti.max(nv, 1) * L.NDOF_S
         for j in range(nv):
             s = efc_Y[w, j, j]
             for k in range(j):
                 s -= efc_Y[w, j, k] * efc_Y[w, j, k]
             ljj = ti.sqrt(ti.max(s, fp(_MINVAL)))
+            inv = 1 / ljj
             efc_Y[w, j, j] = ljj
+            A.set_dof_hinv(dof_s, o, j, inv)
             for i in range(j + 1, nv):
                 s = efc_Y[w, i, j]
                 for k in range(j):
                     s -= efc_Y[w, i, k] * efc_Y[w, j, k]
-                efc_Y[w, i, j] = s / ljj
+                efc_Y[w, i, j] = s * inv
 
     @ti.func
     def refresh(w, nefc, nv, efc_J: ti.template(), efc_f: ti.template(), efc_Y: ti.template(),
@@ -148,6 +154,7 @@ def make_hessian(fp, elliptic: bool):
                     s = xk / lkk
                     inv_c = lkk / r
                     efc_Y[w, k, k] = r
+                    A.set_dof_hinv(dof_s, o, k, 1 / r)
                     for i in range(k + 1, nv):
                         xi = A.dof_scratch(dof_s, o, i)
                         lik = (efc_Y[w, i, k] + sign * s * xi) * inv_c
@@ -164,13 +171,13 @@ def make_hessian(fp, elliptic: bool):
             s = get(dof_s, o, i)
             for k in range(i):
                 s -= efc_Y[w, i, k] * get(dof_s, o, k)
-            put(dof_s, o, i, s / efc_Y[w, i, i])
+            put(dof_s, o, i, s * A.dof_hinv(dof_s, o, i))
         for r in range(nv):
             i = nv - 1 - r
             s = get(dof_s, o, i)
             for k in range(i + 1, nv):
                 s -= efc_Y[w, k, i] * get(dof_s, o, k)
-            put(dof_s, o, i, s / efc_Y[w, i, i])
+            put(dof_s, o, i, s * A.dof_hinv(dof_s, o, i))
 
     return types.SimpleNamespace(hessian=hessian, cholesky=cholesky, refresh=refresh, rank_one=rank_one,
                                  cholesky_solve=cholesky_solve)

@@ -161,8 +161,9 @@ def make_solver(fp, newton: bool, elliptic: bool):
             qacc[w, d] += alpha * A.dof_search(dof_s, o_s, d)
             A.set_dof_ma(dof_s, o_s, d, A.dof_ma(dof_s, o_s, d)
                                                 + alpha * A.dof_mv(dof_s, o_s, d))
-            A.set_dof_gradold(dof_s, o_s, d, A.dof_grad(dof_s, o_s, d))
-            A.set_dof_mgradold(dof_s, o_s, d, A.dof_mgrad(dof_s, o_s, d))
+            if ti.static(not newton):
+                A.set_dof_gradold(dof_s, o_s, d, A.dof_grad(dof_s, o_s, d))
+                A.set_dof_mgradold(dof_s, o_s, d, A.dof_mgrad(dof_s, o_s, d))
         for i in range(nefc):
             A.set_efc_jar(efc_f, w, i, A.efc_jar(efc_f, w, i) + (alpha * A.efc_jv(efc_f, w, i)))
 
