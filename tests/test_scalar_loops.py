@@ -91,13 +91,14 @@ def test_loops_with_exits_of_their_own_run_as_written():
     np.testing.assert_array_equal(a, [-3.0, -1.0, -1.0, 0.0, 1.0, 0.0])
 
 
-def test_llvm_vectorizes_only_the_unmarked_kernel(tmp_path):
-    """The same loop in two kernels, one marked: Taichi writes each kernel's optimized LLVM
-    module to a file, and only the unmarked kernel's holds a vector loop."""
+def test_llvm_vectorizes_only_the_unmarked_kernel_and_vector_loops_functions(tmp_path):
+    """The same loop in three kernels: Taichi writes each kernel's optimized LLVM module to
+    a file, and the marked kernel's holds no vector loop, the unmarked kernel's does, and
+    so does a marked kernel's function that ``vector_loops`` exempts."""
     script = textwrap.dedent("""
         import numpy as np
         from taigym.physics.runtime.backend import ensure_runtime, ti
-        from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in
+        from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in, vector_loops
         ensure_runtime("cpu")
         assert scalar_loops()
         f1 = ti.types.ndarray(dtype=ti.f64, ndim=1)
@@ -109,19 +110,27 @@ def test_llvm_vectorizes_only_the_unmarked_kernel(tmp_path):
                 s += a[i] * b[i]
             return s
 
-        def make(scalar):
+        @ti.func
+        @vector_loops
+        def vector_dot(a: ti.template(), b: ti.template(), n):
+            s = 0.0
+            for i in range(n):
+                s += a[i] * b[i]
+            return s
+
+        def make(scalar, exempt):
             @ti.kernel
             @scalar_loops_in(scalar)
             def run(a: f1, b: f1, n: ti.i32):
                 for _ in range(1):
-                    a[0] = dot(a, b, n)
+                    a[0] = vector_dot(a, b, n) if ti.static(exempt) else dot(a, b, n)
             return run
 
-        for scalar in (True, False):
+        for scalar, exempt in ((True, False), (False, False), (True, True)):
             a, b = np.ones(100), np.arange(100.0)
-            make(scalar)(a, b, 100)
+            make(scalar, exempt)(a, b, 100)
             assert a[0] == 4950.0
-            print("compiled", scalar, flush=True)
+            print("compiled", scalar, exempt, flush=True)
     """)
     env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=str(tmp_path / "cache"), TI_PRINT_KERNEL_LLVM_IR_OPTIMIZED="1")
     env.pop("TAIGYM_SCALAR_LOOPS", None)
@@ -132,4 +141,4 @@ def test_llvm_vectorizes_only_the_unmarked_kernel(tmp_path):
     # one module per kernel, in the order compiled: the marked kernel first
     modules = [path.read_text() for path in sorted(tmp_path.glob("*.ll"))]
     vectorized = ["vector.body" in text for text in modules if "define" in text and "@run_c" in text]
-    assert vectorized == [False, True]
+    assert vectorized == [False, True, True]

@@ -367,6 +367,7 @@ def _scalar_elements(ann, ndarray_type, primitive_types) -> bool:
 _NO_INDEX = "__taigym_no_index__"  # the name the added exits read the unreachable index by
 _no_index_field = None
 _SCALAR_MARK = "__taigym_scalar_loops__"
+_VECTOR_MARK = "__taigym_vector_loops__"
 _EXIT_NAMES = ("__taigym_loop_mask__", "__taigym_loop_unreachable__")  # a function's locals the exits test
 
 
@@ -404,6 +405,16 @@ def scalar_loops_in(enabled: bool):
         return kernel_function
 
     return mark
+
+
+def vector_loops(function):
+    """Decorator under ``@ti.func``: the function's own loops stay as LLVM makes them
+    (vectorized and unrolled where it sees fit) in a kernel marked by
+    :func:`scalar_loops_in`. For the few loops whose copies pay for their compile time:
+    the composite inertia and RNE sweeps over a model's bodies, where scalar loops cost
+    smooth dynamics ~10% (docs/performance.md)."""
+    setattr(function, _VECTOR_MARK, True)
+    return function
 
 
 def _add_loop_exits() -> bool:
@@ -460,6 +471,8 @@ def _add_loop_exits() -> bool:
     def marked(ctx) -> bool:
         kernel = impl.get_runtime().current_kernel
         if ctx.is_kernel or not getattr(getattr(kernel, "func", None), _SCALAR_MARK, False):
+            return False
+        if getattr(getattr(ctx.func, "func", None), _VECTOR_MARK, False):
             return False
         ctx.global_vars[_NO_INDEX] = _no_index_field
         return True

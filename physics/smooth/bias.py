@@ -8,6 +8,7 @@ import types
 from .. import layout as L
 from ..model import DSBL_GRAVITY
 from ..runtime.backend import ti
+from ..runtime.launch import vector_loops
 from ..access import make_access
 from ..runtime.ti_math import make_math
 
@@ -19,6 +20,7 @@ def make_bias(fp):
     A = make_access(fp)
 
     @ti.func
+    @vector_loops
     def rne(
         w,
         # Model:

@@ -13,6 +13,7 @@ import types
 
 from .. import layout as L
 from ..runtime.backend import ti
+from ..runtime.launch import vector_loops
 from ..access import make_access
 from ..runtime.ti_math import make_math
 
@@ -24,6 +25,7 @@ def make_inertia(fp):
     A = make_access(fp)
 
     @ti.func
+    @vector_loops
     def crb(
         w,
         # Model:
