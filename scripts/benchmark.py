@@ -142,9 +142,14 @@ def describe_model(name, path, mjm, model, route) -> dict:
 
 # --- initial states ------------------------------------------------------------------------
 # how the states are settled before timing (--controls)
-CONTROLS = {"held": "one random control per env, held",
-            "random": "random controls drawn again every 0.05 s, as an agent's random actions"}
 RANDOM_REDRAW_S = 0.05
+CONTROLS = {"held": "one random control per env, held",
+            "random": f"random controls drawn again every {RANDOM_REDRAW_S} s, as an agent's random actions"}
+
+
+def redraw_seconds(controls: str) -> float:
+    """settle()'s ``redraw`` for a --controls choice."""
+    return RANDOM_REDRAW_S if controls == "random" else 0.0
 
 
 def initial_states(mjm, num_envs: int, seed: int):
@@ -427,8 +432,7 @@ def benchmark_model(name: str, args) -> dict:
     print(f"\n{name}: nq={info['nq']} nv={info['nv']} nu={info['nu']} {info['integrator']} "
           f"dt={info['timestep']}; our model from {route}", flush=True)
     states = initial_states(mjm, max(args.num_envs), args.seed)
-    states = settle(mjm, states, args.settle, args.threads, RANDOM_REDRAW_S if args.controls == "random" else 0.0,
-                    args.seed)
+    states = settle(mjm, states, args.settle, args.threads, redraw_seconds(args.controls), args.seed)
     info["settle_s"], info["controls"] = args.settle, args.controls
     info["mean_contacts"] = mean_contacts(mjm, states)
     print(f"  timed from states settled for {args.settle} s ({CONTROLS[args.controls]}): "

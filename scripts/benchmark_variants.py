@@ -100,7 +100,7 @@ def worker(args) -> None:
     if args.smooth:
         model = B.without_constraints(model, mjm)
     else:
-        states = B.settle(mjm, states, 1.0, 2, B.RANDOM_REDRAW_S if args.controls == "random" else 0.0, args.seed)
+        states = B.settle(mjm, states, 1.0, 2, B.redraw_seconds(args.controls), args.seed)
     qpos, qvel, ctrl = states
     world = physics.World(model, num_envs=args.num_envs, device="cpu", precision=args.precision)
 

@@ -99,9 +99,8 @@ def make_cost(fp, newton: bool, elliptic: bool):
         and factors the Hessian; 2 keeps the factor from the last update and brings it to
         the rows whose state changed (rank-one updates, or a rebuild). Without
         ``rows_moved`` the rows and grad are those of the last update and only MGRAD is
-        redone. Returns the total cost and, in float32, the
-        squared norm of the gradient's terms (sum over dofs of (|qfrc_smooth| + sum_i
-        |J f|)^2) that bounds its round-off."""
+        redone. Returns the total cost and, in float32, the squared norm of the gradient's
+        terms (sum over dofs of (|qfrc_smooth| + sum_i |J f|)^2) that bounds its round-off."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         o_s = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         out = ti.Vector([fp(0.0), fp(0.0)])
