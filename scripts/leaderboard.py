@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, ValidationError, model_validator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v4.yaml"
@@ -88,6 +88,12 @@ class AlgorithmEntry(Strict):
         return self
 
 
+class Adoption(Strict):
+    """Finished cells of an earlier protocol that count as this one's where the settings match."""
+    protocol: str  # the earlier protocol's YAML, relative to this protocol's file
+    cells: str  # the folder of its records (``<key>/cell.json``), relative to this protocol's file
+
+
 class Protocol(Strict):
     version: PositiveInt
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
@@ -97,6 +103,8 @@ class Protocol(Strict):
     algorithms: list[AlgorithmEntry] = Field(min_length=1)
     # each cell runs on every simulator named: taigym's port and/or Gymnasium's MuJoCo env
     simulators: list[Literal["taigym", "gymnasium"]] = Field(default=list(DEFAULT_SIMULATORS), min_length=1)
+    adopts: list[Adoption] = []
+    _folder: Path = PrivateAttr(default=Path("."))  # where the protocol file is: adopts' paths are relative to it
 
     @model_validator(mode="after")
     def _simulators_once(self):
@@ -124,7 +132,24 @@ def load_protocol(path: Path) -> Protocol:
                                  f"which is not one of the protocol's tasks {sorted(task_ids)}")
     if "gymnasium" in protocol.simulators:
         check_gymnasium_cells(protocol, path)
+    protocol._folder = path.parent
+    check_adoptions(protocol, path)
     return protocol
+
+
+def adoption_paths(protocol: Protocol, index: int) -> tuple[Path, Path]:
+    """``adopts[index]``'s protocol file and records folder, resolved against the protocol's folder."""
+    a = protocol.adopts[index]
+    return (protocol._folder / a.protocol).resolve(), (protocol._folder / a.cells).resolve()
+
+
+def check_adoptions(protocol: Protocol, path: Path) -> None:
+    for i in range(len(protocol.adopts)):
+        earlier, cells = adoption_paths(protocol, i)
+        if not earlier.is_file():
+            raise SystemExit(f"{path}: adopts[{i}].protocol: no protocol file {earlier}")
+        if not cells.is_dir():
+            raise SystemExit(f"{path}: adopts[{i}].cells: no folder of records {cells}")
 
 
 def check_gymnasium_cells(protocol: Protocol, path: Path) -> None:
@@ -221,6 +246,46 @@ def is_done(cell: dict, cells_dir: Path) -> bool:
         return json.loads(record.read_text()).get("digest") == cell["digest"]
     except json.JSONDecodeError:
         return False  # a record cut short by a crash: run the cell again
+
+
+def adopt_cells(protocol: Protocol, cells: list[dict], cells_dir: Path, log) -> list[dict]:
+    """Record as finished every unfinished cell that an adopted protocol has finished under
+    the same settings; returns the records written."""
+    from taigym.scripts.results import write_json
+
+    adopted = []
+    for i in range(len(protocol.adopts)):
+        earlier_file, earlier_cells = adoption_paths(protocol, i)
+        earlier = load_protocol(earlier_file)
+        records = [adopted_record(protocol, earlier, cell, earlier_cells / cell["key"] / "cell.json")
+                   for cell in cells if not is_done(cell, cells_dir)]
+        for record in filter(None, records):
+            (cells_dir / record["key"]).mkdir(parents=True, exist_ok=True)
+            write_json(cells_dir / record["key"] / "cell.json", record)
+            adopted.append(record)
+        if any(records):
+            log(f"adopted {sum(map(bool, records))} finished cells of {earlier.name} (same settings)")
+    return adopted
+
+
+def adopted_record(protocol: Protocol, earlier: Protocol, cell: dict, record_file: Path) -> dict | None:
+    """``earlier``'s finished record of ``cell`` as this protocol's, or None where it has none
+    or ran other settings.
+
+    Same settings means the same digest once the cell's protocol name and version are the
+    earlier protocol's: task, simulator, trainer, seed, budget, evaluation and the whole
+    resolved training config. The record keeps the earlier run's results and says where it
+    came from (``adopted_from``).
+    """
+    if not record_file.is_file():
+        return None
+    spec = {k: v for k, v in cell.items() if k not in ("digest", "key")}
+    spec.update(protocol=earlier.name, version=earlier.version)
+    record = json.loads(record_file.read_text())
+    if record.get("digest") != digest(spec) or record.get("status") != "done":
+        return None
+    return {**record, "protocol": protocol.name, "version": protocol.version, "digest": cell["digest"],
+            "adopted_from": {"protocol": earlier.name, "version": earlier.version, "digest": record["digest"]}}
 
 
 # --- running one cell (in a worker) ------------------------------------------------------
@@ -451,6 +516,7 @@ def summary_row(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, simula
     return {
         "task": task.id, "algorithm": alg.name, "simulator": simulator, "env_id": group[0]["config"]["task"],
         "seeds": sorted(r["seed"] for r in group), "seeds_planned": len(protocol.seeds), "budget": task.budget,
+        "adopted": {r["seed"]: r["adopted_from"]["protocol"] for r in group if r.get("adopted_from")},
         "return_mean": ret[0], "return_std": ret[1],
         "solved_return": task.solved_return,
         "solved_seeds": sum(bool(r.get("solved")) for r in group),
@@ -592,7 +658,7 @@ def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[
     parts = [f"# Leaderboard: {protocol.name} (protocol version {protocol.version})", "",
              (f"Deterministic evaluation over {protocol.eval_episodes} episodes after training for the budget; "
               f"mean ± std over seeds {protocol.seeds}. Wall time is training only (no compilation, no evaluation)."
-              + simulators_sentence(protocol)),
+              + simulators_sentence(protocol) + adoption_sentence(summary)),
              ""]
     if pending:
         parts += [f"**{pending} cell(s) not finished yet**: rows show the seeds done so far.", ""]
@@ -604,6 +670,18 @@ def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[
     parts += ["## What makes these numbers comparable", "", md_table(s_head, s_body), ""]
     parts += [f"![{p}]({p})" for p in plots]
     return "\n".join(parts) + "\n"
+
+
+def adoption_sentence(summary: list[dict]) -> str:
+    """Which cells are an earlier protocol's records (``adopts``), or nothing."""
+    adopted = [(seed, source) for row in summary for seed, source in row.get("adopted", {}).items()]
+    if not adopted:
+        return ""
+    sources = ", ".join(sorted({source for _, source in adopted}))
+    seeds = sorted({int(seed) for seed, _ in adopted})
+    return (f" {len(adopted)} cells (seeds {seeds}) are {sources}'s finished records, adopted because their "
+            f"settings (task, simulator, trainer, seed, budget, evaluation, training config) are this "
+            f"protocol's; the others ran under this protocol.")
 
 
 def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list[str]) -> str:
@@ -624,7 +702,7 @@ def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list
             f"<style>{style}</style></head><body><h1>Leaderboard: {esc(protocol.name)} (protocol version "
             f"{protocol.version})</h1><p>Deterministic evaluation over {protocol.eval_episodes} episodes after "
             f"training for the budget; mean ± std over seeds {esc(str(protocol.seeds))}. Wall time is training "
-            f"only.{esc(simulators_sentence(protocol).replace('`', ''))}</p>{note}{table(head, body)}{flag_note}"
+            f"only.{esc((simulators_sentence(protocol) + adoption_sentence(summary)).replace('`', ''))}</p>{note}{table(head, body)}{flag_note}"
             f"<h2>What makes these numbers comparable</h2>"
             f"{table(s_head, s_body)}{imgs}</body></html>\n")
 
@@ -769,6 +847,7 @@ def main(argv=None) -> int:
         print(f"leaderboard: {ns.publish.with_suffix('.md')} ({report['finished']}/{report['cells']} cells)")
         return 0
     cells_dir.mkdir(parents=True, exist_ok=True)
+    adopt_cells(protocol, cells, cells_dir, log=lambda msg: print(msg, flush=True))
     pending = [c for c in cells if not is_done(c, cells_dir) and (ns.only is None or c["key"] in ns.only)]
     print(f"{protocol.name} v{protocol.version}: {len(cells)} cells, {len(cells) - len(pending)} finished or "
           f"skipped, {0 if ns.render_only else len(pending)} to run; output in {out}", flush=True)
