@@ -3,6 +3,7 @@
     python scripts/leaderboard.py                                  # configs/leaderboard/v4.yaml
     python scripts/leaderboard.py --workers 2                      # two cells at a time
     python scripts/leaderboard.py --render-only                    # tables and plots from finished cells
+    python scripts/leaderboard.py --protocol configs/leaderboard/v5.yaml --seeds 3 4  # only those seeds' cells
     python scripts/leaderboard.py --ray-address auto               # cells as Ray tasks on a cluster
     python scripts/leaderboard.py --publish docs/leaderboard/v4    # records into the repository, its page
     taigym leaderboard ...                                         # the same, as a subcommand
@@ -550,6 +551,19 @@ DISAGREE_NOTE = ("**disagree**: the simulators' mean eval returns differ by more
                  "|mean_taigym − mean_Gymnasium| <= std_Gymnasium.")
 
 
+def spread_tally(protocol: Protocol, summary: list[dict]) -> str:
+    """`` In all: the first simulator's mean lies within the second's spread on N of M
+    tasks (...).``, over the rows with both sides finished; nothing without such rows."""
+    decided = [c for c in comparisons(protocol, summary) if c["within_spread"] is not None]
+    if not decided:
+        return ""
+    outside = [c["task"].removeprefix("TaiGym/") for c in decided if not c["within_spread"]]
+    labels = [SIMULATOR_LABELS[s] for s in protocol.simulators[:2]]
+    return (f" In all, the {labels[0]} mean lies within the {labels[1]} spread on "
+            f"{len(decided) - len(outside)} of {len(decided)} rows"
+            + (f" (outside: {', '.join(outside)})." if outside else "."))
+
+
 def comparisons(protocol: Protocol, summary: list[dict]) -> list[dict]:
     """Per (task, algorithm): each simulator's summary row and whether the first two disagree."""
     out = []
@@ -664,7 +678,7 @@ def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[
         parts += [f"**{pending} cell(s) not finished yet**: rows show the seeds done so far.", ""]
     parts += [md_table(head, body), ""]
     if len(protocol.simulators) > 1:
-        parts += [DISAGREE_NOTE, ""]
+        parts += [DISAGREE_NOTE + spread_tally(protocol, summary), ""]
     if notes.strip():
         parts += [notes.strip(), ""]
     parts += ["## What makes these numbers comparable", "", md_table(s_head, s_body), ""]
@@ -694,7 +708,8 @@ def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list
         return f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
 
     note = f"<p><b>{pending} cell(s) not finished yet</b>: rows show the seeds done so far.</p>" if pending else ""
-    flag_note = f"<p>{esc(DISAGREE_NOTE.replace('**', ''))}</p>" if len(protocol.simulators) > 1 else ""
+    flag_note = (f"<p>{esc((DISAGREE_NOTE + spread_tally(protocol, summary)).replace('**', ''))}</p>"
+                 if len(protocol.simulators) > 1 else "")
     imgs = "".join(f'<img src="{esc(p)}" alt="{esc(p)}">' for p in plots)
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
              "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f3f3f3}img{max-width:100%}")
@@ -830,6 +845,9 @@ def parse_args(argv=None):
     p.add_argument("--only", nargs="*", default=None, metavar="KEY",
                    help="run only these cells (their keys, e.g. InvertedPendulum-v0-PPO-0 or, on Gymnasium, "
                         "InvertedPendulum-v5-PPO-0)")
+    p.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
+                   help="run only the cells of these seeds (with --only: the cells both name), e.g. the seeds "
+                        "a protocol adds to one it adopts")
     ns = p.parse_args(argv)
     if ns.workers < 1:
         p.error("--workers must be >= 1")
@@ -848,7 +866,10 @@ def main(argv=None) -> int:
         return 0
     cells_dir.mkdir(parents=True, exist_ok=True)
     adopt_cells(protocol, cells, cells_dir, log=lambda msg: print(msg, flush=True))
-    pending = [c for c in cells if not is_done(c, cells_dir) and (ns.only is None or c["key"] in ns.only)]
+    if ns.seeds is not None and not set(ns.seeds) <= set(protocol.seeds):
+        raise SystemExit(f"--seeds {' '.join(map(str, ns.seeds))}: {ns.protocol} has seeds {protocol.seeds}")
+    pending = [c for c in cells if not is_done(c, cells_dir) and (ns.only is None or c["key"] in ns.only)
+               and (ns.seeds is None or c["seed"] in ns.seeds)]
     print(f"{protocol.name} v{protocol.version}: {len(cells)} cells, {len(cells) - len(pending)} finished or "
           f"skipped, {0 if ns.render_only else len(pending)} to run; output in {out}", flush=True)
     if not ns.render_only:

@@ -116,3 +116,33 @@ def test_v5_is_v4_with_five_seeds_and_adopts_every_published_v4_cell(tmp_path):
     assert len(adopted) == len(leaderboard.make_cells(v4)) == 48
     assert {r["seed"] for r in adopted} == {0, 1, 2}
     assert all(leaderboard.is_done(c, tmp_path) == (c["seed"] < 3) for c in cells)
+
+
+def test_seeds_picks_the_cells_to_run_and_names_a_seed_the_protocol_lacks(tmp_path, monkeypatch):
+    early, later = earlier_and_later(tmp_path)
+    ran = []
+    monkeypatch.setattr(leaderboard, "run_cells", lambda pending, *a, **k: ran.extend(c["key"] for c in pending))
+    args = ["--protocol", str(tmp_path / "later.yaml"), "--out", str(tmp_path / "run")]
+    leaderboard.main([*args, "--seeds", "1"])
+    assert sorted(ran) == ["InvertedPendulum-v0-PPO-1", "InvertedPendulum-v5-PPO-1"]
+    with pytest.raises(SystemExit, match=r"--seeds 1 7: .*later.yaml has seeds \[0, 1\]"):
+        leaderboard.main([*args, "--seeds", "1", "7"])
+
+
+def test_the_page_counts_the_rows_within_spread(tmp_path):
+    early, later = earlier_and_later(tmp_path)
+    run = tmp_path / "run" / "cells"
+    returns = {("taigym", 0): 990.0, ("taigym", 1): 1000.0, ("gymnasium", 0): 980.0, ("gymnasium", 1): 1000.0}
+    for cell in leaderboard.make_cells(later):
+        finish(cell, run, ret=returns[cell["simulator"], cell["seed"]])
+    args = ["--protocol", str(tmp_path / "later.yaml"), "--out", str(tmp_path / "run"), "--render-only"]
+    assert leaderboard.main(args) == 0
+    page = (tmp_path / "run" / "leaderboard.md").read_text()
+    # taigym 995 against Gymnasium 990 +- 10: within
+    assert "In all, the taigym mean lies within the Gymnasium spread on 1 of 1 rows." in page
+    for cell in leaderboard.make_cells(later):
+        if cell["simulator"] == "taigym":
+            finish(cell, run, ret=1100.0)
+    assert leaderboard.main(args) == 0
+    page = (tmp_path / "run" / "leaderboard.md").read_text()
+    assert "within the Gymnasium spread on 0 of 1 rows (outside: InvertedPendulum-v0)." in page
