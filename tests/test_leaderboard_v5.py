@@ -11,22 +11,10 @@ pytest.importorskip("stable_baselines3")
 pytest.importorskip("matplotlib")
 
 from taigym.scripts import leaderboard
+from test_leaderboard_v4 import TWO_SIMULATORS
 
 V5 = leaderboard.REPO_ROOT / "configs" / "leaderboard" / "v5.yaml"
-EARLIER = """
-version: 1
-name: tiny-early
-eval_episodes: 2
-seeds: [0]
-simulators: [taigym, gymnasium]
-tasks:
-  - {id: TaiGym/InvertedPendulum-v0, budget: 256, solved_return: 950}
-algorithms:
-  - name: PPO
-    trainer: sb3
-    algo: PPO
-    settings: {num_envs: 4, n_steps: 64, batch_size: 64, n_epochs: 1, log_every: 64}
-"""
+EARLIER = TWO_SIMULATORS.replace("tiny-two", "tiny-early")
 LATER = EARLIER.replace("version: 1", "version: 2").replace("tiny-early", "tiny-later").replace(
     "seeds: [0]", "seeds: [0, 1]") + "adopts:\n  - {protocol: early.yaml, cells: early/cells}\n"
 
