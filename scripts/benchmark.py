@@ -460,16 +460,6 @@ def benchmark_model(name: str, args) -> dict:
 
 
 # --- report --------------------------------------------------------------------------------
-def engine_version() -> dict:
-    """Where our engine was imported from and, in a git checkout, which commit it is."""
-    from taigym import physics
-
-    source = Path(physics.__file__).resolve().parent
-    proc = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=source, capture_output=True, text=True,
-                          check=False)
-    return {"path": str(source), "git": proc.stdout.strip() if proc.returncode == 0 else None}
-
-
 def machine_info() -> dict:
     import mujoco
     from taigym.physics.runtime.backend import current_cfg, ti
@@ -542,10 +532,10 @@ def markdown_report(report: dict) -> str:
             for precision, t in m["startup"].items():
                 lines.append(f"| {precision} | {t['cold_s']:.1f} s | {t['warm_s']:.1f} s |")
         diffs = ", ".join(f"{p} {d:.1e}" for p, d in m["one_step_max_qpos_diff"].items())
-        lines += ["", f"Timed from states settled for {m['settle_s']} s of MuJoCo simulation "
-                      f"({CONTROLS[m.get('controls', 'held')]}) "
-                      f"({m['mean_contacts']:.1f} contacts per env there). Max |qpos| difference from mj_step after "
-                      f"one step: {diffs}. Our model from {m['loader']}."]
+        lines += ["", (f"Timed from states settled for {m['settle_s']} s of MuJoCo simulation "
+                       f"({CONTROLS[m.get('controls', 'held')]}) "
+                       f"({m['mean_contacts']:.1f} contacts per env there). Max |qpos| difference from mj_step after "
+                       f"one step: {diffs}. Our model from {m['loader']}.")]
     lines += ["", f"Total run time: {report['total_seconds']:.0f} s."]
     return "\n".join(lines) + "\n"
 
@@ -617,6 +607,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.optimize:  # read when Taichi starts, here and in the start-up children
         os.environ["TAIGYM_OPTIMIZE"] = "1"
+    from taigym.scripts.results import engine_version
+
     load_at_start = load_average()
     note = CONSTRAINTS_ON_NOTE if args.constraints else CONSTRAINTS_NOTE
     print(f"Constraints: {note}.", flush=True)

@@ -374,7 +374,8 @@ def comparability(cell: dict, metrics: dict, workers: int) -> dict:
         "cpu": machine["processor"],
         "cpu_count": machine["cpu_count"],
         "load_average_1min": machine["load_average_1min"],
-        "versions": {k: machine.get(k) for k in ("python", "taichi", "torch", "stable_baselines3")},
+        "versions": {k: machine.get(k) for k in ("python", "taichi", "torch", "stable_baselines3", "taigym",
+                                                 "taigym_git")},
     }
 
 

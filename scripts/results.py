@@ -379,10 +379,29 @@ def simulation_settings(task_id: str, task_overrides=None) -> dict:
     }
 
 
+def engine_version() -> dict:
+    """Where taigym's engine was imported from and, in a git checkout, which commit it is
+    (``-dirty`` with uncommitted changes): records made by different code say so."""
+    import subprocess
+
+    from taigym import physics
+
+    source = Path(physics.__file__).resolve().parent
+    try:
+        proc = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=source, capture_output=True,
+                              text=True, check=False)
+    except OSError:  # no git on this machine
+        return {"path": str(source), "git": None}
+    return {"path": str(source), "git": proc.stdout.strip() if proc.returncode == 0 else None}
+
+
 def machine_info() -> dict:
-    """Where the numbers were measured: CPU, thread counts and library versions."""
+    """Where the numbers were measured: CPU, thread counts, library versions and the engine's
+    commit."""
     import torch
     from taigym.physics.runtime.backend import ti
+
+    from taigym import __version__
 
     info = {
         "platform": platform.platform(),
@@ -394,6 +413,8 @@ def machine_info() -> dict:
         "taichi": f"{ti.__name__} {'.'.join(map(str, ti.__version__))}",
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
+        "taigym": __version__,
+        "taigym_git": engine_version()["git"],
     }
     try:
         import stable_baselines3

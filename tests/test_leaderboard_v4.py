@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("matplotlib")
 
+import taigym
 from taigym.scripts import leaderboard, train
 
 V4 = leaderboard.REPO_ROOT / "configs" / "leaderboard" / "v4.yaml"
@@ -173,6 +174,9 @@ def test_two_simulator_leaderboard_end_to_end(tmp_path):
         assert r["comparability"]["solver"] == "Newton (pyramidal cones)" and r["comparability"]["frame_skip"] == 2
     assert theirs["config"]["task"] == "InvertedPendulum-v5"
     assert theirs["comparability"]["engine"].startswith("MuJoCo ")
+    # which code made a record: the package's version, and its commit in a git checkout
+    versions = ours["comparability"]["versions"]
+    assert versions["taigym"] == taigym.__version__ and "taigym_git" in versions
     md = (out / "leaderboard.md").read_text()
     assert "| eval return, taigym | eval return, Gymnasium | disagree |" in md
     results = md.split("## What makes")[0]
