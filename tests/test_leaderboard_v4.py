@@ -14,8 +14,10 @@ import pytest
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("matplotlib")
 
-import taigym
 from taigym.scripts import leaderboard, train
+from taigym.scripts import leaderboard_page as page
+
+import taigym
 
 V4 = leaderboard.REPO_ROOT / "configs" / "leaderboard" / "v4.yaml"
 TWO_SIMULATORS = """
@@ -108,20 +110,20 @@ def row(mean, std):
 
 
 def test_disagree_is_a_gap_wider_than_both_spreads():
-    assert leaderboard.disagree(row(100, 5), row(111, 5)) is True
-    assert leaderboard.disagree(row(100, 5), row(110, 5)) is False  # exactly the spread: within it
-    assert leaderboard.disagree(row(100, 5), row(92, 5)) is False
-    assert leaderboard.disagree(row(100, 0), row(100.5, 0)) is True  # one seed: any difference
-    assert leaderboard.disagree(row(100, 5), None) is None
-    assert leaderboard.disagree(row(math.nan, math.nan), row(1, 0)) is None
+    assert page.disagree(row(100, 5), row(111, 5)) is True
+    assert page.disagree(row(100, 5), row(110, 5)) is False  # exactly the spread: within it
+    assert page.disagree(row(100, 5), row(92, 5)) is False
+    assert page.disagree(row(100, 0), row(100.5, 0)) is True  # one seed: any difference
+    assert page.disagree(row(100, 5), None) is None
+    assert page.disagree(row(math.nan, math.nan), row(1, 0)) is None
 
 
 def test_within_spread_is_the_port_inside_the_other_simulators_seed_spread():
-    assert leaderboard.within_spread(row(100, 50), row(110, 10)) is True  # exactly its std: within
-    assert leaderboard.within_spread(row(100, 50), row(111, 10)) is False  # the port's own std does not count
-    assert leaderboard.within_spread(row(100, 0), row(100, 0)) is True
-    assert leaderboard.within_spread(row(100, 5), None) is None
-    assert leaderboard.within_spread(row(math.nan, math.nan), row(1, 0)) is None
+    assert page.within_spread(row(100, 50), row(110, 10)) is True  # exactly its std: within
+    assert page.within_spread(row(100, 50), row(111, 10)) is False  # the port's own std does not count
+    assert page.within_spread(row(100, 0), row(100, 0)) is True
+    assert page.within_spread(row(100, 5), None) is None
+    assert page.within_spread(row(math.nan, math.nan), row(1, 0)) is None
 
 
 def record(task, simulator, seed, ret):
@@ -144,8 +146,8 @@ def test_the_table_puts_the_simulators_side_by_side_and_flags_disagreement(tmp_p
     }
     records = [record(f"TaiGym/{name}-v0", simulator, seed, ret)
                for (name, simulator), rets in returns.items() for seed, ret in enumerate(rets)]
-    summary = leaderboard.summarize(protocol, records)
-    head, body, s_head, s_body = leaderboard.table_rows(protocol, summary)
+    summary = page.summarize(protocol, records)
+    head, body, s_head, s_body = page.table_rows(protocol, summary)
     assert head[:5] == ["task", "algorithm", "eval return, taigym", "eval return, Gymnasium", "disagree"]
     for measure in ("train wall time [s]", "env steps/s"):
         assert f"{measure}, taigym" in head and f"{measure}, Gymnasium" in head
@@ -157,8 +159,8 @@ def test_the_table_puts_the_simulators_side_by_side_and_flags_disagreement(tmp_p
     assert flags == {"TaiGym/InvertedPendulum-v0": "no", "TaiGym/Hopper-v0": "yes", "TaiGym/Reacher-v0": "–"}
     assert body[0][2:4] == ["995.0 ± 5.0", "998.0 ± 2.0"]
     assert "simulator" in s_head and {r[2] for r in s_body} == {"taigym", "Gymnasium"}
-    md = leaderboard.markdown(protocol, summary, 3, [])
-    assert leaderboard.DISAGREE_NOTE in md and "std_taigym + std_Gymnasium" in md
+    md = page.markdown(protocol, summary, 3, [])
+    assert page.DISAGREE_NOTE in md and "std_taigym + std_Gymnasium" in md
 
 
 # --- end to end ----------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_other_settings_or_an_unfinished_record_are_not_adopted(tmp_path):
 
 
 def test_the_page_says_which_cells_were_adopted(tmp_path):
-    early, later = earlier_and_later(tmp_path)
+    early, _ = earlier_and_later(tmp_path)
     for cell in leaderboard.make_cells(early):
         finish(cell, tmp_path / "early" / "cells")
     run = tmp_path / "run"
@@ -107,7 +107,7 @@ def test_v5_is_v4_with_five_seeds_and_adopts_every_published_v4_cell(tmp_path):
 
 
 def test_seeds_picks_the_cells_to_run_and_names_a_seed_the_protocol_lacks(tmp_path, monkeypatch):
-    early, later = earlier_and_later(tmp_path)
+    earlier_and_later(tmp_path)
     ran = []
     monkeypatch.setattr(leaderboard, "run_cells", lambda pending, *a, **k: ran.extend(c["key"] for c in pending))
     args = ["--protocol", str(tmp_path / "later.yaml"), "--out", str(tmp_path / "run")]
@@ -118,7 +118,7 @@ def test_seeds_picks_the_cells_to_run_and_names_a_seed_the_protocol_lacks(tmp_pa
 
 
 def test_the_page_counts_the_rows_within_spread(tmp_path):
-    early, later = earlier_and_later(tmp_path)
+    _, later = earlier_and_later(tmp_path)
     run = tmp_path / "run" / "cells"
     returns = {("taigym", 0): 990.0, ("taigym", 1): 1000.0, ("gymnasium", 0): 980.0, ("gymnasium", 1): 1000.0}
     for cell in leaderboard.make_cells(later):
