@@ -1,6 +1,6 @@
 """Run a fixed, versioned training protocol and render its leaderboard.
 
-    python scripts/leaderboard.py                                  # configs/leaderboard/v4.yaml
+    python scripts/leaderboard.py                                  # configs/leaderboard/v5.yaml
     python scripts/leaderboard.py --workers 2                      # two cells at a time
     python scripts/leaderboard.py --render-only                    # tables and plots from finished cells
     python scripts/leaderboard.py --protocol configs/leaderboard/v5.yaml --seeds 3 4  # only those seeds' cells
@@ -53,7 +53,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, ValidationError, model_validator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v4.yaml"
+DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v5.yaml"
 DEFAULT_SIMULATORS = ("taigym",)
 RAY_RESUBMITS = 2  # submissions of a lost cell after Ray's own retries gave up
 # fault injection for tests: a folder; each cell's first attempt leaves a marker there and
