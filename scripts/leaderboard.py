@@ -584,9 +584,9 @@ def main(argv=None) -> int:
         print(f"leaderboard: {ns.publish.with_suffix('.md')} ({report['finished']}/{report['cells']} cells)")
         return 0
     cells_dir.mkdir(parents=True, exist_ok=True)
-    adopt_cells(protocol, cells, cells_dir, log=lambda msg: print(msg, flush=True))
     if ns.seeds is not None and not set(ns.seeds) <= set(protocol.seeds):
         raise SystemExit(f"--seeds {' '.join(map(str, ns.seeds))}: {ns.protocol} has seeds {protocol.seeds}")
+    adopt_cells(protocol, cells, cells_dir, log=lambda msg: print(msg, flush=True))
     pending = [c for c in cells if not is_done(c, cells_dir) and (ns.only is None or c["key"] in ns.only)
                and (ns.seeds is None or c["seed"] in ns.seeds)]
     print(f"{protocol.name} v{protocol.version}: {len(cells)} cells, {len(cells) - len(pending)} finished or "
