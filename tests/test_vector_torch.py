@@ -92,7 +92,7 @@ def test_torch_outputs_on_a_cuda_world():
     if not _probe_cuda() or not torch.cuda.is_available():
         pytest.skip("no NVIDIA GPU with CUDA torch on this machine")
     probe = (
-        "import gymnasium as gym, torch, envs\n"
+        "import gymnasium as gym, torch, taigym\n"
         f"env = gym.make_vec({TASK!r}, num_envs=4, vectorization_mode='vector_entry_point', tensor_backend='torch',\n"
         "                   overrides=['simulation.device=cuda'])\n"
         "obs, _ = env.reset(seed=0)\n"
