@@ -134,3 +134,22 @@ def test_the_page_counts_the_rows_within_spread(tmp_path):
     assert leaderboard.main(args) == 0
     page = (tmp_path / "run" / "leaderboard.md").read_text()
     assert "within the Gymnasium spread on 0 of 1 rows (outside: InvertedPendulum-v0)." in page
+
+
+def test_the_published_v5_records_hold_every_cell_and_rebuild_the_page(tmp_path):
+    """docs/leaderboard/v5 holds a finished record of every cell under v5's settings, and the
+    page rebuilt from those records alone says what the published one says."""
+    v5 = leaderboard.load_protocol(V5)
+    cells = leaderboard.make_cells(v5)
+    published = leaderboard.REPO_ROOT / "docs" / "leaderboard" / "v5"
+    missing = [c["key"] for c in cells if not leaderboard.is_done(c, published / "cells")]
+    assert missing == [] and len(cells) == 80
+    for name in ("cells", "notes.md"):
+        (tmp_path / "v5").mkdir(exist_ok=True)
+        target = tmp_path / "v5" / name
+        target.symlink_to(published / name)
+    report = leaderboard.publish(v5, cells, tmp_path / "no-run", tmp_path / "v5")
+    assert report["finished"] == 80
+    assert [c["within_spread"] for c in report["comparisons"]] == [True] * 8
+    rebuilt = (tmp_path / "v5.md").read_text()
+    assert rebuilt == (published.parent / "v5.md").read_text()

@@ -52,7 +52,7 @@ def test_torch_outputs_do_not_alias_the_env(torch_terms):
     env = make("torch", torch_terms=torch_terms)
     obs, _ = env.reset(seed=0)
     inner = env.unwrapped
-    held = lambda x: np.asarray(x.numpy() if hasattr(x, "numpy") else x)  # noqa: E731
+    held = lambda x: np.asarray(x.numpy() if hasattr(x, "numpy") else x)
     kept = held(inner._obs).copy()
     obs += 100.0  # a user writing into a returned tensor changes nothing the env holds
     np.testing.assert_array_equal(held(inner._obs), kept)
