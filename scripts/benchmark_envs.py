@@ -1,7 +1,8 @@
 """Env steps per second of taigym's native vector envs next to Gymnasium's MuJoCo envs.
 
 For each task, the native vector env (`gym.make_vec(id, num_envs=N)`, one World for the
-batch) steps random actions at several batch sizes; in the same run Gymnasium's own
+batch) steps uniform random actions, drawn anew each step (``--actions fixed`` holds one
+draw), at several batch sizes; in the same run Gymnasium's own
 `<Task>-v5` steps the same number of copies in a `SyncVectorEnv`, and EnvPool's
 `<Task>-v5` (C++ MuJoCo envs on a thread per core; an optional dependency: without it the
 column says "not installed") steps a batch of the same size. Every side includes what an
@@ -45,25 +46,34 @@ GYMNASIUM = {
 }
 
 
-def steps_per_second(env, num_envs: int, seconds: float, seed: int, reset_seed: bool = True) -> tuple[float, float]:
-    """Env steps/s of a vector env under fixed random actions, after a short warm-up, and the
-    process's CPU time over wall time meanwhile (how many cores it kept busy). ``seed``
-    seeds the actions and, with ``reset_seed``, the reset (EnvPool takes its seed when made).
-    An env with torch outputs gets its actions as a tensor on its device, as a torch policy
-    would give them."""
+ACTION_BATCHES = 64  # fresh actions: a cycle of this many pre-drawn batches, drawn outside the timing
+
+
+def steps_per_second(env, num_envs: int, seconds: float, seed: int, reset_seed: bool = True,
+                     fresh: bool = True) -> tuple[float, float]:
+    """Env steps/s of a vector env under uniform random actions, after a short warm-up, and
+    the process's CPU time over wall time meanwhile (how many cores it kept busy).
+
+    ``fresh``: a new draw each step, as a random or stochastic policy gives (a cycle of
+    ACTION_BATCHES batches drawn beforehand, so the draws cost no side any time); else one
+    draw held for the whole measurement, which drives every episode into the same kind of
+    state. ``seed`` seeds the actions, the same for every side, and, with ``reset_seed``,
+    the reset (EnvPool takes its seed when made). An env with torch outputs gets its actions
+    as tensors on its device, as a torch policy would give them."""
     env.reset(seed=seed if reset_seed else None)
     rng = np.random.default_rng(seed)
     space = env.single_action_space
-    actions = rng.uniform(space.low, space.high, size=(num_envs, *space.shape)).astype(space.dtype)
+    batches = ACTION_BATCHES if fresh else 1
+    actions = rng.uniform(space.low, space.high, size=(batches, num_envs, *space.shape)).astype(space.dtype)
     if getattr(env, "tensor_backend", "numpy") == "torch":
         import torch
 
         actions = torch.as_tensor(actions, device=env.device)
-    for _ in range(3):
-        env.step(actions)
+    for i in range(3):
+        env.step(actions[i % batches])
     steps, start, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
-        env.step(actions)
+        env.step(actions[steps % batches])
         steps += 1
     wall = time.perf_counter() - start
     return num_envs * steps / wall, (time.process_time() - cpu) / wall
@@ -97,11 +107,12 @@ def single_agent_tasks() -> list[str]:
 
 
 def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repeats: int = 3, device: str = "cpu",
-                 tensor_backend: str = "numpy") -> list[dict]:
+                 tensor_backend: str = "numpy", fresh: bool = True) -> list[dict]:
     """One row per batch size: each side measured ``repeats`` times, the sides taking turns,
     so that load from elsewhere on a shared machine falls on all of them alike; a row gives
     each side's median and the median of the ratios within a turn. ``device`` and
-    ``tensor_backend`` are our env's (the peers run on the CPU)."""
+    ``tensor_backend`` are our env's (the peers run on the CPU); ``fresh`` draws new actions
+    each step (``steps_per_second``)."""
     import gymnasium as gym
 
     from taigym import envs  # noqa: F401  (registers TaiGym ids)
@@ -118,7 +129,7 @@ def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repe
         turns = []
         try:
             for _ in range(repeats):
-                turns.append({side: steps_per_second(env, n, seconds, seed, reset_seed=side != "envpool")
+                turns.append({side: steps_per_second(env, n, seconds, seed, reset_seed=side != "envpool", fresh=fresh)
                               for side, env in sides.items()})
         finally:
             for env in sides.values():
@@ -252,6 +263,9 @@ def parse_args(argv):
                    help="where our envs simulate (the peers run on the CPU; default: cpu)")
     p.add_argument("--tensor-backend", choices=["numpy", "torch"], default="numpy",
                    help="our envs' outputs: numpy arrays, or torch tensors on the env's device (default: numpy)")
+    p.add_argument("--actions", choices=["fresh", "fixed"], default="fresh",
+                   help="uniform random actions drawn anew each step (default), or one draw held for the whole "
+                        "measurement (as tables before this option were measured)")
     p.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
     p.add_argument("--out", type=Path, default=Path("results/benchmark_envs.json"),
                    help="JSON output; a .md table goes next to it")
@@ -268,7 +282,7 @@ def main(argv=None) -> int:
     load_start = os.getloadavg()
     startup = [] if args.no_startup else [measure_startup(task, args.device) for task in tasks]
     rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed, args.repeats,
-                                                    args.device, args.tensor_backend)]
+                                                    args.device, args.tensor_backend, args.actions == "fresh")]
     from taigym.physics.runtime.backend import NAME, VERSION
 
     report = dict(rows=rows, startup=startup,
@@ -276,7 +290,8 @@ def main(argv=None) -> int:
                                load_average_at_start=load_start, load_average_at_end=os.getloadavg()),
                   settings=dict(seconds=args.seconds, repeats=args.repeats, seed=args.seed, device=args.device,
                                 tensor_backend=args.tensor_backend,
-                                actions="uniform random, fixed per run"))
+                                actions="uniform random, " + ("a new draw each step" if args.actions == "fresh"
+                                                              else "one draw held per measurement")))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
     tables = markdown(rows) + ("\n" + startup_markdown(startup) if startup else "")

@@ -95,6 +95,36 @@ def test_env_benchmark_steps_torch_outputs_with_torch_actions():
     assert rate > 0 and cores > 0
 
 
+class _RecordingEnv:
+    """A vector env that keeps the actions it is given."""
+
+    def __init__(self):
+        import gymnasium as gym
+
+        self.single_action_space = gym.spaces.Box(-0.4, 0.4, (3,), np.float32)
+        self.seen = []
+
+    def reset(self, seed=None):
+        return None, {}
+
+    def step(self, actions):
+        self.seen.append(np.array(actions))
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_env_benchmark_draws_actions_anew_each_step_or_holds_one(fresh):
+    from taigym.scripts.benchmark_envs import steps_per_second
+
+    a, b = _RecordingEnv(), _RecordingEnv()
+    for env in (a, b):
+        steps_per_second(env, 2, 0.05, seed=0, fresh=fresh)
+    distinct = {x.tobytes() for x in a.seen}
+    assert len(a.seen) > 3 and (len(distinct) > 1 if fresh else len(distinct) == 1)
+    assert all(x.shape == (2, 3) and np.all(np.abs(x) <= 0.4) for x in a.seen)  # within the action space
+    n = min(len(a.seen), len(b.seen))
+    assert all(np.array_equal(x, y) for x, y in zip(a.seen[:n], b.seen[:n]))  # every side gets the same actions
+
+
 @pytest.mark.parametrize("installed", [True, False])
 def test_env_benchmark_has_an_envpool_column(tmp_path, monkeypatch, installed):
     # EnvPool is optional: measured beside us where it is installed, "not installed" where not
