@@ -13,7 +13,7 @@ from . import layout as L
 from .collision.driver import NGEOM_X, pack_collision_model
 from .collision.narrowphase import NCON_F, NCON_I
 from .runtime.backend import ti
-from .runtime.launch import host_view
+from .runtime.launch import host_view, upload
 
 PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
 DEFAULT_MAX_CONTACTS = 64
@@ -70,7 +70,11 @@ class Tables:
         """The tables of ``program`` (physics/step/program.py), with fresh zeroed registers."""
         self.program = dict(prog_i=upload(program.ints, ti.i32), prog_f=upload(program.floats, self.fp),
                             reg=ti.ndarray(self.fp, (self.num_envs, program.nregisters)))
-        self.program["reg"].fill(0)
+        view = host_view(self.program["reg"])
+        if view is None:
+            self.program["reg"].fill(0)
+        else:
+            view.fill(0)
         self._arguments.clear()
 
     def arguments(self, names: tuple, every_env: bool = True) -> tuple:
@@ -132,8 +136,3 @@ def device_layout(name: str, table: np.ndarray) -> np.ndarray:
     """A packed model table as the kernels index it: flat for layout.FLAT_MODEL_TABLES."""
     return np.ascontiguousarray(table).ravel() if name in L.FLAT_MODEL_TABLES else table
 
-
-def upload(arr: np.ndarray, dtype) -> ti.Ndarray:
-    nd = ti.ndarray(dtype, arr.shape)
-    nd.from_numpy(arr)
-    return nd

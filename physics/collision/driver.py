@@ -45,6 +45,7 @@ from .. import layout as L
 from ..model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
 from ..access import make_access
 from ..runtime.backend import ensure_runtime, ti
+from ..runtime.launch import upload
 from ..runtime.ti_math import make_math
 
 # --- the stage's tables, described in physics/layout.py; column positions for the host side
@@ -348,9 +349,7 @@ class Collider:
 
 
 def _upload(arr: np.ndarray) -> ti.Ndarray:
-    nd = ti.ndarray(ti.i32 if arr.dtype == np.int32 else (ti.f64 if arr.dtype == np.float64 else ti.f32), arr.shape)
-    nd.from_numpy(arr)
-    return nd
+    return upload(arr, ti.i32 if arr.dtype == np.int32 else (ti.f64 if arr.dtype == np.float64 else ti.f32))
 
 
 def _host(value) -> np.ndarray:
