@@ -4,10 +4,15 @@ GPU, and a dependency-free PNG writer (png).
 ``from taigym.physics.render import Renderer`` (and the cameras, ``tile``) reach the ray
 caster; it is imported on first use, so that writing a PNG does not start Taichi."""
 
-_RAYCAST = ("FreeCamera", "Renderer", "TrackingCamera", "orbit_frame", "tile")
+_RAYCAST = ("Renderer", "orbit_frame", "tile")
+_CAMERAS = ("FreeCamera", "TrackingCamera")  # plain values: no Taichi
 
 
 def __getattr__(name):
+    if name in _CAMERAS:
+        from . import cameras
+
+        return getattr(cameras, name)
     if name in _RAYCAST:
         from . import raycast
 
@@ -15,4 +20,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'taigym.physics.render' has no attribute {name!r}")
 
 
-__all__ = list(_RAYCAST)
+__all__ = ["FreeCamera", "Renderer", "TrackingCamera", "orbit_frame", "tile"]
