@@ -69,12 +69,7 @@ class Tables:
     def set_program(self, program) -> None:
         """The tables of ``program`` (physics/step/program.py), with fresh zeroed registers."""
         self.program = dict(prog_i=upload(program.ints, ti.i32), prog_f=upload(program.floats, self.fp),
-                            reg=ti.ndarray(self.fp, (self.num_envs, program.nregisters)))
-        view = host_view(self.program["reg"])
-        if view is None:
-            self.program["reg"].fill(0)
-        else:
-            view.fill(0)
+                            reg=upload(np.zeros((self.num_envs, program.nregisters)), self.fp))
         self._arguments.clear()
 
     def arguments(self, names: tuple, every_env: bool = True) -> tuple:
