@@ -24,6 +24,7 @@ launch; its numpy function stays the reference the tests compare with.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,8 +68,14 @@ class Entry:
     name: str
     kind: str
     factory: Callable
-    params_model: Any  # pydantic model of the factory's keyword parameters
     doc: str
+
+    @property
+    def params_model(self):
+        """The pydantic model of the factory's keyword parameters, built when first asked
+        for: a task validates a dozen of the ~70 registered terms, and building every model
+        at registration was a tenth of making an env."""
+        return _params_model(self.factory)
 
 
 def register(kind: str, name: str | None = None):
@@ -80,7 +87,8 @@ def register(kind: str, name: str | None = None):
         term_name = name or factory.__name__
         if term_name in _REGISTRY[kind]:
             raise ValueError(f"{kind} term {term_name!r} is already registered")
-        _REGISTRY[kind][term_name] = Entry(term_name, kind, factory, _params_model(factory), inspect.getdoc(factory) or "")
+        inspect.signature(factory, eval_str=True)  # a factory whose annotations do not resolve fails here
+        _REGISTRY[kind][term_name] = Entry(term_name, kind, factory, inspect.getdoc(factory) or "")
         return factory
 
     return wrap
@@ -101,6 +109,7 @@ def validate_params(entry: Entry, params: dict) -> dict:
     return entry.params_model.model_validate(params).model_dump()
 
 
+@functools.lru_cache(maxsize=None)
 def _params_model(factory):
     # The factory's keyword-only parameters (after ``model``) define the YAML ``params``.
     fields = {}

@@ -453,10 +453,11 @@ def _add_loop_exits() -> bool:
 
     if _no_index_field is None:
         # made once the runtime starts (backend.ensure_runtime), as the first of the
-        # process's fields: a kernel's offline-cache key covers the fields it reads.
-        # [0]: a mask of no bits, [1]: an index no loop reaches
+        # process's fields: a kernel's offline-cache key covers the fields it reads. Taichi
+        # fills a new field with zeros, which is all it needs to hold: [0] is a mask of no
+        # bits, and [1] xor the int32 minimum (exit_values) an index no loop reaches.
+        # Nothing is written to it, which saves a start-up the copy kernel's launch.
         _no_index_field = ti.field(ti.i32, shape=2)
-        _no_index_field.from_numpy(np.array([0, -(2**31)], dtype=np.int32))
 
     def exit_on(index: str, node):
         # in the loop: if index ^ mask == unreachable: break, with mask and unreachable read
@@ -472,13 +473,16 @@ def _add_loop_exits() -> bool:
         return _located(ast.If(test=test, body=[ast.Break()], orelse=[]), node)
 
     def exit_values(node):
-        # mask, unreachable = __taigym_no_index__[0], __taigym_no_index__[1]: once per
-        # function, not per loop, which keeps two loads and two locals a loop out of the
+        # mask, unreachable = __taigym_no_index__[0], __taigym_no_index__[1] ^ -2**31: once
+        # per function, not per loop, which keeps two loads and two locals a loop out of the
         # kernel that Taichi and LLVM compile
-        return [_located(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
-                                    value=ast.Subscript(value=ast.Name(id=_NO_INDEX, ctx=ast.Load()),
-                                                        slice=ast.Constant(value=k), ctx=ast.Load())), node)
-                for k, name in enumerate(_EXIT_NAMES)]
+        def read(k):
+            return ast.Subscript(value=ast.Name(id=_NO_INDEX, ctx=ast.Load()), slice=ast.Constant(value=k),
+                                 ctx=ast.Load())
+
+        values = (read(0), ast.BinOp(left=read(1), op=ast.BitXor(), right=ast.Constant(value=-(2**31))))
+        return [_located(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value), node)
+                for name, value in zip(_EXIT_NAMES, values)]
 
     def marked(ctx) -> bool:
         kernel = impl.get_runtime().current_kernel
