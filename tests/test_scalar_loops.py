@@ -142,3 +142,28 @@ def test_llvm_vectorizes_only_the_unmarked_kernel_and_vector_loops_functions(tmp
     modules = [path.read_text() for path in sorted(tmp_path.glob("*.ll"))]
     vectorized = ["vector.body" in text for text in modules if "define" in text and "@run_c" in text]
     assert vectorized == [False, True, True]
+
+
+def test_an_error_inside_a_scalar_loop_names_its_own_line():
+    """The exit added to a loop is placed at the loop's line; the loop's own statements keep
+    theirs, so that Taichi's message names the line at fault."""
+    ensure_runtime("cpu")
+    assert scalar_loops()
+    f1 = ti.types.ndarray(dtype=ti.f64, ndim=1)
+
+    @ti.func
+    def broken(a: ti.template(), n):
+        for i in range(n):
+            a[i] = 1.0
+            a[i] = not_defined_anywhere  # noqa: F821
+
+    @ti.kernel
+    @scalar_loops_in(True)
+    def run(a: f1, n: ti.i32):
+        for _ in range(1):
+            broken(a, n)
+
+    with pytest.raises(Exception) as caught:
+        run(np.zeros(3), 3)
+    message = str(caught.value)
+    assert "a[i] = not_defined_anywhere" in message and "for i in range(n):" not in message

@@ -495,8 +495,9 @@ def _add_loop_exits() -> bool:
 
     def build_range_for_scalar(ctx, node):
         if marked(ctx):
-            node = _located(ast.For(target=node.target, iter=node.iter, orelse=node.orelse,
-                                    body=[exit_on(node.target.id, node), *node.body]), node)
+            # the loop's own parts keep their places: only the new nodes are placed at the loop
+            node = ast.copy_location(ast.For(target=node.target, iter=node.iter, orelse=node.orelse,
+                                             body=[exit_on(node.target.id, node), *node.body]), node)
         return build_range_for(ctx, node)
 
     def build_while_scalar(ctx, node):
@@ -507,12 +508,23 @@ def _add_loop_exits() -> bool:
                                                 value=ast.Constant(value=0)), node))
             count = _located(ast.AugAssign(target=ast.Name(id=trips, ctx=ast.Store()), op=ast.Add(),
                                            value=ast.Constant(value=1)), node)
-            node = _located(ast.While(test=node.test, body=[exit_on(trips, node), count, *node.body],
-                                      orelse=node.orelse), node)
+            node = ast.copy_location(ast.While(test=node.test, body=[exit_on(trips, node), count, *node.body],
+                                               orelse=node.orelse), node)
         return build_while(ctx, node)
 
+    has_loops = {}  # a function's code -> whether its source holds a loop (it cannot change)
+
+    def loops_in(ctx, node) -> bool:
+        code = getattr(getattr(ctx.func, "func", None), "__code__", None)
+        found = has_loops.get(code) if code is not None else None
+        if found is None:
+            found = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node))
+            if code is not None:
+                has_loops[code] = found
+        return found
+
     def build_function_def_scalar(ctx, node):
-        if marked(ctx) and any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node)):
+        if marked(ctx) and loops_in(ctx, node):
             node = copy.copy(node)  # Taichi keeps the parsed function for its next call
             node.body = [*exit_values(node.body[0]), *node.body]
         return build_function_def(ctx, node)
@@ -527,7 +539,8 @@ def _add_loop_exits() -> bool:
 
 
 def _located(tree, node):
-    """``tree`` with every part placed at ``node`` in the source, for Taichi's messages."""
+    """``tree``, a subtree made here, with every part placed at ``node`` in the source, for
+    Taichi's messages (not for parsed parts: they would lose their own places)."""
     import ast
 
     for part in ast.walk(tree):
