@@ -214,7 +214,7 @@ def test_first_compile_is_announced_once_per_machine(device, tmp_path, monkeypat
     from taigym.physics.runtime import kernel_cache
 
     physics.World(_model(), device=device)  # starts the runtime, whose settings the key includes
-    monkeypatch.setattr(kernel_cache, "_folder", lambda: tmp_path)
+    monkeypatch.setattr(kernel_cache, "folder", lambda: tmp_path)
     key = kernel_cache.variant_key("float64", "Newton", "pyramidal", False, True)
     assert key != kernel_cache.variant_key("float32", "Newton", "pyramidal", False, True)
     assert not kernel_cache.compiled_before(key)

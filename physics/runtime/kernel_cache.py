@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from ..runtime.backend import NAME, VERSION, current_cfg
+from . import source_cache
 
 # what one step kernel variant took to compile on a 2-core x86 machine, before any was timed here
 _FIRST_GUESS_S = {"taichi": 15.0, "quadrants": 15.0}
@@ -36,7 +37,7 @@ def _source_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def _folder() -> Path:
+def folder() -> Path:
     return Path(current_cfg().offline_cache_file_path) / "taigym"
 
 
@@ -48,13 +49,13 @@ def variant_key(*variant) -> str:
 
 
 def compiled_before(key: str) -> bool:
-    return (_folder() / f"{key}.json").exists()
+    return (folder() / f"{key}.json").exists()
 
 
 def expected_seconds() -> float:
     """The last compile time recorded on this machine, or a first guess."""
     times = []
-    for marker in _folder().glob("*.json"):
+    for marker in folder().glob("*.json"):
         try:
             times.append((marker.stat().st_mtime, float(json.loads(marker.read_text())["seconds"])))
         except (OSError, ValueError, KeyError, TypeError):
@@ -65,8 +66,8 @@ def expected_seconds() -> float:
 def record(key: str, seconds: float, label: str) -> None:
     """Leave the marker of a compiled variant; a cache folder that cannot be written is skipped."""
     try:
-        _folder().mkdir(parents=True, exist_ok=True)
-        (_folder() / f"{key}.json").write_text(json.dumps({"seconds": round(seconds, 1), "variant": label}))
+        folder().mkdir(parents=True, exist_ok=True)
+        (folder() / f"{key}.json").write_text(json.dumps({"seconds": round(seconds, 1), "variant": label}))
     except OSError:
         pass
 
@@ -95,6 +96,7 @@ class FirstLaunch:
     def __exit__(self, kind, value, trace):
         if self.collecting:
             gc.enable()
+        source_cache.keep()  # the sources the tracing read, for the next process
         if kind is None and self.fresh:
             record(self.key, time.perf_counter() - self.start, self.label)
         return False

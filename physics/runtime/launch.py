@@ -188,12 +188,15 @@ def _read_sources_once() -> bool:
     re-wraps and dedents each of its lines: the step kernel's ~1,500 call sites spent about
     a third of a warm start's tracing there. The text of a function does not change while
     the process runs, so it is read and reformatted once per function (once per code
-    object: the functions one factory makes share it). Returns whether it applied (where
+    object: the functions one factory makes share it), and the lines are kept between
+    processes (source_cache.py). Returns whether it applied (where
     Taichi's tracer reads sources through these names)."""
     import functools
     import textwrap
     import types
     from importlib import import_module
+
+    from .source_cache import source_lines
 
     try:
         tracer = import_module(ti.__name__ + ".lang.kernel_impl")
@@ -210,7 +213,7 @@ def _read_sources_once() -> bool:
     def getsourcelines(obj):
         key = getattr(obj, "__code__", obj)
         if key not in lines_of:
-            lines_of[key] = read_lines(obj)
+            lines_of[key] = source_lines(obj, read_lines)  # kept between processes too
         lines, start = lines_of[key]
         return list(lines), start  # a copy: the tracer may edit the list it is given
 
