@@ -80,3 +80,20 @@ def test_a_store_that_cannot_be_read_is_ignored(store, content):
     reads = Reads()
     assert source_cache.source_lines(module.f, reads) == inspect.getsourcelines(module.f)
     assert reads.names == ["f"]
+
+
+def test_source_lines_are_filled_as_textwrap_fills_them():
+    """Taichi passes each traced line through textwrap.fill; the quick version gives the same
+    text for every line of the package and for the whitespace textwrap treats specially."""
+    import textwrap
+    from pathlib import Path
+
+    from taigym.physics.runtime.launch import fill_source_line
+
+    root = Path(source_cache.__file__).resolve().parents[2]
+    lines = [line for path in sorted(root.glob("[ept]*/**/*.py")) for line in path.read_text().splitlines(True)]
+    assert len(lines) > 10_000
+    lines += ["", "\n", "   \n", "    x = 1  \n", "\tx = 1\n", "x\t= 1\n", "a\rb\n", "a\x0cb", "a\nb\n",
+              "x = '\xa0'\xa0\n", "  # a\u2003b\n", "y" * 10_000 + " z\n"]
+    for line in lines:
+        assert fill_source_line(line, tabsize=4, width=9999) == textwrap.fill(line, tabsize=4, width=9999), repr(line)

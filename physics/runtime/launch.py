@@ -226,9 +226,21 @@ def _read_sources_once() -> bool:
     getsourcelines.taigym = True
     tracer.getsourcelines = getsourcelines
     tracer.getsourcefile = getsourcefile
-    tracer.textwrap = types.SimpleNamespace(fill=functools.lru_cache(maxsize=None)(textwrap.fill),
+    tracer.textwrap = types.SimpleNamespace(fill=functools.lru_cache(maxsize=None)(fill_source_line),
                                             dedent=functools.lru_cache(maxsize=None)(textwrap.dedent))
     return True
+
+
+def fill_source_line(line: str, tabsize: int = 4, width: int = 9999) -> str:
+    """``textwrap.fill(line, tabsize=tabsize, width=width)``, which Taichi applies to each line
+    of a traced function: for a line shorter than ``width`` whose only whitespace besides
+    spaces is its closing newline, that is the line without its trailing spaces and newline
+    (~12 µs a line less than textwrap's chunking)."""
+    import textwrap
+
+    if len(line) >= width or any(c in line for c in "\t\r\x0b\x0c") or "\n" in line[:-1]:
+        return textwrap.fill(line, tabsize=tabsize, width=width)
+    return line.rstrip(" \n")
 
 
 class ReusedLaunch:
