@@ -305,6 +305,34 @@ def test_kernels_in_classes_still_found_with_decorators_looked_at_once(device):
     np.testing.assert_array_equal(x, 4 * 2.0 * np.arange(4))
 
 
+def test_an_inlined_function_is_parsed_once_and_traced_at_every_call(device, monkeypatch):
+    # lighten_tracing lends a function's parsed tree to each of its calls in turn, a call
+    # nested in another's arguments included; each call still traces its own arguments
+    import ast
+
+    from taigym.physics.runtime.backend import ti
+
+    physics.World(_model(), device=device)
+    parsed = []
+    parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda source, *a, **k: parsed.append(source) or parse(source, *a, **k))
+
+    @ti.func
+    def affine(v, k):
+        return k * v + 1.0
+
+    @ti.kernel
+    def apply(x: ti.types.ndarray(dtype=ti.f64, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = affine(affine(x[i], 2.0), 3.0) + affine(x[i], -1.0)
+
+    x = np.arange(4.0)
+    apply(x)
+    np.testing.assert_array_equal(x, 3.0 * (2.0 * np.arange(4.0) + 1.0) + 1.0 + (1.0 - np.arange(4.0)))
+    calls = sum("def affine" in source for source in parsed)
+    assert calls == (1 if ti.__name__ == "taichi" else 3)
+
+
 @pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda",
                     reason="which CPU Worlds run serially: the serial kernels are CPU-only")
 def test_serial_by_default_where_a_step_is_little_work(monkeypatch):
