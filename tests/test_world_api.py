@@ -305,6 +305,49 @@ def test_kernels_in_classes_still_found_with_decorators_looked_at_once(device):
     np.testing.assert_array_equal(x, 4 * 2.0 * np.arange(4))
 
 
+def test_the_quick_class_check_answers_as_taichis_did():
+    # decorator_check reads the decorating frame's line from linecache; Taichi read it through
+    # inspect.getframeinfo. Both, on frames of a class body, a data_oriented line, a function
+    # and code with no file
+    import inspect
+    import re
+
+    import taichi.lang.kernel_impl as taichi_kernels
+    from taigym.physics.runtime.decorator_check import quick_inside_class
+
+    patterns = [re.compile(r"@(\w+\.)?data_oriented"), re.compile(r"class ")]
+    quick = quick_inside_class(patterns)
+    answers = []
+
+    def both():
+        # as Taichi asks: the frame two above the decorator's caller (a class body's: the
+        # frame running the class statement)
+        frame = inspect.currentframe().f_back.f_back
+        try:
+            lines = inspect.getframeinfo(frame)[3]
+            slow = any(p.match(lines[0].strip()) for p in patterns)
+        except (OSError, TypeError):
+            slow = False
+        answers.append((quick(3), slow))
+
+    class Body:
+        both()
+
+    @taichi_kernels.data_oriented if hasattr(taichi_kernels, "data_oriented") else (lambda c: c)
+    class Marked:
+        both()
+
+    def plain():
+        both()
+
+    plain()
+    exec(compile("class Elsewhere:\n    both()\n", "<no file>", "exec"), {"both": both})
+    assert answers[0] == (True, True) and answers[2:] == [(False, False), (False, False)]
+    assert answers[1][0] == answers[1][1]
+    check = taichi_kernels._inside_class  # the quick check, or launch.py's per-place answers on top of it
+    assert getattr(check, "taigym_quick", False) or getattr(check, "taigym", False)
+
+
 def test_an_inlined_function_is_parsed_once_and_traced_at_every_call(device, monkeypatch):
     # lighten_tracing lends a function's parsed tree to each of its calls in turn, a call
     # nested in another's arguments included; each call still traces its own arguments

@@ -13,6 +13,7 @@ import importlib
 import os
 
 from ..errors import WorldError
+from . import decorator_check
 
 TAICHIS = ("taichi", "quadrants")  # import names, in order of preference
 
@@ -23,10 +24,14 @@ def _import_taichi():
         raise WorldError(f"TAIGYM_TAICHI must be one of {', '.join(TAICHIS)}, got {wanted!r}")
     missing = []
     for name in (wanted,) if wanted else TAICHIS:
+        if name == "taichi":
+            decorator_check.install()
         try:
             return importlib.import_module(name)
         except ImportError as error:
             missing.append(f"{name} ({error})")
+        finally:
+            decorator_check.remove()
     raise ImportError("taigym needs Taichi: none of " + ", ".join(missing) + " imports; "
                       "pip install taichi (Python 3.10-3.13) or quadrants")
 
