@@ -163,6 +163,20 @@ def test_env_benchmark_times_start_up_cold_and_warm():
     assert startup_markdown([row]).splitlines()[2].startswith("| InvertedPendulum | ")
 
 
+def test_start_up_runs_python_with_its_bytecode_caches(monkeypatch, tmp_path):
+    # a shell's PYTHONDONTWRITEBYTECODE would make every measured start compile its modules
+    import subprocess
+
+    from taigym.scripts import benchmark_envs
+
+    seen = []
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setattr(subprocess, "run", lambda command, env, **kw: seen.append(env) or
+                        subprocess.CompletedProcess(command, 0, "", ""))
+    benchmark_envs.startup_seconds("TaiGym/InvertedPendulum-v0", str(tmp_path))
+    assert "PYTHONDONTWRITEBYTECODE" not in seen[0] and seen[0]["TI_OFFLINE_CACHE_FILE_PATH"] == str(tmp_path)
+
+
 def test_env_benchmark_refuses_unknown_tasks(tmp_path):
     from taigym.scripts.benchmark_envs import main
 
