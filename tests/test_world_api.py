@@ -305,6 +305,36 @@ def test_kernels_in_classes_still_found_with_decorators_looked_at_once(device):
     np.testing.assert_array_equal(x, 4 * 2.0 * np.arange(4))
 
 
+def test_a_lent_tree_forgets_what_its_last_trace_noted(device):
+    # Taichi marks a method call on a traced vector with the vector (``caller``) and looks for
+    # the mark with hasattr. The same function traced in a kernel that expands small vector
+    # operations (where a cross product is a vector of entries, whose own method is called)
+    # must not find the mark its trace in a plain kernel left on the tree
+    from taigym.physics.runtime.backend import ti
+    from taigym.physics.runtime.launch import expand_matrix_math, expanded_math_in
+
+    physics.World(_model(), device=device)
+    expanding = expand_matrix_math()
+
+    @ti.func
+    def crossed(a, b):
+        return a.cross(b).dot(b + a)
+
+    def make(expanded):
+        def apply(x: ti.types.ndarray(dtype=ti.f64, ndim=1)):
+            for _ in range(1):
+                a, b = ti.Vector([x[0], x[1], x[2]]), ti.Vector([x[3], x[4], x[5]])
+                x[6] = crossed(a, b)
+
+        return ti.kernel(expanded_math_in(apply) if expanded else apply)
+
+    for expanded in (False, True, False):
+        x = np.array([1.0, -1.0, 2.0, 0.5, 3.0, -2.0, 0.0])
+        make(expanded)(x)
+        a, b = x[:3], x[3:6]
+        assert x[6] == pytest.approx(np.cross(a, b) @ (b + a), abs=1e-12), (expanded, expanding)
+
+
 def test_the_quick_class_check_answers_as_taichis_did():
     # decorator_check reads the decorating frame's line from linecache; Taichi read it through
     # inspect.getframeinfo. Both, on frames of a class body, a data_oriented line, a function

@@ -114,8 +114,9 @@ def lighten_tracing() -> bool:
 def _parse_each_function_once() -> bool:
     """Taichi parses an inlined ``@ti.func``'s source anew at each of its call sites (~300 in
     a step kernel, ~0.04 s of a warm start). Tracing only reads a function's syntax tree
-    (it notes each node's value on the node, and a later trace writes them again), so a
-    tree whose trace has ended is handed to the function's next call instead. A tree is
+    (it notes each node's value on the node, and a later trace writes them again; the one
+    note it looks for rather than writes, a method call's vector, is cleared), so a tree
+    whose trace has ended is handed to the function's next call instead. A tree is
     lent to one trace at a time: a call made while the same source is being traced (a
     function that reaches itself through a real function) gets a tree of its own. Kernels
     and real functions, which Taichi edits while compiling, are parsed as before. Returns
@@ -133,16 +134,25 @@ def _parse_each_function_once() -> bool:
         return False
     if getattr(tree_and_ctx, "taigym", False):
         return True
-    free = {}  # source -> its trees no trace holds
-    lent = {}  # id(tree) -> (source, tree), for the trees traces hold
+    free = {}  # source -> its trees no trace holds, each with its method calls' callees
+    lent = {}  # id(tree) -> (source, tree, callees), for the trees traces hold
     state = threading.local()
 
     def parse(source, *args, **kwargs):
         if args or kwargs or not getattr(state, "inlined", False):
             return python_ast.parse(source, *args, **kwargs)
         trees = free.get(source)
-        tree = trees.pop() if trees else python_ast.parse(source)
-        lent[id(tree)] = (source, tree)
+        if trees:
+            tree, callees = trees.pop()
+            for callee in callees:
+                # Taichi marks a method call on a traced vector with the vector and looks
+                # for the mark with hasattr; the call may be on a Python-side vector now
+                callee.__dict__.pop("caller", None)
+        else:
+            tree = python_ast.parse(source)
+            callees = [n.func for n in python_ast.walk(tree)
+                       if isinstance(n, python_ast.Call) and isinstance(n.func, python_ast.Attribute)]
+        lent[id(tree)] = (source, tree, callees)
         return tree
 
     def _get_tree_and_ctx(self, *args, **kwargs):
@@ -155,9 +165,9 @@ def _parse_each_function_once() -> bool:
 
     def _transform_tree(tree, ctx):
         result = transform_tree(tree, ctx)  # a trace that fails keeps its tree
-        source, _ = lent.pop(id(tree), (None, None))
+        source, _, callees = lent.pop(id(tree), (None, None, None))
         if source is not None:
-            free.setdefault(source, []).append(tree)
+            free.setdefault(source, []).append((tree, callees))
         return result
 
     _get_tree_and_ctx.taigym = True
