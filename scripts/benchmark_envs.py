@@ -20,8 +20,9 @@ since timings on a shared machine drift.
 
 Start-up is measured per task as well (``--no-startup`` skips it): a fresh process from
 its start to its first completed env step, with an empty Taichi kernel cache (cold) and
-then with the cache that process filled (warm), next to Gymnasium's ``<Task>-v5``; Python
-reads and writes its bytecode caches in those processes, as it does by default.
+then with the cache that process filled (warm; ``--startup-repeats`` times, median and
+range), next to Gymnasium's ``<Task>-v5``, the two taking turns; Python reads and writes
+its bytecode caches in those processes, as it does by default.
 """
 
 from __future__ import annotations
@@ -195,22 +196,36 @@ def startup_seconds(env_id: str, cache: str, device: str = "cpu") -> float:
     return time.perf_counter() - start
 
 
-def measure_startup(task: str, device: str = "cpu") -> dict:
-    """Cold and warm start-up of our task, and Gymnasium's counterpart's (no cache to fill)."""
+def measure_startup(task: str, device: str = "cpu", repeats: int = 3) -> dict:
+    """Cold start-up of our task (once: the first start fills the cache), then ``repeats``
+    warm starts taking turns with as many of Gymnasium's counterpart (no cache to fill):
+    the medians, and every start in ``*_runs_s``."""
+    ours = f"TaiGym/{task}-v0"
+    warm, theirs = [], []
     with tempfile.TemporaryDirectory(prefix="taigym-ticache-") as cache:
-        cold = startup_seconds(f"TaiGym/{task}-v0", cache, device)
-        warm = startup_seconds(f"TaiGym/{task}-v0", cache, device)
-        theirs = startup_seconds(GYMNASIUM[task], cache) if task in GYMNASIUM else None
-    other = "" if theirs is None else f", gymnasium {theirs:.1f} s"
-    print(f"{task:24s} start-up to the first step: cold {cold:.1f} s, warm {warm:.1f} s{other}", flush=True)
-    return dict(task=task, cold_s=cold, warm_s=warm, gymnasium_s=theirs)
+        cold = startup_seconds(ours, cache, device)
+        for _ in range(repeats):
+            warm.append(startup_seconds(ours, cache, device))
+            if task in GYMNASIUM:
+                theirs.append(startup_seconds(GYMNASIUM[task], cache))
+    row = dict(task=task, cold_s=cold, warm_s=float(np.median(warm)), warm_runs_s=warm,
+               gymnasium_s=float(np.median(theirs)) if theirs else None, gymnasium_runs_s=theirs)
+    other = "" if not theirs else f", gymnasium {row['gymnasium_s']:.2f} s"
+    print(f"{task:24s} start-up to the first step: cold {cold:.1f} s, warm {row['warm_s']:.2f} s "
+          f"({_spread(warm)}){other}", flush=True)
+    return row
+
+
+def _spread(values) -> str:
+    return f"{min(values):.2f}–{max(values):.2f} s" if len(values) > 1 else f"{values[0]:.2f} s"
 
 
 def startup_markdown(startup: list[dict]) -> str:
-    lines = ["| task | taigym, cold cache | taigym, warm cache | Gymnasium v5 |", "|---|---:|---:|---:|"]
+    lines = ["| task | taigym, cold cache | taigym, warm cache (median, range) | Gymnasium v5 |", "|---|---:|---:|---:|"]
     for r in startup:
-        theirs = "—" if r["gymnasium_s"] is None else f"{r['gymnasium_s']:.1f} s"
-        lines.append(f"| {r['task']} | {r['cold_s']:.1f} s | {r['warm_s']:.1f} s | {theirs} |")
+        theirs = "—" if r["gymnasium_s"] is None else f"{r['gymnasium_s']:.2f} s"
+        warm = r.get("warm_runs_s") or [r["warm_s"]]
+        lines.append(f"| {r['task']} | {r['cold_s']:.1f} s | {r['warm_s']:.2f} s ({_spread(warm)}) | {theirs} |")
     return "\n".join(lines) + "\n"
 
 
@@ -271,6 +286,8 @@ def parse_args(argv):
                    help="uniform random actions drawn anew each step (default), or one draw held for the whole "
                         "measurement (as tables before this option were measured)")
     p.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
+    p.add_argument("--startup-repeats", type=int, default=3,
+                   help="warm starts per task, taking turns with Gymnasium's; the table gives the median (default: 3)")
     p.add_argument("--out", type=Path, default=Path("results/benchmark_envs.json"),
                    help="JSON output; a .md table goes next to it")
     return p.parse_args(argv)
@@ -284,7 +301,9 @@ def main(argv=None) -> int:
     if unknown:
         raise SystemExit(f"unknown task(s) {unknown}; registered: {known}")
     load_start = os.getloadavg()
-    startup = [] if args.no_startup else [measure_startup(task, args.device) for task in tasks]
+    if args.startup_repeats < 1:
+        raise SystemExit("--startup-repeats must be at least 1")
+    startup = [] if args.no_startup else [measure_startup(task, args.device, args.startup_repeats) for task in tasks]
     rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed, args.repeats,
                                                     args.device, args.tensor_backend, args.actions == "fresh")]
     from taigym.physics.runtime.backend import NAME, VERSION
@@ -293,6 +312,7 @@ def main(argv=None) -> int:
                   machine=dict(platform=platform.platform(), cpus=os.cpu_count(), taichi=f"{NAME} {VERSION}",
                                load_average_at_start=load_start, load_average_at_end=os.getloadavg()),
                   settings=dict(seconds=args.seconds, repeats=args.repeats, seed=args.seed, device=args.device,
+                                startup_repeats=None if args.no_startup else args.startup_repeats,
                                 tensor_backend=args.tensor_backend,
                                 actions="uniform random, " + ("a new draw each step" if args.actions == "fresh"
                                                               else "one draw held per measurement")))

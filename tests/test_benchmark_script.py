@@ -177,6 +177,22 @@ def test_start_up_runs_python_with_its_bytecode_caches(monkeypatch, tmp_path):
     assert "PYTHONDONTWRITEBYTECODE" not in seen[0] and seen[0]["TI_OFFLINE_CACHE_FILE_PATH"] == str(tmp_path)
 
 
+def test_start_up_takes_turns_and_reports_the_median(monkeypatch):
+    # one cold start, then warm starts alternating with Gymnasium's; medians, every start kept
+    from taigym.scripts import benchmark_envs
+
+    calls, times = [], iter([5.0, 2.2, 0.3, 1.9, 0.2, 2.0, 0.4])
+    monkeypatch.setattr(benchmark_envs, "startup_seconds",
+                        lambda env_id, cache, device="cpu": calls.append(env_id) or next(times))
+    row = benchmark_envs.measure_startup("Hopper", repeats=3)
+    assert calls == ["TaiGym/Hopper-v0"] + ["TaiGym/Hopper-v0", "Hopper-v5"] * 3
+    assert row["cold_s"] == 5.0 and row["warm_s"] == 2.0 and row["warm_runs_s"] == [2.2, 1.9, 2.0]
+    assert row["gymnasium_s"] == 0.3 and row["gymnasium_runs_s"] == [0.3, 0.2, 0.4]
+    assert "| Hopper | 5.0 s | 2.00 s (1.90–2.20 s) | 0.30 s |" in benchmark_envs.startup_markdown([row])
+    with pytest.raises(SystemExit, match="startup-repeats"):
+        benchmark_envs.main(["--tasks", "Hopper", "--startup-repeats", "0"])
+
+
 def test_env_benchmark_refuses_unknown_tasks(tmp_path):
     from taigym.scripts.benchmark_envs import main
 
