@@ -19,7 +19,8 @@ since timings on a shared machine drift.
     python scripts/benchmark_envs.py --tasks all
 
 Start-up is measured per task as well (``--no-startup`` skips it): a fresh process from
-its start to its first completed env step, with an empty Taichi kernel cache (cold) and
+its start to its first completed env step (the JSON also gives each process's whole run,
+its exit included), with an empty Taichi kernel cache (cold) and
 then with the cache that process filled (warm; ``--startup-repeats`` times, median and
 range), next to Gymnasium's ``<Task>-v5``, the two taking turns; Python reads and writes
 its bytecode caches in those processes, as it does by default.
@@ -178,22 +179,28 @@ if sys.argv[1].startswith("TaiGym/"):
 env = gym.make(sys.argv[1], **kwargs)
 env.reset(seed=0)
 env.step(env.action_space.sample())
+import time
+print("first step done at", repr(time.time()), flush=True)
 """
+_DONE = "first step done at "
 
 
-def startup_seconds(env_id: str, cache: str, device: str = "cpu") -> float:
+def startup_seconds(env_id: str, cache: str, device: str = "cpu") -> tuple[float, float]:
     """Wall time of a fresh process from its start to its first completed env step (ours
-    simulating on ``device``)."""
+    simulating on ``device``), and to the process's end (its exit included: Python's
+    collections and the libraries' clean-up, which come after the first step)."""
     env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=cache, QD_OFFLINE_CACHE_FILE_PATH=cache)  # taichi, quadrants
     # Python as installed: modules imported from their bytecode caches (where a shell has
     # turned those off, every start would compile each module's source again, ~0.15 s)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    start = time.perf_counter()
+    start, clock = time.time(), time.perf_counter()  # the wall clock: the child reads the same one
     proc = subprocess.run([sys.executable, "-c", _FIRST_STEP, env_id, device], env=env, capture_output=True, text=True,
                           check=False)
-    if proc.returncode != 0:
+    whole = time.perf_counter() - clock
+    done = [line for line in proc.stdout.splitlines() if line.startswith(_DONE)]
+    if proc.returncode != 0 or not done:
         raise RuntimeError(f"start-up of {env_id} failed:\n{proc.stderr[-2000:]}")
-    return time.perf_counter() - start
+    return float(done[-1][len(_DONE):]) - start, whole
 
 
 def measure_startup(task: str, device: str = "cpu", repeats: int = 3) -> dict:
@@ -201,17 +208,21 @@ def measure_startup(task: str, device: str = "cpu", repeats: int = 3) -> dict:
     warm starts taking turns with as many of Gymnasium's counterpart (no cache to fill):
     the medians, and every start in ``*_runs_s``."""
     ours = f"TaiGym/{task}-v0"
-    warm, theirs = [], []
+    runs = {"warm": [], "gymnasium": []}
     with tempfile.TemporaryDirectory(prefix="taigym-ticache-") as cache:
         cold = startup_seconds(ours, cache, device)
         for _ in range(repeats):
-            warm.append(startup_seconds(ours, cache, device))
+            runs["warm"].append(startup_seconds(ours, cache, device))
             if task in GYMNASIUM:
-                theirs.append(startup_seconds(GYMNASIUM[task], cache))
-    row = dict(task=task, cold_s=cold, warm_s=float(np.median(warm)), warm_runs_s=warm,
-               gymnasium_s=float(np.median(theirs)) if theirs else None, gymnasium_runs_s=theirs)
+                runs["gymnasium"].append(startup_seconds(GYMNASIUM[task], cache))
+    warm, theirs = ([first for first, _ in runs[side]] for side in ("warm", "gymnasium"))
+    row = dict(task=task, cold_s=cold[0], warm_s=float(np.median(warm)), warm_runs_s=warm,
+               gymnasium_s=float(np.median(theirs)) if theirs else None, gymnasium_runs_s=theirs,
+               # to each process's end, its exit included
+               cold_process_s=cold[1], warm_process_runs_s=[whole for _, whole in runs["warm"]],
+               gymnasium_process_runs_s=[whole for _, whole in runs["gymnasium"]])
     other = "" if not theirs else f", gymnasium {row['gymnasium_s']:.2f} s"
-    print(f"{task:24s} start-up to the first step: cold {cold:.1f} s, warm {row['warm_s']:.2f} s "
+    print(f"{task:24s} start-up to the first step: cold {row['cold_s']:.1f} s, warm {row['warm_s']:.2f} s "
           f"({_spread(warm)}){other}", flush=True)
     return row
 

@@ -9,6 +9,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import mujoco  # noqa: F401  (a dev dependency: Gymnasium's MuJoCo envs need it)
@@ -172,9 +173,10 @@ def test_start_up_runs_python_with_its_bytecode_caches(monkeypatch, tmp_path):
     seen = []
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     monkeypatch.setattr(subprocess, "run", lambda command, env, **kw: seen.append(env) or
-                        subprocess.CompletedProcess(command, 0, "", ""))
-    benchmark_envs.startup_seconds("TaiGym/InvertedPendulum-v0", str(tmp_path))
+                        subprocess.CompletedProcess(command, 0, f"first step done at {time.time() + 1.5!r}\n", ""))
+    first, whole = benchmark_envs.startup_seconds("TaiGym/InvertedPendulum-v0", str(tmp_path))
     assert "PYTHONDONTWRITEBYTECODE" not in seen[0] and seen[0]["TI_OFFLINE_CACHE_FILE_PATH"] == str(tmp_path)
+    assert 1.4 < first < 1.6 and whole < 1.0  # to the first step, as the child reports it; the process (here none)
 
 
 def test_start_up_takes_turns_and_reports_the_median(monkeypatch):
@@ -183,11 +185,12 @@ def test_start_up_takes_turns_and_reports_the_median(monkeypatch):
 
     calls, times = [], iter([5.0, 2.2, 0.3, 1.9, 0.2, 2.0, 0.4])
     monkeypatch.setattr(benchmark_envs, "startup_seconds",
-                        lambda env_id, cache, device="cpu": calls.append(env_id) or next(times))
+                        lambda env_id, cache, device="cpu": calls.append(env_id) or (lambda t: (t, t + 0.1))(next(times)))
     row = benchmark_envs.measure_startup("Hopper", repeats=3)
     assert calls == ["TaiGym/Hopper-v0"] + ["TaiGym/Hopper-v0", "Hopper-v5"] * 3
     assert row["cold_s"] == 5.0 and row["warm_s"] == 2.0 and row["warm_runs_s"] == [2.2, 1.9, 2.0]
     assert row["gymnasium_s"] == 0.3 and row["gymnasium_runs_s"] == [0.3, 0.2, 0.4]
+    assert row["cold_process_s"] == 5.1 and row["warm_process_runs_s"] == pytest.approx([2.3, 2.0, 2.1])
     assert "| Hopper | 5.0 s | 2.00 s (1.90–2.20 s) | 0.30 s |" in benchmark_envs.startup_markdown([row])
     with pytest.raises(SystemExit, match="startup-repeats"):
         benchmark_envs.main(["--tasks", "Hopper", "--startup-repeats", "0"])
