@@ -29,6 +29,8 @@ COMMANDS = {
     "train": ("taigym.scripts.train:main", "train a policy with stable-baselines3 (PPO, SAC, ...) and record the results"),
     "train-ppo": ("taigym.scripts.train_ppo:main", "PPO in one file, directly on the native vector env"),
     "leaderboard": ("taigym.scripts.leaderboard:main", "run a versioned training protocol and render the leaderboard"),
+    "gpu-probe": ("taigym.scripts.gpu_probe:main",
+                  "what a short time on a GPU machine should measure, appended to OUTDIR/probe.jsonl as it comes"),
     "play": ("taigym.scripts.play:main", "run a saved policy (or random actions) and write a video"),
     "random-actions": ("taigym.scripts.random_actions:main",
                        "episode lengths and ending causes under random actions, next to Gymnasium's v5 envs"),

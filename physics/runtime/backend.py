@@ -10,6 +10,7 @@ module takes ``ti`` from here, so the choice is made once per process.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 
 from ..errors import WorldError
@@ -77,7 +78,7 @@ def ensure_runtime(device: str) -> str:
     if want == "cuda" and not _probe_cuda():
         raise WorldError("device='cuda' was requested but no NVIDIA GPU/driver is available; use 'cpu' or 'auto'")
     optimize = _optimize_flag()
-    ti.init(
+    settings = dict(
         arch=ti.cuda if want == "cuda" else ti.cpu,
         offline_cache=True,
         # Taichi's default cache holds 100 MB and evicts a quarter of it, least recently used,
@@ -98,6 +99,7 @@ def ensure_runtime(device: str) -> str:
         check_out_of_bound=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
         debug=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
     )
+    ti.init(**{**settings, **_init_overrides()})
     from ..runtime.launch import expand_matrix_math, lighten_tracing, scalar_loops  # here: they need this module's ti
 
     lighten_tracing()
@@ -108,6 +110,27 @@ def ensure_runtime(device: str) -> str:
         raise WorldError("device='cuda' was requested but Taichi could not start its CUDA backend")
     _arch = started
     return _arch
+
+
+def _init_overrides() -> dict:
+    """Extra ``ti.init`` settings from ``TAIGYM_TI_INIT``, a JSON object (compile options
+    such as ``default_gpu_block_dim`` or ``gpu_max_reg``, or ``print_kernel_asm`` to dump
+    the CUDA kernels' PTX): how scripts/gpu_probe.py measures compile options, each in a
+    process of its own since Taichi reads them once."""
+    text = os.environ.get("TAIGYM_TI_INIT", "").strip()
+    if not text:
+        return {}
+    try:
+        overrides = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise WorldError(f"TAIGYM_TI_INIT must be a JSON object of ti.init settings: {e}") from None
+    if not isinstance(overrides, dict):
+        raise WorldError(f"TAIGYM_TI_INIT must be a JSON object of ti.init settings, got {text!r}")
+    known = set(dir(ti.lang.impl.default_cfg())) | {"arch", "offline_cache_file_path"}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise WorldError(f"TAIGYM_TI_INIT names settings {ti.__name__} does not have: {', '.join(unknown)}")
+    return overrides
 
 
 def _optimize_flag() -> bool:

@@ -12,17 +12,20 @@ ran on one thread. The env loops therefore run over ``ntask`` blocks of TASK ite
 deal the envs out round-robin (iteration t of block k takes env ``(t % TASK) * ntask + k``,
 then every ``ntask * TASK``-th after it): each block is a task a thread takes, so with
 ``ntask`` at least the thread count every core works from 2 envs up. On CUDA ``ntask`` is
-``ceil(num_envs / TASK)`` and the mapping is a permutation of the envs, one per GPU thread.
+``ceil(num_envs / TASK)`` and thread t steps env t: the 32 lanes of a warp step 32
+consecutive envs, whose copies of a table entry lie side by side under the interleaved
+layout (``TAIGYM_LANES=strided`` keeps the CPU's dealing there too, to measure the two).
 """
 
 
 import functools
 import inspect
+import os
 import types
 
 from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
-from ..runtime.backend import ti
+from ..runtime.backend import current_device, ti
 from ..runtime.launch import expanded_math_in, scalar_loops_in
 from ..step.integrate import make_integrate
 from ..step.outline import make_outline
@@ -37,6 +40,15 @@ def env_tasks(num_envs: int, device: str, threads: int) -> int:
     if device == "cuda":
         return max(1, -(-num_envs // TASK))
     return max(1, min(4 * threads, num_envs))  # a few blocks per thread balance unequal envs
+
+
+def consecutive_lanes() -> bool:
+    """Whether env loops give thread t env t (CUDA) rather than dealing envs round-robin
+    into blocks of TASK (the CPU's thread pool)."""
+    lanes = os.environ.get("TAIGYM_LANES", "")
+    if lanes not in ("", "strided", "consecutive"):
+        raise ValueError(f"TAIGYM_LANES must be 'strided' or 'consecutive', got {lanes!r}")
+    return lanes == "consecutive" or (current_device() == "cuda" and lanes != "strided")
 
 
 def array_parameters(kernel) -> tuple:
@@ -57,6 +69,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     step = make_integrate(fp, solver, cone, features, outline)
     reaction = make_reaction(fp)
     program = make_program(fp, reaction.rne_post)
+    consecutive = consecutive_lanes()
     # Typed annotations let LLVM see the element type and rank: accesses run ~2x faster
     # than through untyped ndarray arguments.
     i1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
@@ -100,7 +113,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
             prog_f=prog_f, reg=reg, env_ids=env_ids))
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
-            k = (t % TASK) * ntask + t // TASK
+            k = t if ti.static(consecutive) else (t % TASK) * ntask + t // TASK
             while k < nids:
                 w = env_ids[k]
                 code, steps, adv = program.launch_of(w, segments, nstep, advance, prog_i, reg)
@@ -127,7 +140,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                     con_f: f3, con_i: i3, efc_f: f3, efc_n: i2, ntask: ti.i32):
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
-            w = (t % TASK) * ntask + t // TASK
+            w = t if ti.static(consecutive) else (t % TASK) * ntask + t // TASK
             while w < qvel.shape[0]:
                 reaction.rne_post(w, sizes, body_i, opt_f, qvel, qacc, body_d, dof_d, geom_i, con_f, con_i, efc_f,
                                   efc_n)
