@@ -12,10 +12,12 @@ import numpy as np
 from . import layout as L
 from .collision.driver import NGEOM_X, pack_collision_model
 from .collision.narrowphase import NCON_F, NCON_I
+from .errors import WorldError
 from .runtime.backend import ti
 from .runtime.launch import host_view, upload
 
 PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
+MAX_ENTRIES = 2**31 - 1  # Taichi indexes an array's entries with 32-bit integers
 DEFAULT_MAX_CONTACTS = 64
 _MODEL_INT = ("sizes", "body_i", "jnt_i", "dof_i", "act_i", "ten_i", "wrap_i")
 _MODEL_FLOAT = ("body_f", "jnt_f", "dof_f", "q_f", "act_f", "ten_f", "wrap_f", "opt_f")
@@ -41,6 +43,7 @@ class Tables:
         self.packed.update(pack_collision_model(model, pairs, dtype))
         self.model = self._model_tables()
         self.shapes = L.data_shapes(model, num_envs, self.nefc_capacity)
+        _check_entries(self.shapes, num_envs)
         self.data = self._data_tables(model)
         self.program: dict = {}
         self.all_ids = upload(np.arange(num_envs, dtype=np.int32), ti.i32)
@@ -125,6 +128,21 @@ def _capacities(model, pairs, max_contacts) -> tuple:
     rows = (L.equality_rows(model) + L.friction_rows(model) + L.limit_rows(model)
             + (contacts * rows_per_contact if npair else 0))
     return contacts, rows
+
+
+def _check_entries(shapes: dict, num_envs: int) -> None:
+    """Refuse a batch whose largest per-env table would hold more entries than a 32-bit
+    index reaches: the kernels would read and write outside it (on CUDA an illegal address
+    that ends the process, seen with 65,536 humanoids)."""
+    name, shape = max(shapes.items(), key=lambda item: int(np.prod(item[1], dtype=np.int64)))
+    entries = int(np.prod(shape, dtype=np.int64))
+    if entries > MAX_ENTRIES:
+        per_env = entries // num_envs
+        raise WorldError(
+            f"num_envs={num_envs:,} is too many for one World of this model: its table {name} would hold "
+            f"{entries:,} entries ({' x '.join(f'{d:,}' for d in shape)}), and Taichi indexes an array with 32-bit "
+            f"integers; at most {MAX_ENTRIES // per_env:,} envs per World (use several Worlds, or fewer constraint "
+            f"rows per env through max_contacts)")
 
 
 def device_layout(name: str, table: np.ndarray) -> np.ndarray:

@@ -452,3 +452,14 @@ def test_kept_launch_with_an_array_tuple(device):
     launch(y, 0.5)
     launch.with_arrays(kept, 4.0)
     np.testing.assert_array_equal(y.to_numpy(), np.full(3, 15.5))
+
+
+def test_a_batch_past_32_bit_indices_is_refused_before_anything_is_allocated(device):
+    # Humanoid uses PGS, whose dual matrix takes nefc x nefc = 290 x 290 entries per env: 65,536
+    # envs would index past 2**31 (on CUDA an illegal address that ended the process)
+    model = physics.load_model(gym_asset("humanoid"))
+    with pytest.raises(WorldError, match=r"num_envs=65,536 .* table efc_Y would hold 5,511,577,600 entries "
+                                         r"\(65,536 x 290 x 290\).* at most 25,534 envs per World"):
+        physics.World(model, num_envs=65536, device=device)
+    with pytest.raises(WorldError, match="at most 25,534 envs"):
+        physics.World(model, num_envs=25535, device=device)
