@@ -100,6 +100,13 @@ def test_optimize_flag_reads_the_environment(monkeypatch, value, expected):
     assert _optimize_flag() is expected
 
 
+def test_optimize_flag_defaults_to_on_for_cuda_only(monkeypatch):
+    monkeypatch.delenv("TAIGYM_OPTIMIZE", raising=False)
+    assert _optimize_flag("cuda") is True and _optimize_flag("cpu") is False and _optimize_flag() is False
+    monkeypatch.setenv("TAIGYM_OPTIMIZE", "0")
+    assert _optimize_flag("cuda") is False
+
+
 def test_optimize_flag_rejects_other_values(monkeypatch):
     monkeypatch.setenv("TAIGYM_OPTIMIZE", "yes")
     with pytest.raises(physics.WorldError, match="TAIGYM_OPTIMIZE must be 0 or 1"):
