@@ -30,6 +30,7 @@ code, for a fraction of the tracing and compiling.
 import functools
 
 from . import layout as L
+from .lanes import table_lanes
 from .runtime.backend import ti
 from .runtime.launch import traced_access
 
@@ -93,11 +94,15 @@ def _column_access(table, col, elem, traced):
         vtype = ti.types.matrix(*col.shape, elem)
     elif col.shape:
         vtype = ti.types.vector(col.width, elem)
+    index = table.index
+    if index == L.FLAT and table.name in L.FLAT_TABLES:
+        index = FLAT_DATA  # per-env data: interleaved where physics/lanes.py says so
     if traced is not None:
-        funcs = _expanded(traced, table.index, table.width, col.start, col.width, vtype, len(col.shape) == 2)
+        funcs = _expanded(traced, index, table.width, col.start, col.width, vtype, len(col.shape) == 2)
     else:
-        make = {L.FLAT: _flat, L.FLAT_SHARED: _flat_shared, L.ROWS: _rows, L.ROW: _row, L.ENTRIES: _entries}
-        funcs = make[table.index](table.width, col.start, col.width, vtype, len(col.shape) == 2)
+        make = {L.FLAT: _flat, FLAT_DATA: _flat_data, L.FLAT_SHARED: _flat_shared, L.ROWS: _rows, L.ROW: _row,
+                L.ENTRIES: _entries}
+        funcs = make[index](table.width, col.start, col.width, vtype, len(col.shape) == 2)
     return {k: v for k, v in funcs.items() if col.width > 1 or not k.endswith("_at")}
 
 
@@ -147,6 +152,63 @@ def _flat(W, c, n, vtype, is_mat):
         a[o + r * W + c + k] = v
 
     return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
+
+
+FLAT_DATA = "flat_data"  # a flat per-env data table: entry e of the env at o is entry(o, e)
+
+
+def _flat_data(W, c, n, vtype, is_mat):
+    """A flat data table's column: entries entry(o, r * W + c + k) (physics/lanes.py)."""
+    if vtype is None:
+        @ti.func
+        def get(a: ti.template(), o, r):
+            return a[_entry(o, r * W + c)]
+
+        @ti.func
+        def put(a: ti.template(), o, r, v):
+            a[_entry(o, r * W + c)] = v
+    else:
+        @ti.func
+        def get(a: ti.template(), o, r):
+            return vtype([a[_entry(o, r * W + c + k)] for k in ti.static(range(n))])
+
+        if is_mat:
+            @ti.func
+            def put(a: ti.template(), o, r, v):
+                for k in ti.static(range(n)):
+                    a[_entry(o, r * W + c + k)] = v[k // vtype.m, k % vtype.m]
+        else:
+            @ti.func
+            def put(a: ti.template(), o, r, v):
+                for k in ti.static(range(n)):
+                    a[_entry(o, r * W + c + k)] = v[k]
+
+    @ti.func
+    def get_at(a: ti.template(), o, r, k):
+        return a[_entry(o, r * W + c + k)]
+
+    @ti.func
+    def put_at(a: ti.template(), o, r, k, v):
+        a[_entry(o, r * W + c + k)] = v
+
+    return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
+
+
+@ti.func
+def _entry(o, e):
+    if ti.static(table_lanes() == 1):
+        return o + e
+    else:
+        return o + e * ti.static(table_lanes())
+
+
+def _flat_data_entry(W, c):
+    # at trace time, the layout is known: env-major keeps the flat tables' own expression
+    def entry(o, r, k):
+        lanes = table_lanes()
+        return (o + r * W + (c + k),) if lanes == 1 else (o + (r * W + (c + k)) * lanes,)
+
+    return entry
 
 
 def _flat_shared(W, c, n, vtype, is_mat):
@@ -268,6 +330,7 @@ def _entries(W, c, n, vtype, is_mat):
 # and its load or store. Entry k of a column, from the arguments that pick its row:
 _ENTRY = {
     L.FLAT: (2, lambda W, c: lambda o, r, k: (o + r * W + (c + k),)),
+    FLAT_DATA: (2, _flat_data_entry),
     L.FLAT_SHARED: (1, lambda W, c: lambda r, k: (r * W + c,)),  # scalars only (layout.py)
     L.ROWS: (2, lambda W, c: lambda s, r, k: (s, r, c + k)),
     L.ROW: (1, lambda W, c: lambda r, k: (r, c + k)),

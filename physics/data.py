@@ -13,6 +13,7 @@ from . import layout as L
 from .collision.driver import NGEOM_X, pack_collision_model
 from .collision.narrowphase import NCON_F, NCON_I
 from .errors import WorldError
+from .lanes import padded_envs, table_lanes
 from .runtime.backend import ti
 from .runtime.launch import host_view, upload
 
@@ -43,6 +44,7 @@ class Tables:
         self.packed.update(pack_collision_model(model, pairs, dtype))
         self.model = self._model_tables()
         self.shapes = L.data_shapes(model, num_envs, self.nefc_capacity)
+        self.lanes = table_lanes()  # the flat tables' layout (physics/lanes.py)
         _check_entries(self.shapes, num_envs)
         self.data = self._data_tables(model)
         self.program: dict = {}
@@ -59,7 +61,8 @@ class Tables:
 
     def _data_tables(self, model) -> dict:
         n, fp = self.num_envs, self.fp
-        out = {name: ti.ndarray(fp, (int(np.prod(shape)),) if name in L.FLAT_TABLES else shape)
+        flat_envs = padded_envs(n, self.lanes)
+        out = {name: ti.ndarray(fp, (flat_envs * int(np.prod(shape[1:])),) if name in L.FLAT_TABLES else shape)
                for name, shape in self.shapes.items()}
         out["efc_n"] = ti.ndarray(ti.i32, (n, L.NEFC_N))
         out["eq_d"] = ti.ndarray(ti.i32, (n, max(model.neq, 1), 2))

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import layout as L
+from .lanes import env_major
 from .runtime import device_io
 from .runtime.launch import ReusedLaunch
 
@@ -64,6 +66,8 @@ class Copies:
             view = self._tables.view_of(table)
             if view is None:  # not the table's own memory: a copy, into a buffer kept per table
                 view = self._copy(name, table)
+            if name in L.FLAT_TABLES:  # in env-major order, whatever the device's layout
+                view = env_major(view, self._tables.num_envs, self._tables.lanes)
             self._host[name] = view.reshape(self._tables.shapes.get(name, view.shape))
         return self._host[name]
 
@@ -85,5 +89,7 @@ class Copies:
                 self._tensor[name] = torch.from_numpy(self.host(name))
             else:
                 tensor = device_io.table_to_tensor(self._tables.data[name], self._bridge.device)
+                if name in L.FLAT_TABLES:
+                    tensor = env_major(tensor, self._tables.num_envs, self._tables.lanes)
                 self._tensor[name] = tensor.reshape(self._tables.shapes.get(name, tensor.shape))
         return self._tensor[name]

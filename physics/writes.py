@@ -64,8 +64,8 @@ class TableWriter:
         column = L.DOF_D[name][0]
         if not is_tensor(rows):  # a tensor is on the World's device (torch_bridge): ids go there too
             rows = np.ascontiguousarray(rows, dtype=self._dtype)
-            view = tables.view_of(dof_d)
-            if view is not None:  # a CPU World's table, written in place
+            view = tables.view_of(dof_d) if tables.lanes == 1 else None
+            if view is not None:  # a CPU World's env-major table, written in place
                 ids = np.asarray(ids, dtype=np.int32)
                 table = view.reshape(tables.num_envs, dofs, L.NDOF_D)
                 table[ids[:, None], np.arange(rows.shape[1])[None, :], column] = rows

@@ -54,13 +54,16 @@ QUICK = {"num_envs": (2, 4), "env_num_envs": (2,), "seconds": 0.05, "settle": 0.
 # compile options tried against the default build (Ant, float32): environment settings each
 VARIANTS = {
     "default": {},
-    "lanes_strided": {"TAIGYM_LANES": "strided"},
+    # the CUDA build before the probe's first run: env-major tables, strided lanes, Taichi's
+    # 128 threads per block, no whole-kernel CSE
+    "before": {"TAIGYM_LAYOUT": "env_major", "TAIGYM_LANES": "strided", "TAIGYM_OPTIMIZE": "0",
+               "TAIGYM_TI_INIT": '{"default_gpu_block_dim": 128}'},
+    "layout_env_major": {"TAIGYM_LAYOUT": "env_major"},
+    "lanes_strided": {"TAIGYM_LANES": "strided", "TAIGYM_LAYOUT": "env_major"},
     "block_dim_32": {"TAIGYM_TI_INIT": '{"default_gpu_block_dim": 32}'},
-    "block_dim_64": {"TAIGYM_TI_INIT": '{"default_gpu_block_dim": 64}'},
-    "block_dim_256": {"TAIGYM_TI_INIT": '{"default_gpu_block_dim": 256}'},
+    "block_dim_128": {"TAIGYM_TI_INIT": '{"default_gpu_block_dim": 128}'},
+    "optimize_off": {"TAIGYM_OPTIMIZE": "0"},
     "max_reg_64": {"TAIGYM_TI_INIT": '{"gpu_max_reg": 64}'},
-    "max_reg_128": {"TAIGYM_TI_INIT": '{"gpu_max_reg": 128}'},
-    "optimize": {"TAIGYM_OPTIMIZE": "1"},
 }
 VARIANT_NUM_ENVS = (1024, 16384)
 
@@ -361,15 +364,17 @@ class Probe:
         for model in MODELS:
             self.physics_item(model, "float32", s["num_envs"])
             self.child("rollout", {"model": model, "num_envs": max(s["num_envs"])}, limit=120, device="cpu")
-        for model in MODELS:  # a warm start of each float32 kernel
-            self.physics_item(model, "float32", [])
+            if model == MODELS[0]:
+                self.variants(["before"])  # today's build against the last one, in the same run
         self.trajectory()
+        self.variants(["layout_env_major"])
         for n in s["env_num_envs"]:
             self.child("env_steps", {"task": "Ant", "num_envs": n}, limit=150)
-        self.variants(["lanes_strided"])
+        for model in MODELS:  # a warm start of each float32 kernel
+            self.physics_item(model, "float32", [])
         for model in MODELS:
             self.physics_item(model, "float64", s["num_envs"])
-        self.variants([v for v in VARIANTS if v not in ("default", "lanes_strided")])
+        self.variants([v for v in VARIANTS if v not in ("default", "before", "layout_env_major")])
         self.cuda_tests()
 
     def trajectory(self) -> None:
@@ -377,7 +382,8 @@ class Probe:
         the CPU's env-to-thread dealing with consecutive lanes, the GPU's)."""
         runs = {"cpu": ("cpu", {}), self.device: (self.device, {})}
         if self.device == "cpu":
-            runs = {"cpu": ("cpu", {}), "cpu-consecutive": ("cpu", {"TAIGYM_LANES": "consecutive"})}
+            runs = {"cpu": ("cpu", {}), "cpu-interleaved": ("cpu", {"TAIGYM_LANES": "consecutive",
+                                                          "TAIGYM_LAYOUT": "interleaved"})}
         for label, (device, env) in runs.items():
             self.child("trajectory", {"label": label}, limit=150, device=device, env=env)
         self.compiled.add(("ant", "float64"))

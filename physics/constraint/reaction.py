@@ -50,7 +50,7 @@ def make_reaction(fp):
     @ti.func
     def add_wrench_at(w, b, wrench, point, sign, body_i: ti.template(), body_d: ti.template()):
         """cfrc_ext[b] += sign * wrench applied at ``point``, moved to the root's com."""
-        o_body = w * (body_i.shape[0] // L.NBODY_I) * L.NBODY_D
+        o_body = m.env_rows(w, body_i.shape[0] // L.NBODY_I, L.NBODY_D)
         if b > 0:
             com = A.body_subtree_com(body_d, o_body, A.body_root(body_i, b))
             frc = m.lin(wrench)

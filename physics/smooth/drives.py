@@ -99,12 +99,13 @@ def make_dof_column_kernel(fp):
     accessor ("dof_drive_qpos_target"). A kernel, not a host round trip of the whole
     table, because drive targets change every env step and resets come often."""
     A = make_access(fp)
+    m = make_math(fp)
 
     @ti.kernel
     def write(dof_d: ti.types.ndarray(dtype=fp, ndim=1), values: ti.types.ndarray(dtype=fp, ndim=2),
               env_ids: ti.types.ndarray(dtype=ti.i32, ndim=1), column: ti.template(), stride: ti.i32):
         put = ti.static(A.write[column])
         for i, d in ti.ndrange(values.shape[0], values.shape[1]):
-            put(dof_d, env_ids[i] * stride, d, values[i, d])
+            put(dof_d, m.env_offset(env_ids[i], stride), d, values[i, d])
 
     return write

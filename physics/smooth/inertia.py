@@ -35,7 +35,7 @@ def make_inertia(fp):
         body_d: ti.template(), dof_d: ti.template(), qM: ti.template(),
     ):
         """Composite inertias and the mass matrix M(i, j) = cdof_j . (crb_body(i) cdof_i)."""
-        o_m = w * sizes[L.SIZE_M_STRIDE]
+        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
@@ -52,36 +52,36 @@ def make_inertia(fp):
             buf = m.mul_inert(A.body_crb(body_d, o_body, A.dof_body(dof_i, i)),
                               A.dof_cdof(dof_d, o_dof, i))
             adr = A.dof_madr(dof_i, i)
-            qM[o_m + adr] = A.dof_armature(dof_f, md, i) + buf.dot(A.dof_cdof(dof_d, o_dof, i))
+            qM[m.entry(o_m, adr)] = A.dof_armature(dof_f, md, i) + buf.dot(A.dof_cdof(dof_d, o_dof, i))
             for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
-                qM[o_m + a] = buf.dot(A.dof_cdof(dof_d, o_dof, dof_i[mcol + a]))
+                qM[m.entry(o_m, a)] = buf.dot(A.dof_cdof(dof_d, o_dof, dof_i[mcol + a]))
 
     @ti.func
     def copy_sparse(w, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
-        o_m = w * sizes[L.SIZE_M_STRIDE]
+        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         for a in range(sizes[L.SIZE_M_STRIDE]):
-            qLD[o_m + a] = M[o_m + a]
+            qLD[m.entry(o_m, a)] = M[m.entry(o_m, a)]
 
     @ti.func
     def factor(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template()):
         """In place: qLD (a tree-sparse SPD matrix) <- its L^T D L factors."""
-        o_m = w * sizes[L.SIZE_M_STRIDE]
+        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         nv = sizes[L.SIZE_NV]
         for r in range(nv):
             k = nv - 1 - r
             kk = A.dof_madr(dof_i, k)
-            if qLD[o_m + kk] < fp(1e-15):
-                qLD[o_m + kk] = fp(1e-15)
-            dk = qLD[o_m + kk]
+            if qLD[m.entry(o_m, kk)] < fp(1e-15):
+                qLD[m.entry(o_m, kk)] = fp(1e-15)
+            dk = qLD[m.entry(o_m, kk)]
             ki = kk + 1
             i = A.dof_parent(dof_i, k)
             while i >= 0:
-                tmp = qLD[o_m + ki] / dk
+                tmp = qLD[m.entry(o_m, ki)] / dk
                 # row i (i and its ancestors) -= tmp * the matching tail of row k
                 ii = A.dof_madr(dof_i, i)
                 for t in range(A.dof_mrowlen(dof_i, i)):
-                    qLD[o_m + (ii + t)] = qLD[o_m + (ii + t)] - (qLD[o_m + (ki + t)] * tmp)
-                qLD[o_m + ki] = tmp
+                    qLD[m.entry(o_m, (ii + t))] = qLD[m.entry(o_m, (ii + t))] - (qLD[m.entry(o_m, (ki + t))] * tmp)
+                qLD[m.entry(o_m, ki)] = tmp
                 ki += 1
                 i = A.dof_parent(dof_i, i)
 
@@ -91,7 +91,7 @@ def make_inertia(fp):
         """Column ``col`` (a dof scratch column's accessor name, e.g. "dof_mgrad") of env w's
         rows <- (L^T D L)^-1 itself, in place."""
         get, put = ti.static(A.read[col], A.write[col])
-        o_m = w * sizes[L.SIZE_M_STRIDE]
+        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         mcol = sizes[L.SIZE_MCOL]
         nv = sizes[L.SIZE_NV]
         o = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
@@ -102,19 +102,19 @@ def make_inertia(fp):
                 adr = A.dof_madr(dof_i, i)
                 for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
                     j = dof_i[mcol + a]
-                    put(dof_s, o, j, get(dof_s, o, j) - qLD[o_m + a] * xi)
+                    put(dof_s, o, j, get(dof_s, o, j) - qLD[m.entry(o_m, a)] * xi)
         for i in range(nv):
-            put(dof_s, o, i, get(dof_s, o, i) / qLD[o_m + A.dof_madr(dof_i, i)])
+            put(dof_s, o, i, get(dof_s, o, i) / qLD[m.entry(o_m, A.dof_madr(dof_i, i))])
         for i in range(nv):
             adr = A.dof_madr(dof_i, i)
             s = get(dof_s, o, i)
             for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
-                s -= qLD[o_m + a] * get(dof_s, o, dof_i[mcol + a])
+                s -= qLD[m.entry(o_m, a)] * get(dof_s, o, dof_i[mcol + a])
             put(dof_s, o, i, s)
 
     @ti.func
     def add_diag(w, sizes: ti.template(), qLD: ti.template(), dof_i: ti.template(), d, value):
-        o_m = w * sizes[L.SIZE_M_STRIDE]
-        qLD[o_m + A.dof_madr(dof_i, d)] = qLD[o_m + A.dof_madr(dof_i, d)] + value
+        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
+        qLD[m.entry(o_m, A.dof_madr(dof_i, d))] = qLD[m.entry(o_m, A.dof_madr(dof_i, d))] + value
 
     return types.SimpleNamespace(crb=crb, copy_sparse=copy_sparse, factor=factor, solve=solve, add_diag=add_diag)

@@ -9,6 +9,7 @@ from .. import layout as L
 from ..collision.driver import make_collision
 from ..constraint.rows import make_constraint
 from ..features import ALL, Features
+from ..lanes import table_lanes
 from ..model import DSBL_CONSTRAINT, DSBL_LIMIT
 from ..runtime.backend import ti
 from ..access import make_access
@@ -90,7 +91,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         if t.sizes[L.SIZE_NPAIR] > 0:
             o_body = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
             ngeom = t.sizes[L.SIZE_NGEOM]
-            col.geom_poses(w, ngeom, t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS, XQUAT, t.geom_x)
+            col.geom_poses(w, ngeom, t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS, XQUAT, t.geom_x,
+                           ti.static(table_lanes()))
         col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
                           t.con_i, t.con_n)
 

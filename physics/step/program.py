@@ -72,9 +72,9 @@ def make_program(fp, rne_post):
         elif src == SRC_CTRL:
             v = ctrl[w, e]
         elif src == SRC_BODY:
-            v = body_d[m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D) + e]
+            v = body_d[m.entry(m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D), e)]
         else:
-            v = dof_d[m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D) + e]
+            v = dof_d[m.entry(m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D), e)]
         return v
 
     @ti.func
@@ -145,8 +145,8 @@ def make_program(fp, rne_post):
                     if b == SRC_CTRL:
                         t.ctrl[w, t.prog_i[c + k]] = t.reg[w, a + k]
                     else:  # SRC_DOF
-                        t.dof_d[m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-                                + t.prog_i[c + k]] = t.reg[w, a + k]
+                        t.dof_d[m.entry(m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D),
+                                        t.prog_i[c + k])] = t.reg[w, a + k]
             elif op == ROT_T:  # dst = R^T v, R row-major in a, v in b
                 for r in range(3):
                     t.reg[w, dst + r] = (t.reg[w, a + r] * t.reg[w, b] + t.reg[w, a + 3 + r] * t.reg[w, b + 1]

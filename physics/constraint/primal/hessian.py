@@ -10,6 +10,7 @@ import types
 from ...access import make_access
 from ... import layout as L
 from ...runtime.backend import ti
+from ...runtime.ti_math import make_math
 from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC
 from .cone import make_cone
 
@@ -17,6 +18,7 @@ from .cone import make_cone
 @functools.lru_cache(maxsize=None)
 def make_hessian(fp, elliptic: bool):
     A = make_access(fp)
+    m = make_math(fp)
     cone = make_cone(fp)
     contact_dim, cone_hessian_entry = cone.contact_dim, cone.cone_hessian_entry
 
@@ -43,7 +45,7 @@ def make_hessian(fp, elliptic: bool):
         contact's row touches the few dofs of its bodies' chains, not all of them. Those
         rows are listed in registers, HESS_CHUNK at a time: a list in memory costs twice
         the time."""
-        o_m = w * sizes[L.SIZE_M_STRIDE]
+        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         for i in range(nefc):
             weight = fp(0.0)
             if A.efc_state(efc_f, w, i) == STATE_QUADRATIC:
@@ -71,11 +73,11 @@ def make_hessian(fp, elliptic: bool):
                     efc_Y[w, a, b] += h
         for i in range(nv):
             adr = A.dof_madr(dof_i, i)
-            efc_Y[w, i, i] += qM[o_m + adr]
+            efc_Y[w, i, i] += qM[m.entry(o_m, adr)]
             j = A.dof_parent(dof_i, i)
             while j >= 0:
                 adr += 1
-                efc_Y[w, i, j] += qM[o_m + adr]
+                efc_Y[w, i, j] += qM[m.entry(o_m, adr)]
                 j = A.dof_parent(dof_i, j)
         if ti.static(elliptic):
             i = 0
@@ -97,7 +99,7 @@ def make_hessian(fp, elliptic: bool):
         reciprocals of its diagonal in dof_s's hinv column (the solves multiply by them:
         a division on the triangular solves' dependency chain costs several times a
         multiplication)."""
-        o = w * ti.max(nv, 1) * L.NDOF_S
+        o = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for j in range(nv):
             s = efc_Y[w, j, j]
             for k in range(j):
@@ -120,7 +122,7 @@ def make_hessian(fp, elliptic: bool):
         w J_i^T J_i by a rank-one update or downdate, O(nv^2) instead of rebuilding H and
         refactoring it, O(nv^3) (pyramidal and scalar rows only). Returns 0 when a downdate
         lost rank: the caller rebuilds the factor."""
-        o = w * ti.max(nv, 1) * L.NDOF_S
+        o = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         ok = 1
         for i in range(nefc):
             held = A.efc_hess(efc_f, w, i)
@@ -166,7 +168,7 @@ def make_hessian(fp, elliptic: bool):
     def cholesky_solve(w, nv, efc_Y: ti.template(), dof_s: ti.template(), col: ti.template()):
         """Scratch column ``col`` (its accessor's name) <- (L L^T)^-1 itself, L in efc_Y."""
         get, put = ti.static(A.read[col], A.write[col])
-        o = w * ti.max(nv, 1) * L.NDOF_S
+        o = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for i in range(nv):
             s = get(dof_s, o, i)
             for k in range(i):

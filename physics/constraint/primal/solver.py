@@ -156,7 +156,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
     @ti.func
     def move(w, nefc, nv, alpha, qacc: ti.template(), dof_s: ti.template(), efc_f: ti.template()):
         """a += alpha search, and what is linear in a with it; keep the old gradients for CG."""
-        o_s = w * ti.max(nv, 1) * L.NDOF_S
+        o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for d in range(nv):
             qacc[w, d] += alpha * A.dof_search(dof_s, o_s, d)
             A.set_dof_ma(dof_s, o_s, d, A.dof_ma(dof_s, o_s, d)
@@ -170,7 +170,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
     @ti.func
     def conjugate_direction(w, nv, dof_s: ti.template()):
         """Polak-Ribiere-plus update of the M^-1-preconditioned search direction."""
-        o_s = w * ti.max(nv, 1) * L.NDOF_S
+        o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         num = fp(0.0)
         den = fp(0.0)
         for d in range(nv):

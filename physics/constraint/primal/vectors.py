@@ -21,7 +21,7 @@ def make_vectors(fp):
     def dot(w, nv, dof_s: ti.template(), a: ti.template(), b: ti.template()):
         """The dot product of two dof scratch columns, named by their accessors."""
         get_a, get_b = ti.static(A.read[a], A.read[b])
-        o = w * ti.max(nv, 1) * L.NDOF_S
+        o = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         s = fp(0.0)
         for d in range(nv):
             s += get_a(dof_s, o, d) * get_b(dof_s, o, d)
@@ -32,18 +32,18 @@ def make_vectors(fp):
               src: ti.template(), dst: ti.template()):
         """Scratch column dst <- M (scratch column src), from the tree-sparse rows of qM."""
         get, get_dst, put = ti.static(A.read[src], A.read[dst], A.write[dst])
-        o_m = w * sizes[L.SIZE_M_STRIDE]
+        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         o = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         for i in range(nv):
             put(dof_s, o, i, 0)
         for i in range(nv):
             a = A.dof_madr(dof_i, i)
-            put(dof_s, o, i, get_dst(dof_s, o, i) + qM[o_m + a] * get(dof_s, o, i))
+            put(dof_s, o, i, get_dst(dof_s, o, i) + qM[m.entry(o_m, a)] * get(dof_s, o, i))
             j = A.dof_parent(dof_i, i)
             while j >= 0:
                 a += 1
-                put(dof_s, o, i, get_dst(dof_s, o, i) + qM[o_m + a] * get(dof_s, o, j))
-                put(dof_s, o, j, get_dst(dof_s, o, j) + qM[o_m + a] * get(dof_s, o, i))
+                put(dof_s, o, i, get_dst(dof_s, o, i) + qM[m.entry(o_m, a)] * get(dof_s, o, j))
+                put(dof_s, o, j, get_dst(dof_s, o, j) + qM[m.entry(o_m, a)] * get(dof_s, o, i))
                 j = A.dof_parent(dof_i, j)
 
     @ti.func
@@ -51,7 +51,7 @@ def make_vectors(fp):
               dst: ti.template()):
         """Row column dst <- J (scratch column src)."""
         get, put = ti.static(A.read[src], A.write[dst])
-        o = w * ti.max(nv, 1) * L.NDOF_S
+        o = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for i in range(nefc):
             s = fp(0.0)
             for d in range(nv):

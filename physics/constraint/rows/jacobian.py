@@ -30,8 +30,8 @@ def make_row_jacobian(fp):
         b1 relative to p2 on b2)/d qvel, then of the bodies' relative angular velocity
         (MuJoCo's mj_jacDifPair seen in the frame). One walk per body's chain serves every
         row."""
-        o_dof = w * ti.max(nv, 1) * L.NDOF_D
-        o_body = w * (body_i.shape[0] // L.NBODY_I) * L.NBODY_D
+        o_dof = m.env_rows(w, ti.max(nv, 1), L.NDOF_D)
+        o_body = m.env_rows(w, body_i.shape[0] // L.NBODY_I, L.NBODY_D)
         for k in range(nrow):
             for d in range(nv):
                 efc_J[w, n + k, d] = 0

@@ -17,6 +17,7 @@ from ...access import make_access
 from ... import layout as L
 from ...model import DSBL_REFSAFE
 from ...runtime.backend import ti
+from ...runtime.ti_math import make_math
 from .table import (
     _MAXIMP,
     _MINIMP,
@@ -32,6 +33,7 @@ from .table import (
 @functools.lru_cache(maxsize=None)
 def make_soft(fp):
     A = make_access(fp)
+    m = make_math(fp)
     row_dot = make_row_table(fp).row_dot
 
     @ti.func
@@ -128,7 +130,7 @@ def make_soft(fp):
     def reference(w, nefc, nv, qvel: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
                   efc_f: ti.template()):
         """aref = -B J qvel - K imp (pos - margin)."""
-        o_s = w * ti.max(nv, 1) * L.NDOF_S
+        o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for d in range(nv):
             A.set_dof_constraint_vel(dof_s, o_s, d, qvel[w, d])
         for i in range(nefc):

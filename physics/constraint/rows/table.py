@@ -13,6 +13,7 @@ import types
 from ...access import make_access
 from ... import layout as L
 from ...runtime.backend import ti
+from ...runtime.ti_math import make_math
 
 CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON = 0, 1, 2, 3, 4
 CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL, CNSTR_CONTACT_ELLIPTIC = 5, 6, 7
@@ -27,6 +28,7 @@ def make_row_table(fp):
     copy_sol_cols (its solref/solimp from a flat or a per-world model table), and
     row_dot (a row of a [w, i, d] table dotted with a column of dof_d)."""
     A = make_access(fp)
+    m = make_math(fp)
 
     @ti.func
     def new_row(w, nefc, sizes: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
@@ -63,7 +65,7 @@ def make_row_table(fp):
         """Row i of ``rows`` (efc_J) times the dof table ``vec``'s column ``col`` (its
         accessor's name)."""
         get = ti.static(A.read[col])
-        o = w * ti.max(nv, 1) * ti.static(A.row_width[col])
+        o = m.env_rows(w, ti.max(nv, 1), ti.static(A.row_width[col]))
         s = fp(0.0)
         for d in range(nv):
             s += rows[w, i, d] * get(vec, o, d)

@@ -1,0 +1,147 @@
+"""The interleaved layout of the flat tables (physics/lanes.py, CUDA's by default) computes
+what the env-major layout computes.
+
+The layout is fixed when a process's kernels are traced, so each run is a process of its
+own: the same seeded trajectory (random initial states and controls, contacts and joint
+limits on the ant) under TAIGYM_LAYOUT=env_major and =interleaved on the CPU backend, with
+a batch that is not a multiple of the 32 envs of an interleaved block, and every quantity
+a user reads back from the flat tables after it.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import gym_asset
+
+from taigym.physics.lanes import LANES, env_major, interleaved, padded_envs
+
+CHILD = """
+import sys
+import numpy as np
+import mujoco
+from taigym import physics
+
+path, solver, cone, out = sys.argv[1:5]
+mjm = mujoco.MjModel.from_xml_path(path)
+n, steps = 37, 20
+rng = np.random.default_rng(1)
+qpos = np.tile(mjm.qpos0, (n, 1)) + rng.normal(0, 0.05, (n, mjm.nq))
+for j in range(mjm.njnt):
+    if mjm.jnt_type[j] == 0:  # a free joint's quaternion stays unit length
+        a = mjm.jnt_qposadr[j] + 3
+        qpos[:, a:a + 4] /= np.linalg.norm(qpos[:, a:a + 4], axis=1, keepdims=True)
+qvel = rng.normal(0, 0.5, (n, mjm.nv))
+model = physics.load_model(path)
+if solver != "-":
+    model = model.with_options(solver=solver, cone=cone)
+world = physics.World(model, num_envs=n, precision="float64")
+world.set_state(qpos=qpos, qvel=qvel)
+trajectory = []
+for _ in range(steps):
+    world.set_ctrl(rng.uniform(-1, 1, (n, mjm.nu)))
+    world.step(n=1)
+    trajectory.append(np.concatenate([world.get("qpos"), world.get("qvel")], axis=1))
+flat = {name: world.get(name) for name in ("qM", "xpos", "xquat", "cdof", "cinert", "qfrc_bias", "qacc",
+                                           "qfrc_constraint", "cfrc_ext", "subtree_com")}
+np.savez(out, trajectory=np.array(trajectory), nefc=world.get("nefc"), **flat)
+"""
+
+
+DRIVES_CHILD = """
+import sys
+import numpy as np
+from taigym import physics
+
+b = physics.ModelBuilder()
+b.opt.timestep = 0.01
+for k in range(3):
+    body = b.add_body(0, mass=1.0, inertia=(0.1 * (k + 1),) * 3, name=f"b{k}")
+    j = b.add_joint_revolute(body, axis=(0, 1, 0), name=f"j{k}")
+    b.add_drive(j, stiffness=50.0, damping=2.0, force_limit=5.0)
+n = 35
+world = physics.World(b.finalize(), num_envs=n, precision="float64")
+targets = np.random.default_rng(0).uniform(-1, 1, (n, 3))
+world.set_drive_target(q=targets)
+world.set_drive_target(q=targets[::3] * 0.5, env_ids=np.arange(0, n, 3))  # a subset, through the column writer
+world.step(n=30)
+np.savez(sys.argv[1], qpos=world.get("qpos"), target=world.get("drive_qpos_target"), qfrc=world.get("qfrc_drive"))
+"""
+
+
+def _run(tmp_path, layout: str, *args, child: str = CHILD) -> dict:
+    env = dict(os.environ, TAIGYM_LAYOUT=layout, TAIGYM_TEST_DEVICE="cpu")
+    out = tmp_path / f"{layout}.npz"
+    proc = subprocess.run([sys.executable, "-c", child, *args, str(out)], env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return dict(np.load(out))
+
+
+def _compare(tmp_path, model: str, solver: str = "-", cone: str = "-", atol: float = 1e-12):
+    plain = _run(tmp_path, "env_major", gym_asset(model), solver, cone)
+    lanes = _run(tmp_path, "interleaved", gym_asset(model), solver, cone)
+    assert plain["nefc"].sum() > 0  # contacts and limits were in play
+    for name, value in plain.items():
+        # the same arithmetic in another order of addresses: round-off at most (a CG solve
+        # amplifies it through its iterations, hence its own tolerance)
+        np.testing.assert_allclose(lanes[name], value, rtol=0, atol=atol, err_msg=name)
+
+
+def test_interleaved_layout_steps_the_ant_as_the_env_major_one(tmp_path, device):
+    if device != "cpu":
+        pytest.skip("both layouts are compared on the CPU backend")
+    _compare(tmp_path, "ant")  # Newton, pyramidal cones
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, solver, cone, atol", [("humanoid", "-", "-", 1e-12),  # PGS, pyramidal
+                                                       ("ant", "CG", "elliptic", 1e-8),
+                                                       ("ant", "Newton", "elliptic", 1e-12)])
+def test_interleaved_layout_with_every_solver_and_cone(tmp_path, device, model, solver, cone, atol):
+    if device != "cpu":
+        pytest.skip("both layouts are compared on the CPU backend")
+    _compare(tmp_path, model, solver, cone, atol)
+
+
+def test_interleaved_layout_writes_drive_targets_where_the_kernels_read_them(tmp_path, device):
+    if device != "cpu":
+        pytest.skip("both layouts are compared on the CPU backend")
+    plain = _run(tmp_path, "env_major", child=DRIVES_CHILD)
+    lanes = _run(tmp_path, "interleaved", child=DRIVES_CHILD)
+    assert np.abs(plain["qpos"]).max() > 0.1  # the drives moved the joints
+    for name, value in plain.items():
+        np.testing.assert_allclose(lanes[name], value, rtol=0, atol=1e-14, err_msg=name)
+
+
+@pytest.mark.parametrize("num_envs", [1, 31, 32, 33, 70])
+def test_host_order_round_trips_through_the_interleaved_entries(num_envs):
+    rows = np.random.default_rng(num_envs).normal(size=(num_envs, 12))
+    flat = interleaved(rows, LANES)
+    assert flat.shape == (padded_envs(num_envs, LANES) * 12,)
+    # entry e of env w sits at (w // 32) * stride * 32 + e * 32 + w % 32
+    w, e = num_envs - 1, 5
+    assert flat[(w // LANES) * 12 * LANES + e * LANES + w % LANES] == rows[w, e]
+    np.testing.assert_array_equal(env_major(flat, num_envs, LANES), rows)
+    np.testing.assert_array_equal(env_major(rows.ravel(), num_envs, 1), rows)
+
+
+def test_torch_copies_come_back_in_env_major_order():
+    torch = pytest.importorskip("torch")
+    rows = np.random.default_rng(0).normal(size=(45, 7))
+    back = env_major(torch.from_numpy(interleaved(rows, LANES)), 45, LANES)
+    np.testing.assert_array_equal(back.numpy(), rows)
+
+
+def test_layout_setting_is_checked(monkeypatch):
+    from taigym.physics.lanes import table_lanes
+
+    monkeypatch.setenv("TAIGYM_LAYOUT", "interleaved")
+    assert table_lanes() == LANES
+    monkeypatch.setenv("TAIGYM_LAYOUT", "env_major")
+    assert table_lanes() == 1
+    monkeypatch.setenv("TAIGYM_LAYOUT", "striped")
+    with pytest.raises(ValueError, match="TAIGYM_LAYOUT must be 'interleaved' or 'env_major'"):
+        table_lanes()
