@@ -3,13 +3,19 @@
 Env-major (the CPU's): env w's entries are one run, entry e at ``w * stride + e``, so one
 CPU thread stepping env w reads along cache lines. Interleaved (CUDA's): the copies of an
 entry for LANES consecutive envs lie side by side, entry e of env w at
-``(w // LANES) * stride * LANES + e * LANES + w % LANES``: a warp, whose 32 lanes step 32
-consecutive envs (physics/step/pipeline.py), reads an entry for all of them in one
-transaction instead of 32. The flat tables (layout.FLAT_TABLES) take this layout; their
+``(w // LANES) * stride * LANES + e * LANES + w % LANES``: a warp whose 32 lanes step 32
+consecutive envs (physics/step/pipeline.py) and load the same entry together reads it for
+all of them in one transaction instead of 32. The flat tables (layout.FLAT_TABLES) take this layout; their
 host and torch copies are put back in env-major order, so what a user sees is the same.
 
 ``TAIGYM_LAYOUT=interleaved`` or ``env_major`` picks one on either device (the tests run
-the interleaved layout on the CPU backend this way); by default CUDA interleaves.
+the interleaved layout on the CPU backend this way). The default is env-major everywhere:
+on an H200 the fused one-thread-per-env kernel stepped Ant 14% slower interleaved (223k
+against 260k physics steps/s at 16,384 envs, 21.8k against 24.3k at 1,024;
+docs/probe/2026-11-27-h200-interleaved.jsonl). Its warps diverge through contacts and
+solver iterations, so their lanes seldom load the same entry together, while each lane
+loses its rows' locality; the layout is for kernels whose warps run in step (one stage
+across env x element threads).
 """
 
 from __future__ import annotations
@@ -18,20 +24,16 @@ import os
 
 import numpy as np
 
-from .runtime.backend import current_device
-
 LANES = 32  # envs per interleaved block: a warp
 
 
 def table_lanes() -> int:
     """LANES where this process's flat tables are interleaved, else 1. Read when a kernel
-    is traced and a World allocates, both after the runtime has started."""
+    is traced and when a World allocates."""
     layout = os.environ.get("TAIGYM_LAYOUT", "")
     if layout not in ("", "interleaved", "env_major"):
         raise ValueError(f"TAIGYM_LAYOUT must be 'interleaved' or 'env_major', got {layout!r}")
-    if layout == "interleaved" or (layout == "" and current_device() == "cuda"):
-        return LANES
-    return 1
+    return LANES if layout == "interleaved" else 1
 
 
 def padded_envs(num_envs: int, lanes: int) -> int:

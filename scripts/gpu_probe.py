@@ -58,8 +58,8 @@ VARIANTS = {
     # 128 threads per block, no whole-kernel CSE
     "before": {"TAIGYM_LAYOUT": "env_major", "TAIGYM_LANES": "strided", "TAIGYM_OPTIMIZE": "0",
                "TAIGYM_TI_INIT": '{"default_gpu_block_dim": 128}'},
-    "layout_env_major": {"TAIGYM_LAYOUT": "env_major"},
-    "lanes_strided": {"TAIGYM_LANES": "strided", "TAIGYM_LAYOUT": "env_major"},
+    "layout_interleaved": {"TAIGYM_LAYOUT": "interleaved"},
+    "lanes_strided": {"TAIGYM_LANES": "strided"},
     "block_dim_32": {"TAIGYM_TI_INIT": '{"default_gpu_block_dim": 32}'},
     "block_dim_128": {"TAIGYM_TI_INIT": '{"default_gpu_block_dim": 128}'},
     "optimize_off": {"TAIGYM_OPTIMIZE": "0"},
@@ -266,7 +266,7 @@ def run_child(argv: list[str]) -> int:
     start = time.perf_counter()
     try:
         result = CHILDREN[item](outdir, device, **params)
-    except Exception as e:  # noqa: BLE001 - recorded: the probe's other items go on
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - recorded: the probe's other items go on
         append(outdir, {"item": item, **label, "device": device, "error": f"{type(e).__name__}: {e}"[-2000:]})
         return 1
     if result is not None:  # None: the child appended its records itself
@@ -292,7 +292,8 @@ class Probe:
 
     def child(self, item: str, params: dict, limit: float, env: dict | None = None, device: str | None = None,
               cwd: Path | None = None) -> bool:
-        """Run one measurement; a time-out or crash is recorded in its place."""
+        """Run one measurement; a time-out or crash is recorded in its place. Whether it
+        succeeded (a child that failed recorded its own error)."""
         limit = min(limit, self.left())
         if limit < 5 and not self.quick:
             append(self.outdir, {"item": item, **params, "skipped": "the probe's budget is spent"})
@@ -314,12 +315,13 @@ class Probe:
                 proc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, env=full_env, timeout=limit,
                                       cwd=cwd, check=False)
                 error = None if proc.returncode in (0, 1) else f"exit status {proc.returncode}"
+                ok = proc.returncode == 0
             except subprocess.TimeoutExpired:
-                error = f"timed out after {limit:.0f} s"
+                error, ok = f"timed out after {limit:.0f} s", False
         if error:  # status 1: the child recorded its own error
             append(self.outdir, {"item": item, **params, "device": device, "error": error,
                                  "log_tail": log.read_text(errors="replace")[-1500:]})
-        return error is None
+        return ok
 
     def physics_item(self, model: str, precision: str, num_envs, variant: str | None = None) -> None:
         """One process: the first step, then each batch size. The first process of a kernel
@@ -344,13 +346,15 @@ class Probe:
 
     def ptxas_report(self, ptx_dir: Path, model: str, precision: str, variant: str) -> None:
         """Registers, stack frame and spills of each dumped kernel, as ptxas reports them."""
-        files = sorted(ptx_dir.glob("*.ptx"))
+        files = sorted(p for p in ptx_dir.glob("*.ptx") if not p.name.endswith(".clean.ptx"))
         ptxas = shutil.which("ptxas") or next((str(p) for p in Path("/usr/local").glob("cuda*/bin/ptxas")), None)
         if not files or ptxas is None:
             return
         largest = max(files, key=lambda p: p.stat().st_size)
+        clean = largest.with_suffix(".clean.ptx")  # Taichi writes the PTX with its C string's NUL
+        clean.write_bytes(largest.read_bytes().replace(b"\0", b""))
         # -c: Taichi's PTX declares runtime functions (vprintf) that a whole-program build would resolve
-        proc = subprocess.run([ptxas, "-v", "-c", "--gpu-name", "sm_90", str(largest), "-o", os.devnull],
+        proc = subprocess.run([ptxas, "-v", "-c", "--gpu-name", "sm_90", str(clean), "-o", os.devnull],
                               capture_output=True, text=True, timeout=300, check=False)
         append(self.outdir, {"item": "ptxas", "model": model, "precision": precision, "variant": variant,
                              "file": largest.name, "bytes": largest.stat().st_size,
@@ -367,14 +371,14 @@ class Probe:
             if model == MODELS[0]:
                 self.variants(["before"])  # today's build against the last one, in the same run
         self.trajectory()
-        self.variants(["layout_env_major"])
+        self.variants(["layout_interleaved"])
         for n in s["env_num_envs"]:
             self.child("env_steps", {"task": "Ant", "num_envs": n}, limit=150)
         for model in MODELS:  # a warm start of each float32 kernel
             self.physics_item(model, "float32", [])
         for model in MODELS:
             self.physics_item(model, "float64", s["num_envs"])
-        self.variants([v for v in VARIANTS if v not in ("default", "before", "layout_env_major")])
+        self.variants([v for v in VARIANTS if v not in ("default", "before", "layout_interleaved")])
         self.cuda_tests()
 
     def trajectory(self) -> None:

@@ -1,0 +1,66 @@
+"""The GPU probe (scripts/gpu_probe.py) rehearsed on the CPU with tiny sizes: every item runs
+in a process of its own and appends its record, so that a short time on a GPU machine goes
+to measurement, not to the probe's own bugs."""
+
+import json
+import os
+
+import pytest
+
+from taigym.scripts import gpu_probe
+
+
+@pytest.mark.slow
+def test_the_probe_rehearses_every_item_on_the_cpu(tmp_path, device):
+    if device != "cpu":
+        pytest.skip("the rehearsal is the CPU's")
+    out = tmp_path / "out"
+    assert gpu_probe.main([str(out), "--quick", "--device", "cpu", "--work", str(tmp_path / "work")]) == 0
+    records = [json.loads(line) for line in (out / "probe.jsonl").read_text().splitlines()]
+    errors = [r for r in records if "error" in r]
+    assert not errors, errors
+    items = {r["item"] for r in records}
+    assert {"device", "compile", "physics", "rollout", "trajectory", "trajectory_difference", "env_steps"} <= items
+    physics = [r for r in records if r["item"] == "physics" and "variant" not in r]
+    # both models, both precisions, every quick batch size, each finite and timed
+    assert len(physics) == 2 * 2 * len(gpu_probe.QUICK["num_envs"])
+    assert all(r["finite"] and r["steps_per_s"] > 0 for r in physics)
+    assert {r["variant"] for r in records if r["item"] == "physics" and "variant" in r} == {
+        "layout_interleaved", "lanes_strided", "optimize_off"}  # the options that exist on the CPU too
+    difference = next(r for r in records if r["item"] == "trajectory_difference")
+    assert difference["runs"] == ["cpu", "cpu-interleaved"]
+    assert max(v for k, v in difference.items() if k.startswith("max_abs")) < 1e-12
+    summary = (out / "summary.md").read_text()
+    assert "| ant | float32 |" in summary and "MuJoCo rollout" in summary
+
+
+def test_a_measurement_that_fails_is_recorded_and_the_probe_goes_on(tmp_path):
+    probe = gpu_probe.Probe(tmp_path, tmp_path, "cpu", budget=60, quick=True)
+    assert not probe.child("physics", {"model": "no-such-model", "precision": "float32", "num_envs": [2]}, limit=60)
+    (record,) = [json.loads(line) for line in (tmp_path / "probe.jsonl").read_text().splitlines()]
+    assert record["item"] == "physics" and "no-such-model" in record["error"]
+
+
+def test_ptxas_report_is_parsed():
+    text = """ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'step_kernel_c80_0' for 'sm_90'
+ptxas info    : Function properties for step_kernel_c80_0
+    1024 bytes stack frame, 96 bytes spill stores, 104 bytes spill loads
+ptxas info    : Used 128 registers, used 0 barriers, 912 bytes cmem[0]
+"""
+    assert gpu_probe.parse_ptxas(text) == [{"name": "step_kernel_c80_0", "stack_frame": 1024, "spill_stores": 96,
+                                            "spill_loads": 104, "registers": 128}]
+
+
+def test_a_summary_is_made_from_records_alone(tmp_path):
+    records = [{"item": "device", "gpu": {"name": "NVIDIA H200"}, "taichi": "taichi 1.7.4"},
+               {"item": "physics", "model": "ant", "precision": "float32", "num_envs": 1024, "steps_per_s": 2e4},
+               {"item": "physics", "model": "ant", "precision": "float32", "num_envs": 65536, "error": "WorldError: x"},
+               {"item": "rollout", "model": "ant", "num_envs": 65536, "steps_per_s": 2e5, "threads": 16}]
+    (tmp_path / "probe.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert gpu_probe.main([str(tmp_path), "--summarize"]) == 0
+    summary = (tmp_path / "summary.md").read_text()
+    assert "# GPU probe: NVIDIA H200" in summary
+    assert "| ant | float32 | 1024 | 20,000 | 0.10x |" in summary
+    assert "WorldError: x" in summary
+    assert os.path.exists(tmp_path / "summary.md")
