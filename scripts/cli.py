@@ -6,6 +6,11 @@ A subcommand is a ``"module:function"`` entry in COMMANDS; the function takes th
 remaining arguments as a list and returns an exit status. Modules are imported only when
 their subcommand runs, so ``taigym --help`` stays fast and one script's dependencies
 (Taichi, MuJoCo, torch...) are never needed by another.
+
+Every subcommand refuses input the same way: it raises one of ``user_errors()`` or
+``SystemExit("message")``, and ``taigym`` prints ``error: message`` as one line on stderr
+and exits with status 2 (argparse's own refusals exit 2 too). Any other exception keeps its
+traceback: it is a bug, not an answer to bad input.
 """
 
 from __future__ import annotations
@@ -67,10 +72,20 @@ def main(argv=None) -> int:
     try:
         status = load_command(args.command)(argv[1:])
     except user_errors() as e:
-        # a refused config, model or World is the user's to fix: one line, no traceback
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return refuse(e)
+    except SystemExit as e:
+        # a message is a script's refusal; a number is a status (argparse's 2 included)
+        if isinstance(e.code, str):
+            return refuse(e.code)
+        raise
     return int(status or 0)
+
+
+def refuse(reason) -> int:
+    """A refused config, model, World or option is the user's to fix: one line, no traceback."""
+    text = " ".join(line.strip() for line in str(reason).splitlines() if line.strip())
+    print(f"error: {text}", file=sys.stderr)
+    return 2
 
 
 def user_errors() -> tuple:

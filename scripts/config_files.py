@@ -7,6 +7,7 @@ same shape of message, from these few functions.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 
@@ -15,14 +16,36 @@ class ConfigFileError(ValueError):
     """A training or protocol file that cannot be used; the message names where and why."""
 
 
-def read_mapping(path: Path):
-    """The file's top-level mapping, with the line of every key (a ``LineDict``)."""
-    from taigym.tasks.yaml_loader import load_yaml
+def read_mapping(path: Path, error=ConfigFileError):
+    """The file's top-level mapping, with the line of every key (a ``LineDict``); a file that
+    cannot be read as YAML is ``error`` naming the file and the line."""
+    from taigym.tasks.yaml_loader import read_yaml_file
 
-    raw = load_yaml(Path(path).read_text(), source=str(path)) or {}
+    with _refused_as(error):
+        raw = read_yaml_file(path) or {}
     if not isinstance(raw, dict):
-        raise ConfigFileError(f"{path}: expected a mapping of keys, got {type(raw).__name__}")
+        raise error(f"{path}: expected a mapping of keys, got {type(raw).__name__}")
     return raw
+
+
+def read_text(path: Path, error=ConfigFileError) -> str:
+    """A hand-written text file (notes beside a leaderboard); bytes that are not UTF-8 are
+    ``error`` naming the file and the line."""
+    from taigym.tasks.yaml_loader import read_text_file
+
+    with _refused_as(error):
+        return read_text_file(path)
+
+
+@contextlib.contextmanager
+def _refused_as(error):
+    """The task loader's ConfigError, which words every unreadable file, as this file's ``error``."""
+    from taigym.tasks.errors import ConfigError
+
+    try:
+        yield
+    except ConfigError as e:
+        raise error(str(e)) from None
 
 
 def error_at(raw, path, source: str, reason: str, suggestion=None, error=ConfigFileError) -> ValueError:

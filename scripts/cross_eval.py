@@ -18,8 +18,6 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
 
 class CrossEvalError(ValueError):
     """A run directory that cannot be evaluated, named with what is missing."""
@@ -44,17 +42,18 @@ def task_pair(task: str) -> tuple[str, str]:
 
 def load_run(run_dir: Path) -> dict:
     """The run's task, seed and deterministic policy (obs -> actions, normalized as trained)."""
-    from taigym.scripts.play import observation_normalizer
+    from taigym.scripts.config_files import read_mapping
+    from taigym.scripts.play import load_sb3_model, observation_normalizer
     from taigym.scripts.train import resolve_algorithm
 
     for name in ("config.yaml", "model.zip"):
         if not (run_dir / name).is_file():
             raise CrossEvalError(f"{run_dir}: no {name} (a run directory of taigym train holds config.yaml and "
                                  "model.zip)")
-    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
-    if not isinstance(cfg, dict) or not {"task", "algo"} <= set(cfg):
+    cfg = read_mapping(run_dir / "config.yaml", error=CrossEvalError)
+    if not {"task", "algo"} <= set(cfg):
         raise CrossEvalError(f"{run_dir / 'config.yaml'}: expected a train config with 'task' and 'algo'")
-    model = resolve_algorithm(cfg["algo"]).load(str(run_dir / "model.zip"), device="cpu")
+    model = load_sb3_model(resolve_algorithm(cfg["algo"]), run_dir / "model.zip", error=CrossEvalError)
     normalize = observation_normalizer(run_dir / "model.zip")
 
     def policy(obs):
@@ -111,7 +110,7 @@ def main(argv=None) -> int:
     try:
         rows = [cross_evaluate(run, args.episodes) for run in args.runs]
     except CrossEvalError as err:
-        print(f"taigym cross-eval: {err}", file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr)
         return 2
     table = markdown(rows, args.episodes)
     print(table)

@@ -68,6 +68,7 @@ TOL_ROLLOUT_QVEL = 1e-3
 SNAPSHOT_SOLVER = {"solver": "Newton", "iterations": 200, "tolerance": 1e-15}
 
 _TAIGYM_ATTR = re.compile(r"""\s+(?:xmlns:taigym|taigym:[\w.-]+)\s*=\s*(?:"[^"]*"|'[^']*')""")
+_XML_ENCODING = re.compile(rb"""^(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)["']""")
 _FREE_AXES = ("x", "y", "z", "rx", "ry", "rz")
 _QUAT = ("qw", "qx", "qy", "qz")
 
@@ -129,18 +130,30 @@ def load_taigym_model(path: Path):
     model = physics.load_model(path)
     if is_urdf(path):
         return model, ""
-    text, removed = strip_taigym_attributes(path.read_text())
+    text, removed = strip_taigym_attributes(xml_text(path))
     if not removed:
         return model, ""
     note = f"compared without taigym's own attributes, which MuJoCo lacks: {', '.join(removed)}"
     return load_mjcf_string(text, base_dir=path.resolve().parent), note
 
 
+def xml_text(path: Path) -> str:
+    """The model file as text, decoded as its XML declaration says (UTF-8 where it names none),
+    as both engines read it."""
+    data = path.read_bytes()
+    declared = _XML_ENCODING.match(data)
+    encoding = declared.group(1).decode() if declared else "utf-8"
+    try:
+        return data.decode(encoding).removeprefix("\ufeff")
+    except (LookupError, UnicodeDecodeError) as e:
+        raise LoadError(f"{path}: cannot decode it as {encoding}: {e}") from None
+
+
 def load_mujoco_model(path: Path):
     """MuJoCo's MjModel of the same file (taigym: attributes removed, URDF settings added)."""
     import mujoco
 
-    text = path.read_text()
+    text = xml_text(path)
     text = urdf_for_mujoco(text) if is_urdf(path) else strip_taigym_attributes(text)[0]
     try:
         with working_directory(path.resolve().parent):

@@ -493,9 +493,13 @@ NOTES_FILE = "notes.md"  # beside the records: written by hand, shown on the pag
 def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path, page: Path | None = None) -> dict:
     """Write leaderboard.md (or ``page``), .html and .json and one curve PNG per task into
     ``out``, with ``out``'s notes.md under the results where there is one; returns the summary."""
+    from taigym.scripts.config_files import read_text
     from taigym.scripts.leaderboard_page import comparisons, html_page, markdown, plot_task_curves, summarize
     from taigym.scripts.results import task_name, write_json
 
+    # read first: a refused notes file leaves no half-written page behind
+    notes_file = out / NOTES_FILE
+    notes = read_text(notes_file) if notes_file.is_file() else ""
     records = load_records(cells, cells_dir)
     summary = summarize(protocol, records)
     plots = []
@@ -507,8 +511,7 @@ def render(protocol: Protocol, cells: list[dict], cells_dir: Path, out: Path, pa
     page = page or out / "leaderboard.md"
     # the page links the plots from wherever it sits
     links = [os.path.relpath(out / name, page.parent) for name in plots]
-    notes = out / NOTES_FILE
-    page.write_text(markdown(protocol, summary, pending, links, notes.read_text() if notes.is_file() else ""))
+    page.write_text(markdown(protocol, summary, pending, links, notes))
     (out / "leaderboard.html").write_text(html_page(protocol, summary, pending, plots))
     report = {"protocol": protocol.model_dump(), "cells": len(cells), "finished": len(records), "rows": summary}
     if len(protocol.simulators) > 1:

@@ -81,7 +81,8 @@ def load_policy(args: Args, env):
     algo = getattr(stable_baselines3, args.algo, None)
     if algo is None:
         raise SystemExit(f"stable-baselines3 has no algorithm {args.algo!r}")
-    model = algo.load(str(args.policy), device="cpu")
+    model = load_sb3_model(algo, args.policy)
+    check_spaces(model, env, args)
     normalize = observation_normalizer(args.policy)
 
     def act(obs):
@@ -89,6 +90,29 @@ def load_policy(args: Args, env):
         return actions
 
     return act
+
+
+def load_sb3_model(algo, path: Path, error=SystemExit):
+    """``algo.load(path)`` on the CPU; a file it cannot load is refused in one line as ``error``."""
+    if not Path(path).is_file():
+        raise error(f"{path}: no such policy file")
+    try:
+        return algo.load(str(path), device="cpu")
+    # stable-baselines3 fails on a file it cannot read with whatever its reading hit first
+    # (ValueError, AssertionError, a TypeError for a policy saved by another algorithm...)
+    except Exception as e:  # noqa: BLE001
+        words = " ".join(str(e).split())
+        raise error(f"{path}: stable-baselines3's {algo.__name__} cannot load it ({type(e).__name__}: {words}); "
+                    "is it a policy saved by that algorithm?") from None
+
+
+def check_spaces(model, env, args: Args) -> None:
+    """A policy trained on other observation or action shapes is refused before any frame."""
+    want = (model.observation_space.shape, model.action_space.shape)
+    have = (env.single_observation_space.shape, env.single_action_space.shape)
+    if want != have:
+        raise SystemExit(f"{args.policy}: the policy maps observations of shape {want[0]} to actions of shape "
+                         f"{want[1]}; {args.task} has observations {have[0]} and actions {have[1]}")
 
 
 def observation_normalizer(policy_path: Path):

@@ -77,7 +77,14 @@ _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 def parse_value(text: str):
     """A command-line value as YAML, except that ``3e-4`` is a number (YAML 1.1 reads a string)."""
-    return with_numbers(yaml.safe_load(text) if text else "")
+    from taigym.scripts.config_files import ConfigFileError
+
+    try:
+        return with_numbers(yaml.safe_load(text) if text else "")
+    except yaml.YAMLError as e:
+        # a ValueError: argparse words it as an option's bad value, taigym train as a refusal
+        problem = " ".join(str(getattr(e, "problem", None) or e).split())
+        raise ConfigFileError(f"command-line value {text!r} is not YAML ({problem})") from None
 
 
 def with_numbers(value):

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt, ValidationError
 from taigym.scripts.config_files import ConfigFileError
 
@@ -248,7 +247,7 @@ def load_config(task: str, algo: str, *, config_path: Path | None = None, overri
         from taigym.scripts.config_files import read_mapping
         from taigym.scripts.results import with_numbers
 
-        raw = read_mapping(path)
+        raw = read_mapping(path, error=TrainConfigError)
         data, source = with_numbers(raw), str(path)
     elif config_path:
         raise TrainConfigError(f"config file {path} does not exist")
@@ -502,9 +501,11 @@ def prepare_run_dir(run_dir: Path, *, resume: bool, overwrite: bool) -> None:
 
 def load_saved_config(run_dir: Path, overrides=()) -> TrainConfig:
     """The config a run was started with (its ``config.yaml``), with ``key=value`` overrides."""
+    from taigym.scripts.config_files import read_mapping
+
     path = run_dir / "config.yaml"
-    data = yaml.safe_load(path.read_text())
-    return validate(apply_overrides(data, list(overrides), resolve_algorithm(data["algo"])), str(path))
+    data = read_mapping(path, error=TrainConfigError)
+    return validate(apply_overrides(data, list(overrides), resolve_algorithm(str(data.get("algo")))), str(path), data)
 
 
 def resumed_config(run_dir: Path, cfg: TrainConfig) -> TrainConfig:
@@ -513,7 +514,9 @@ def resumed_config(run_dir: Path, cfg: TrainConfig) -> TrainConfig:
     A model continues under the hyperparameters it was trained with; changing them on resume
     would make a run whose curve no config describes, so such a change is refused.
     """
-    saved = TrainConfig(**yaml.safe_load((run_dir / "config.yaml").read_text()))
+    from taigym.scripts.config_files import read_mapping
+
+    saved = TrainConfig(**read_mapping(run_dir / "config.yaml", error=TrainConfigError))
     changed = [k for k in changed_keys(saved.model_dump(), cfg.model_dump()) if k.split(".")[0] not in _RUN_KEYS]
     if changed:
         raise TrainConfigError(f"--resume continues {run_dir} with its saved config; these keys differ from it: "
@@ -704,7 +707,7 @@ def main(argv=None) -> int:
             cfg, source = load_config(args.task, algo, config_path=args.config, overrides=overrides, seed=args.seed)
         metrics = run(cfg, run_dir, resume=args.resume, overwrite=args.overwrite, quiet=args.quiet, source=source)
     except (TrainConfigError, *user_errors()) as e:
-        raise SystemExit(f"error: {e}") from None
+        raise SystemExit(str(e)) from None  # taigym's exit status and "error: " prefix are the CLI's
     return 0 if metrics else 1
 
 

@@ -413,12 +413,12 @@ RUN_KEYS = {"total_timesteps", "eval_episodes", "video_steps", "checkpoint_every
 
 def check_resumable(run_dir: Path, args: Args) -> None:
     """Refuse to resume a run under other hyperparameters than it was trained with."""
-    import yaml
+    from taigym.scripts.config_files import read_mapping
 
     path = run_dir / "config.yaml"
     if not path.exists():
         return
-    saved = yaml.safe_load(path.read_text())
+    saved = read_mapping(path)
     current = {"algo": ALGO_NAME, **args_to_dict(args)}
     changed = sorted(k for k in set(saved) | set(current) if k not in RUN_KEYS and saved.get(k) != current.get(k))
     if changed:
@@ -495,7 +495,7 @@ def args_from_dict(data: dict, *, source: str = "config") -> Args:
 
 def parse_args(argv=None):
     """Every field of :class:`Args` as ``--field-name``; returns (args, run_dir, resume, quiet)."""
-    import yaml
+    from taigym.scripts.config_files import ConfigFileError, read_mapping
     from taigym.scripts.results import parse_value, with_numbers
 
     p = argparse.ArgumentParser(prog="taigym train-ppo", description=__doc__.split("\n\n")[0])
@@ -517,8 +517,8 @@ def parse_args(argv=None):
         else:
             p.add_argument(flag, type=parse_value, metavar=f.name.upper())
     ns = p.parse_args(argv)
-    data = with_numbers(yaml.safe_load(ns.config.read_text())) if ns.config else {}
-    data = {**(data or {}), "task": ns.task}
+    data = with_numbers(read_mapping(ns.config)) if ns.config else {}
+    data = {**data, "task": ns.task}
     for f in dataclasses.fields(Args):
         value = getattr(ns, f.name)
         if f.name != "task" and value is not None:
@@ -528,7 +528,7 @@ def parse_args(argv=None):
     try:
         args = args_from_dict(data, source=str(ns.config or "options"))
     except ValueError as e:
-        p.error(str(e))
+        raise ConfigFileError(str(e)) from None
     from taigym.scripts.results import run_name
 
     return args, ns.run_dir or ns.results / run_name(args.task, ALGO_NAME, args.seed), ns.resume, ns.quiet

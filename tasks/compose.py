@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import ConfigError
-from .yaml_loader import LineDict, load_yaml
+from .yaml_loader import LineDict, load_yaml, read_yaml_file
 
 OVERRIDE_SOURCE = "<command line>"
 
@@ -24,7 +24,7 @@ def read_config_file(path, _chain=()) -> LineDict:
         raise ConfigError(f"extends cycle: {cycle}", file=path, path=("extends",))
     if not path.is_file():
         raise ConfigError("config file not found", file=path)
-    data = load_yaml(path.read_text(), source=str(path))
+    data = read_yaml_file(path)
     if not isinstance(data, dict):
         raise ConfigError("a task config must be a mapping at the top level", file=path, expected="key: value pairs")
     parents = data.pop("extends", None)

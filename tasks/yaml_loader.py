@@ -6,12 +6,17 @@ hand-written, so each of those is far more likely a mistake than an intent; this
 reads numbers and booleans as YAML 1.2's core schema does (only ``true``/``false`` are
 booleans, ``1e-3`` is a float) and refuses duplicate keys. Every mapping remembers the
 line of each key, so later validation errors can point into the file.
+
+``read_yaml_file`` is the one reader of a user's YAML file (task configs, training configs,
+leaderboard protocols): a file that cannot be read, bytes that are not UTF-8, a control
+character or broken YAML all come out as one ConfigError naming the file and the line.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import yaml
 
@@ -21,6 +26,9 @@ from .errors import ConfigError
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+# what YAML lets a stream hold (https://yaml.org/spec/1.2.2/#51-character-set); PyYAML's reader
+# refuses the rest with a character offset and no line
+_NOT_PRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _FLOAT = re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
 
 
@@ -122,8 +130,44 @@ def _naming(loader, source):
     return type(loader.__name__, (loader,), {"source": source})
 
 
+def read_yaml_file(path):
+    """The parsed YAML of a user's file."""
+    return load_yaml(read_text_file(path), source=str(path))
+
+
+def read_text_file(path) -> str:
+    """A user's text file decoded as UTF-8 (a leading byte-order mark dropped), or a ConfigError
+    naming the file and the line of the first byte that is not UTF-8."""
+    data = _read_bytes(Path(path))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line, column = _line_and_column(data, e.start, b"\n")
+        raise ConfigError(f"byte 0x{data[e.start]:02x} at column {column} is not UTF-8 (save the file as UTF-8)",
+                          file=path, line=line) from None
+    return text.removeprefix("\ufeff")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("file not found", file=path) from None
+    except IsADirectoryError:
+        raise ConfigError("is a folder, not a file", file=path) from None
+    except OSError as e:
+        raise ConfigError(f"cannot read the file: {e.strerror or e}", file=path) from None
+
+
+def _line_and_column(text, offset: int, newline):
+    """1-based line and column of ``offset`` in ``text`` (str or bytes)."""
+    start = text.rfind(newline, 0, offset) + 1
+    return text.count(newline, 0, offset) + 1, offset - start + 1
+
+
 def load_yaml(text: str, source=None):
     """Parse YAML text strictly; ``source`` names the file in error messages."""
+    _refuse_control_characters(text, source)
     if _CStrictLoader is not None:
         try:
             return yaml.load(text, Loader=_naming(_CStrictLoader, source))
@@ -135,9 +179,25 @@ def load_yaml(text: str, source=None):
         raise
     except yaml.MarkedYAMLError as e:
         line, words = _in_plain_words(e)
-        raise ConfigError(f"invalid YAML: {words} (the parser says: {e.problem})", file=source, line=line) from None
+        raise ConfigError(f"invalid YAML: {words} (the parser says: {_one_line(e.problem)})", file=source,
+                          line=line) from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"invalid YAML: {e}", file=source) from None
+        raise ConfigError(f"invalid YAML: {_one_line(e)}", file=source) from None
+
+
+def _refuse_control_characters(text: str, source) -> None:
+    """A control character (a NUL, an escape from a pasted terminal colour...) is refused with its
+    line: PyYAML's reader would name only its offset in the stream."""
+    found = _NOT_PRINTABLE.search(text)
+    if found:
+        line, column = _line_and_column(text, found.start(), "\n")
+        char = found.group()
+        raise ConfigError(f"control character {char!r} (U+{ord(char):04X}) at column {column}", file=source, line=line,
+                          expected="printable characters, tabs and line breaks only")
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text or "").split())
 
 
 def _line(mark):

@@ -152,7 +152,9 @@ def test_train_ppo_tiny_run(tmp_path):
 def test_train_ppo_refuses_unknown_config_keys(tmp_path):
     cfg = tmp_path / "ppo.yaml"
     cfg.write_text("num_env: 4\n")
-    with pytest.raises(SystemExit):
+    from taigym.scripts.config_files import ConfigFileError
+
+    with pytest.raises(ConfigFileError, match=r"ppo\.yaml: unknown key 'num_env'.*did you mean 'num_envs'"):
         train_ppo.main(["--config", str(cfg), "--results", str(tmp_path)])
     with pytest.raises(ValueError, match=r"unknown key 'num_env'.*did you mean 'num_envs'"):
         train_ppo.args_from_dict({"num_env": 4})
