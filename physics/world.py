@@ -42,6 +42,7 @@ def _check_solver_options(opt) -> None:
                          f"{opt.ls_tolerance}")
 
 
+_INT32_MAX = 2**31 - 1  # the largest count a kernel's 32-bit integer argument holds
 _SERIAL_WORK_US = 200.0  # below this estimated work per step, a CPU World steps serially
 _LAUNCHED: set = set()  # step kernel variants launched in this process
 
@@ -81,8 +82,8 @@ class World:
                  max_contacts=None, serial=None, name=None, features=None):
         if not isinstance(model, Model):
             raise WorldError(f"model must be a physics.Model, got {type(model).__name__}")
-        if int(num_envs) < 1:
-            raise WorldError(f"num_envs must be >= 1, got {num_envs}")
+        if not 1 <= int(num_envs) <= _INT32_MAX:
+            raise WorldError(f"num_envs must be in 1..{_INT32_MAX:,} (kernels count envs in 32 bits), got {num_envs}")
         if precision not in PRECISIONS:
             raise WorldError(f"precision must be 'float32' or 'float64', got {precision!r}")
         self.model = model
@@ -261,6 +262,9 @@ class World:
         n = int(n)
         if n < 1:
             return
+        if n > _INT32_MAX:
+            # the kernel's 32-bit step count would wrap: 2**32 + 4 would step 4 times
+            raise WorldError(f"n must be at most {_INT32_MAX:,} steps per call (a 32-bit kernel argument), got {n}")
         self._launch(n, advance=1, segments=segments)
         self.time += n * self.model.opt.timestep
 

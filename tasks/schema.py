@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from .ranges import INT32_MAX, bounded
+
+# counts: a launch takes its frame skip, the solver its iteration limit, as 32-bit integers
+FrameSkip = bounded(1, INT32_MAX, "physics steps per env step, which one launch takes as a 32-bit count")
+SolverIterations = bounded(1, INT32_MAX, "the constraint solver's iteration limit, a 32-bit count of its kernel")
+EpisodeLength = bounded(1, INT32_MAX, "env steps per episode; like every count of a config, a 32-bit integer")
+# 16,384² pixels of 3 bytes keep a frame within the renderer's 32-bit indices
+ImageSide = bounded(1, 16_384, "pixels a side; a frame's bytes must stay within the renderer's 32-bit indices")
 
 
 class Strict(BaseModel):
@@ -90,13 +99,13 @@ class RobotConfig(Strict):
 
 class SimulationConfig(Strict):
     timestep: float | None = Field(None, gt=0)  # None keeps the asset's
-    frame_skip: PositiveInt = 1
+    frame_skip: FrameSkip = 1
     integrator: Literal["Euler", "RK4", "implicitspringdamper"] | None = None
     # the constraint solver and friction cone (None keeps the asset's; MuJoCo's defaults
     # are Newton and pyramidal); elliptic cones need Newton or CG
     solver: Literal["PGS", "CG", "Newton"] | None = None
     cone: Literal["pyramidal", "elliptic"] | None = None
-    solver_iterations: PositiveInt | None = None
+    solver_iterations: SolverIterations | None = None
     # the constraint solver stops early once its improvement falls below this; 0 runs
     # every iteration (None keeps the asset's)
     solver_tolerance: float | None = Field(None, ge=0)
@@ -171,8 +180,8 @@ class RenderConfig(Strict):
     and ``elevation`` [deg], as MuJoCo's mjvCamera.
     """
 
-    width: PositiveInt = 480
-    height: PositiveInt = 480
+    width: ImageSide = 480
+    height: ImageSide = 480
     camera: str | None = None
     track_body: str | None = None
     distance: float | None = Field(None, gt=0)
@@ -200,7 +209,7 @@ class TaskConfig(Strict):
     resets: list[TermConfig] = []
     randomization: list[TermConfig] = []
     commands: list[TermConfig] = []  # per-env goals (velocities to track), resampled on a schedule
-    episode_length: PositiveInt
+    episode_length: EpisodeLength
     agents: list[AgentConfig] | None = None
     render: RenderConfig = RenderConfig()
 

@@ -120,10 +120,10 @@ def test_limit_drive_and_friction_overrides_reach_the_model(tmp_path):
 MALFORMED = [
     ("episode_length: 100", "", "episode_length", "required key is missing"),
     ("  asset: gymnasium:inverted_pendulum.xml", "  init_qpos: [0, 0]", "robot.asset", "required"),
-    ("episode_length: 100", "episode_length: -5", "episode_length", "greater than 0"),
+    ("episode_length: 100", "episode_length: -5", "episode_length", "an integer in 1..2,147,483,647"),
     ("episode_length: 100", "episode_length: lots", "episode_length", "integer"),
     ("  frame_skip: 2", "  frame_skip: 2\n  timestep: -0.01", "simulation.timestep", "greater than 0"),
-    ("  frame_skip: 2", "  frame_skip: 0", "simulation.frame_skip", "greater than 0"),
+    ("  frame_skip: 2", "  frame_skip: 0", "simulation.frame_skip", "an integer in 1..2,147,483,647"),
     ("  frame_skip: 2", "  frame_skip: 2\n  precision: float16", "simulation.precision", "float32"),
     ("  frame_skip: 2", "  frame_skip: 2\n  integrator: leapfrog", "simulation.integrator", "RK4"),
     ("  frame_skip: 2", "  frame_skip: 2\n  device: tpu", "simulation.device", "cuda"),

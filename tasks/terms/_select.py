@@ -30,10 +30,7 @@ def coordinate_indices(model, which: str, joints, start, stop) -> np.ndarray:
             j = lookup(model.jnt_name, name, "joint", "joints")
             out.extend(range(adr[j], adr[j] + width[j]))
         return np.array(out, dtype=np.int64)
-    idx = np.arange(size)[slice(start, stop)]
-    if idx.size == 0:
-        raise TermError(f"start={start}, stop={stop} selects nothing of {which} (size {size})", "start")
-    return idx
+    return _sliced(size, start, stop, "qpos entries" if which == "qpos" else "dofs")
 
 
 def body_indices(model, bodies, start, stop) -> np.ndarray:
@@ -42,9 +39,18 @@ def body_indices(model, bodies, start, stop) -> np.ndarray:
         if start != 0 or stop is not None:
             raise TermError("give either bodies or start/stop, not both", "bodies")
         return np.array([lookup(model.body_name, b, "body", "bodies") for b in bodies], dtype=np.int64)
-    idx = np.arange(model.nbody)[slice(start, stop)]
+    return _sliced(model.nbody, start, stop, "bodies")
+
+
+def _sliced(size: int, start: int, stop, items: str) -> np.ndarray:
+    """``range(size)[start:stop]``, negative from the end as in Python; a bound past either
+    end, which Python would clip without a word, is refused, as is an empty selection."""
+    for name, value, hi in (("start", start, size - 1), ("stop", stop, size)):
+        if value is not None and not -size <= value <= hi:
+            raise TermError(f"{name}={value} is outside -{size}..{hi} (the robot has {size} {items})", name)
+    idx = np.arange(size)[slice(start, stop)]
     if idx.size == 0:
-        raise TermError(f"start={start}, stop={stop} selects no body (nbody {model.nbody})", "start")
+        raise TermError(f"start={start}, stop={stop} selects none of the robot's {size} {items}", "start")
     return idx
 
 

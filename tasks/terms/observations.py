@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ranges import Axes, Index
 from ..registry import Term, TermError, register
 from ._select import body_indices, coordinate_indices, lookup
 
@@ -25,31 +26,31 @@ def _coordinates(model, which, joints, start, stop, transform, key=None, transfo
 
 
 @register("observation")
-def qpos(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+def qpos(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Generalized positions, chosen by joint names or an index slice."""
     return _coordinates(model, "qpos", joints, start, stop, _same)
 
 
 @register("observation")
-def qpos_sin(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+def qpos_sin(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """sin of (angular) generalized positions."""
     return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.sin(x), transform_ops=lambda b, x: b.sin(x))
 
 
 @register("observation")
-def qpos_cos(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+def qpos_cos(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """cos of (angular) generalized positions."""
     return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.cos(x), transform_ops=lambda b, x: b.cos(x))
 
 
 @register("observation")
-def qvel(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+def qvel(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Generalized velocities, chosen by joint names or an index slice."""
     return _coordinates(model, "qvel", joints, start, stop, _same)
 
 
 @register("observation")
-def qfrc_constraint(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+def qfrc_constraint(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Constraint forces in generalized coordinates (joint limits, contacts), per dof."""
     return _coordinates(model, "qvel", joints, start, stop, _same, key="qfrc_constraint")
 
@@ -96,7 +97,7 @@ def point_velocity(ctx, b):
 
 
 @register("observation")
-def body_offset(model, *, body: str, relative_to: str, axes: list[int] = [0, 1, 2],  # noqa: B006
+def body_offset(model, *, body: str, relative_to: str, axes: Axes = [0, 1, 2],  # noqa: B006
                 frame: str = "world"):
     """Position of ``body`` minus that of ``relative_to`` (body frame origins), along world
     axes, or along the axes of ``relative_to``'s own frame with ``frame: relative_to`` (where
@@ -117,7 +118,7 @@ def body_offset(model, *, body: str, relative_to: str, axes: list[int] = [0, 1, 
 
 
 @register("observation")
-def body_relative_velocity(model, *, body: str, relative_to: str, axes: list[int] = [0, 1, 2],  # noqa: B006
+def body_relative_velocity(model, *, body: str, relative_to: str, axes: Axes = [0, 1, 2],  # noqa: B006
                            frame: str = "world"):
     """Velocity of ``body``'s frame origin minus that of ``relative_to``'s, along world axes or
     (``frame: relative_to``) along the axes of ``relative_to``'s frame (how fast another robot
@@ -138,7 +139,7 @@ def body_relative_velocity(model, *, body: str, relative_to: str, axes: list[int
 
 
 @register("observation")
-def body_position(model, *, body: str, axes: list[int] = [0, 1, 2]):  # noqa: B006
+def body_position(model, *, body: str, axes: Axes = [0, 1, 2]):  # noqa: B006
     """World position of a body frame's origin."""
     a = lookup(model.body_name, body, "body", "body")
     ax = _axes(axes)
@@ -147,7 +148,7 @@ def body_position(model, *, body: str, axes: list[int] = [0, 1, 2]):  # noqa: B0
 
 
 @register("observation")
-def qfrc_actuator(model, *, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+def qfrc_actuator(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Actuator forces in generalized coordinates, per dof (Gymnasium's Humanoid)."""
     return _coordinates(model, "qvel", joints, start, stop, _same, key="qfrc_actuator")
 
@@ -161,19 +162,19 @@ def _per_body(model, key, width, bodies, start, stop):
 
 
 @register("observation")
-def cinert(model, *, bodies: list[str] | None = None, start: int = 0, stop: int | None = None):
+def cinert(model, *, bodies: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Com-based body inertias, 10 per body in MuJoCo's layout (inertia 6, mass * offset 3, mass)."""
     return _per_body(model, "cinert", 10, bodies, start, stop)
 
 
 @register("observation")
-def cvel(model, *, bodies: list[str] | None = None, start: int = 0, stop: int | None = None):
+def cvel(model, *, bodies: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Com-based body velocities, 6 per body (angular 3, linear 3), as MuJoCo's cvel."""
     return _per_body(model, "cvel", 6, bodies, start, stop)
 
 
 @register("observation")
-def cfrc_ext(model, *, bodies: list[str] | None = None, start: int = 0, stop: int | None = None):
+def cfrc_ext(model, *, bodies: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """External (contact) wrenches on bodies, 6 per body (torque 3, force 3) in the com-based
     frame, as MuJoCo's cfrc_ext after mj_rnePostConstraint. Gymnasium's Ant clips these to
     [-1, 1]: give the observation ``clip``."""

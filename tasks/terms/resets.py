@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ranges import Index
 from ..registry import Term, TermError, register
 from ._select import coordinate_indices
 
@@ -19,8 +20,8 @@ def _checked(low, high):
 
 
 @register("reset")
-def qpos_add_uniform(model, *, low: float, high: float, joints: list[str] | None = None, start: int = 0,
-                     stop: int | None = None):
+def qpos_add_uniform(model, *, low: float, high: float, joints: list[str] | None = None, start: Index = 0,
+                     stop: Index | None = None):
     """qpos[idx] += U(low, high), one draw per chosen coordinate."""
     _checked(low, high)
     idx = coordinate_indices(model, "qpos", joints, start, stop)
@@ -32,8 +33,8 @@ def qpos_add_uniform(model, *, low: float, high: float, joints: list[str] | None
 
 
 @register("reset")
-def qvel_add_uniform(model, *, low: float, high: float, joints: list[str] | None = None, start: int = 0,
-                     stop: int | None = None):
+def qvel_add_uniform(model, *, low: float, high: float, joints: list[str] | None = None, start: Index = 0,
+                     stop: Index | None = None):
     """qvel[idx] += U(low, high), one draw per chosen dof."""
     _checked(low, high)
     idx = coordinate_indices(model, "qvel", joints, start, stop)
@@ -45,7 +46,7 @@ def qvel_add_uniform(model, *, low: float, high: float, joints: list[str] | None
 
 
 @register("reset")
-def qvel_add_normal(model, *, std: float, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+def qvel_add_normal(model, *, std: float, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """qvel[idx] += std * N(0, 1)."""
     if std < 0:
         raise TermError(f"std must be >= 0, got {std}", "std")
@@ -58,7 +59,7 @@ def qvel_add_normal(model, *, std: float, joints: list[str] | None = None, start
 
 
 @register("reset")
-def qvel_set(model, *, value: float, joints: list[str] | None = None, start: int = 0, stop: int | None = None):
+def qvel_set(model, *, value: float, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """qvel[idx] = value (no draw)."""
     idx = coordinate_indices(model, "qvel", joints, start, stop)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ranges import Axis, Coordinate, Index
 from ..registry import Term, TermError, register
 from ._select import body_indices, coordinate_indices, lookup, site_xpos_ops, vector
 
@@ -31,11 +32,12 @@ def action_l2(model):
 
 
 @register("reward")
-def forward_velocity(model, *, coordinate: int = 0):
+def forward_velocity(model, *, coordinate: Coordinate = 0):
     """(qpos[c] after - qpos[c] before) / dt: the finite-difference velocity of a coordinate
     over the control period, as Gymnasium's locomotion tasks compute forward reward."""
     if not 0 <= coordinate < model.nq:
-        raise TermError(f"coordinate {coordinate} is not in 0..{model.nq - 1}", "coordinate")
+        raise TermError(f"coordinate={coordinate} is outside 0..{model.nq - 1} (the robot has {model.nq} qpos entries)",
+                        "coordinate")
     return Term(lambda ctx: (ctx.get("qpos")[:, coordinate] - ctx.get_prev("qpos")[:, coordinate]) / ctx.dt,
                 needs=("qpos",), needs_prev=("qpos",), ops=lambda c: _rate(c, "qpos", coordinate))
 
@@ -66,8 +68,8 @@ def site_weighted_sq_error(model, *, site: str, target: list[float], weights: li
 
 
 @register("reward")
-def qvel_weighted_l2(model, *, weights: list[float], joints: list[str] | None = None, start: int = 0,
-                     stop: int | None = None):
+def qvel_weighted_l2(model, *, weights: list[float], joints: list[str] | None = None, start: Index = 0,
+                     stop: Index | None = None):
     """sum_i weights[i] * qvel[i]^2 over the chosen dofs."""
     idx = coordinate_indices(model, "qvel", joints, start, stop)
     w = vector(weights, len(idx), "weights")
@@ -78,35 +80,29 @@ def qvel_weighted_l2(model, *, weights: list[float], joints: list[str] | None = 
     return Term(cost, needs=("qvel",), ops=lambda c: c.b.sum(c.b.affine(c.b.square(c.load("qvel", idx)), w, 0.0)))
 
 
-def _axis(axis):
-    if axis not in (0, 1, 2):
-        raise TermError(f"axis must be 0, 1 or 2 (world x, y, z), got {axis}", "axis")
-    return axis
-
-
 @register("reward")
-def body_forward_velocity(model, *, body: str, axis: int = 0):
+def body_forward_velocity(model, *, body: str, axis: Axis = 0):
     """(xpos after - xpos before) / dt of a body frame's origin along a world axis (Gymnasium's
     Ant, from its torso). Both positions are those of the last forward pass, as MuJoCo's
     data.xpos after mj_step, so this is not the same as differencing the final qpos."""
-    b, k = lookup(model.body_name, body, "body", "body"), _axis(axis)
+    b, k = lookup(model.body_name, body, "body", "body"), axis
     return Term(lambda ctx: (ctx.get("xpos")[:, b, k] - ctx.get_prev("xpos")[:, b, k]) / ctx.dt,
                 needs=("xpos",), needs_prev=("xpos",), ops=lambda c: _rate(c, "xpos", b, k))
 
 
 @register("reward")
-def com_forward_velocity(model, *, body: str = "world", axis: int = 0):
+def com_forward_velocity(model, *, body: str = "world", axis: Axis = 0):
     """(com after - com before) / dt of the centre of mass of a body's subtree along a world
     axis; the world's subtree is the whole robot, Gymnasium's Humanoid ``mass_center``.
     Read from subtree_com, which follows per-env masses when they are randomized."""
-    b, k = lookup(model.body_name, body, "body", "body"), _axis(axis)
+    b, k = lookup(model.body_name, body, "body", "body"), axis
     return Term(lambda ctx: (ctx.get("subtree_com")[:, b, k] - ctx.get_prev("subtree_com")[:, b, k]) / ctx.dt,
                 needs=("subtree_com",), needs_prev=("subtree_com",), ops=lambda c: _rate(c, "subtree_com", b, k))
 
 
 @register("reward")
 def contact_force_l2(model, *, clip: tuple[float, float] | None = None, max_value: float | None = None,
-                     bodies: list[str] | None = None, start: int = 0, stop: int | None = None):
+                     bodies: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Sum of squared contact wrench components (MuJoCo's cfrc_ext) over the chosen bodies.
 
     ``clip`` bounds each component before squaring (Gymnasium's Ant: [-1, 1]); ``max_value``

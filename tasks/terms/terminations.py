@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ranges import Index
 from ..registry import Term, TermError, register
 from ._select import coordinate_indices, lookup, site_xpos_ops
 
@@ -43,7 +44,7 @@ def _coordinates_out_of_range(model, which, low, high, inclusive, joints, start,
 
 @register("termination")
 def qpos_out_of_range(model, *, low: float, high: float, inclusive: bool = True, joints: list[str] | None = None,
-                      start: int = 0, stop: int | None = None):
+                      start: Index = 0, stop: Index | None = None):
     """Any chosen coordinate outside [low, high] (a pole's angle, a torso's height or pitch).
 
     ``inclusive: false`` makes the healthy range open, (low, high), as Hopper's and
@@ -54,7 +55,7 @@ def qpos_out_of_range(model, *, low: float, high: float, inclusive: bool = True,
 
 @register("termination")
 def qvel_out_of_range(model, *, low: float, high: float, inclusive: bool = True, joints: list[str] | None = None,
-                      start: int = 0, stop: int | None = None):
+                      start: Index = 0, stop: Index | None = None):
     """Any chosen generalized velocity outside [low, high] (open with ``inclusive: false``)."""
     return _coordinates_out_of_range(model, "qvel", low, high, inclusive, joints, start, stop)
 
