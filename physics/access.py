@@ -33,6 +33,7 @@ from . import layout as L
 from .lanes import table_lanes
 from .runtime.backend import ti
 from .runtime.launch import traced_access
+from .runtime.ti_math import flat_entry as _entry
 
 
 @functools.cache
@@ -192,14 +193,6 @@ def _flat_data(W, c, n, vtype, is_mat):
         a[_entry(o, r * W + c + k)] = v
 
     return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
-
-
-@ti.func
-def _entry(o, e):
-    if ti.static(table_lanes() == 1):
-        return o + e
-    else:
-        return o + e * ti.static(table_lanes())
 
 
 def _flat_data_entry(W, c):

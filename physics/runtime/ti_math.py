@@ -99,15 +99,19 @@ def make_table_access(fp):
         else:
             return env_offset(w, n * width)
 
-    @ti.func
-    def entry(o, e):
-        """Entry e of the env whose entries start at o (env_start, env_offset)."""
-        if ti.static(_lanes() == 1):
-            return o + e
-        else:
-            return o + e * ti.static(_lanes())
+    entry = flat_entry
 
     return types.SimpleNamespace(**{k: v for k, v in locals().items() if not k.startswith("_")})
+
+
+@ti.func
+def flat_entry(o, e):
+    """Entry e of the env whose entries start at o in a flat data table (env_start,
+    env_offset, env_rows): the next env's copy sits beside it where the table is interleaved."""
+    if ti.static(_lanes() == 1):
+        return o + e
+    else:
+        return o + e * ti.static(_lanes())
 
 
 def _lanes() -> int:
