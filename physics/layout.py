@@ -157,6 +157,7 @@ DOF_I = Table(
     "dof_i", "dof_", FLAT_SHARED, "int", "dofs (followed, in the same flat array, by the sparse mass matrix's columns)",
     ("body", 1, "the dof's body", _ID), ("jnt", 1, "the dof's joint", _ID), ("parent", 1, "parent dof, -1 at a root", _ID),
     ("madr", 1, "the dof's row in the sparse mass matrix", _ID), ("mrowlen", 1, "entries in that row", "count"),
+    ("simple", 1, "1: a dof of a simple body (Model.body_simple), its row's off-diagonal entries zero", "flag"),
     pow2=True)
 DOF_F = Table(
     "dof_f", "dof_", FLAT, "float", "dof constants",
@@ -521,7 +522,8 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     dof_f = np.zeros((_pad(m.nv), NDOF_F))
     for d in range(m.nv):
         rowlen = (m.dof_Madr[d + 1] if d + 1 < m.nv else m.nM) - m.dof_Madr[d]
-        dof_i[d, : DOF_MROWLEN + 1] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d], m.dof_Madr[d], rowlen)
+        dof_i[d, : DOF_MROWLEN + 2] = (m.dof_bodyid[d], m.dof_jntid[d], m.dof_parentid[d], m.dof_Madr[d], rowlen,
+                                       m.body_simple[m.dof_bodyid[d]] > 0)
         dof_f[d, : DOF_F["drive_stiffness"][0]] = (m.dof_armature[d], m.dof_damping[d], m.dof_frictionloss[d], m.dof_invweight0[d], *m.dof_solref[d],
                     *m.dof_solimp[d])
 

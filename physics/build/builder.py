@@ -41,6 +41,8 @@ _GEOM_TYPES = {
 _DEFAULT_SOLREF = (0.02, 1.0)
 _DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
 _MINVAL = 1e-15
+# The Model's integer arrays are 32-bit, as MuJoCo's: integer attributes stay within them
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 @dataclass
@@ -226,6 +228,15 @@ class JointLimit:
     acceleration: bool = False
     cone: Optional[Sequence[float]] = None
     twist: Optional[Sequence[float]] = None
+
+
+def int32(value, element, attribute) -> int:
+    """``value`` as a model integer; out of 32 bits, a ModelError naming the attribute."""
+    number = int(value)
+    if not INT32_MIN <= number <= INT32_MAX:
+        raise ModelError(f"number is too large: {number} (an integer from {INT32_MIN} to {INT32_MAX})",
+                         element=element, attribute=attribute)
+    return number
 
 
 def _vec(value, n, what) -> np.ndarray:
@@ -572,7 +583,8 @@ class ModelBuilder:
             raise ModelError(f"condim must be 1, 3, 4 or 6, got {condim}", element=where, attribute="condim")
         self._geoms.append(_Geom(
             b, gtype, size, _vec(pos, 3, where), quat_normalize(_vec(quat, 4, where)), name,
-            None if mass is None else float(mass), float(density), int(contype), int(conaffinity),
+            None if mass is None else float(mass), float(density), int32(contype, where, "contype"),
+            int32(conaffinity, where, "conaffinity"),
             int(condim), _vec(friction, 3, where), float(margin), float(gap),
             _vec(solref, 2, where), _vec(solimp, 5, where), _vec(rgba, 4, where), dataid,
         ))

@@ -7,7 +7,9 @@ import copy
 import numpy as np
 
 from .. import model as M
+from ..build.builder import int32
 from ..build.invweight import invweight0
+from ..build.mass_matrix import body_simple
 from ..errors import ModelError
 from ..build.transforms import quat_conj, quat_mul, quat_rotate
 
@@ -202,6 +204,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         visual=dict(b.visual),
         **_limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv),
     )
+    model.body_simple = body_simple(model)
+    model.body_simple.setflags(write=False)
     model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
     model.eq_data = equality_reference_data(model)
     for key, value in _contact_filters(b, model).items():
@@ -277,9 +281,11 @@ def _frozen_option(opt: M.Option) -> M.Option:
     """A read-only copy of the builder's options, so that neither later changes to the
     builder nor writes through ``model.opt`` alter a built Model."""
     out = copy.deepcopy(opt)
-    for value in vars(out).values():
+    for key, value in vars(out).items():
         if isinstance(value, np.ndarray):
             value.setflags(write=False)
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            int32(value, "option", key)  # the World packs these into 32-bit tables
     return out.freeze()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import model as M
+from ..build.mass_matrix import drop_simple_coupling, factor, solve
 from ..build.transforms import quat_mul, quat_rotate, quat_to_mat
 
 _MINVAL = 1e-15
@@ -72,76 +73,85 @@ def _body_dofs(m: M.Model, b: int) -> list[int]:
 def _com_jacobian(m, b, xipos, axes, anchors, rotational):
     """(6, nv): translation then rotation of body b's centre of mass per unit dof velocity."""
     jac = np.zeros((6, m.nv))
-    for d in _body_dofs(m, b):
-        if rotational[d]:
-            jac[:3, d] = np.cross(axes[d], xipos - anchors[d])
-            jac[3:, d] = axes[d]
-        else:
-            jac[:3, d] = axes[d]
+    d = np.array(_body_dofs(m, b), dtype=int)
+    if d.size:
+        rot = rotational[d]
+        jac[:3, d] = np.where(rot, np.cross(axes[d], xipos - anchors[d]).T, axes[d].T)
+        jac[3:, d] = np.where(rot, axes[d].T, 0.0)
     return jac
 
 
-def sliding_bodies(m: M.Model) -> np.ndarray:
-    """Bodies MuJoCo treats as translating point masses ("simple" level 2): a leaf body
-    with its inertia frame at its origin, attached to the world (directly or through a
-    static parent), moved only by axis-aligned slide joints through its origin."""
-    out = np.zeros(m.nbody, bool)
-    has_child = np.zeros(m.nbody, bool)
-    has_child[m.body_parentid[1:]] = True
-    for b in range(1, m.nbody):
-        p = m.body_parentid[b]
-        attached = p == 0 or (m.body_parentid[p] == 0 and m.body_dofnum[p] == 0)
-        sameframe = not np.any(m.body_ipos[b]) and np.array_equal(m.body_iquat[b], [1.0, 0.0, 0.0, 0.0])
-        joints = range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b]) if m.body_jntnum[b] else ()
-        sliders = all(m.jnt_type[j] == M.JNT_SLIDE and not np.any(m.jnt_pos[j])
-                      and np.count_nonzero(np.abs(m.jnt_axis[j]) > 1e-12) == 1 for j in joints)
-        out[b] = attached and sameframe and not has_child[b] and m.body_dofnum[b] > 0 and sliders
-    return out
-
-
-def invweight0(m: M.Model):
-    """(body_invweight0 (nbody, 2), dof_invweight0 (nv,), tendon_invweight0 (ntendon,),
-    meaninertia: the mean diagonal of M at qpos0, MuJoCo's scale for solver tolerances)."""
-    body_w = np.zeros((m.nbody, 2))
-    dof_w = np.zeros(m.nv)
-    ten_w = np.zeros(m.ntendon)
-    if m.nv == 0:
-        return body_w, dof_w, ten_w, 1.0
-    xpos, xquat = _reference_frames(m)
-    axes, anchors, rotational = _motion_axes(m, xpos, xquat)
+def _mass_matrix(m: M.Model, xpos, xquat, axes, anchors, rotational):
+    """(M at qpos0 (nv, nv) with simple bodies' couplings left out as MuJoCo's, body com
+    Jacobians {body: (6, nv)})."""
     mass_matrix = np.diag(np.asarray(m.dof_armature, dtype=float)).copy()
     jacobians = {}
     for b in range(1, m.nbody):
         rot = quat_to_mat(xquat[b])
-        xipos = xpos[b] + rot @ m.body_ipos[b]
-        jac = _com_jacobian(m, b, xipos, axes, anchors, rotational)
+        jac = _com_jacobian(m, b, xpos[b] + rot @ m.body_ipos[b], axes, anchors, rotational)
         jacobians[b] = jac
         irot = rot @ quat_to_mat(m.body_iquat[b])
         inertia = irot @ np.diag(m.body_inertia[b]) @ irot.T
-        mass_matrix += m.body_mass[b] * jac[:3].T @ jac[:3] + jac[3:].T @ inertia @ jac[3:]
-    minv = np.linalg.inv(mass_matrix)
-    sliding = sliding_bodies(m)
-    for b in range(1, m.nbody):
-        if m.body_dofnum[m.body_weldid[b]] == 0:
-            continue  # static: bodies welded to the world do not move
-        if sliding[b]:
-            body_w[b] = 1 / max(_MINVAL, m.body_mass[b]), 0.0
-            continue
-        a = jacobians[b] @ minv @ jacobians[b].T
-        body_w[b] = np.trace(a[:3, :3]) / 3, np.trace(a[3:, 3:]) / 3
+        d = np.array(_body_dofs(m, b), dtype=int)  # the block the body adds to (a chain's grows with depth)
+        sub = jac[:, d]
+        mass_matrix[np.ix_(d, d)] += m.body_mass[b] * sub[:3].T @ sub[:3] + sub[3:].T @ inertia @ sub[3:]
+    return drop_simple_coupling(mass_matrix, m, m.body_simple), jacobians
+
+
+def _body_weights(m: M.Model, jacobians, lower, d) -> np.ndarray:
+    """(nbody, 2): mean diagonal of the translational and rotational blocks of
+    J M^-1 J^T at each body's com; 1/mass for simple sliding bodies; 0 for static ones."""
+    out = np.zeros((m.nbody, 2))
+    moving = [b for b in range(1, m.nbody) if m.body_dofnum[m.body_weldid[b]] > 0]
+    general = [b for b in moving if m.body_simple[b] != 2]
+    for b in moving:
+        if m.body_simple[b] == 2:
+            out[b] = 1 / max(_MINVAL, m.body_mass[b]), 0.0
+    if general:
+        x = solve(lower, d, np.concatenate([jacobians[b].T for b in general], axis=1))
+        for k, b in enumerate(general):
+            a = jacobians[b] @ x[:, 6 * k : 6 * k + 6]
+            out[b] = np.trace(a[:3, :3]) / 3, np.trace(a[3:, 3:]) / 3
+    return out
+
+
+def _dof_weights(m: M.Model, lower, d) -> np.ndarray:
+    """(nv,): per joint, the mean diagonal of its block of M^-1 (a free joint's
+    translational and rotational blocks apart); 1/mass for simple sliding bodies."""
+    out = np.zeros(m.nv)
+    minv = solve(lower, d, np.eye(m.nv))
     for j in range(m.njnt):
-        d, n = m.jnt_dofadr[j], M.JNT_NV[int(m.jnt_type[j])]
-        block = minv[d : d + n, d : d + n]
-        if sliding[m.jnt_bodyid[j]]:
-            dof_w[d] = 1 / max(_MINVAL, m.body_mass[m.jnt_bodyid[j]])
+        a, n, b = m.jnt_dofadr[j], M.JNT_NV[int(m.jnt_type[j])], m.jnt_bodyid[j]
+        block = minv[a : a + n, a : a + n]
+        if m.body_simple[b] == 2:
+            out[a] = 1 / max(_MINVAL, m.body_mass[b])
         elif n == 6:
-            dof_w[d : d + 3] = np.trace(block[:3, :3]) / 3
-            dof_w[d + 3 : d + 6] = np.trace(block[3:, 3:]) / 3
+            out[a : a + 3] = np.trace(block[:3, :3]) / 3
+            out[a + 3 : a + 6] = np.trace(block[3:, 3:]) / 3
         else:
-            dof_w[d : d + n] = np.trace(block) / n
+            out[a : a + n] = np.trace(block) / n
+    return out
+
+
+def _tendon_weights(m: M.Model, lower, d) -> np.ndarray:
+    """(ntendon,): J M^-1 J^T of each fixed tendon."""
+    jac = np.zeros((m.nv, m.ntendon))
     for t in range(m.ntendon):
-        jac = np.zeros(m.nv)
         for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
-            jac[m.jnt_dofadr[m.wrap_objid[k]]] += m.wrap_prm[k]
-        ten_w[t] = jac @ minv @ jac
-    return body_w, dof_w, ten_w, max(float(np.trace(mass_matrix)) / m.nv, _MINVAL)
+            jac[m.jnt_dofadr[m.wrap_objid[k]], t] += m.wrap_prm[k]
+    return np.einsum("it,it->t", jac, solve(lower, d, jac)) if m.ntendon else np.zeros(0)
+
+
+def invweight0(m: M.Model):
+    """(body_invweight0 (nbody, 2), dof_invweight0 (nv,), tendon_invweight0 (ntendon,),
+    meaninertia: the mean diagonal of M at qpos0, MuJoCo's scale for solver tolerances).
+    M^-1 is applied through MuJoCo's factorization (physics/build/mass_matrix.py), so a
+    singular M (two joints on one axis) gives MuJoCo's large but finite weights."""
+    if m.nv == 0:
+        return np.zeros((m.nbody, 2)), np.zeros(0), np.zeros(m.ntendon), 1.0
+    xpos, xquat = _reference_frames(m)
+    axes, anchors, rotational = _motion_axes(m, xpos, xquat)
+    mass_matrix, jacobians = _mass_matrix(m, xpos, xquat, axes, anchors, rotational)
+    lower, d = factor(mass_matrix)
+    return (_body_weights(m, jacobians, lower, d), _dof_weights(m, lower, d), _tendon_weights(m, lower, d),
+            max(float(np.trace(mass_matrix)) / m.nv, _MINVAL))

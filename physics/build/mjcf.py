@@ -26,11 +26,16 @@ itself rejects them, so a file that uses them is for this engine only.
 Everything else (meshes, equality constraints, sensors, spatial tendons,
 actuator dynamics...) raises a ModelError naming the file, line, element and attribute;
 ``strict=False`` skips it and issues one warning that lists everything skipped.
+
+Limits, as MuJoCo's: integer attributes are 32-bit (-2**31 to 2**31 - 1), and elements nest
+at most 500 deep (``xml_source.MAX_DEPTH``; a chain of ~500 bodies), read without a call
+per level.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from pathlib import Path
 from typing import Optional
 
@@ -38,7 +43,7 @@ import numpy as np
 
 from .. import model as M
 from ..build.xml_source import Node, XmlReader, parse_xml
-from ..build.builder import ModelBuilder
+from ..build.builder import INT32_MAX, INT32_MIN, ModelBuilder
 from ..errors import ModelError
 from ..model import Model
 from ..build.transforms import axis_angle_to_quat, euler_to_quat, frame_to_quat, quat_mul, quat_normalize, quat_rotate
@@ -163,13 +168,17 @@ class _Reader(XmlReader):
         return float(values[0])
 
     def integer(self, attrs, key, node, element, default) -> int:
+        """A decimal integer within MuJoCo's int range (32 bits), as MuJoCo reads it."""
         raw = attrs.get(key)
         if raw is None:
             return default
-        try:
-            return int(raw)
-        except ValueError:
-            raise self.error(f"expected an integer, got {raw!r}", node, element, key) from None
+        if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", raw):
+            raise self.error(f"expected an integer, got {raw!r}", node, element, key)
+        value = int(raw)
+        if not INT32_MIN <= value <= INT32_MAX:
+            raise self.error(f"number is too large: {value} (an integer from {INT32_MIN} to {INT32_MAX})",
+                             node, element, key)
+        return value
 
     def keyword(self, attrs, key, node, element, choices, default):
         raw = attrs.get(key, default)
@@ -371,8 +380,22 @@ class _Reader(XmlReader):
                              node, where, "spring" if passive == M.DSBL_SPRING else "damper")
 
     def defaults(self, node: Node, name: str, inherited: dict) -> None:
-        self.check(node, f"default '{name}'", ("class",) if name != "main" else ("class",),
-                   ("default", *_DEFAULTABLE))
+        """A ``<default>`` class and the classes nested in it, each over its parent's."""
+        top = node
+        pending = [(node, name, inherited)]
+        while pending:
+            node, name, inherited = pending.pop()
+            if node is not top and name in self.classes:
+                raise self.error(f"default class {name!r} is defined twice", node, f"default '{name}'", "class")
+            own = self.default_class(node, name, inherited)
+            for child in reversed(node.all("default")):
+                cls = child.attrib.get("class")
+                if not cls:
+                    raise self.error("a nested <default> needs a class name", child, "default", "class")
+                pending.append((child, cls, own))
+
+    def default_class(self, node: Node, name: str, inherited: dict) -> dict:
+        self.check(node, f"default '{name}'", ("class",), ("default", *_DEFAULTABLE))
         own = {kind: dict(values) for kind, values in inherited.items()}
         for child in node.children:
             if child.tag in _DEFAULTABLE:
@@ -380,13 +403,7 @@ class _Reader(XmlReader):
                 self.check(child, element, _DEFAULTABLE[child.tag] - {"name", "class"})
                 own.setdefault(_default_kind(child.tag), {}).update(child.attrib)
         self.classes[name] = own
-        for child in node.all("default"):
-            cls = child.attrib.get("class")
-            if not cls:
-                raise self.error("a nested <default> needs a class name", child, "default", "class")
-            if cls in self.classes:
-                raise self.error(f"default class {cls!r} is defined twice", child, f"default '{cls}'", "class")
-            self.defaults(child, cls, own)
+        return own
 
     def assets(self, node: Node) -> None:
         self.check(node, "asset", (), ("texture", "material", "hfield"))
@@ -462,10 +479,18 @@ class _Reader(XmlReader):
 
     # --- bodies -------------------------------------------------------------------
     def worldbody(self, node: Node) -> None:
+        """The kinematic tree, depth first with children in document order (MuJoCo's body
+        order), from a stack rather than a call per level: a chain as deep as the XML
+        allows (physics/build/xml_source.py, MAX_DEPTH) reads like a shallow one."""
         self.check(node, "worldbody", (), ("body", "geom", "site", "camera", "light", "frame"))
-        self.contents(node, 0, "main", np.zeros(3), np.array([1.0, 0, 0, 0]), is_world=True)
+        pending = self.contents(node, 0, "main", np.zeros(3), np.array([1.0, 0, 0, 0]))[::-1]
+        while pending:
+            child, parent, cls, pos, quat = pending.pop()
+            body, childclass = self.body(child, parent, cls, pos, quat)
+            pending.extend(self.contents(child, body, childclass, np.zeros(3), np.array([1.0, 0, 0, 0]))[::-1])
 
-    def body(self, node: Node, parent: int, childclass: str, fpos, fquat) -> None:
+    def body(self, node: Node, parent: int, childclass: str, fpos, fquat) -> tuple[int, str]:
+        """Add the body; returns its id and the default class its contents take."""
         a = node.attrib
         element = _element(node)
         self.check(node, element, {"name", "childclass", "mocap", "gravcomp", "user", *_POSE},
@@ -480,37 +505,38 @@ class _Reader(XmlReader):
         body = self.guard(node, element, self.b.add_body, parent, pos=pos, quat=quat, name=a.get("name", ""),
                           **inertial)
         self.remember("body", a.get("name", ""), node, element)
-        self.contents(node, body, childclass, np.zeros(3), np.array([1.0, 0, 0, 0]), is_world=False)
+        return body, childclass
 
-    def contents(self, node: Node, body: int, childclass: str, fpos, fquat, is_world: bool) -> None:
-        """Joints, geoms, sites, cameras and lights of a body, then its child bodies, with
-        ``<frame>``s folded into the poses of what they hold (MuJoCo's element order)."""
-        items = list(self.flatten(node, childclass, fpos, fquat))
-        order = ("joint", "freejoint", "geom", "site", "camera", "light", "body")
-        for tag in order:
+    def contents(self, node: Node, body: int, childclass: str, fpos, fquat) -> list:
+        """Add the joints, geoms, sites, cameras and lights of a body, with ``<frame>``s
+        folded into the poses of what they hold (MuJoCo's element order); returns its child
+        bodies, in order, as (node, parent, class, pos, quat) for the caller to add."""
+        items = self.flatten(node, childclass, fpos, fquat)
+        for tag in ("joint", "freejoint", "geom", "site", "camera", "light"):
             for child, cls, pos, quat in items:
-                if child.tag != tag:
-                    continue
-                if tag == "body":
-                    self.body(child, body, cls, pos, quat)
-                elif tag in ("joint", "freejoint"):
-                    self.joint(child, body, cls, pos, quat)
-                else:
-                    getattr(self, tag)(child, body, cls, pos, quat)
+                if child.tag == tag:
+                    getattr(self, "joint" if tag == "freejoint" else tag)(child, body, cls, pos, quat)
+        return [(child, body, cls, pos, quat) for child, cls, pos, quat in items if child.tag == "body"]
 
-    def flatten(self, node: Node, childclass: str, fpos, fquat):
-        for child in node.children:
+    def flatten(self, node: Node, childclass: str, fpos, fquat) -> list:
+        """The element's children with the ``<frame>``s among them opened, in document
+        order: (child, default class, pos, quat in the element's frame)."""
+        out = []
+        pending = [(child, childclass, fpos, fquat) for child in reversed(node.children)]
+        while pending:
+            child, cls, pos, quat = pending.pop()
             if child.tag != "frame":
-                yield child, childclass, fpos, fquat
+                out.append((child, cls, pos, quat))
                 continue
             element = _element(child)
             self.check(child, element, {"name", "childclass", *_POSE},
                        ("body", "geom", "site", "camera", "light", "frame", "joint", "inertial"))
-            cls = child.attrib.get("childclass", childclass)
+            cls = child.attrib.get("childclass", cls)
             if cls not in self.classes:
                 raise self.error(f"unknown default class {cls!r}", child, element, "childclass")
-            pos, quat = _compose(fpos, fquat, *self.pose(child.attrib, child, element))
-            yield from self.flatten(child, cls, pos, quat)
+            pos, quat = _compose(pos, quat, *self.pose(child.attrib, child, element))
+            pending.extend((c, cls, pos, quat) for c in reversed(child.children))
+        return out
 
     def inertial_of(self, node: Node, element: str) -> dict:
         """Builder mass arguments: explicit, or None to derive them from the geoms."""
@@ -978,36 +1004,51 @@ class _Attrs(dict):
     inherited: dict = {}
 
 
-def _expand_includes(node: Node, base_dir: Path, reader: _Reader, stack: tuple = ()) -> None:
-    """Replace each ``<include file=...>`` by the children of that file's top element."""
-    out = []
-    for child in node.children:
-        if child.tag != "include":
-            _expand_includes(child, base_dir, reader, stack)
-            out.append(child)
-            continue
-        if "file" not in child.attrib:
-            raise reader.error("<include> needs attribute 'file'", child, "include", "file")
-        reader.check(child, "include", ("file",))
-        path = (base_dir / child.attrib["file"]).resolve()
-        if path in stack:
-            raise reader.error(f"include cycle through {path}", child, "include", "file")
-        try:
-            text = path.read_bytes()
-        except OSError as e:
-            raise reader.error(f"cannot read included file {path}: {e.strerror}", child, "include", "file") from None
-        top = parse_xml(text, str(path))
-        for n in _walk(top):
-            n.file = str(path)
-        _expand_includes(top, base_dir, reader, stack + (path,))
-        out.extend(top.children)
-    node.children = out
+def _expand_includes(root: Node, base_dir: Path, reader: _Reader) -> None:
+    """Replace each ``<include file=...>`` by the children of that file's top element,
+    level by level from a stack (no call per level of nesting)."""
+    pending = [(root, ())]
+    while pending:
+        node, chain = pending.pop()
+        queue, out = deque((child, chain) for child in node.children), []
+        while queue:
+            child, via = queue.popleft()
+            if child.tag != "include":
+                out.append(child)
+                pending.append((child, via))
+                continue
+            path = _include_path(child, base_dir, reader, via)
+            top = parse_xml(_read_include(child, path, reader), str(path))
+            for n in _walk(top):
+                n.file = str(path)
+            queue.extendleft((c, via + (path,)) for c in reversed(top.children))
+        node.children = out
+
+
+def _include_path(node: Node, base_dir: Path, reader: _Reader, via: tuple) -> Path:
+    if "file" not in node.attrib:
+        raise reader.error("<include> needs attribute 'file'", node, "include", "file")
+    reader.check(node, "include", ("file",))
+    path = (base_dir / node.attrib["file"]).resolve()
+    if path in via:
+        raise reader.error(f"include cycle through {path}", node, "include", "file")
+    return path
+
+
+def _read_include(node: Node, path: Path, reader: _Reader) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise reader.error(f"cannot read included file {path}: {e.strerror}", node, "include", "file") from None
 
 
 def _walk(node: Node):
-    yield node
-    for c in node.children:
-        yield from _walk(c)
+    """The element and all below it, in document order."""
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(reversed(node.children))
 
 
 def _load(text, file: str, strict: bool, base_dir: Path) -> Model:

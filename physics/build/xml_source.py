@@ -25,13 +25,26 @@ class Node:
         return [c for c in self.children if c.tag == tag]
 
 
+# The deepest an element may sit, the top element being at depth 1. MuJoCo's XML parser
+# (tinyxml2) refuses about as deep a file (499 nested elements that have content), so every
+# file MuJoCo reads is read here; a chain of bodies may be ~500 deep, which the importers
+# (no call per level) and the engine (loops over the tree) handle like a shallow one.
+MAX_DEPTH = 500
+
+
 def parse_xml(text, file: str) -> Node:
-    """Parse with expat so that every element keeps the line it starts on."""
+    """Parse with expat so that every element keeps the line it starts on. Elements
+    nested deeper than MAX_DEPTH raise a ModelError naming the first such element."""
     parser = expat.ParserCreate()
     stack: list[Node] = []
     top: list[Node] = []
 
     def start(tag, attrs):
+        if len(stack) >= MAX_DEPTH:
+            name = attrs.get("name")
+            raise ModelError(f"elements nest at most {MAX_DEPTH} deep (MuJoCo's XML limit is about the same); "
+                             f"this one is at depth {len(stack) + 1}", file=file, line=parser.CurrentLineNumber,
+                             element=f"{tag} '{name}'" if name else tag)
         node = Node(tag, dict(attrs), parser.CurrentLineNumber)
         (stack[-1].children if stack else top).append(node)
         stack.append(node)

@@ -34,7 +34,8 @@ def make_inertia(fp):
         # Data out:
         body_d: ti.template(), dof_d: ti.template(), qM: ti.template(),
     ):
-        """Composite inertias and the mass matrix M(i, j) = cdof_j . (crb_body(i) cdof_i)."""
+        """Composite inertias and the mass matrix M(i, j) = cdof_j . (crb_body(i) cdof_i);
+        a simple body's dofs couple with no other dof (MuJoCo keeps their rows diagonal)."""
         o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
@@ -55,6 +56,9 @@ def make_inertia(fp):
             qM[m.entry(o_m, adr)] = A.dof_armature(dof_f, md, i) + buf.dot(A.dof_cdof(dof_d, o_dof, i))
             for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
                 qM[m.entry(o_m, a)] = buf.dot(A.dof_cdof(dof_d, o_dof, dof_i[mcol + a]))
+            if A.dof_simple(dof_i, i) != 0:
+                for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
+                    qM[m.entry(o_m, a)] = fp(0.0)
 
     @ti.func
     def copy_sparse(w, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
