@@ -96,8 +96,10 @@ def _column_access(table, col, elem, traced):
     elif col.shape:
         vtype = ti.types.vector(col.width, elem)
     index = table.index
-    if index == L.FLAT and table.name in L.FLAT_TABLES:
-        index = FLAT_DATA  # per-env data: interleaved where physics/lanes.py says so
+    if index == L.FLAT and table.name in L.FLAT_TABLES and table_lanes() > 1:
+        # per-env data interleaved (physics/lanes.py; fixed per process); env-major keeps
+        # the plain flat accessors, the very same code as before the layout existed
+        index = FLAT_DATA
     if traced is not None:
         funcs = _expanded(traced, index, table.width, col.start, col.width, vtype, len(col.shape) == 2)
     else:
@@ -155,11 +157,12 @@ def _flat(W, c, n, vtype, is_mat):
     return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
 
 
-FLAT_DATA = "flat_data"  # a flat per-env data table: entry e of the env at o is entry(o, e)
+FLAT_DATA = "flat_data"  # an interleaved flat data table: entry e of the env at o is entry(o, e)
 
 
 def _flat_data(W, c, n, vtype, is_mat):
-    """A flat data table's column: entries entry(o, r * W + c + k) (physics/lanes.py)."""
+    """An interleaved flat data table's column: entries entry(o, r * W + c + k)
+    (physics/lanes.py)."""
     if vtype is None:
         @ti.func
         def get(a: ti.template(), o, r):
@@ -196,12 +199,8 @@ def _flat_data(W, c, n, vtype, is_mat):
 
 
 def _flat_data_entry(W, c):
-    # at trace time, the layout is known: env-major keeps the flat tables' own expression
-    def entry(o, r, k):
-        lanes = table_lanes()
-        return (o + r * W + (c + k),) if lanes == 1 else (o + (r * W + (c + k)) * lanes,)
-
-    return entry
+    lanes = table_lanes()
+    return lambda o, r, k: (o + (r * W + (c + k)) * lanes,)
 
 
 def _flat_shared(W, c, n, vtype, is_mat):
