@@ -5,7 +5,8 @@ constraint becomes a row i with Jacobian J_i, a position residual r_i and MuJoCo
 solref/solimp parameters. The soft-constraint model (Todorov 2014, soft.py) gives each row
 
     impedance  d_i = solimp sigmoid of |r_i - margin_i|
-    regularizer R_i = (1 - d_i) / d_i * A_ii,  A_ii ~ J_i M^-1 J_i^T  (from *_invweight0)
+    regularizer R_i = (1 - d_i) / d_i * A_ii,  A_ii ~ J_i M^-1 J_i^T  (from *_invweight0;
+                      at least 1e-3 of the exact A_ii in float32 Newton and CG, soft.py)
     reference  aref_i = -B_i J_i qvel - K_i d_i (r_i - margin_i)
 
 and the constraint forces f minimise the dual  1/2 f^T (A + R) f + f^T (J qacc_smooth - aref)
@@ -80,6 +81,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
     contacts = make_contact_rows(fp, cone).contacts
     soft = make_soft(fp)
     soft_parameters, cone_regularizer, reference = soft.soft_parameters, soft.cone_regularizer, soft.reference
+    float32_regularizer = soft.float32_regularizer
     dual = make_pgs(fp, cone)
     dual_matrix, warm_start, pgs = dual.dual_matrix, dual.warm_start, dual.pgs
 
@@ -141,6 +143,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
             soft_parameters(w, nefc, t.sizes, t.opt_f, t.efc_f)
             if ti.static(features.contacts):
                 cone_regularizer(w, nefc, t.opt_f, t.con_f, t.con_i, t.efc_f)
+            if ti.static(fp == ti.f32 and solver != "PGS"):
+                float32_regularizer(w, nefc, nv, t.sizes, t.dof_i, t.dof_f, t.qLD, t.dof_s, t.efc_J, t.efc_f)
             reference(w, nefc, nv, t.qvel, t.dof_s, t.efc_J, t.efc_f)
             if ti.static(solver == "PGS"):
                 dual_matrix(w, nefc, t.sizes, t.dof_i, t.qLD, t.dof_d, t.dof_s, t.efc_J, t.efc_Y, t.efc_f)

@@ -8,6 +8,21 @@ pos - margin and diagA ~ A_ii = J_i M^-1 J_i^T (from *_invweight0),
 with K, B from solref (timeconst, dampratio > 0, or -stiffness, -damping), as MuJoCo's
 getsolparam, mj_makeImpedance and mj_makeReference. Contact friction rows get the
 friction impedance of their cone (impratio).
+
+float32 Worlds solved by Newton or CG also keep every row's R at or above FLOAT32_MIN_R
+times its exact A_ii. diagA only estimates A_ii, and misses it entirely where a body
+cannot move its centre of mass: a sphere on a ball joint at its centre, touching a
+capsule, has a contact whose normal no motion can change, translational invweight0 0, so
+diagA 0 and R = 1e-15 (MuJoCo's too), while A_ii = 1.25 through the friction rows' lever
+arm. Such a row's force -jar / R is ~1e15 N on each edge of the pyramid, the edges' forces
+cancel in J^T f, and what float32 loses in that cancellation (~1e15 eps |J|) swamps the
+torques M (3e-4 kg m^2 here) answers to: Newton's step spun the sphere about the contact
+normal at 1e5 rad/s^2 where float64 and MuJoCo find 0, and the ball joint's speed grew
+without bound. PGS keeps MuJoCo's R: it updates one row's force at a time against its
+exact A_ii + R_ii and forms neither J^T D J nor D jar, and its float32 matched its
+float64 on such contacts (to 2e-4 rad/s over 200 steps), which the floor would have
+changed (by up to 4 rad/s: neither converges there in 100 sweeps). Float64 keeps MuJoCo's
+regularizer unchanged.
 """
 
 import functools
@@ -28,6 +43,17 @@ from .table import (
     CNSTR_FRICTION_TENDON,
     make_row_table,
 )
+
+# R = 1e-3 A_ii is a row at impedance 0.999 (solimp allows up to 0.9999): a raised row
+# reaches its reference acceleration to ~0.1%. Rows diagA estimates well are never raised
+# (R ~ 0.05 A_ii at the default solimp; none of the Gymnasium models' rows is). The
+# round-off a raised row's force carries into other directions grows as eps32 /
+# FLOAT32_MIN_R: over 200 steps of small spheres on ball joints
+# (tests/test_float32_robustness.py) float32 strayed from float64 by up to 8% of the
+# joints' speed at 1e-4 and 0.4% at 1e-3, where the floor itself (applied in float64)
+# moved them by 0.03%.
+FLOAT32_MIN_R = 1e-3
+FLOAT32_SCREEN = 10.0
 
 
 @functools.lru_cache(maxsize=None)
@@ -127,6 +153,57 @@ def make_soft(fp):
             i += step
 
     @ti.func
+    def float32_regularizer(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), dof_f: ti.template(),
+                            qLD: ti.template(), dof_s: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+        """R_i >= FLOAT32_MIN_R A_ii, with A_ii = J_i M^-1 J_i^T = |D^-1/2 L^-T J_i^T|^2 from
+        M's factor qLD = L^T D L: half a solve, made only for rows whose R is below
+        FLOAT32_SCREEN times the estimate sum_d J_id^2 dof_invweight0_d (A_ii without M^-1's
+        off-diagonal terms, at qpos0): what passes the screen lies far from the floor, and
+        the half solves took a fifth of an ant's float32 Newton step. A contact's rows are
+        raised together, by the most any of them needs, so its cone keeps MuJoCo's ratios
+        of R."""
+        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
+        o_s = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+        md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
+        mcol = sizes[L.SIZE_MCOL]
+        i = 0
+        while i < nefc:
+            kind = ti.cast(A.efc_type(efc_f, w, i), ti.i32)
+            n = 1
+            if kind == CNSTR_CONTACT_PYRAMIDAL or kind == CNSTR_CONTACT_ELLIPTIC:
+                while (i + n < nefc and A.efc_type(efc_f, w, i + n) == kind
+                       and A.efc_id(efc_f, w, i + n) == A.efc_id(efc_f, w, i)):
+                    n += 1
+            raise_by = fp(1.0)
+            for k in range(n):
+                guess = fp(0.0)
+                for d in range(nv):
+                    jd = efc_J[w, i + k, d]
+                    guess += jd * jd * A.dof_invweight0(dof_f, md, d)
+                if A.efc_R(efc_f, w, i + k) < fp(FLOAT32_SCREEN * FLOAT32_MIN_R) * guess:
+                    for d in range(nv):
+                        A.set_dof_scratch(dof_s, o_s, d, efc_J[w, i + k, d])
+                    for r in range(nv):
+                        j = nv - 1 - r
+                        xj = A.dof_scratch(dof_s, o_s, j)
+                        if xj != 0:
+                            adr = A.dof_madr(dof_i, j)
+                            for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, j)):
+                                p = dof_i[mcol + a]
+                                A.set_dof_scratch(dof_s, o_s, p,
+                                                  A.dof_scratch(dof_s, o_s, p) - qLD[m.entry(o_m, a)] * xj)
+                    a_ii = fp(0.0)
+                    for d in range(nv):
+                        x = A.dof_scratch(dof_s, o_s, d)
+                        a_ii += x * x / qLD[m.entry(o_m, A.dof_madr(dof_i, d))]
+                    held = ti.max(A.efc_R(efc_f, w, i + k), fp(_MINVAL))
+                    raise_by = ti.max(raise_by, fp(FLOAT32_MIN_R) * a_ii / held)
+            if raise_by > 1:
+                for k in range(n):
+                    A.set_efc_R(efc_f, w, i + k, raise_by * A.efc_R(efc_f, w, i + k))
+            i += n
+
+    @ti.func
     def reference(w, nefc, nv, qvel: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
                   efc_f: ti.template()):
         """aref = -B J qvel - K imp (pos - margin)."""
@@ -140,4 +217,4 @@ def make_soft(fp):
                                       * (A.efc_pos(efc_f, w, i) - A.efc_margin(efc_f, w, i)) - A.efc_jdotv(efc_f, w, i))
 
     return types.SimpleNamespace(soft_parameters=soft_parameters, cone_regularizer=cone_regularizer,
-                                 reference=reference)
+                                 float32_regularizer=float32_regularizer, reference=reference)
