@@ -25,7 +25,7 @@ PHYSICS_TESTS = ["test_dynamics_mujoco.py", "test_random_trees.py", "test_analyt
                  "test_contact_filters.py", "test_params.py", "test_solvers.py", "test_collision.py",
                  "test_convex.py", "test_hfield.py", "test_drives.py", "test_limit_models.py", "test_render.py",
                  "test_kernel_math.py", "test_flat_tables.py", "test_access.py", "test_mjcf.py",
-                 "test_features.py", "test_newton_hessian.py"]
+                 "test_features.py", "test_newton_hessian.py", "test_mjcf_edges.py", "test_float32_robustness.py"]
 
 # modules that build a World (or a Collider or Renderer) and stay out of the CUDA run
 LEFT_OUT = {
@@ -39,6 +39,8 @@ LEFT_OUT = {
     "test_outline.py": "the step kernel's parts are compiled as functions of their own on the CPU backend only",
     "test_scalar_loops.py": "the second loop exits that keep LLVM's CPU vectorizer away",
     "test_taichi_choice.py": "which Taichi is imported; its subprocesses step a CPU World with each one",
+    "test_interleaved_layout.py": "both table layouts compared in CPU subprocesses; the GPU probe runs each on CUDA",
+    "test_config_ranges.py": "config validation; its one World checks argument ranges and is never stepped",
 }
 
 _BUILDS = re.compile(r"\b(World|Collider|Renderer)\(")

@@ -84,10 +84,13 @@ def _compare(tmp_path, model: str, solver: str = "-", cone: str = "-", atol: flo
     plain = _run(tmp_path, "env_major", gym_asset(model), solver, cone)
     lanes = _run(tmp_path, "interleaved", gym_asset(model), solver, cone)
     assert plain["nefc"].sum() > 0  # contacts and limits were in play
+    # the same arithmetic on other addresses, compiled apart: after one step the states agree
+    # to round-off; over 20 steps of flailing with contacts, round-off grows, most through an
+    # iterative CG solve, hence each case's ``atol`` (and 1e-9 relative, for accelerations of
+    # hundreds) for the rest
+    np.testing.assert_allclose(lanes["trajectory"][0], plain["trajectory"][0], rtol=1e-12, atol=1e-12)
     for name, value in plain.items():
-        # the same arithmetic in another order of addresses: round-off at most (a CG solve
-        # amplifies it through its iterations, hence its own tolerance)
-        np.testing.assert_allclose(lanes[name], value, rtol=0, atol=atol, err_msg=name)
+        np.testing.assert_allclose(lanes[name], value, rtol=1e-9, atol=atol, err_msg=name)
 
 
 def test_interleaved_layout_steps_the_ant_as_the_env_major_one(tmp_path, device):
@@ -97,9 +100,9 @@ def test_interleaved_layout_steps_the_ant_as_the_env_major_one(tmp_path, device)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model, solver, cone, atol", [("humanoid", "-", "-", 1e-12),  # PGS, pyramidal
-                                                       ("ant", "CG", "elliptic", 1e-8),
-                                                       ("ant", "Newton", "elliptic", 1e-12)])
+@pytest.mark.parametrize("model, solver, cone, atol", [("humanoid", "-", "-", 1e-10),  # PGS, pyramidal
+                                                       ("ant", "CG", "elliptic", 1e-6),
+                                                       ("ant", "Newton", "elliptic", 1e-9)])
 def test_interleaved_layout_with_every_solver_and_cone(tmp_path, device, model, solver, cone, atol):
     if device != "cpu":
         pytest.skip("both layouts are compared on the CPU backend")
