@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from taigym.scripts.arguments import ArgumentParser
 
 # mujoco, taichi and physics are imported where they are used: the start-up measurement
 # imports this module in a fresh process and must not pay for imports it does not time.
@@ -548,7 +549,7 @@ def write_report(report: dict, out: Path) -> None:
 
 # --- command line -------------------------------------------------------------------------
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    p = ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", nargs="+", default=["humanoid", "ant"],
                    help="gymnasium MuJoCo asset names or paths to .xml files (default: humanoid ant)")

@@ -28,7 +28,6 @@ its bytecode caches in those processes, as it does by default.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -40,6 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from taigym.scripts.arguments import ArgumentParser
 
 # taigym task -> the Gymnasium env with the same definition
 GYMNASIUM = {
@@ -281,7 +281,7 @@ def plot(rows: list[dict], png: Path) -> bool:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tasks", nargs="+", default=["Ant", "Humanoid", "Hopper"],
                    help="task names (TaiGym/<name>-v0), or 'all' for every registered single-agent task")
     p.add_argument("--num-envs", nargs="+", type=int, default=[1, 16, 64, 256, 1024])

@@ -13,12 +13,12 @@ kept beside each, so that a faster side that learns less shows it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
 from pathlib import Path
 
+from taigym.scripts.arguments import ArgumentParser
 from taigym.scripts.benchmark_envs import GYMNASIUM
 
 
@@ -84,7 +84,7 @@ def markdown(task: str, gym_id: str, runs: list[dict]) -> str:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("task", nargs="?", default="TaiGym/InvertedPendulum-v0")
     p.add_argument("--algo", default="PPO")
     p.add_argument("--config", type=Path, default=None, help="train config (default: the task's in configs/train/)")

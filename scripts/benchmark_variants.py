@@ -34,6 +34,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from taigym.scripts.arguments import ArgumentParser
+
 SCRIPTS = Path(__file__).resolve().parent
 PROTOCOL = "taigym-variant:"  # the worker's own lines, apart from whatever else it prints
 STEPS_PER_CALL = 5
@@ -191,7 +193,7 @@ def markdown(rows: list[dict], workers: list[Worker], args, load: tuple) -> str:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="taigym benchmark-variants", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="taigym benchmark-variants", description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", action="append", default=[], metavar="NAME=SPEC",
                    help="a build: NAME= (this checkout), NAME=KEY=VALUE[,...] or NAME=tree:PATH[,KEY=VALUE...]; "
                         "the first is the one the others are compared with")

@@ -13,10 +13,11 @@ observations were normalized, ``vecnormalize.pkl``. Evaluation is the leaderboar
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
+
+from taigym.scripts.arguments import ArgumentParser
 
 
 class CrossEvalError(ValueError):
@@ -95,7 +96,7 @@ def markdown(rows: list[dict], episodes: int) -> str:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="taigym cross-eval", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="taigym cross-eval", description=__doc__.split("\n\n")[0])
     p.add_argument("runs", nargs="+", type=Path, help="run directories written by taigym train or a leaderboard cell")
     p.add_argument("--episodes", type=int, default=10, help="deterministic episodes per simulator (default: 10)")
     p.add_argument("--out", type=Path, default=None, help="JSON output; a .md table goes next to it")

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from taigym.scripts.arguments import ArgumentParser
 
 # Tolerances, relative to each quantity's scale max(1, max |MuJoCo value|) at that state
 # (as tests/oracle.py's rel_err), so that a heavy robot is held to the same digits as a light
@@ -516,7 +517,7 @@ def format_table(rows: list[Row]) -> str:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="taigym fidelity", description=__doc__.split("\n\n")[0],
+    p = ArgumentParser(prog="taigym fidelity", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", type=Path, help="an MJCF (.xml) or URDF (.urdf) file")
     p.add_argument("--states", type=int, default=8, help="random states compared (default 8)")

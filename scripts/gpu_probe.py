@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from taigym.scripts.arguments import ArgumentParser
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("ant", "humanoid")
@@ -138,8 +139,9 @@ def first_step(device: str, model: str, precision: str) -> dict:
     the GPU memory in use before Taichi starts, after it starts and after that launch."""
     start = time.perf_counter()
     memory = {"before_taichi_mib": gpu_memory_used_mib()}
-    from taigym import physics
     from taigym.physics.runtime.backend import ensure_runtime, ti
+
+    from taigym import physics
 
     ensure_runtime(device)
     memory["after_init_mib"] = gpu_memory_used_mib()
@@ -154,7 +156,6 @@ def first_step(device: str, model: str, precision: str) -> dict:
 def settled_states(work: Path, model: str, count: int, settle: float, seed: int = 0):
     """States settled by MuJoCo under random controls, kept in OUTDIR for the other children."""
     import mujoco
-
     from taigym.scripts import benchmark as B
 
     path = Path(work) / f"states-{model}-{count}.npz"
@@ -179,8 +180,9 @@ def child_physics(outdir: Path, device: str, model: str, precision: str, num_env
     """The first step (``cache`` says whether the kernel cache held it), then physics steps/s
     of one World per batch size (B.ours_case, timed as B.measure_interleaved does), each
     appended as it is measured: a batch that fails costs only itself."""
-    from taigym import physics
     from taigym.scripts import benchmark as B
+
+    from taigym import physics
 
     label = {"model": model, "precision": precision, "device": device, **({"variant": variant} if variant else {})}
     append(outdir, {"item": "compile", **label, "kind": cache, **first_step(device, model, precision)})
@@ -194,7 +196,6 @@ def child_physics(outdir: Path, device: str, model: str, precision: str, num_env
             append(outdir, {"item": "physics", **label, **result, "settled_states": sizes["settled_states"]})
         except Exception as e:  # noqa: BLE001 - recorded; the larger batches are still tried
             append(outdir, {"item": "physics", **label, "num_envs": n, "error": f"{type(e).__name__}: {e}"[-2000:]})
-    return None
 
 
 def child_rollout(outdir: Path, device: str, model: str, num_envs: int, sizes: dict, work: str) -> dict:
@@ -202,7 +203,6 @@ def child_rollout(outdir: Path, device: str, model: str, num_envs: int, sizes: d
     import contextlib
 
     import mujoco
-
     from taigym.scripts import benchmark as B
 
     states = tiled(settled_states(work, model, sizes["settled_states"], sizes["settle"]), num_envs)
@@ -219,9 +219,9 @@ def child_rollout(outdir: Path, device: str, model: str, num_envs: int, sizes: d
 def child_trajectory(outdir: Path, device: str, label: str, sizes: dict, work: str) -> dict:
     """Ant's qpos and qvel after every step of seeded random controls, saved for the comparison."""
     import mujoco
+    from taigym.scripts import benchmark as B
 
     from taigym import physics
-    from taigym.scripts import benchmark as B
 
     n, steps = sizes["trajectory_envs"], sizes["trajectory_steps"]
     mjm = mujoco.MjModel.from_xml_path(str(model_path("ant")))
@@ -242,9 +242,9 @@ def child_trajectory(outdir: Path, device: str, label: str, sizes: dict, work: s
 def child_env_steps(outdir: Path, device: str, task: str, num_envs: int, sizes: dict, work: str) -> dict:
     """Env steps/s of the vector env with torch outputs on the device (B.steps_per_second)."""
     import gymnasium as gym
+    from taigym.scripts.benchmark_envs import steps_per_second
 
     from taigym import envs  # noqa: F401  (registers TaiGym ids)
-    from taigym.scripts.benchmark_envs import steps_per_second
 
     env = gym.make_vec(f"TaiGym/{task}-v0", num_envs=num_envs, vectorization_mode="vector_entry_point",
                        overrides={"simulation.device": device}, tensor_backend="torch")
@@ -449,8 +449,9 @@ def summary_markdown(records: list[dict]) -> str:
     device = next((r for r in records if r["item"] == "device"), {})
     gpu = (device.get("gpu") or {}).get("name", "no GPU")
     lines = [f"# GPU probe: {gpu}", "",
-             f"taichi {device.get('taichi')}, mujoco {device.get('mujoco')}, torch {device.get('torch')}, "
-             f"Python {device.get('python')}, {device.get('cpu_count')} CPU threads; engine {device.get('engine')}.", ""]
+             (f"taichi {device.get('taichi')}, mujoco {device.get('mujoco')}, torch {device.get('torch')}, "
+              f"Python {device.get('python')}, {device.get('cpu_count')} CPU threads; engine {device.get('engine')}."),
+             ""]
     rollouts = {r["model"]: r for r in records if r["item"] == "rollout" and "steps_per_s" in r}
     lines += ["| model | precision | num_envs | steps/s | vs rollout (all CPU threads) |", "|---|---|---:|---:|---:|"]
     for r in records:
@@ -486,7 +487,7 @@ def summary_markdown(records: list[dict]) -> str:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    p = ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("outdir", type=Path, help="where probe.jsonl, summary.md and the children's log go")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="where our engine runs (default: cuda)")

@@ -36,7 +36,6 @@ again (Ray's task retries, then up to ``RAY_RESUBMITS`` submissions of the leade
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import json
@@ -51,6 +50,7 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, ValidationError, model_validator
+from taigym.scripts.arguments import ArgumentParser
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v5.yaml"
@@ -554,7 +554,7 @@ def thinned(rows: list, n: int) -> list:
 
 # --- command line --------------------------------------------------------------------------
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="taigym leaderboard", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="taigym leaderboard", description=__doc__.split("\n\n")[0])
     p.add_argument("--protocol", type=Path, default=DEFAULT_PROTOCOL, help="protocol YAML (default: %(default)s)")
     p.add_argument("--out", type=Path, help="output folder (default: results/leaderboard/<protocol name>)")
     p.add_argument("--workers", type=int, default=1,

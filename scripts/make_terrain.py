@@ -10,10 +10,10 @@ image's top row is the terrain's +y edge, as MuJoCo reads PNG height fields.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
+from taigym.scripts.arguments import ArgumentParser
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SIZE = 101  # samples per side
@@ -43,7 +43,7 @@ def rough_terrain(seed: int = 0) -> np.ndarray:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=REPO_ROOT / "configs" / "assets" / "rough_terrain.png")
     args = p.parse_args(argv)

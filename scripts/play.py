@@ -14,13 +14,13 @@ installed, otherwise a GIF next to the requested path.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from taigym.scripts.arguments import ArgumentParser
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +44,7 @@ class Args:
 
 
 def parse_args(argv=None) -> Args:
-    p = argparse.ArgumentParser(prog="taigym play", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="taigym play", description=__doc__.split("\n\n")[0])
     p.add_argument("task", nargs="?", default=Args.task, help="registered id or task YAML path (default: %(default)s)")
     p.add_argument("--policy", type=Path, help="a saved stable-baselines3 policy (.zip); default: random actions")
     p.add_argument("--algo", default=Args.algo, help="stable-baselines3 class that saved --policy (default: PPO)")

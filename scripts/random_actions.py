@@ -16,12 +16,12 @@ policy is trained on it.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from dataclasses import dataclass, field
 
 import numpy as np
+from taigym.scripts.arguments import ArgumentParser
 from taigym.scripts.benchmark_envs import GYMNASIUM as COUNTERPARTS  # short name -> v5 id
 
 TIME_LIMIT = "time limit"
@@ -202,7 +202,7 @@ def markdown(results: list[Comparison], note: str = "") -> str:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="taigym random-actions", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="taigym random-actions", description=__doc__.split("\n\n")[0])
     p.add_argument("tasks", nargs="*", default=list(COUNTERPARTS), metavar="TASK",
                    help=f"short task names (default: all of {list(COUNTERPARTS)})")
     p.add_argument("--episodes", type=int, default=1024, help="episodes per task and simulator")

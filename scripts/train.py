@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt, ValidationError
+from taigym.scripts.arguments import ArgumentParser
 from taigym.scripts.config_files import ConfigFileError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -665,7 +666,7 @@ class Args:
 
 
 def parse_args(argv=None) -> Args:
-    p = argparse.ArgumentParser(prog="taigym train", description=__doc__.split("\n\n")[0],
+    p = ArgumentParser(prog="taigym train", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="Overrides: KEY=VALUE after the task, e.g. learning_rate=1e-3 num_envs=16")
     p.add_argument("rest", nargs="*", metavar="[TASK] [KEY=VALUE ...]",

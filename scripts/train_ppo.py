@@ -19,7 +19,6 @@ and normalizer in ``model.pt``.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import sys
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from taigym.scripts.arguments import ArgumentParser
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ALGO_NAME = "NativePPO"
@@ -498,7 +498,7 @@ def parse_args(argv=None):
     from taigym.scripts.config_files import ConfigFileError, read_mapping
     from taigym.scripts.results import parse_value, with_numbers
 
-    p = argparse.ArgumentParser(prog="taigym train-ppo", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="taigym train-ppo", description=__doc__.split("\n\n")[0])
     p.add_argument("task", nargs="?", default=Args.task, help="registered id or task YAML (default: %(default)s)")
     p.add_argument("--config", type=Path, help="YAML of Args fields; command-line options override it")
     p.add_argument("--results", type=Path, default=Path("results"), help="parent of the run folder")

@@ -138,3 +138,16 @@ def test_a_bug_keeps_its_traceback_and_a_status_passes_through(monkeypatch):
     with pytest.raises(SystemExit) as caught:
         cli.main(["train"])
     assert caught.value.code == 3
+
+
+@pytest.mark.parametrize("argv", [["train", "--no-such-option"], ["benchmark", "--num-envs", "many"],
+                                  ["fidelity"], ["play", "TaiGym/Hopper-v0", "--steps", "x"],
+                                  ["gpu-probe", "out", "--device", "tpu"]])
+def test_a_refused_option_is_one_line_with_status_2(capsys, argv):
+    with pytest.raises(SystemExit) as caught:
+        cli.main(argv)
+    assert caught.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("error: taigym ") or err.startswith("error: "), err
+    assert "--help" in err
