@@ -8,7 +8,7 @@
     world.get("xpos")
 """
 
-from .build.builder import D6Axis, JointLimit, ModelBuilder
+from .compiler.builder import D6Axis, JointLimit, ModelBuilder
 from .errors import ModelError, WorldError
 from .model import Model, Option
 
@@ -23,10 +23,10 @@ def load_model(path, *, strict: bool = True) -> Model:
 
     suffix = Path(path).suffix.lower()
     if suffix == ".urdf":
-        from .build.urdf import load_urdf
+        from .compiler.urdf import load_urdf
 
         return load_urdf(path, strict=strict)
-    from .build.mjcf import load_mjcf
+    from .compiler.mjcf import load_mjcf
 
     return load_mjcf(path, strict=strict)
 
@@ -42,7 +42,7 @@ def __getattr__(name):
 
         return Renderer
     if name in ("eval_fk", "eval_ik"):
-        from .build import articulation
+        from .compiler import articulation
 
         return getattr(articulation, name)
     raise AttributeError(f"module 'taigym.physics' has no attribute {name!r}")

@@ -136,7 +136,7 @@ class Model:
     body_inertia: np.ndarray = _f(1, 3)  # principal moments about the com [kg m^2]
     body_name: list = field(default_factory=lambda: ["world"])
     # MuJoCo's body_simple: 1 if MuJoCo keeps the mass matrix rows of the body's dofs diagonal,
-    # 2 if moreover they are all sliders (physics/build/mass_matrix.py), else 0
+    # 2 if moreover they are all sliders (physics/compiler/mass_matrix.py), else 0
     body_simple: np.ndarray = _i(1)
     # inverse weights at qpos0 (translation, rotation), scaling soft constraints
     body_invweight0: np.ndarray = _f(1, 2)

@@ -124,7 +124,7 @@ def working_directory(folder: Path):
 def load_taigym_model(path: Path):
     """taigym's Model of the file, strict (raises ModelError naming what is unsupported),
     then, where the MJCF uses taigym: attributes, of the file without them; and a note."""
-    from taigym.physics.build.mjcf import load_mjcf_string
+    from taigym.physics.compiler.mjcf import load_mjcf_string
 
     from taigym import physics
 

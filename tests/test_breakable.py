@@ -4,7 +4,7 @@ its limit turns off in that env only, and the break is recorded for the env laye
 import numpy as np
 import pytest
 from taigym.physics import ModelError
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 
 from taigym import physics
 

@@ -9,8 +9,8 @@ import mujoco  # a dev dependency: the oracle
 import numpy as np
 import pytest
 from taigym.physics import D6Axis, Model, ModelBuilder, ModelError
-from taigym.physics.build.transforms import euler_to_quat, quat_to_mat
-from taigym.physics.build.urdf import load_urdf_string
+from taigym.physics.compiler.transforms import euler_to_quat, quat_to_mat
+from taigym.physics.compiler.urdf import load_urdf_string
 from taigym.physics.model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
 
 UNIT = dict(mass=1.0, inertia=(0.1, 0.1, 0.1))
@@ -399,6 +399,6 @@ def test_three_routes_builder_matches_mujoco():
 
 
 def test_three_routes_mjcf_agrees():
-    from taigym.physics.build.mjcf import load_mjcf_string
+    from taigym.physics.compiler.mjcf import load_mjcf_string
 
     _assert_same_model(_three_way_builder(), load_mjcf_string(THREE_WAY_MJCF), "MJCF")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import gym_asset
 from taigym.physics.collision import broadphase as B
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.collision.driver import Collider
 from taigym.physics.model import GEOM_BOX, GEOM_HFIELD, GEOM_PLANE
 

@@ -4,7 +4,7 @@ import mujoco
 import numpy as np
 import pytest
 from taigym.physics import ModelError
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 
 from taigym import physics
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import gym_asset
 from oracle import random_state, rel_err
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 
 from taigym import physics
 

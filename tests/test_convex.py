@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import mujoco  # a dev dependency: the oracle
 import numpy as np
 import pytest
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.collision import broadphase as B
 from taigym.physics.collision.driver import Collider
 

@@ -4,8 +4,8 @@ move alike whatever the inertia, and targets are per env."""
 
 import numpy as np
 import pytest
-from taigym.physics.build.builder import D6Axis
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.builder import D6Axis
+from taigym.physics.compiler.mjcf import load_mjcf_string
 
 from taigym import physics
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from oracle import rel_err
 from taigym.physics import ModelError
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.model import DSBL_CONTACT, EQ_CONNECT, EQ_JOINT, EQ_WELD
 
 from taigym import physics

@@ -10,7 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 from taigym.physics.access import make_access
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.runtime.launch import traced_access
 from test_outline import MODEL, rollout
@@ -37,7 +37,7 @@ def test_expanded_accessors_step_as_the_functions(tmp_path, device):
     script = textwrap.dedent(f"""
         import sys, numpy as np
         sys.path.insert(0, {os.path.dirname(__file__)!r})
-        from taigym.physics.build.mjcf import load_mjcf_string
+        from taigym.physics.compiler.mjcf import load_mjcf_string
         from test_outline import MODEL, rollout
         _, states = rollout(load_mjcf_string(MODEL.format(integrator="RK4")), seed=3, steps=25)
         np.savez({str(out)!r}, *states)

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import pytest
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.collision import broadphase as B
 from taigym.physics.features import ALL, Features, model_features
 from taigym.physics.model import INT_EULER, INT_RK4

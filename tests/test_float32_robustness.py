@@ -14,7 +14,7 @@ one float64 kernel serve the module.
 import mujoco
 import numpy as np
 import pytest
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 
 from taigym import physics
 

@@ -9,7 +9,7 @@ comparison is of where the shapes come to rest.
 import mujoco  # a dev dependency: the oracle
 import numpy as np
 import pytest
-from taigym.physics.build.mjcf import load_mjcf, load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf, load_mjcf_string
 from taigym.physics.errors import ModelError
 from taigym.physics.render.png import write_png_grey
 

@@ -6,8 +6,8 @@ cone and twist range hold; the taigym: MJCF attributes reach the Model."""
 import mujoco
 import numpy as np
 import pytest
-from taigym.physics.build.builder import JointLimit
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.builder import JointLimit
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.errors import ModelError
 from taigym.physics.model import LIMIT_CUBIC, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING
 from taigym.physics.smooth.limits import cubic_limit

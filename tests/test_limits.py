@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import gym_asset
 from oracle import random_state, rel_err, rk4_step
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 
 from taigym import physics
 

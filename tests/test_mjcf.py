@@ -13,8 +13,8 @@ import pytest
 from conftest import GYM_MODELS, gym_asset
 from oracle import smooth
 from taigym.physics import ModelError
-from taigym.physics.build.mjcf import load_mjcf, load_mjcf_string
-from taigym.physics.build.transforms import quat_to_mat
+from taigym.physics.compiler.mjcf import load_mjcf, load_mjcf_string
+from taigym.physics.compiler.transforms import quat_to_mat
 
 from taigym import physics
 

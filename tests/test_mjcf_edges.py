@@ -12,9 +12,9 @@ import pytest
 from conftest import GYM_MODELS, gym_asset
 from oracle import rel_err
 from taigym.physics import ModelError, layout
-from taigym.physics.build.mass_matrix import factor
-from taigym.physics.build.mjcf import load_mjcf_string
-from taigym.physics.build.xml_source import MAX_DEPTH
+from taigym.physics.compiler.mass_matrix import factor
+from taigym.physics.compiler.mjcf import load_mjcf_string
+from taigym.physics.compiler.xml_source import MAX_DEPTH
 from taigym.scripts.cli import main as cli
 
 from taigym import physics
@@ -77,7 +77,7 @@ def _both(text):
 @pytest.mark.parametrize("name", SHARED_AXES)
 def test_shared_axis_weights_match_mujoco(name):
     """body_simple exactly; the inverse weights to 1e-12 relative: the same factorization
-    as MuJoCo's (physics/build/mass_matrix.py) of an M that agrees to rounding, including the
+    as MuJoCo's (physics/compiler/mass_matrix.py) of an M that agrees to rounding, including the
     singular ones' 1/mjMINVAL."""
     ours, mj = _both(SHARED_AXES[name])
     np.testing.assert_array_equal(ours.body_simple, mj.body_simple)
@@ -90,7 +90,7 @@ def test_shared_axis_weights_match_mujoco(name):
 
 @pytest.mark.parametrize("name", ["humanoid", "walker2d_v5"])
 def test_factorization_is_mujocos_to_the_bit(name):
-    """physics/build/mass_matrix.factor of mujoco's own M at a random state gives mujoco's
+    """physics/compiler/mass_matrix.factor of mujoco's own M at a random state gives mujoco's
     qLD exactly: the weights follow MuJoCo's rounding, which singular models expose."""
     mj = mujoco.MjModel.from_xml_path(gym_asset(name))
     d = mujoco.MjData(mj)

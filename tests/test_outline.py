@@ -11,7 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.runtime.launch import calls_inside_real_functions
 from taigym.physics.step.outline import outlining
@@ -136,7 +136,7 @@ def test_a_second_process_finds_the_outlined_kernel_in_the_cache(tmp_path):
     script = textwrap.dedent("""
         import numpy as np
         from taigym import physics
-        from taigym.physics.build.mjcf import load_mjcf_string
+        from taigym.physics.compiler.mjcf import load_mjcf_string
         model = load_mjcf_string('''%s''')
         world = physics.World(model, num_envs=2, device="cpu", precision="float64")
         world.step()

@@ -91,7 +91,7 @@ def test_friction_and_joint_range_per_env(device):
     """Env k with geom friction f_k and joint range r_k steps exactly as a World whose
     MJCF has them: a contact mixes the two geoms' friction by max, the range moves the
     soft limit."""
-    from taigym.physics.build.mjcf import load_mjcf_string
+    from taigym.physics.compiler.mjcf import load_mjcf_string
 
     settings = [(1.0, 0.3, -0.5, 0.5), (0.2, 0.6, -0.2, 1.0), (0.9, 0.9, -1.0, 0.1)]
     model = load_mjcf_string(SLIDER.format(floor=1.0, box=1.0, lo=-1, hi=1))

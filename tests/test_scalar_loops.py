@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from taigym.physics.build.mjcf import load_mjcf_string
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in
 from test_outline import MODEL, rollout

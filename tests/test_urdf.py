@@ -10,8 +10,8 @@ import mujoco  # a dev dependency: the oracle
 import numpy as np
 import pytest
 from taigym.physics import ModelError
-from taigym.physics.build.transforms import quat_to_mat
-from taigym.physics.build.urdf import load_urdf, load_urdf_string
+from taigym.physics.compiler.transforms import quat_to_mat
+from taigym.physics.compiler.urdf import load_urdf, load_urdf_string
 from taigym.physics.model import JNT_FREE, JNT_HINGE, JNT_SLIDE
 
 from taigym import physics

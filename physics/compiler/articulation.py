@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import DSBL_CONSTRAINT, JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE, Model
-from ..build.transforms import axis_angle_to_quat, quat_conj, quat_mul, quat_normalize, quat_to_mat
+from ..compiler.transforms import axis_angle_to_quat, quat_conj, quat_mul, quat_normalize, quat_to_mat
 
 
 def eval_fk(model: Model, joint_q, *, device: str = "cpu") -> np.ndarray:

@@ -7,11 +7,11 @@ import copy
 import numpy as np
 
 from .. import model as M
-from ..build.builder import int32
-from ..build.invweight import invweight0
-from ..build.mass_matrix import body_simple
+from ..compiler.builder import int32
+from ..compiler.invweight import invweight0
+from ..compiler.mass_matrix import body_simple
 from ..errors import ModelError
-from ..build.transforms import quat_conj, quat_mul, quat_rotate
+from ..compiler.transforms import quat_conj, quat_mul, quat_rotate
 
 _MINVAL = 1e-15
 
@@ -430,7 +430,7 @@ def equality_reference_data(model: M.Model) -> np.ndarray:
     """Fill what connect and weld constraints take from the reference configuration
     (MuJoCo's mj_setConst): connect's anchor in body2's frame; weld's anchor in body1's
     frame and the relative orientation, unless given."""
-    from ..build.invweight import _reference_frames
+    from ..compiler.invweight import _reference_frames
 
     out = np.array(model.eq_data, dtype=float)
     if not model.neq:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import model as M
-from ..build.mass_matrix import drop_simple_coupling, factor, solve
-from ..build.transforms import quat_mul, quat_rotate, quat_to_mat
+from ..compiler.mass_matrix import drop_simple_coupling, factor, solve
+from ..compiler.transforms import quat_mul, quat_rotate, quat_to_mat
 
 _MINVAL = 1e-15
 
@@ -145,7 +145,7 @@ def _tendon_weights(m: M.Model, lower, d) -> np.ndarray:
 def invweight0(m: M.Model):
     """(body_invweight0 (nbody, 2), dof_invweight0 (nv,), tendon_invweight0 (ntendon,),
     meaninertia: the mean diagonal of M at qpos0, MuJoCo's scale for solver tolerances).
-    M^-1 is applied through MuJoCo's factorization (physics/build/mass_matrix.py), so a
+    M^-1 is applied through MuJoCo's factorization (physics/compiler/mass_matrix.py), so a
     singular M (two joints on one axis) gives MuJoCo's large but finite weights."""
     if m.nv == 0:
         return np.zeros((m.nbody, 2)), np.zeros(0), np.zeros(m.ntendon), 1.0

@@ -32,12 +32,12 @@ from typing import Optional
 
 import numpy as np
 
-from ..build.xml_source import Node as _Node
-from ..build.xml_source import XmlReader, parse_xml
-from ..build.builder import ModelBuilder
+from ..compiler.xml_source import Node as _Node
+from ..compiler.xml_source import XmlReader, parse_xml
+from ..compiler.builder import ModelBuilder
 from ..errors import ModelError
 from ..model import Model
-from ..build.transforms import euler_to_quat, quat_to_mat
+from ..compiler.transforms import euler_to_quat, quat_to_mat
 
 _STRING_FILE = "<string>"
 _WORLD = "world"

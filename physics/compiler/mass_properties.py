@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
-from ..build.transforms import mat_to_quat, quat_to_mat
+from ..compiler.transforms import mat_to_quat, quat_to_mat
 
 
 def geom_volume(gtype: int, size) -> float:

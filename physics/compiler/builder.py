@@ -25,8 +25,8 @@ import numpy as np
 
 from .. import model as M
 from ..errors import ModelError
-from ..build.mass_properties import combine, geom_inertia, geom_volume, principal_axes
-from ..build.transforms import quat_normalize
+from ..compiler.mass_properties import combine, geom_inertia, geom_volume, principal_axes
+from ..compiler.transforms import quat_normalize
 
 _JOINT_TYPES = {"free": M.JNT_FREE, "ball": M.JNT_BALL, "slide": M.JNT_SLIDE, "hinge": M.JNT_HINGE}
 _GEOM_TYPES = {
@@ -849,7 +849,7 @@ class ModelBuilder:
             total_mass: rescale all masses and inertias so the model weighs this [kg]
                 (MJCF ``settotalmass``).
         """
-        from ..build.compile import compile_model  # local: keeps the builder light to import
+        from ..compiler.compile import compile_model  # local: keeps the builder light to import
 
         return compile_model(self, total_mass=total_mass)
 

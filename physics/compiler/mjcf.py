@@ -42,12 +42,12 @@ from typing import Optional
 import numpy as np
 
 from .. import model as M
-from ..build.xml_source import Node, XmlReader, parse_xml
-from ..build.builder import INT32_MAX, INT32_MIN, ModelBuilder
+from ..compiler.xml_source import Node, XmlReader, parse_xml
+from ..compiler.builder import INT32_MAX, INT32_MIN, ModelBuilder
 from ..errors import ModelError
 from ..model import Model
-from ..build.transforms import axis_angle_to_quat, euler_to_quat, frame_to_quat, quat_mul, quat_normalize, quat_rotate
-from ..build.transforms import quat_to_mat, zaxis_to_quat
+from ..compiler.transforms import axis_angle_to_quat, euler_to_quat, frame_to_quat, quat_mul, quat_normalize, quat_rotate
+from ..compiler.transforms import quat_to_mat, zaxis_to_quat
 
 _STRING_FILE = "<string>"
 _SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
@@ -481,7 +481,7 @@ class _Reader(XmlReader):
     def worldbody(self, node: Node) -> None:
         """The kinematic tree, depth first with children in document order (MuJoCo's body
         order), from a stack rather than a call per level: a chain as deep as the XML
-        allows (physics/build/xml_source.py, MAX_DEPTH) reads like a shallow one."""
+        allows (physics/compiler/xml_source.py, MAX_DEPTH) reads like a shallow one."""
         self.check(node, "worldbody", (), ("body", "geom", "site", "camera", "light", "frame"))
         pending = self.contents(node, 0, "main", np.zeros(3), np.array([1.0, 0, 0, 0]))[::-1]
         while pending:
@@ -641,7 +641,7 @@ class _Reader(XmlReader):
             self.guard(node, element, self.b.add_drive, jid, **kw)
 
     def taigym_limit(self, a, node: Node, element: str, jtype: str, jid: int, ref: float, conv) -> None:
-        from ..build.builder import JointLimit
+        from ..compiler.builder import JointLimit
 
         model = self.keyword(a, "taigym:limit", node, element, tuple(M.LIMIT_MODELS), "soft")
         bounds = [self.number(a, f"taigym:limit_{k}", node, element) for k in ("lower", "upper")]
