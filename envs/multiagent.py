@@ -32,16 +32,15 @@ from .vector import TaiGymVectorEnv
 
 class TaiGymParallelEnv(ParallelEnv):
     """Args: ``config`` (a multi-agent task's YAML path or id), ``overrides`` (config overrides),
-    ``render_mode`` (None or "rgb_array"), ``program`` (TaiGymVectorEnv's: False computes
-    the terms in numpy after the launch)."""
+    ``render_mode`` (None or "rgb_array")."""
 
     metadata: ClassVar[dict] = {"render_modes": list(RENDER_MODES), "name": "taigym_parallel",
                                 "is_parallelizable": True}
 
-    def __init__(self, config, *, overrides=None, render_mode=None, program=None):
+    def __init__(self, config, *, overrides=None, render_mode=None):
         self._unoffered_mode = _mode_refused_on_use(render_mode)
         self._batch = TaiGymVectorEnv(config, 1, overrides=overrides, autoreset_mode=AutoresetMode.DISABLED,
-                                      render_mode=None if self._unoffered_mode else render_mode, program=program)
+                                      render_mode=None if self._unoffered_mode else render_mode)
         self.task = self._batch.task
         if not self.task.config.multi_agent:
             raise error_at(self.task.config, ("agents",), "this task defines no agents", expected="a list of agents")
@@ -50,7 +49,7 @@ class TaiGymParallelEnv(ParallelEnv):
         self.possible_agents = list(self.task.agents)
         self.agents = []
         self._slots = self._action_slots()
-        dtype = self._batch.single_observation_space.dtype
+        self._dtype = dtype = self._batch.single_observation_space.dtype
         self._obs_spaces = {
             a: spaces.Box(-np.inf, np.inf, (sum(o.term.size for o in spec["observations"]),), dtype)
             for a, spec in self.task.agents.items()}
@@ -81,18 +80,18 @@ class TaiGymParallelEnv(ParallelEnv):
         for agent in live:
             full[0, self._slots[agent]] = np.asarray(actions[agent], dtype=np.float64).reshape(-1)
         self._state, reward, terminated, truncated, info = self._batch.step(full)
-        ctx = self._batch.last_context
+        own = {a: self._batch.agent_outputs(a) for a in live}
         diverged = bool(info["physics_diverged"][0])
         # a diverged step judges nothing: the batch has truncated the scene, and zeroed its rewards
-        terms = {a: bool(terminated[0]) or (not diverged and self._out_by_own_terms(a, ctx)) for a in live}
+        terms = {a: bool(terminated[0]) or (not diverged and bool(own[a]["terminated"][0])) for a in live}
         truncs = {a: bool(truncated[0]) for a in live}
         rewards, infos = {}, {}
         for a in live:
-            own, parts = self._own_reward(a, ctx, terms[a])
-            rewards[a] = 0.0 if diverged else float(reward[0] + own)
+            parts = {name: value[:1] for name, value in own[a]["parts"].items()}
+            rewards[a] = 0.0 if diverged else float(reward[0] + own[a]["reward"][0])
             infos[a] = {"physics_diverged": diverged, **_reward_parts(info, parts, diverged)}
         self.agents = [a for a in live if not (terms[a] or truncs[a])]
-        return self._observe(live), rewards, terms, truncs, infos
+        return {a: own[a]["obs"][0].astype(self._dtype) for a in live}, rewards, terms, truncs, infos
 
     def state(self):
         """The scene's global observation (the task's top-level ``observations``)."""
@@ -122,50 +121,8 @@ class TaiGymParallelEnv(ParallelEnv):
         if unknown:
             raise ValueError(f"actions for {unknown}, which are not agents of this env: {self.possible_agents}")
 
-    # each agent's own terms: from the batch's program registers where its step ran as one
-    # launch (tasks/term_program.py), else computed here on the batch's step context
-    def _out_by_own_terms(self, agent, ctx) -> bool:
-        program = self._batch._program
-        if program is not None:
-            at = program.agents[agent].own_terminated
-            return bool(self._batch.world.registers()[0, at.start] != 0)
-        terms = self.task.agents[agent]["terminations"]
-        return bool(terms) and bool(self.task.terminated(ctx, terms)[0])
-
-    def _own_reward(self, agent, ctx, terminated):
-        """(the agent's own reward, {name: (1,) value of each own term})."""
-        program = self._batch._program
-        if program is not None:
-            regs, own = self._batch.world.registers(), program.agents[agent]
-            parts = {}
-            for name, at in own.parts:
-                parts[name] = parts.get(name, 0.0) + regs[:1, at.start].astype(np.float64)
-            return float(regs[0, own.reward.start]), parts
-        # the agent's own terms see its own ending (alive is 0 on the step it is out); the
-        # shared ones, computed by the batch, saw the scene's
-        scene = ctx.terminated
-        ctx.terminated = ctx.xp.asarray(np.array([terminated]))
-        try:
-            total, parts = self.task.reward(ctx, self.task.agents[agent]["rewards"])
-            return float(total[0]), parts
-        finally:
-            ctx.terminated = scene
-
     def _observe(self, agents):
-        ctx, noise = self._batch.last_context, self._batch._noise_rngs
-        dtype = self._batch.single_observation_space.dtype
-        program = self._batch._program
-        out = {}
-        for a in agents:
-            spec = self.task.agents[a]["observations"]
-            if program is None:
-                obs = self.task.observe(ctx, noise, spec)
-            else:
-                at = program.agents[a].obs
-                obs = self._batch.world.registers()[:1, at.start : at.stop].astype(np.float64)
-                self.task.add_noise(obs, noise, spec)
-            out[a] = obs[0].astype(dtype)
-        return out
+        return {a: self._batch.agent_outputs(a)["obs"][0].astype(self._dtype) for a in agents}
 
     def _action_slots(self):
         # each agent's actuators as positions in the task's action vector; no actuator twice

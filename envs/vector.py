@@ -31,20 +31,17 @@ config's ``render`` settings; ``physics.render.tile`` makes them one grid image.
 
 With ``tensor_backend="torch"`` (``gym.make_vec(id, num_envs=n, tensor_backend="torch")``),
 observations, rewards, terminated and truncated are torch tensors on the World's device
-(``env.device``), and actions may be torch tensors. On a GPU World the step stays on the
-device: actions are written into the World from the device, the World's quantities are
-copied out device to device (``World.get_tensor``), and the task terms compute on those
-tensors (``ctx.xp``, tasks/arrays.py). What crosses to the host each step is the
-(num_envs,) terminated and diverged flags, because resets are drawn there from each env's
-own generator, and the truncation flags back; reset states, resampled commands and
-observation noise (when the config has any) go up for the envs concerned. On a CPU World
-the terms run on numpy arrays (the same memory, and numpy's per-call cost is lower on small
-batches) and the outputs are wrapped as tensors; ``torch_terms=True`` computes them with
-torch there too. Every tensor returned owns its memory, so nothing the env keeps can be
-changed through it. In ``info``, arrays become tensors too, the masks bool tensors (as
-gymnasium's ``NumpyToTorch`` gives them); ``final_obs`` is then one (num_envs, obs_size)
-tensor whose rows of envs that did not end are zero (``_final_obs`` says which rows hold a
-final observation).
+(``env.device``), and actions may be torch tensors. Every tensor returned owns its memory,
+so nothing the env keeps can be changed through it. In ``info``, arrays become tensors too,
+the masks bool tensors (as gymnasium's ``NumpyToTorch`` gives them); ``final_obs`` is then
+one (num_envs, obs_size) tensor whose rows of envs that did not end are zero
+(``_final_obs`` says which rows hold a final observation).
+
+A step is one launch of the World on any device: the task's terms are instructions of the
+World's program (tasks/term_program.py), run after each env's physics substeps, reading
+the actions from the program's registers and writing the observations, rewards and flags
+there. Envs that autoreset are reset on the host first (each from its own generator) and
+observed in the same launch. Observation noise and command draws stay on the host.
 """
 
 from __future__ import annotations
@@ -56,10 +53,8 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
-from taigym.tasks.arrays import NUMPY, TorchOps
-from taigym.tasks.context import StepContext, snapshot
 from taigym.tasks.task import Task
-from taigym.tasks.term_program import POST, PRE, RESET, TermProgram, missing_ops
+from taigym.tasks.term_program import POST, PRE, RESET
 
 from taigym import physics
 
@@ -84,21 +79,15 @@ class TaiGymVectorEnv(VectorEnv):
         render_mode: None or "rgb_array".
         tensor_backend: "numpy" (default) or "torch": outputs as torch tensors on the World's
             device, and torch actions accepted.
-        torch_terms: with the torch backend, compute the task terms with torch on the World's
-            device; default: when the World is not on the CPU.
         serial: step the envs in the calling thread (``physics.World``'s ``serial``; by
             default at one env). ``serial=False`` shares a batch's compiled kernels.
-        program: run the task's terms inside the World's step launch (tasks/term_program.py)
-            rather than in numpy after it; default: whenever every term of the task has a
-            program implementation and the terms compute with numpy. ``False`` forces the
-            numpy reference path.
     """
 
     metadata: ClassVar[dict] = {"render_modes": RENDER_MODES, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, config, num_envs: int = 1, *, overrides=None, autoreset_mode=AutoresetMode.NEXT_STEP,
                  time_limit: bool = True, max_episode_steps=None, render_mode=None, tensor_backend="numpy",
-                 torch_terms=None, serial=None, program=None):
+                 serial=None):
         check_render_mode(render_mode)
         if tensor_backend not in TENSOR_BACKENDS:
             raise ValueError(f"tensor_backend must be one of {TENSOR_BACKENDS}, got {tensor_backend!r}")
@@ -119,13 +108,6 @@ class TaiGymVectorEnv(VectorEnv):
         self._params = ParameterWriter(self.task, self.world) if self.task.randomization else None
         self.device = self.world.device  # where torch outputs live
         self._torch = _TorchOutputs(self.device) if tensor_backend == "torch" else None
-        if torch_terms and not self._torch:
-            raise ValueError("torch_terms=True needs tensor_backend='torch'")
-        if torch_terms is None:
-            torch_terms = self._torch is not None and self.device != "cpu"
-        # the namespace the env's per-env arrays and the task terms live in ("cpu" and "cuda"
-        # name the same devices in torch)
-        self._xp = TorchOps(self.device) if torch_terms else NUMPY
         self._time_limit = time_limit
         self.episode_length = int(max_episode_steps or self.task.episode_length)
         self._frame_skip = cfg.simulation.frame_skip
@@ -139,29 +121,10 @@ class TaiGymVectorEnv(VectorEnv):
         self._rngs = self._noise_rngs = None
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
         self._needs_reset = np.ones(self.num_envs, dtype=bool)
-        xp = self._xp
-        self._obs = xp.zeros((self.num_envs, self.task.obs_size))
-        self._prev = None  # each env's task.prev_needs as of its last step or reset
-        self.last_context = None  # the terms' inputs of the last step or full reset
-        # per-env task state the terms read through the context: current commands, term memory
-        self._commands = {name: xp.zeros((self.num_envs, term.size)) for name, term, _ in self.task.commands}
-        self._memory = {name: xp.zeros((self.num_envs, width)) for name, width in self.task.memory.items()}
-        self._program = self._term_program(program)
+        self._obs = np.zeros((self.num_envs, self.task.obs_size))
+        self.program = self.task.program  # the step's registers (tasks/term_program.py)
+        self.world.set_program(self.program.program)
         self._noisy = any(o.noise is not None for o in self.task.observations)
-
-    def _term_program(self, wanted):
-        """The task's TermProgram, set on the World, or None for the numpy path."""
-        missing = missing_ops(self.task)
-        if self._xp is not NUMPY:
-            missing.append("torch terms")
-        if wanted and missing:
-            raise ValueError(f"program=True: {self.task.config.id} cannot run its terms as a program: "
-                             + "; ".join(missing))
-        if wanted is False or missing:
-            return None
-        compiled = TermProgram(self.task)
-        self.world.set_program(compiled.program)
-        return compiled
 
     # --- Gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed=None, options=None):
@@ -177,10 +140,7 @@ class TaiGymVectorEnv(VectorEnv):
             raise ResetNeeded("call reset() before step()")
         actions, bad_action = self._checked_actions(actions)
         resetting = self._needs_reset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
-        if self._program is not None:
-            obs, reward, parts, terminated, finite = self._step_program(actions, resetting)
-        else:
-            obs, reward, parts, terminated, finite = self._step_terms(actions, resetting)
+        obs, reward, parts, terminated, finite = self._step_program(actions, resetting)
         self._steps += 1
         truncated = self._steps >= self.episode_length if self._time_limit else np.zeros(self.num_envs, bool)
         diverged = ~finite & ~resetting
@@ -189,10 +149,7 @@ class TaiGymVectorEnv(VectorEnv):
         self._obs = obs
         if resetting.any():
             ids = np.flatnonzero(resetting)
-            if self._program is None:
-                self._reset_envs(ids)
-            else:  # reset before the launch, observed by it
-                self._steps[ids] = 0
+            self._steps[ids] = 0  # reset before the launch, observed by it
             reward[ids], terminated[ids], truncated[ids] = 0.0, False, False
         ended = terminated | truncated
         values, carriers = self._step_info(parts, resetting | diverged, diverged, bad_action)
@@ -204,52 +161,25 @@ class TaiGymVectorEnv(VectorEnv):
         out = (self._obs_out(), reward, terminated, truncated, info)
         return out if self._torch is None else self._torch.step(out)
 
-    def _step_terms(self, actions, resetting):
-        """The step with the terms in numpy (or torch) after the physics launch."""
-        xp = self._xp
-        prev = self._prev
-        self.task.apply_action(self.world, actions, xp)
-        self.world.step(self._frame_skip)
-        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, tensors=xp is not NUMPY),
-                          dt=self.task.dt, action=actions, prev=prev, commands=self._commands,
-                          memory=self._memory, xp=xp)
-        with np.errstate(all="ignore"):  # diverged rows are replaced below
-            terminated = self.task.terminated(ctx)
-            ctx.terminated = xp.copy(terminated)  # the env keeps ctx: it must not share the returned flags
-            reward, parts = self.task.reward(ctx)
-            # rewards judged the command the action was chosen for; the observation shows the next
-            self._resample_commands(self._steps + 1, ~resetting)
-            obs = self.task.observe(ctx, self._noise_rngs)
-        self._prev = {key: xp.copy(ctx.get(key)) for key in self.task.prev_needs}
-        self.last_context = ctx
-        finite = xp.isfinite(ctx.get("qpos")).all(1) & xp.isfinite(ctx.get("qvel")).all(1)
-        # the flags the host needs for resets: the one read back from the device per step
-        return obs, reward, parts, xp.to_numpy(terminated).copy(), xp.to_numpy(finite)
-
     def _step_program(self, actions, resetting):
         """The step as one launch: actions in, terms computed by the World's program. Envs that
         autoreset now (NEXT_STEP) are reset on the host first and observed in the same launch,
         their steps replaced by a forward pass (the override register)."""
-        p = self._program
+        p = self.program
         reset_ids = np.flatnonzero(resetting) if resetting.any() else None
         self._program_inputs(actions, resetting, reset_ids)
         self.world.step(self._frame_skip, segments=(PRE, POST))
         regs = self.world.registers()
         if reset_ids is not None or p.commands_now:
             self._program_bookkeeping(regs, reset_ids)
-        values = regs[:, p.part_columns].astype(np.float64)
-        parts = {}
-        for k, name in enumerate(p.part_names):  # a name given twice sums its terms
-            parts[name] = parts[name] + values[:, k] if name in parts else values[:, k]
-        obs = regs[:, p.obs.start : p.obs.stop].astype(np.float64)
+        out = p.outputs(regs)
         if self._noisy:
-            self._add_step_noise(obs, reset_ids)
-        return (obs, regs[:, p.reward.start].astype(np.float64), parts, regs[:, p.terminated.start] != 0,
-                regs[:, p.nonfinite.start] == 0)
+            self._add_step_noise(out.obs, reset_ids)
+        return out.obs, out.reward, out.parts, out.terminated, out.finite
 
     def _program_inputs(self, actions, resetting, reset_ids):
         # the registers a step reads: actions, the override of envs reset now, commands due
-        p = self._program
+        p = self.program
         if reset_ids is not None:
             self._draw_resets(reset_ids)
         regs = self.world.registers()
@@ -269,7 +199,7 @@ class TaiGymVectorEnv(VectorEnv):
 
     def _program_bookkeeping(self, regs, reset_ids):
         # the next commands become the current ones; overrides cleared
-        p = self._program
+        p = self.program
         for name, now in p.commands_now.items():
             nxt = p.commands_next[name]
             regs[:, now.start : now.stop] = regs[:, nxt.start : nxt.stop]
@@ -291,17 +221,29 @@ class TaiGymVectorEnv(VectorEnv):
     def current_commands(self) -> dict:
         """{command name: (num_envs, size)}: each env's current command (what its observation
         shows), a copy, wherever the env keeps it."""
-        if self._program is None:
-            return {name: self._xp.to_numpy(rows).copy() for name, rows in self._commands.items()}
         regs = self.world.registers()
-        return {name: regs[:, at.start : at.stop].astype(np.float64) for name, at in self._program.commands_next.items()}
+        return {name: regs[:, at.start : at.stop].astype(np.float64) for name, at in self.program.commands_next.items()}
 
     def term_memory(self) -> dict:
         """{memory name: (num_envs, width)}: the terms' per-env memory (Term.memory), a copy."""
-        if self._program is None:
-            return {name: self._xp.to_numpy(rows).copy() for name, rows in self._memory.items()}
         regs = self.world.registers()
-        return {name: regs[:, at.start : at.stop].astype(np.float64) for name, at in self._program.memories.items()}
+        return {name: regs[:, at.start : at.stop].astype(np.float64) for name, at in self.program.memories.items()}
+
+    def agent_outputs(self, agent: str) -> dict:
+        """A multi-agent task's agent's own results of the last step or reset, per env:
+        ``terminated`` (bool, by its own terminations), ``reward`` (its own reward terms, which
+        see its own ending), ``parts`` ({name: weighted value}) and ``obs`` (its observation,
+        noise drawn from each env's generator as the task's are)."""
+        regs, own = self.world.registers(), self.program.agents[agent]
+        parts = {}
+        for name, at in own.parts:
+            parts[name] = parts.get(name, 0.0) + regs[:, at.start].astype(np.float64)
+        obs = regs[:, own.obs.start : own.obs.stop].astype(np.float64)
+        spec = self.task.agents[agent]["observations"]
+        if any(o.noise is not None for o in spec):
+            self.task.add_noise(obs, self._noise_rngs, spec)
+        return {"terminated": regs[:, own.own_terminated.start] != 0,
+                "reward": regs[:, own.reward.start].astype(np.float64), "parts": parts, "obs": obs}
 
     def render(self):
         """One (H, W, 3) uint8 frame per env, or None without a render mode."""
@@ -341,27 +283,8 @@ class TaiGymVectorEnv(VectorEnv):
         if len(ids) == 0:
             return
         self._draw_resets(ids)
-        if self._program is not None:
-            self.world.forward(None if len(ids) == self.num_envs else ids, segments=(0, RESET))
-            self._observe_reset(ids, self.world.registers())
-            return
-        self.world.forward(ids)
-        xp = self._xp
-        for rows in self._memory.values():
-            rows[ids] = 0.0
-        if self._commands:
-            drawn = [self.task.draw_commands(self._rngs[i]) for i in ids]
-            for name, rows in self._commands.items():
-                rows[ids] = xp.asarray(np.stack([d[name] for d in drawn]))
-        ctx = StepContext(self.task.model, snapshot(self.world, self.task.needs, ids, tensors=xp is not NUMPY),
-                          dt=self.task.dt, commands={k: v[ids] for k, v in self._commands.items()},
-                          memory={k: v[ids] for k, v in self._memory.items()}, xp=xp)
-        xp.put(self._obs, ids, self.task.observe(ctx, [self._noise_rngs[i] for i in ids]))
-        if len(ids) == self.num_envs:
-            self.last_context = ctx
-        self._keep_prev(ids, ctx)
-        self._steps[ids] = 0
-        self._needs_reset[ids] = False
+        self.world.forward(None if len(ids) == self.num_envs else ids, segments=(0, RESET))
+        self._observe_reset(ids, self.world.registers())
 
     def _put_registers(self, regs):
         if not self.world.registers_shared():  # a copy (not a CPU World): write it back
@@ -377,9 +300,7 @@ class TaiGymVectorEnv(VectorEnv):
         self.world.reset(env_ids=ids)
         self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
         self.task.hold_reset_pose(self.world, ids, qpos)
-        p = self._program
-        if p is None:
-            return
+        p = self.program
         regs = self.world.registers()
         for at in p.memories.values():
             regs[ids, at.start : at.stop] = 0.0
@@ -393,7 +314,7 @@ class TaiGymVectorEnv(VectorEnv):
 
     def _observe_reset(self, ids, regs):
         # the observations the program's RESET segment wrote, noise added on the host
-        p = self._program
+        p = self.program
         obs = regs[ids, p.obs.start : p.obs.stop].astype(np.float64)
         if self._noisy:
             self.task.add_noise(obs, [self._noise_rngs[i] for i in ids])
@@ -401,30 +322,13 @@ class TaiGymVectorEnv(VectorEnv):
         self._steps[ids] = 0
         self._needs_reset[ids] = False
 
-    def _resample_commands(self, steps, live):
-        # each env on its own schedule (steps since its reset), from its own generator
-        for name, due in self.task.commands_due(steps).items():
-            ids = np.flatnonzero(due & live)
-            if len(ids):
-                rows = [self.task.draw_commands(self._rngs[i], (name,))[name] for i in ids]
-                self._commands[name][ids] = self._xp.asarray(np.stack(rows))
-
-    def _keep_prev(self, ids, ctx):
-        # the reset state is what the next step's differenced terms compare with
-        if self._prev is None:
-            self._prev = {key: self._xp.zeros((self.num_envs, *ctx.get(key).shape[1:])) for key in self.task.prev_needs}
-        for key, rows in self._prev.items():
-            self._xp.put(rows, ids, ctx.get(key))
-
     def _step_info(self, parts, zeroed, diverged, bad_action):
         """(the step's info arrays, for each the envs that carry it where not all do)."""
-        xp = self._xp
         values, carriers = {"physics_diverged": diverged}, {}
         if bad_action is not None:
             values["action_nonfinite"] = carriers["action_nonfinite"] = bad_action
-        zeroed = xp.asarray(zeroed)
         for name, value in parts.items():
-            values[f"reward_{name}"] = xp.where(zeroed, 0.0, value)
+            values[f"reward_{name}"] = np.where(zeroed, 0.0, value)
         return values, carriers
 
     def _envs_with_step_info(self, resetting, ended):
@@ -441,7 +345,7 @@ class TaiGymVectorEnv(VectorEnv):
         if self._torch is not None:
             # one tensor, rows of envs that did not end zero
             final_obs = self._obs_out()
-            final_obs[~self._xp.asarray(ended)] = 0
+            final_obs[~ended] = 0
             final_obs = self._torch.array(final_obs)
         else:
             final_obs = np.empty(self.num_envs, dtype=object)
@@ -452,16 +356,12 @@ class TaiGymVectorEnv(VectorEnv):
 
     def _obs_out(self):
         """A copy of the current observations in the observation space's dtype."""
-        if self._xp is NUMPY:
-            return self._obs.astype(self._obs_dtype)
-        return self._obs.to(getattr(self._xp.torch, np.dtype(self._obs_dtype).name), copy=True)
+        return self._obs.astype(self._obs_dtype)
 
     def _contain_divergence(self, ids, obs, reward, terminated, truncated):
         # back to the reference state now, so no non-finite value stays in the World;
         # the episode ends as truncated (nothing the policy did is being judged)
         self.world.reset(env_ids=ids)
-        if self._prev is not None:
-            self._xp.put(self._prev["qpos"], ids, self._xp.const(self.task.model.qpos0))
         obs[ids] = self._obs[ids]
         reward[ids], terminated[ids], truncated[ids] = 0.0, False, True
 
@@ -476,24 +376,19 @@ class TaiGymVectorEnv(VectorEnv):
     def _checked_actions(self, actions):
         """(actions as float64 in the env's namespace, per-env non-finite flags or None)."""
         shape = (self.num_envs, self.task.action_size)
-        xp = self._xp
-        if xp is NUMPY:
-            if hasattr(actions, "detach"):  # a torch tensor, on any device
-                actions = actions.detach().to("cpu").numpy()
-            arr = np.asarray(actions, dtype=np.float64)
-        else:
-            arr = xp.float64(actions.detach() if hasattr(actions, "detach") else np.asarray(actions, np.float64))
+        if hasattr(actions, "detach"):  # a torch tensor, on any device
+            actions = actions.detach().to("cpu").numpy()
+        arr = np.asarray(actions, dtype=np.float64)
         if tuple(arr.shape) != shape:
             raise ValueError(f"actions must have shape {shape}, got {tuple(arr.shape)}")
-        bad = ~xp.isfinite(arr)
-        if not bool(bad.any()):
+        bad = ~np.isfinite(arr)
+        if not bad.any():
             return arr, None
-        rows = np.flatnonzero(xp.to_numpy(bad.any(1)))
+        rows = np.flatnonzero(bad.any(1))
         if self.task.config.actions.nonfinite == "error":
             raise ValueError(f"actions contain NaN or inf in envs {rows.tolist()[:10]}; "
                              "set actions.nonfinite=zero in the task config to zero them instead")
-        arr = xp.where(bad, 0.0, arr)
-        return arr, xp.to_numpy(bad.any(1))
+        return np.where(bad, 0.0, arr), bad.any(1)
 
 
 def with_masks(values: dict, carriers: dict, envs) -> dict:

@@ -5,21 +5,23 @@ against the robot (joint, body and site names exist; sizes fit) and returns a
 :class:`Term`, whose function then runs batched on every step. Binding names once, before
 any World exists, is what lets a bad config be refused before simulation.
 
-Kinds and the signature of the bound function:
+Kinds, and what the bound :class:`Term` carries:
 
-- observation, reward, termination: ``fn(ctx) -> (num_envs, k) | (num_envs,)`` where ctx is a
-  :class:`tasks.context.StepContext`.
+- observation, reward, termination: ``ops(c) -> Regs``, the term written once as
+  instructions of the env step's World program (tasks/term_program.py), built with
+  ``c.load`` (a World quantity now), ``c.prev`` (as it was before the step), ``c.command``,
+  ``c.memory``, ``c.action``, ``c.terminated`` and the builder ``c.b``
+  (physics/step/program.py). The env runs it inside the World's step launch;
+  tasks/reference.py evaluates the same instructions on arrays. An observation gives its
+  width in ``size``.
 - reset: ``fn(rng, qpos, qvel) -> None``, one env at a time, editing that env's state rows in
   place; ``rng`` is the env's own generator, so every env has its own stream.
 - randomization: ``fn(rng) -> dict[param, values]`` for one env, applied to the World.
 - command: ``fn(rng) -> (size,)`` draws one env's command (a velocity to track), at each reset
-  and every ``info["resampling_time"]`` seconds; terms read it as ``ctx.command(name)``.
+  and every ``info["resampling_time"]`` seconds; step terms read it as ``c.command(name)``.
 
-An observation, reward or termination term may also give ``ops``: the same function as
-instructions of the env step's World program (tasks/term_program.py), built with
-``c.load``, ``c.prev``, ``c.command``, ``c.memory``, ``c.action``, ``c.terminated`` and the
-builder ``c.b`` (physics/step/program.py). A task whose step terms all have one steps in one
-launch; its numpy function stays the reference the tests compare with.
+A factory is found by its registered name, or, for a term of one's own, by ``path.py:name``
+(relative to the task file) or ``module:name`` in the task file (tasks/user_terms.py).
 """
 
 from __future__ import annotations
@@ -46,21 +48,17 @@ class TermError(ValueError):
 
 @dataclass(frozen=True)
 class Term:
-    """A bound term: the batched function and the World quantities it reads."""
+    """A bound term: ``ops`` for a step term, ``fn`` for the host-side kinds (module docstring)."""
 
-    fn: Callable
-    needs: tuple = ()
-    # quantities also read as they were before the step (ctx.get_prev), e.g. a position
-    # differenced over the control period
-    needs_prev: tuple = ()
+    fn: Callable | None = None
     size: int | None = None  # observation (or command) width per env
-    # per-env buffers {name: width} kept across steps and zeroed at each env's reset, read and
-    # updated in place through ctx.memory[name] (a foot's time in the air)
+    # per-env registers {name: width} kept across steps and zeroed at each env's reset, read
+    # and written through c.memory(name) (a foot's time in the air)
     memory: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)  # randomization: which engine parameters it sets
-    # the same function as instructions of the env step's World program (tasks/term_program.py):
-    # ``ops(c) -> Regs`` with ``c`` a TermCompiler; None where the term runs on the host only
     ops: Callable | None = None
+    needs: tuple = ()  # unused: what a step term reads is what its instructions load
+    needs_prev: tuple = ()
 
 
 @dataclass(frozen=True)

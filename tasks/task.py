@@ -1,8 +1,9 @@
 """Task: a validated config bound to its robot Model — the batched maths of an env.
 
-A Task knows nothing of Gymnasium: it maps actions to controls, computes observations,
-rewards and terminations from a :class:`~tasks.context.StepContext`, and draws one env's
-initial state and randomized parameters from that env's generator. ``envs`` drives it.
+A Task knows nothing of Gymnasium: it holds the env step's terms compiled into one World
+program (``program``, tasks/term_program.py: actions to controls, then observations, rewards
+and terminations), and draws one env's initial state, randomized parameters and commands
+from that env's generator. ``envs`` drives it.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import numpy as np
 from taigym.physics.model import BIAS_NONE
 
 from . import registry
-from .arrays import NUMPY
 from .drive_actions import DRIVE_KINDS, DriveActions, check_kind_fields
 from .loader import _validate_term as validate_term
 from .loader import error_at, load_task_config, per_item
 from .robot import actuator_index, build_model, reset_pose
 from .schema import TaskConfig
+from .term_program import build_program
 
 
 @dataclass
@@ -58,9 +59,9 @@ class Task:
         self._check_command_references(cfg)
         self.memory = self._memory()
         self._bind_actions(cfg)
-        self._actuator_ids = np.asarray(self.actuators, dtype=np.int64)  # long-lived, for xp.const
-        self.prev_needs = self._prev_needs()
-        self.needs = tuple(sorted({*self._needs(), *self.prev_needs}))
+        # the env step's terms as one World program, built now so that a term whose
+        # instructions fail is refused before any World exists
+        self.program = build_program(self)
 
     # --- sizes and spaces ---------------------------------------------------------------------
     @property
@@ -72,29 +73,6 @@ class Task:
         return len(self.action_low)
 
     # --- actions ----------------------------------------------------------------------------
-    def action_to_ctrl(self, action, xp=NUMPY):
-        """(num_envs, action_size) actions -> (num_envs, nu) controls; unlisted actuators get 0.
-        ``action`` is a numpy array, or a tensor with ``xp`` its namespace (tasks.arrays)."""
-        action = self._clipped(action, xp)
-        ctrl = xp.zeros((action.shape[0], self.model.nu))
-        ctrl[:, xp.const(self._actuator_ids)] = xp.const(self.offset) + xp.const(self.scale) * action
-        return ctrl
-
-    def apply_action(self, world, action, xp=NUMPY) -> None:
-        """Write one step's (num_envs, action_size) actions into ``world``: actuator controls,
-        or PD-drive targets for the drive kinds."""
-        if self.drive is None:
-            world.set_ctrl(self.action_to_ctrl(action, xp))
-            return
-        action = self._clipped(action, xp)
-        world.set_drive_target(q=self.drive.targets(action, xp), qd=xp.zeros((action.shape[0], self.model.nv)))
-
-    def _clipped(self, action, xp):
-        action = xp.float64(action)
-        if self.config.actions.clip:
-            action = xp.clip(action, self.action_low, self.action_high)
-        return action
-
     def hold_reset_pose(self, world, env_ids, qpos: np.ndarray) -> None:
         """Drive actions: point reset envs' drive targets at their fresh poses (targets persist
         in the World across resets). Nothing to do for actuator actions: a reset zeroes ctrl."""
@@ -103,19 +81,6 @@ class Task:
                                    env_ids=env_ids)
 
     # --- per-step terms -----------------------------------------------------------------------
-    def observe(self, ctx, noise_rngs=None, observations=None) -> np.ndarray:
-        """(num_envs, obs_size); ``noise_rngs[i]`` draws env i's observation noise."""
-        xp, parts = ctx.xp, []
-        for obs in observations or self.observations:
-            value = xp.float64(obs.term.fn(ctx)).reshape(ctx.num_envs, -1)
-            if obs.clip is not None:
-                value = xp.clip(value, *obs.clip)
-            if obs.noise is not None and noise_rngs is not None:
-                # drawn on the host from each env's own generator, so that env i replays alone
-                value = value + xp.asarray(_noise(obs.noise, noise_rngs, value.shape[1]))
-            parts.append(value)
-        return xp.concatenate(parts, axis=1)
-
     def add_noise(self, obs: np.ndarray, noise_rngs, observations=None) -> None:
         """Add the observation noise the config asks for to (num_envs, obs_size) ``obs`` in
         place, env i's from ``noise_rngs[i]``, term by term as observe() draws it; of the
@@ -125,25 +90,6 @@ class Task:
             if o.noise is not None:
                 obs[:, at : at + o.term.size] += _noise(o.noise, noise_rngs, o.term.size)
             at += o.term.size
-
-    def terminated(self, ctx, terminations=None) -> np.ndarray:
-        """(num_envs,) bool: any of the task's termination terms, or of ``terminations`` (an
-        agent's own), fired."""
-        out = ctx.xp.zeros(ctx.num_envs, dtype=bool)
-        for term in self.terminations if terminations is None else terminations:
-            out |= ctx.xp.bool(term.fn(ctx))
-        return out
-
-    def reward(self, ctx, rewards=None) -> tuple[np.ndarray, dict]:
-        """Total reward (num_envs,) and each weighted term by name (ctx.terminated must be set),
-        of the task's reward terms or of ``rewards`` (an agent's own)."""
-        total = ctx.xp.zeros(ctx.num_envs)
-        parts = {}
-        for name, weight, term in self.rewards if rewards is None else rewards:
-            value = weight * ctx.xp.float64(term.fn(ctx))
-            parts[name] = parts.get(name, 0.0) + value
-            total += value
-        return total, parts
 
     # --- resets -----------------------------------------------------------------------------
     def initial_state(self, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -280,20 +226,6 @@ class Task:
         a, b = (rng[:, 0] - self.offset) / self.scale, (rng[:, 1] - self.offset) / self.scale
         lo[limited], hi[limited] = np.minimum(a, b)[limited], np.maximum(a, b)[limited]
         self.action_low, self.action_high = lo, hi
-
-    def _needs(self):
-        needs = {"qpos", "qvel"}
-        for _, term in self._step_terms():
-            needs.update(term.needs)
-        return tuple(sorted(needs))
-
-    def _prev_needs(self):
-        # qpos always, so that every step's context has the state before the step
-        needs = {"qpos"}
-        for path, term in self._step_terms():
-            if "observations" not in path:
-                needs.update(term.needs_prev)
-        return tuple(sorted(needs))
 
 
 def _actuator_kind(m, u) -> str:

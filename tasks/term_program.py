@@ -32,7 +32,8 @@ class TermCompiler:
     termination flag, the model and the control period."""
 
     def __init__(self, task, builder: ProgramBuilder, action, terminated):
-        self.b, self.model, self.dt = builder, task.model, task.dt
+        self.task, self.b, self.model, self.dt = task, builder, task.model, task.dt
+        self.paths: dict = {}  # id(term) -> its key path in the config, for messages
         self.action, self.terminated = action, terminated
         self._loaded: dict = {}
         self._prev: dict = {}
@@ -44,6 +45,21 @@ class TermCompiler:
         self.memories = {name: builder.alloc(width) for name, width in task.memory.items()}
         self.observing = False
         self.at(POST)
+
+    def build(self, term, width: int) -> Regs:
+        """The registers ``term.ops`` computes into, checked to be ``width`` wide; a failure
+        raises TermBuildError naming the term's config key and its own code's line."""
+        path = self.paths.get(id(term), ())
+        try:
+            out = term.ops(self)
+        except Exception as e:
+            raise TermBuildError(path, f"{_where(self.task.config, path)}: building its instructions raised "
+                                 f"{type(e).__name__}: {e} ({_origin(e)})") from e
+        if not isinstance(out, Regs) or out.n != width:
+            got = f"{out.n} values" if isinstance(out, Regs) else f"a {type(out).__name__}"
+            raise TermBuildError(path, f"{_where(self.task.config, path)}: its ops gave {got}, expected {width} "
+                                 f"({_term_source(term)})")
+        return out
 
     def at(self, segment: int) -> None:
         self._segment = segment
@@ -91,12 +107,57 @@ def _where(cfg, path) -> str:
     return f"{text} ({node.term})"
 
 
-def missing_ops(task) -> list[str]:
-    """Why ``task`` cannot run as a program: the terms without an ``ops`` implementation and
-    the features that stay on the host; empty when it can."""
-    out = [f"{_where(task.config, path)} has no program form" for path, term in task._step_terms()
-           if term.ops is None]
-    return out
+def build_program(task) -> "TermProgram":
+    """``task``'s TermProgram, or a ConfigError naming the term's key in the task file and,
+    for a term that fails while its instructions are built, the term's own file and line."""
+    from .loader import error_at
+
+    for path, term in task._step_terms():
+        if term.ops is None:
+            raise error_at(task.config, path, f"{_where(task.config, path)} gives no ops: a step term is written "
+                           "as World-program instructions (docs/environments.md, 'Writing your own term')")
+    try:
+        return TermProgram(task)
+    except TermBuildError as e:
+        raise error_at(task.config, e.path, e.reason) from e.__cause__
+
+
+class TermBuildError(Exception):
+    """A step term whose instructions could not be built; ``path`` is its key in the config."""
+
+    def __init__(self, path, reason):
+        super().__init__(reason)
+        self.path, self.reason = path, reason
+
+
+def _origin(exc) -> str:
+    """'file.py, line N' of the innermost traceback frame outside this package and the
+    builder: where a term's own code went wrong."""
+    import traceback
+    from pathlib import Path
+
+    ours = Path(__file__).resolve().parents[1]
+    frames = traceback.extract_tb(exc.__traceback__)
+    outside = [f for f in frames if not Path(f.filename).resolve().is_relative_to(ours)]
+    frame = (outside or frames)[-1]
+    return f"{frame.filename}, line {frame.lineno}"
+
+
+def _term_source(term) -> str:
+    """'file.py, line N' where a term's ops function is defined."""
+    code = getattr(term.ops, "__code__", None)
+    return f"{code.co_filename}, line {code.co_firstlineno}" if code else repr(term.ops)
+
+
+@dataclass
+class StepOutputs:
+    """An env step's results as the host reads them from the registers (TermProgram.outputs)."""
+
+    obs: np.ndarray
+    reward: np.ndarray
+    parts: dict
+    terminated: np.ndarray
+    finite: np.ndarray
 
 
 @dataclass
@@ -119,13 +180,11 @@ class TermProgram:
     what World.set_program takes."""
 
     def __init__(self, task):
-        missing = missing_ops(task)
-        if missing:
-            raise ValueError(f"task {task.config.id!r} cannot run as a program: " + "; ".join(missing))
         b = ProgramBuilder()
         self.action = b.alloc(task.action_size)
         self.terminated = b.alloc(1)
         c = TermCompiler(task, b, self.action, self.terminated)
+        c.paths = {id(term): path for path, term in task._step_terms()}
         self.commands_now, self.commands_next, self.memories = c.commands_now, c.commands_next, c.memories
         _any_of(c, task.terminations, self.terminated)
         self.reward, self.parts = _weighted_sum(c, task.rewards)
@@ -149,6 +208,18 @@ class TermProgram:
         c.at(PRE)  # after the kept quantities, which the compiler put there while binding
         self._actions(b, task)
         self.program = b.build()
+
+    def outputs(self, regs) -> StepOutputs:
+        """What a step's registers ((n, nregisters), numpy) hold: observations, total reward, each
+        reward term's weighted value by name (a name given twice sums its terms), the
+        termination flags and whether the state stayed finite, all as float64 or bool."""
+        values = regs[:, self.part_columns].astype(np.float64)
+        parts = {}
+        for k, name in enumerate(self.part_names):
+            parts[name] = parts[name] + values[:, k] if name in parts else values[:, k]
+        return StepOutputs(regs[:, self.obs.start : self.obs.stop].astype(np.float64),
+                           regs[:, self.reward.start].astype(np.float64), parts,
+                           regs[:, self.terminated.start] != 0, regs[:, self.nonfinite.start] == 0)
 
     def _agent(self, c, spec) -> AgentRegisters:
         # an agent's own rewards see its own ending (alive is 0 on the step it is out)
@@ -184,7 +255,7 @@ def _any_of(c, terms, out) -> None:
     """out = 1 if any of the termination ``terms`` fires."""
     flags = c.b.alloc(max(1, len(terms)))
     for i, term in enumerate(terms):
-        c.b.copy(term.ops(c), out=flags[i])
+        c.b.copy(c.build(term, 1), out=flags[i])
     c.b.any(flags, out=out)
 
 
@@ -193,7 +264,7 @@ def _weighted_sum(c, rewards):
     parts = []
     values = c.b.alloc(max(1, len(rewards)))
     for i, (name, weight, term) in enumerate(rewards):
-        c.b.affine(term.ops(c), weight, 0.0, out=values[i])
+        c.b.affine(c.build(term, 1), weight, 0.0, out=values[i])
         parts.append((name, values[i]))
     return c.b.sum(values), parts
 
@@ -202,7 +273,7 @@ def _observe_into(c, observations, out) -> None:
     """The observation terms, each clipped as configured, one after another into ``out``."""
     at = 0
     for o in observations:
-        value = o.term.ops(c)
+        value = c.build(o.term, o.term.size)
         part = out[at : at + value.n]
         if o.clip is not None:
             c.b.clip(value, *o.clip, out=part)
