@@ -103,16 +103,17 @@ def ending_causes(task: str, runs: Episodes) -> tuple[list[str], np.ndarray]:
     on each episode's final state. Both simulators' states are judged by these same terms."""
     from taigym.envs.vector import TaiGymVectorEnv
     from taigym.scripts.results import task_config_path
-    from taigym.tasks.context import StepContext, snapshot
+    from taigym.tasks import reference
 
     judge = TaiGymVectorEnv(str(task_config_path(f"TaiGym/{task}-v0")), len(runs.lengths))
     judge.reset(seed=0)
     world, t = judge.world, judge.task
     world.set_state(qpos=np.stack(runs.qpos), qvel=np.stack(runs.qvel))
     world.forward()
-    ctx = StepContext(t.model, snapshot(world, t.needs), dt=t.dt)
+    # a state judged alone: nothing before it, so it stands for both ends of a step
+    now = reference.quantities(world, t)
     with np.errstate(all="ignore"):
-        flags = np.stack([np.asarray(term.fn(ctx), bool) for term in t.terminations], axis=1) \
+        flags = np.stack([reference.term(t, term, now, now)[:, 0] != 0 for term in t.terminations], axis=1) \
             if t.terminations else np.zeros((len(runs.lengths), 0), bool)
     names = [_term_label(cfg) for cfg in t.config.terminations]
     judge.close()

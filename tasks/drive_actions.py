@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 from taigym.physics.model import JNT_HINGE, JNT_SLIDE
 
-from .arrays import NUMPY
 from .errors import did_you_mean
 from .loader import error_at, per_item
 from .schema import TaskConfig
@@ -53,11 +52,11 @@ class DriveActions:
             raise error_at(cfg, ("actions", "scale"), "a zero scale makes the action meaningless", expected="non-zero")
         self.low, self.high = self._bounds(model, joints)
 
-    def targets(self, action, xp=NUMPY):
-        """(num_envs, n) actions -> (num_envs, nv) target qpos per dof (``xp``: the actions'
-        namespace, tasks.arrays); dofs not commanded rest at 0."""
-        q = xp.zeros((action.shape[0], len(self.rest)))
-        q[:, xp.const(self.dofs)] = xp.const(self.offset) + xp.const(self.scale) * action
+    def targets(self, action: np.ndarray) -> np.ndarray:
+        """(num_envs, n) actions -> (num_envs, nv) target qpos per dof; dofs not commanded
+        rest at 0."""
+        q = np.zeros((action.shape[0], len(self.rest)))
+        q[:, self.dofs] = self.offset + self.scale * action
         return q
 
     def hold(self, qpos: np.ndarray) -> np.ndarray:

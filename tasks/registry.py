@@ -57,8 +57,6 @@ class Term:
     memory: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)  # randomization: which engine parameters it sets
     ops: Callable | None = None
-    needs: tuple = ()  # unused: what a step term reads is what its instructions load
-    needs_prev: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,8 @@ def vector(value, size: int, param: str) -> np.ndarray:
 
 
 def site_xpos_ops(c, site: int):
-    """A site's world position (StepContext.site_xpos) as program instructions: xpos + R p."""
+    """A site's world position, xpos + R p (p: the site's offset in its body's frame), as
+    program instructions."""
     body = int(c.model.site_bodyid[site])
     # R p as R^T's transpose applied: R^T loaded column by column is R row by row
     rt = c.load("xmat", body, [0, 3, 6, 1, 4, 7, 2, 5, 8])

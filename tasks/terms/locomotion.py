@@ -33,24 +33,14 @@ def _free_base(model, body: str):
     raise TermError(f"body {body!r} has no free joint; give the floating base", "body")
 
 
-def _base_lin_vel(ctx, b, dof):
-    """(num_envs, 3) linear velocity of the base origin in the base frame."""
-    rot = ctx.get("xmat")[:, b]
-    return ctx.xp.einsum("nji,nj->ni", rot, ctx.get("qvel")[:, dof : dof + 3])
-
-
-def _projected_gravity(ctx, b):
-    """(num_envs, 3) unit gravity direction in the base frame: (0, 0, -1) when level."""
-    # float64 on a float32 World too: numpy promotes by the float64 scalar, torch would not
-    return ctx.xp.float64(ctx.get("xmat")[:, b, 2, :]) * GRAVITY_DIRECTION[2]
-
-
-# the same quantities as program instructions (tasks/term_program.py)
 def _base_lin_vel_ops(c, b, dof):
+    """The linear velocity of the base origin in the base frame: R^T qvel[dof:dof+3]."""
     return c.b.rot_t(c.load("xmat", b), c.load("qvel", range(dof, dof + 3)))
 
 
 def _projected_gravity_ops(c, b):
+    """The unit gravity direction in the base frame, R^T (0, 0, -1): minus R's last row;
+    (0, 0, -1) when level."""
     return c.b.affine(c.load("xmat", b, [6, 7, 8]), GRAVITY_DIRECTION[2], 0.0)
 
 
@@ -60,7 +50,8 @@ def _exp_kernel_ops(c, error, std):
 
 
 def _in_contact_ops(c, body, force):
-    """1 where the net contact force on ``body`` exceeds ``force``."""
+    """1 where the net contact force on ``body`` exceeds ``force``: cfrc_ext's last three
+    components are the force, whatever point its torque is about."""
     return c.b.greater(c.b.norm(c.load("cfrc_ext", body, [3, 4, 5])), force)
 
 
@@ -118,31 +109,27 @@ def base_velocity(model, *, lin_vel_x: tuple[float, float] = (-1.0, 1.0), lin_ve
 def base_lin_vel(model, *, body: str = "base"):
     """Linear velocity of the base in the base frame (3)."""
     b, dof = _free_base(model, body)
-    return Term(lambda ctx: _base_lin_vel(ctx, b, dof), needs=("qvel", "xmat"), size=3,
-                ops=lambda c: _base_lin_vel_ops(c, b, dof))
+    return Term(size=3, ops=lambda c: _base_lin_vel_ops(c, b, dof))
 
 
 @register("observation")
 def base_ang_vel(model, *, body: str = "base"):
     """Angular velocity of the base in the base frame (3)."""
     _, dof = _free_base(model, body)
-    return Term(lambda ctx: ctx.get("qvel")[:, dof + 3 : dof + 6], needs=("qvel",), size=3,
-                ops=lambda c: c.load("qvel", range(dof + 3, dof + 6)))
+    return Term(size=3, ops=lambda c: c.load("qvel", range(dof + 3, dof + 6)))
 
 
 @register("observation")
 def projected_gravity(model, *, body: str = "base"):
     """The gravity direction in the base frame (3), (0, 0, -1) when the base is level."""
     b, _ = _free_base(model, body)
-    return Term(lambda ctx: _projected_gravity(ctx, b), needs=("xmat",), size=3,
-                ops=lambda c: _projected_gravity_ops(c, b))
+    return Term(size=3, ops=lambda c: _projected_gravity_ops(c, b))
 
 
 @register("observation")
 def velocity_command(model, *, command: str = "base_velocity"):
     """The current command ``command`` (vx, vy, yaw rate)."""
-    return Term(lambda ctx: ctx.command(command), size=3, info={"command": command},
-                ops=lambda c: c.command(command))
+    return Term(size=3, info={"command": command}, ops=lambda c: c.command(command))
 
 
 @register("observation")
@@ -150,16 +137,14 @@ def joint_pos_rel(model, *, joints: list[str] | None = None):
     """Joint positions minus the default pose qpos0 (hinge and slide joints; all by default)."""
     qadr, _ = _joint_dofs(model, joints)
     default = np.asarray(model.qpos0, dtype=np.float64)[qadr]
-    return Term(lambda ctx: ctx.get("qpos")[:, ctx.xp.const(qadr)] - ctx.xp.const(default), needs=("qpos",),
-                size=len(qadr), ops=lambda c: c.b.affine(c.load("qpos", qadr), 1.0, -default))
+    return Term(size=len(qadr), ops=lambda c: c.b.affine(c.load("qpos", qadr), 1.0, -default))
 
 
 @register("observation")
 def actuator_ctrl(model):
     """The controls last applied, one per actuator: the last action as joint targets
     (offset + scale * action); zero after a reset, as the World resets them."""
-    return Term(lambda ctx: ctx.get("ctrl"), needs=("ctrl",), size=model.nu,
-                ops=lambda c: c.load("ctrl", range(model.nu)))
+    return Term(size=model.nu, ops=lambda c: c.load("ctrl", range(model.nu)))
 
 
 # --- rewards --------------------------------------------------------------------------------
@@ -170,15 +155,11 @@ def track_lin_vel_xy_exp(model, *, std: float = 0.5, command: str = "base_veloci
     b, dof = _free_base(model, body)
     _positive(std, "std")
 
-    def reward(ctx):
-        error = ctx.xp.square(ctx.command(command)[:, :2] - _base_lin_vel(ctx, b, dof)[:, :2]).sum(axis=1)
-        return ctx.xp.exp(-error / std**2)
-
     def ops(c):
         error = c.b.sub(c.command(command)[:2], _base_lin_vel_ops(c, b, dof)[:2])
         return _exp_kernel_ops(c, error, std)
 
-    return Term(reward, needs=("qvel", "xmat"), info={"command": command}, ops=ops)
+    return Term(info={"command": command}, ops=ops)
 
 
 @register("reward")
@@ -187,38 +168,31 @@ def track_ang_vel_z_exp(model, *, std: float = 0.5, command: str = "base_velocit
     _, dof = _free_base(model, body)
     _positive(std, "std")
 
-    def reward(ctx):
-        error = ctx.xp.square(ctx.command(command)[:, 2] - ctx.get("qvel")[:, dof + 5])
-        return ctx.xp.exp(-error / std**2)
-
     def ops(c):
         return _exp_kernel_ops(c, c.b.sub(c.command(command)[2], c.load("qvel", dof + 5)), std)
 
-    return Term(reward, needs=("qvel",), info={"command": command}, ops=ops)
+    return Term(info={"command": command}, ops=ops)
 
 
 @register("reward")
 def lin_vel_z_l2(model, *, body: str = "base"):
     """Squared vertical velocity of the base (base frame z): penalizes bouncing."""
     b, dof = _free_base(model, body)
-    return Term(lambda ctx: ctx.xp.square(_base_lin_vel(ctx, b, dof)[:, 2]), needs=("qvel", "xmat"),
-                ops=lambda c: c.b.square(_base_lin_vel_ops(c, b, dof)[2]))
+    return Term(ops=lambda c: c.b.square(_base_lin_vel_ops(c, b, dof)[2]))
 
 
 @register("reward")
 def ang_vel_xy_l2(model, *, body: str = "base"):
     """Squared roll and pitch rates of the base: penalizes rocking."""
     _, dof = _free_base(model, body)
-    return Term(lambda ctx: ctx.xp.square(ctx.get("qvel")[:, dof + 3 : dof + 5]).sum(axis=1), needs=("qvel",),
-                ops=lambda c: c.b.sum(c.b.square(c.load("qvel", range(dof + 3, dof + 5)))))
+    return Term(ops=lambda c: c.b.sum(c.b.square(c.load("qvel", range(dof + 3, dof + 5)))))
 
 
 @register("reward")
 def flat_orientation_l2(model, *, body: str = "base"):
     """Squared x and y of the projected gravity: 0 when the base is level."""
     b, _ = _free_base(model, body)
-    return Term(lambda ctx: ctx.xp.square(_projected_gravity(ctx, b)[:, :2]).sum(axis=1), needs=("xmat",),
-                ops=lambda c: c.b.sum(c.b.square(_projected_gravity_ops(c, b)[:2])))
+    return Term(ops=lambda c: c.b.sum(c.b.square(_projected_gravity_ops(c, b)[:2])))
 
 
 @register("reward")
@@ -227,16 +201,11 @@ def joint_acc_l2(model, *, joints: list[str] | None = None):
     period (hinge and slide joints; all by default)."""
     _, dofs = _joint_dofs(model, joints)
 
-    def cost(ctx):
-        idx = ctx.xp.const(dofs)
-        acc = (ctx.get("qvel")[:, idx] - ctx.get_prev("qvel")[:, idx]) / ctx.dt
-        return ctx.xp.square(acc).sum(axis=1)
-
     def ops(c):
         acc = c.b.affine(c.b.sub(c.load("qvel", dofs), c.prev("qvel", dofs)), 1.0 / c.dt, 0.0)
         return c.b.sum(c.b.square(acc))
 
-    return Term(cost, needs=("qvel",), needs_prev=("qvel",), ops=ops)
+    return Term(ops=ops)
 
 
 @register("reward")
@@ -248,22 +217,14 @@ def action_rate_l2(model):
         actuators = range(model.nu)
         return c.b.sum(c.b.square(c.b.sub(c.load("ctrl", actuators), c.prev("ctrl", actuators))))
 
-    return Term(lambda ctx: ctx.xp.square(ctx.get("ctrl") - ctx.get_prev("ctrl")).sum(axis=1),
-                needs=("ctrl",), needs_prev=("ctrl",), ops=ops)
+    return Term(ops=ops)
 
 
 @register("reward")
 def joint_torques_l2(model, *, joints: list[str] | None = None):
     """Squared actuator forces on the joints' dofs (qfrc_actuator)."""
     _, dofs = _joint_dofs(model, joints)
-    return Term(lambda ctx: ctx.xp.square(ctx.get("qfrc_actuator")[:, ctx.xp.const(dofs)]).sum(axis=1),
-                needs=("qfrc_actuator",), ops=lambda c: c.b.sum(c.b.square(c.load("qfrc_actuator", dofs))))
-
-
-def _in_contact(ctx, bodies, force):
-    """(num_envs, len(bodies)) bool: the net contact force on each body exceeds ``force``.
-    cfrc_ext's last three components are the force, whatever point its torque is about."""
-    return ctx.xp.norm(ctx.get("cfrc_ext")[:, ctx.xp.const(bodies), 3:], axis=2) > force
+    return Term(ops=lambda c: c.b.sum(c.b.square(c.load("qfrc_actuator", dofs))))
 
 
 @register("reward")
@@ -279,17 +240,6 @@ def feet_air_time(model, *, feet: list[str], threshold: float = 0.3, contact_for
         raise TermError("needs at least one foot", "feet")
     _positive(contact_force, "contact_force")
 
-    def reward(ctx):
-        air = ctx.memory["feet_air_time"]
-        contact = _in_contact(ctx, bodies, contact_force)
-        touchdown = contact & (air > 0)
-        xp = ctx.xp
-        value = xp.where(touchdown, air - threshold, 0.0).sum(axis=1)
-        moving = xp.norm(ctx.command(command)[:, :2], axis=1) > min_command
-        # a foot in contact starts over; one in the air adds this step's time
-        air[:] = xp.where(contact, 0.0, air + ctx.dt)
-        return value * moving
-
     def ops(c):
         b, air = c.b, c.memory("feet_air_time")
         value = b.const(0.0)
@@ -302,8 +252,7 @@ def feet_air_time(model, *, feet: list[str], threshold: float = 0.3, contact_for
         moving = b.greater(b.norm(c.command(command)[:2]), min_command)
         return b.mul(value, moving)
 
-    return Term(reward, needs=("cfrc_ext",), memory={"feet_air_time": len(bodies)}, info={"command": command},
-                ops=ops)
+    return Term(memory={"feet_air_time": len(bodies)}, info={"command": command}, ops=ops)
 
 
 # --- terminations ---------------------------------------------------------------------------
@@ -319,7 +268,7 @@ def body_contact(model, *, bodies: list[str], force: float = 1.0):
             c.b.copy(_in_contact_ops(c, int(body), force), out=flags[k])
         return c.b.any(flags)
 
-    return Term(lambda ctx: _in_contact(ctx, idx, force).any(axis=1), needs=("cfrc_ext",), ops=ops)
+    return Term(ops=ops)
 
 
 @register("termination")
@@ -330,7 +279,5 @@ def base_tilt_above(model, *, max_angle: float, body: str = "base"):
     if not 0 < max_angle <= np.pi:
         raise TermError(f"must be in (0, pi], got {max_angle}", "max_angle")
     cos_max = np.cos(max_angle)
-    # cos(tilt) is the base z axis' world z: xmat[2, 2]; NaN compares False, so it ends too.
-    # Compared in float64, as numpy does with the float64 cos_max (torch would round it to float32)
-    return Term(lambda ctx: ~(ctx.xp.float64(ctx.get("xmat")[:, b, 2, 2]) >= cos_max), needs=("xmat",),
-                ops=lambda c: c.b.outside(c.load("xmat", b, 8), cos_max, np.inf))
+    # cos(tilt) is the base z axis' world z: xmat[2, 2]; NaN is outside, so it ends too
+    return Term(ops=lambda c: c.b.outside(c.load("xmat", b, 8), cos_max, np.inf))

@@ -41,8 +41,7 @@ def drive_target(model, *, joints: list[str] | None = None):
     """The PD drives' position targets of ``joints`` (default: every driven joint): the last
     position command, in joint space."""
     dofs = _driven_dofs(model, joints)
-    return Term(lambda ctx: ctx.get(TARGET)[:, ctx.xp.const(dofs)], needs=(TARGET,), size=len(dofs),
-                ops=lambda c: c.load(TARGET, dofs))
+    return Term(size=len(dofs), ops=lambda c: c.load(TARGET, dofs))
 
 
 @register("reward")
@@ -50,12 +49,7 @@ def drive_target_rate_l2(model, *, joints: list[str] | None = None):
     """Squared change of the drives' position targets over the step, summed over joints (an
     action-rate penalty for position-commanded arms; in rad^2 whatever the action scale)."""
     dofs = _driven_dofs(model, joints)
-    def cost(ctx):
-        idx = ctx.xp.const(dofs)
-        return ctx.xp.square(ctx.get(TARGET)[:, idx] - ctx.get_prev(TARGET)[:, idx]).sum(axis=1)
-
-    return Term(cost, needs=(TARGET,), needs_prev=(TARGET,),
-                ops=lambda c: c.b.sum(c.b.square(c.b.sub(c.load(TARGET, dofs), c.prev(TARGET, dofs)))))
+    return Term(ops=lambda c: c.b.sum(c.b.square(c.b.sub(c.load(TARGET, dofs), c.prev(TARGET, dofs)))))
 
 
 @register("reward")
@@ -66,12 +60,7 @@ def body_within(model, *, body: str, target: str, radius: float):
         raise TermError(f"radius must be > 0, got {radius}", "radius")
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, target, "body", "target")
-
-    def inside(ctx):
-        xpos = ctx.get("xpos")
-        return ctx.xp.float64(ctx.xp.norm(xpos[:, a] - xpos[:, b], axis=1) < radius)
-
-    return Term(inside, needs=("xpos",), ops=lambda c: within_ops(c, a, b, radius))
+    return Term(ops=lambda c: within_ops(c, a, b, radius))
 
 
 @register("reset")

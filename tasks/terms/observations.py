@@ -1,4 +1,5 @@
-"""Observation terms: each returns (num_envs, k) float64."""
+"""Observation terms: each gives ``size`` values per env, as World-program instructions
+(``Term.ops``, tasks/term_program.py)."""
 
 from __future__ import annotations
 
@@ -9,50 +10,45 @@ from ..registry import Term, TermError, register
 from ._select import body_indices, coordinate_indices, lookup
 
 
-def _same(xp, x):
+def _same(b, x):
     return x
 
 
-def _same_ops(b, x):
-    return x
-
-
-def _coordinates(model, which, joints, start, stop, transform, key=None, transform_ops=_same_ops):
+def _coordinates(model, which, joints, start, stop, transform=_same, key=None):
     # ``which`` picks the index space (qpos or dofs); ``key`` the quantity read in it
     idx = coordinate_indices(model, which, joints, start, stop)
     key = key or which
-    return Term(lambda ctx: transform(ctx.xp, ctx.get(key)[:, ctx.xp.const(idx)]), needs=(key,), size=len(idx),
-                ops=lambda c: transform_ops(c.b, c.load(key, idx)))
+    return Term(size=len(idx), ops=lambda c: transform(c.b, c.load(key, idx)))
 
 
 @register("observation")
 def qpos(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Generalized positions, chosen by joint names or an index slice."""
-    return _coordinates(model, "qpos", joints, start, stop, _same)
+    return _coordinates(model, "qpos", joints, start, stop)
 
 
 @register("observation")
 def qpos_sin(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """sin of (angular) generalized positions."""
-    return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.sin(x), transform_ops=lambda b, x: b.sin(x))
+    return _coordinates(model, "qpos", joints, start, stop, lambda b, x: b.sin(x))
 
 
 @register("observation")
 def qpos_cos(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """cos of (angular) generalized positions."""
-    return _coordinates(model, "qpos", joints, start, stop, lambda xp, x: xp.cos(x), transform_ops=lambda b, x: b.cos(x))
+    return _coordinates(model, "qpos", joints, start, stop, lambda b, x: b.cos(x))
 
 
 @register("observation")
 def qvel(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Generalized velocities, chosen by joint names or an index slice."""
-    return _coordinates(model, "qvel", joints, start, stop, _same)
+    return _coordinates(model, "qvel", joints, start, stop)
 
 
 @register("observation")
 def qfrc_constraint(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Constraint forces in generalized coordinates (joint limits, contacts), per dof."""
-    return _coordinates(model, "qvel", joints, start, stop, _same, key="qfrc_constraint")
+    return _coordinates(model, "qvel", joints, start, stop, key="qfrc_constraint")
 
 
 def _axes(axes) -> np.ndarray:
@@ -65,11 +61,6 @@ def _local_frame(frame) -> bool:
     return frame == "relative_to"
 
 
-def _in_frame_of(ctx, b, vectors):
-    # world vectors (num_envs, 3) seen in body b's frame: R_b^T v
-    return ctx.xp.einsum("nji,nj->ni", ctx.get("xmat")[:, b], vectors)
-
-
 def _pick(b, regs, axes):
     """Registers of ``regs``'s elements ``axes``, in that order."""
     out = b.alloc(len(axes))
@@ -79,21 +70,13 @@ def _pick(b, regs, axes):
 
 
 def point_velocity_ops(c, b):
-    """point_velocity as program instructions."""
+    """The world velocity (3 registers) of body b's frame origin. MuJoCo's cvel is the body's
+    spatial velocity (angular; linear) taken at the centre of mass of its kinematic tree's
+    root subtree, so the origin's velocity is linear + angular x (xpos - that centre)."""
     root = c.model.body_rootid[b]
     cvel = c.load("cvel", b)
     arm = c.b.sub(c.load("xpos", b), c.load("subtree_com", root))
     return c.b.add(cvel[3:], c.b.cross(cvel[:3], arm))
-
-
-def point_velocity(ctx, b):
-    """(num_envs, 3) world velocity of body b's frame origin. MuJoCo's cvel is the body's
-    spatial velocity (angular; linear) taken at the centre of mass of its kinematic tree's
-    root subtree, so the origin's velocity is linear + angular x (xpos - that centre)."""
-    root = ctx.model.body_rootid[b]
-    cvel = ctx.get("cvel")[:, b]
-    arm = ctx.get("xpos")[:, b] - ctx.get("subtree_com")[:, root]
-    return cvel[:, 3:] + ctx.xp.cross(cvel[:, :3], arm)
 
 
 @register("observation")
@@ -106,15 +89,11 @@ def body_offset(model, *, body: str, relative_to: str, axes: Axes = [0, 1, 2],  
     b = lookup(model.body_name, relative_to, "body", "relative_to")
     ax, local = _axes(axes), _local_frame(frame)
 
-    def offset(ctx):
-        d = ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b]
-        return (_in_frame_of(ctx, b, d) if local else d)[:, ctx.xp.const(ax)]
-
     def ops(c):
         d = c.b.sub(c.load("xpos", a), c.load("xpos", b))
         return _pick(c.b, c.b.rot_t(c.load("xmat", b), d) if local else d, ax)
 
-    return Term(offset, needs=("xpos", "xmat") if local else ("xpos",), size=len(ax), ops=ops)
+    return Term(size=len(ax), ops=ops)
 
 
 @register("observation")
@@ -127,15 +106,11 @@ def body_relative_velocity(model, *, body: str, relative_to: str, axes: Axes = [
     b = lookup(model.body_name, relative_to, "body", "relative_to")
     ax, local = _axes(axes), _local_frame(frame)
 
-    def velocity(ctx):
-        v = point_velocity(ctx, a) - point_velocity(ctx, b)
-        return (_in_frame_of(ctx, b, v) if local else v)[:, ctx.xp.const(ax)]
-
     def ops(c):
         v = c.b.sub(point_velocity_ops(c, a), point_velocity_ops(c, b))
         return _pick(c.b, c.b.rot_t(c.load("xmat", b), v) if local else v, ax)
 
-    return Term(velocity, needs=("cvel", "xpos", "subtree_com", "xmat"), size=len(ax), ops=ops)
+    return Term(size=len(ax), ops=ops)
 
 
 @register("observation")
@@ -143,22 +118,20 @@ def body_position(model, *, body: str, axes: Axes = [0, 1, 2]):  # noqa: B006
     """World position of a body frame's origin."""
     a = lookup(model.body_name, body, "body", "body")
     ax = _axes(axes)
-    return Term(lambda ctx: ctx.get("xpos")[:, a][:, ctx.xp.const(ax)], needs=("xpos",), size=len(ax),
-                ops=lambda c: c.load("xpos", a, ax))
+    return Term(size=len(ax), ops=lambda c: c.load("xpos", a, ax))
 
 
 @register("observation")
 def qfrc_actuator(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Actuator forces in generalized coordinates, per dof (Gymnasium's Humanoid)."""
-    return _coordinates(model, "qvel", joints, start, stop, _same, key="qfrc_actuator")
+    return _coordinates(model, "qvel", joints, start, stop, key="qfrc_actuator")
 
 
 def _per_body(model, key, width, bodies, start, stop):
     # (num_envs, nbody, width) rows of the chosen bodies, flattened body by body as
     # Gymnasium's ``data.<key>[1:].flatten()``
     idx = body_indices(model, bodies, start, stop)
-    return Term(lambda ctx: ctx.get(key)[:, ctx.xp.const(idx)].reshape(ctx.num_envs, -1), needs=(key,),
-                size=len(idx) * width, ops=lambda c: c.load(key, idx))
+    return Term(size=len(idx) * width, ops=lambda c: c.load(key, idx))
 
 
 @register("observation")

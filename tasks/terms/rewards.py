@@ -1,4 +1,5 @@
-"""Reward terms: each returns (num_envs,) float64, later multiplied by its weight.
+"""Reward terms: each gives one value per env, as World-program instructions (``Term.ops``,
+tasks/term_program.py), later multiplied by its weight.
 
 Penalties are positive quantities given a negative weight in the config, as Isaac Lab
 does, so that one term serves as a cost or a bonus.
@@ -22,13 +23,13 @@ def _rate(c, name, row, col=None):
 @register("reward")
 def alive(model):
     """1 while the episode has not terminated this step (Gymnasium's healthy reward)."""
-    return Term(lambda ctx: ctx.xp.float64(~ctx.terminated), ops=lambda c: c.b.affine(c.terminated, -1.0, 1.0))
+    return Term(ops=lambda c: c.b.affine(c.terminated, -1.0, 1.0))
 
 
 @register("reward")
 def action_l2(model):
     """Sum of squared actions as given by the policy (Gymnasium's control cost)."""
-    return Term(lambda ctx: ctx.xp.square(ctx.action).sum(axis=1), ops=lambda c: c.b.sum(c.b.square(c.action)))
+    return Term(ops=lambda c: c.b.sum(c.b.square(c.action)))
 
 
 @register("reward")
@@ -38,8 +39,7 @@ def forward_velocity(model, *, coordinate: Coordinate = 0):
     if not 0 <= coordinate < model.nq:
         raise TermError(f"coordinate={coordinate} is outside 0..{model.nq - 1} (the robot has {model.nq} qpos entries)",
                         "coordinate")
-    return Term(lambda ctx: (ctx.get("qpos")[:, coordinate] - ctx.get_prev("qpos")[:, coordinate]) / ctx.dt,
-                needs=("qpos",), needs_prev=("qpos",), ops=lambda c: _rate(c, "qpos", coordinate))
+    return Term(ops=lambda c: _rate(c, "qpos", coordinate))
 
 
 @register("reward")
@@ -47,8 +47,7 @@ def body_distance(model, *, body: str, target: str):
     """Euclidean distance between two body frame origins."""
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, target, "body", "target")
-    return Term(lambda ctx: ctx.xp.norm(ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b], axis=1), needs=("xpos",),
-                ops=lambda c: c.b.norm(c.b.sub(c.load("xpos", a), c.load("xpos", b))))
+    return Term(ops=lambda c: c.b.norm(c.b.sub(c.load("xpos", a), c.load("xpos", b))))
 
 
 @register("reward")
@@ -56,15 +55,12 @@ def site_weighted_sq_error(model, *, site: str, target: list[float], weights: li
     """sum_k weights[k] * (site_xpos[k] - target[k])^2 over world axes."""
     s = lookup(model.site_name, site, "site", "site")
     t, w = vector(target, 3, "target"), vector(weights, 3, "weights")
-    def cost(ctx):
-        xp = ctx.xp
-        return (xp.const(w) * xp.square(ctx.site_xpos(s) - xp.const(t))).sum(axis=1)
 
     def ops(c):
         error = c.b.affine(site_xpos_ops(c, s), 1.0, -t)
         return c.b.sum(c.b.affine(c.b.square(error), w, 0.0))
 
-    return Term(cost, needs=("xpos", "xmat"), ops=ops)
+    return Term(ops=ops)
 
 
 @register("reward")
@@ -73,11 +69,7 @@ def qvel_weighted_l2(model, *, weights: list[float], joints: list[str] | None = 
     """sum_i weights[i] * qvel[i]^2 over the chosen dofs."""
     idx = coordinate_indices(model, "qvel", joints, start, stop)
     w = vector(weights, len(idx), "weights")
-    def cost(ctx):
-        xp = ctx.xp
-        return (xp.const(w) * xp.square(ctx.get("qvel")[:, xp.const(idx)])).sum(axis=1)
-
-    return Term(cost, needs=("qvel",), ops=lambda c: c.b.sum(c.b.affine(c.b.square(c.load("qvel", idx)), w, 0.0)))
+    return Term(ops=lambda c: c.b.sum(c.b.affine(c.b.square(c.load("qvel", idx)), w, 0.0)))
 
 
 @register("reward")
@@ -86,8 +78,7 @@ def body_forward_velocity(model, *, body: str, axis: Axis = 0):
     Ant, from its torso). Both positions are those of the last forward pass, as MuJoCo's
     data.xpos after mj_step, so this is not the same as differencing the final qpos."""
     b, k = lookup(model.body_name, body, "body", "body"), axis
-    return Term(lambda ctx: (ctx.get("xpos")[:, b, k] - ctx.get_prev("xpos")[:, b, k]) / ctx.dt,
-                needs=("xpos",), needs_prev=("xpos",), ops=lambda c: _rate(c, "xpos", b, k))
+    return Term(ops=lambda c: _rate(c, "xpos", b, k))
 
 
 @register("reward")
@@ -96,8 +87,7 @@ def com_forward_velocity(model, *, body: str = "world", axis: Axis = 0):
     axis; the world's subtree is the whole robot, Gymnasium's Humanoid ``mass_center``.
     Read from subtree_com, which follows per-env masses when they are randomized."""
     b, k = lookup(model.body_name, body, "body", "body"), axis
-    return Term(lambda ctx: (ctx.get("subtree_com")[:, b, k] - ctx.get_prev("subtree_com")[:, b, k]) / ctx.dt,
-                needs=("subtree_com",), needs_prev=("subtree_com",), ops=lambda c: _rate(c, "subtree_com", b, k))
+    return Term(ops=lambda c: _rate(c, "subtree_com", b, k))
 
 
 @register("reward")
@@ -115,15 +105,6 @@ def contact_force_l2(model, *, clip: tuple[float, float] | None = None, max_valu
         raise TermError(f"max_value must be >= 0, got {max_value}", "max_value")
     idx = body_indices(model, bodies, start, stop)
 
-    def cost(ctx):
-        xp = ctx.xp
-        wrench = ctx.get("cfrc_ext")[:, xp.const(idx)]
-        if clip is not None:
-            wrench = xp.clip(wrench, *clip)
-        total = xp.square(wrench).sum(axis=(1, 2))
-        # a clip, not xp.minimum: TorchOps.minimum makes a python float a float32 tensor, rounding the cap
-        return total if max_value is None else xp.clip(total, None, max_value)
-
     def ops(c):
         wrench = c.load("cfrc_ext", idx)
         if clip is not None:
@@ -131,4 +112,4 @@ def contact_force_l2(model, *, clip: tuple[float, float] | None = None, max_valu
         total = c.b.sum(c.b.square(wrench))
         return total if max_value is None else c.b.clip(total, -np.inf, max_value)
 
-    return Term(cost, needs=("cfrc_ext",), ops=ops)
+    return Term(ops=ops)

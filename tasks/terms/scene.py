@@ -23,10 +23,6 @@ def _centre(center):
     return c
 
 
-def _horizontal_distance(ctx, b, c):
-    return ctx.xp.norm(ctx.get("xpos")[:, b, :2] - ctx.xp.const(c), axis=1)
-
-
 def _horizontal_distance_ops(cc, b, c):
     return cc.b.norm(cc.b.affine(cc.load("xpos", b, [0, 1]), 1.0, -c))
 
@@ -39,8 +35,7 @@ def body_outside_disc(model, *, body: str, radius: float, center: list[float] = 
     if not radius > 0:
         raise TermError(f"radius must be > 0, got {radius}", "radius")
     b, c = lookup(model.body_name, body, "body", "body"), _centre(center)
-    return Term(lambda ctx: ~(_horizontal_distance(ctx, b, c) <= radius), needs=("xpos",),
-                ops=lambda cc: cc.b.outside(_horizontal_distance_ops(cc, b, c), -np.inf, radius))
+    return Term(ops=lambda cc: cc.b.outside(_horizontal_distance_ops(cc, b, c), -np.inf, radius))
 
 
 @register("reward")
@@ -48,14 +43,7 @@ def body_distance_from(model, *, body: str, center: list[float] = [0.0, 0.0]):  
     """Horizontal distance of the body's origin from ``center`` (x, y): with a positive weight
     on the opponent's torso, a dense reward for pushing it toward the ring's edge."""
     b, c = lookup(model.body_name, body, "body", "body"), _centre(center)
-    return Term(lambda ctx: _horizontal_distance(ctx, b, c), needs=("xpos",),
-                ops=lambda cc: _horizontal_distance_ops(cc, b, c))
-
-
-def _cos_tilt(ctx, b):
-    # the body's z axis seen in world z: xmat[2, 2], 1 when upright; in float64, so that the
-    # comparison with a float64 cos_max is numpy's on torch too (which would round it to float32)
-    return ctx.xp.float64(ctx.get("xmat")[:, b, 2, 2])
+    return Term(ops=lambda cc: _horizontal_distance_ops(cc, b, c))
 
 
 @register("termination")
@@ -66,15 +54,15 @@ def body_tilt_above(model, *, body: str, max_angle: float):
     if not 0 < max_angle <= np.pi:
         raise TermError(f"must be in (0, pi], got {max_angle}", "max_angle")
     b, cos_max = lookup(model.body_name, body, "body", "body"), np.cos(max_angle)
-    return Term(lambda ctx: ~(_cos_tilt(ctx, b) >= cos_max), needs=("xmat",),
-                ops=lambda c: c.b.outside(c.load("xmat", b, 8), cos_max, np.inf))
+    # the body's z axis seen in world z, xmat[2, 2], is the cosine of its tilt
+    return Term(ops=lambda c: c.b.outside(c.load("xmat", b, 8), cos_max, np.inf))
 
 
 @register("reward")
 def body_upright(model, *, body: str):
     """Cosine of the body's tilt from vertical: 1 upright, 0 on its side, -1 upside down."""
     b = lookup(model.body_name, body, "body", "body")
-    return Term(lambda ctx: _cos_tilt(ctx, b), needs=("xmat",), ops=lambda c: c.load("xmat", b, 8))
+    return Term(ops=lambda c: c.load("xmat", b, 8))
 
 
 @register("termination", "body_within")
@@ -85,8 +73,7 @@ def body_within_reached(model, *, body: str, target: str, radius: float):
         raise TermError(f"radius must be > 0, got {radius}", "radius")
     a = lookup(model.body_name, body, "body", "body")
     b = lookup(model.body_name, target, "body", "target")
-    return Term(lambda ctx: ctx.xp.norm(ctx.get("xpos")[:, a] - ctx.get("xpos")[:, b], axis=1) < radius,
-                needs=("xpos",), ops=lambda c: within_ops(c, a, b, radius))
+    return Term(ops=lambda c: within_ops(c, a, b, radius))
 
 
 @register("reward")
@@ -97,8 +84,7 @@ def ctrl_l2(model, *, actuators: list[str] | None = None):
         idx = np.arange(model.nu)
     else:
         idx = np.array([_actuator(model, name) for name in actuators], dtype=np.int64)
-    return Term(lambda ctx: ctx.xp.square(ctx.get("ctrl")[:, ctx.xp.const(idx)]).sum(axis=1), needs=("ctrl",),
-                ops=lambda c: c.b.sum(c.b.square(c.load("ctrl", idx))))
+    return Term(ops=lambda c: c.b.sum(c.b.square(c.load("ctrl", idx))))
 
 
 def _actuator(model, name):

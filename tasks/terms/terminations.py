@@ -1,4 +1,5 @@
-"""Termination terms: each returns (num_envs,) bool; an episode ends when any is true.
+"""Termination terms: each gives a flag per env (1 or 0), as World-program instructions
+(``Term.ops``, tasks/term_program.py); an episode ends when any is set.
 
 The time limit is not a term: the env truncates at ``episode_length`` itself.
 """
@@ -21,25 +22,16 @@ def nonfinite_state(model):
         c.b.copy(c.load("qvel", range(model.nv)), out=state[model.nq:])
         return c.b.nonfinite(state)
 
-    return Term(lambda ctx: ~(ctx.xp.isfinite(ctx.get("qpos")).all(1) & ctx.xp.isfinite(ctx.get("qvel")).all(1)),
-                needs=("qpos", "qvel"), ops=ops)
-
-
-def _outside(low, high, inclusive):
-    # NaN is outside any range: a state is healthy only when it is provably inside, as
-    # Gymnasium's ``low < x < high`` checks are False for NaN
-    if low > high:
-        raise TermError(f"low ({low}) must be <= high ({high})", "low")
-    if inclusive:
-        return lambda x: ~((x >= low) & (x <= high))
-    return lambda x: ~((x > low) & (x < high))
+    return Term(ops=ops)
 
 
 def _coordinates_out_of_range(model, which, low, high, inclusive, joints, start, stop):
-    outside = _outside(low, high, inclusive)
+    # NaN is outside any range (the builder's ``outside``): a state is healthy only when it is
+    # provably inside, as Gymnasium's ``low < x < high`` checks are False for NaN
+    if low > high:
+        raise TermError(f"low ({low}) must be <= high ({high})", "low")
     idx = coordinate_indices(model, which, joints, start, stop)
-    return Term(lambda ctx: outside(ctx.get(which)[:, ctx.xp.const(idx)]).any(axis=1), needs=(which,),
-                ops=lambda c: c.b.any(c.b.outside(c.load(which, idx), low, high, inclusive)))
+    return Term(ops=lambda c: c.b.any(c.b.outside(c.load(which, idx), low, high, inclusive)))
 
 
 @register("termination")
@@ -65,8 +57,7 @@ def site_height_below(model, *, site: str, min_height: float):
     """A site's world z at or below ``min_height`` (a fallen pendulum tip)."""
     s = lookup(model.site_name, site, "site", "site")
     # z <= min_height is z outside (min_height, inf]; NaN is outside both ways
-    return Term(lambda ctx: ctx.site_xpos(s)[:, 2] <= min_height, needs=("xpos", "xmat"),
-                ops=lambda c: c.b.outside(site_xpos_ops(c, s)[2], min_height, np.inf, inclusive=False))
+    return Term(ops=lambda c: c.b.outside(site_xpos_ops(c, s)[2], min_height, np.inf, inclusive=False))
 
 
 @register("termination")
@@ -75,9 +66,4 @@ def body_height_out_of_range(model, *, body: str, low: float, high: float):
     if low > high:
         raise TermError(f"low ({low}) must be <= high ({high})", "low")
     b = lookup(model.body_name, body, "body", "body")
-
-    def out(ctx):
-        z = ctx.get("xpos")[:, b, 2]
-        return (z < low) | (z > high)
-
-    return Term(out, needs=("xpos",), ops=lambda c: c.b.outside(c.load("xpos", b, 2), low, high))
+    return Term(ops=lambda c: c.b.outside(c.load("xpos", b, 2), low, high))
