@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from . import registry
+from . import registry, user_terms
 from .compose import apply_overrides, read_config_file
 from .errors import ConfigError, did_you_mean, given_value
 from .schema import TaskConfig
@@ -228,13 +228,27 @@ def _validate_terms(cfg: TaskConfig, data, origin):
             _validate_term(kind, term, (*prefix, i), data, origin)
 
 
-def _validate_term(kind, term, path, data, origin):
+def term_entry(kind, term, path, data, origin) -> registry.Entry:
+    """The registry Entry a config's term names: a registered term, or a user's factory
+    (``file.py:name`` or ``module:name``, tasks/user_terms.py); a ConfigError at its key."""
+    if user_terms.is_reference(term.term):
+        try:
+            return user_terms.entry(kind, term.term, origin)
+        except user_terms.UserTermError as e:
+            file, line = where(data, (*path, "term"))
+            raise ConfigError(f"{kind} term {term.term!r}: {e}", file=file or origin, line=line,
+                              path=(*path, "term")) from None
     known = registry.names(kind)
     if term.term not in known:
         file, line = where(data, (*path, "term"))
         raise ConfigError(f"unknown {kind} term {term.term!r}", file=file or origin, line=line, path=(*path, "term"),
-                          expected=f"one of {known}", suggestion=did_you_mean(term.term, known))
-    entry = registry.get(kind, term.term)
+                          expected=f"one of {known}, or 'file.py:function' for a term of your own",
+                          suggestion=did_you_mean(term.term, known))
+    return registry.get(kind, term.term)
+
+
+def _validate_term(kind, term, path, data, origin):
+    entry = term_entry(kind, term, path, data, origin)
     try:
         registry.validate_params(entry, term.params)
     except ValidationError as e:

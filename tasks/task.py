@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 from taigym.physics.model import BIAS_NONE
 
-from . import registry
+from . import registry, user_terms
 from .drive_actions import DRIVE_KINDS, DriveActions, check_kind_fields
 from .loader import _validate_term as validate_term
-from .loader import error_at, load_task_config, per_item
+from .loader import error_at, load_task_config, per_item, term_entry
 from .robot import actuator_index, build_model, reset_pose
 from .schema import TaskConfig
 from .term_program import build_program
@@ -161,13 +161,29 @@ class Task:
         return sizes
 
     def _bind(self, kind, term_cfg, path):
-        entry = registry.get(kind, term_cfg.term)
+        origin, data = self.config._source or (None, None)
+        entry = term_entry(kind, term_cfg, path, data, origin)
         params = registry.validate_params(entry, term_cfg.params)
+        # a user's factory is named by the line of its own code that failed
+        own = user_terms.is_users(entry.factory)
         try:
-            return entry.factory(self.model, **params)
+            term = entry.factory(self.model, **params)
         except registry.TermError as e:
             where = (*path, "params", e.param) if e.param else path
-            raise error_at(self.config, where, f"{term_cfg.term!r}: {e}") from None
+            raise error_at(self.config, where, f"{term_cfg.term!r}: {e}"
+                           + (f" ({user_terms.origin_of(e)})" if own else "")) from None
+        except Exception as e:
+            if not own:
+                raise
+            raise error_at(self.config, path, f"{term_cfg.term!r} raised {type(e).__name__} while it was built: {e} "
+                           f"({user_terms.origin_of(e)})") from e
+        if not isinstance(term, registry.Term):
+            raise error_at(self.config, path, f"{term_cfg.term!r} returned a {type(term).__name__}, not a Term "
+                           f"({user_terms.source_of(entry.factory)})")
+        if kind == "observation" and not (isinstance(term.size, int) and term.size > 0):
+            raise error_at(self.config, path, f"{term_cfg.term!r} gave no observation width: Term(size=...) must be "
+                           f"a positive int, got {term.size!r} ({user_terms.source_of(entry.factory)})")
+        return term
 
     def _bind_observations(self, terms, path):
         return [BoundObservation(t.term, self._bind("observation", t, (*path, i)), t.clip, t.noise)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from taigym.physics.step.program import ProgramBuilder, Regs
 
+from .user_terms import origin_of, source_of
+
 PRE, POST, RESET = 1, 2, 3
 
 
@@ -54,11 +56,11 @@ class TermCompiler:
             out = term.ops(self)
         except Exception as e:
             raise TermBuildError(path, f"{_where(self.task.config, path)}: building its instructions raised "
-                                 f"{type(e).__name__}: {e} ({_origin(e)})") from e
+                                 f"{type(e).__name__}: {e} ({origin_of(e)})") from e
         if not isinstance(out, Regs) or out.n != width:
             got = f"{out.n} values" if isinstance(out, Regs) else f"a {type(out).__name__}"
             raise TermBuildError(path, f"{_where(self.task.config, path)}: its ops gave {got}, expected {width} "
-                                 f"({_term_source(term)})")
+                                 f"({source_of(term.ops)})")
         return out
 
     def at(self, segment: int) -> None:
@@ -128,25 +130,6 @@ class TermBuildError(Exception):
     def __init__(self, path, reason):
         super().__init__(reason)
         self.path, self.reason = path, reason
-
-
-def _origin(exc) -> str:
-    """'file.py, line N' of the innermost traceback frame outside this package and the
-    builder: where a term's own code went wrong."""
-    import traceback
-    from pathlib import Path
-
-    ours = Path(__file__).resolve().parents[1]
-    frames = traceback.extract_tb(exc.__traceback__)
-    outside = [f for f in frames if not Path(f.filename).resolve().is_relative_to(ours)]
-    frame = (outside or frames)[-1]
-    return f"{frame.filename}, line {frame.lineno}"
-
-
-def _term_source(term) -> str:
-    """'file.py, line N' where a term's ops function is defined."""
-    code = getattr(term.ops, "__code__", None)
-    return f"{code.co_filename}, line {code.co_firstlineno}" if code else repr(term.ops)
 
 
 @dataclass
