@@ -1,114 +1,227 @@
-"""The env step as a World program (tasks/term_program.py) against the numpy terms it
-replaces, which stay the reference.
+"""The env step's World program (tasks/term_program.py) against the host reference
+(tasks/reference.py): the same instructions, once in the step kernel and once interpreted
+with numpy on the World's quantities as they were before and after each step.
 
-Tolerances: float64 observations are the same numbers (the program reads the World's
-tables and applies the same operations); rewards agree to 1e-12 (a difference divides
-by dt where the program multiplies by 1/dt, and sums run in another order). float32
-Worlds compute the program in float32 where numpy computes in float64 from float32
-inputs: agreement to float32 round-off, 2e-5 relative.
+Tolerances: in float64 both evaluate the same operations in the same order, 1e-12. A float32
+World computes in float32 where the reference computes in float64 from the same float32
+quantities: agreement to float32 round-off, 2e-5. The terms' values themselves are checked
+against closed forms in tests/test_terms_closed_form.py.
 """
-
-import dataclasses
 
 import numpy as np
 import pytest
 from taigym.envs.vector import TaiGymVectorEnv
 from taigym.physics import World
 from taigym.physics.step.program import ProgramBuilder
-from taigym.tasks.context import StepContext, snapshot
+from taigym.tasks import reference as R
+from taigym.tasks.errors import ConfigError
 from taigym.tasks.loader import CONFIG_DIR
 from taigym.tasks.task import Task
-from taigym.tasks.term_program import POST, PRE, TermCompiler, TermProgram, missing_ops
+from taigym.tasks.term_program import POST, PRE, TermCompiler
 
 TASK_DIR = CONFIG_DIR / "tasks"
 SHIPPED = sorted(p.name for p in TASK_DIR.glob("*.yaml") if not p.name.startswith("_"))
-GYMNASIUM_SET = ["Ant", "Humanoid", "Hopper", "HalfCheetah", "Walker2d", "Swimmer", "InvertedPendulum",
-                 "InvertedDoublePendulum", "Reacher"]
 
+
+def _task_id(path) -> str:
+    """'Hopper' of a task file whose ``id:`` line is 'TaiGym/Hopper-v0'."""
+    line = next(x for x in path.read_text().splitlines() if x.startswith("id:"))
+    return line.split("/")[1].strip().removesuffix("-v0")
+
+
+TASK_IDS = sorted(_task_id(TASK_DIR / p) for p in SHIPPED)
 
 # commands resampled every 10 steps, a standing command now and then: the draws are exercised
 EXTRA = {"QuadrupedFlat": ["commands.0.params.resampling_time=0.2", "commands.0.params.standing_probability=0.3"],
+         "QuadrupedRough": ["commands.0.params.resampling_time=0.2"],
          "ArmReach": ["episode_length=30"]}  # time-limit resets, which point the drives at the reset pose
+ENDING = ("Hopper", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum", "QuadrupedFlat")
 
 
-def _pair(task, n, precision, seed=3):
-    overrides = [f"simulation.precision={precision}", *EXTRA.get(task, [])]
-    envs = [TaiGymVectorEnv(f"TaiGym/{task}-v0", n, overrides=overrides, program=p) for p in (False, True)]
-    assert envs[0]._program is None and envs[1]._program is not None
-    return envs, [e.reset(seed=seed)[0] for e in envs]
+def make_env(task, n, precision, seed=3, **kwargs):
+    env = TaiGymVectorEnv(f"TaiGym/{task}-v0", n, overrides=[f"simulation.precision={precision}",
+                                                              *EXTRA.get(task, [])], **kwargs)
+    env.reset(seed=seed)
+    return env
 
 
-@pytest.mark.parametrize("task", [*GYMNASIUM_SET, "QuadrupedFlat", "ArmReach"])
-def test_program_step_equals_numpy_terms_in_float64(task):
-    """100 random-action steps of 4 envs, autoresets included: the same observations,
-    terminations and truncations, rewards and each reward term to 1e-12."""
-    envs, (obs_np, obs_pr) = _pair(task, 4, "float64")
-    np.testing.assert_array_equal(obs_np, obs_pr)
+def close(actual, expected, tol, what):
+    np.testing.assert_allclose(np.asarray(actual, np.float64), np.asarray(expected, np.float64), rtol=tol, atol=tol,
+                               err_msg=what)
+
+
+def check_step(env, action, tol) -> int:
+    """Step ``env`` and compare what it returns, and what its program left in the registers,
+    with the reference on the quantities captured around the step; returns how many envs
+    were compared (those not reset by the step, whose pre-step state is the step's)."""
+    task, p, world = env.task, env.program, env.world
+    resetting = env._needs_reset.copy()
+    before, regs = R.quantities(world, task), world.registers().astype(np.float64)
+    obs, reward, terminated, _, info = env.step(action)
+    after, now = R.quantities(world, task), world.registers().astype(np.float64)
+    # the observation shows the command drawn for after the step; the env's bookkeeping has
+    # made it the current one too, so the registers after the step hold it in both places
+    for at in p.commands_next.values():
+        regs[:, at.start : at.stop] = now[:, at.start : at.stop]
+    ref = R.step(task, before, after, np.asarray(action, np.float64), regs)
+    kernel = p.outputs(now)
+    keep = ~resetting & ref.finite
+    noisy = any(o.noise is not None for o in task.observations)
+    for name, got, want in _register_runs(p, now, regs):
+        close(got[keep], want[keep], tol, name)
+    close(kernel.obs[keep], ref.obs[keep], tol, "obs")
+    if not noisy:
+        close(obs[keep], ref.obs[keep], tol, "returned obs")
+    close(reward[keep], ref.reward[keep], tol, "reward")
+    np.testing.assert_array_equal(terminated[keep], ref.terminated[keep])
+    for name, value in ref.parts.items():
+        close(info[f"reward_{name}"][keep], value[keep], tol, f"reward_{name}")
+    if resetting.any():  # observed by the RESET segment, after the reset's forward pass
+        ids = np.flatnonzero(resetting)
+        fresh = R.observe(task, {k: v[ids] for k, v in after.items()}, now[ids])
+        close(kernel.obs[ids], fresh, tol, "reset obs")
+        if not noisy:
+            close(obs[ids], fresh, tol, "returned reset obs")
+        assert not terminated[ids].any() and (reward[ids] == 0).all()
+    return int(keep.sum())
+
+
+def _register_runs(p, kernel, ref):
+    """(name, kernel's values, reference's) of every result run the program writes: reward
+    parts, term memory and each agent's own results."""
+    runs = [(f"part {name}", at) for name, at in p.parts]
+    runs += [(f"memory {name}", at) for name, at in p.memories.items()]
+    for agent, a in p.agents.items():
+        runs += [(f"{agent} terminated", a.own_terminated), (f"{agent} ended", a.ended), (f"{agent} reward", a.reward),
+                 (f"{agent} obs", a.obs)] + [(f"{agent} part {name}", at) for name, at in a.parts]
+    return [(name, kernel[:, at.start : at.stop], ref[:, at.start : at.stop]) for name, at in runs]
+
+
+@pytest.mark.parametrize("task", TASK_IDS)
+def test_env_step_equals_the_reference_in_float64(task):
+    """100 random-action steps of 4 envs, autoresets and command resamples included."""
+    env = make_env(task, 4, "float64")
     rng = np.random.default_rng(0)
-    ended = 0
+    compared = ended = 0
     for _ in range(100):
-        action = rng.uniform(-1, 1, envs[0].action_space.shape)
-        ref, out = (e.step(action) for e in envs)
-        np.testing.assert_array_equal(ref[0], out[0])
-        np.testing.assert_allclose(out[1], ref[1], rtol=1e-12, atol=1e-12)
-        np.testing.assert_array_equal(ref[2], out[2])
-        np.testing.assert_array_equal(ref[3], out[3])
-        for key, value in ref[4].items():
-            if key.startswith("reward_"):
-                np.testing.assert_allclose(out[4][key], value, rtol=1e-12, atol=1e-12)
-        ended += int(ref[2].sum())
-    if task in ("Hopper", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum", "QuadrupedFlat"):
+        ended += int(env._needs_reset.sum())
+        compared += check_step(env, rng.uniform(-1, 1, env.action_space.shape), 1e-12)
+    assert compared > 250
+    if task in ENDING:
         assert ended > 0, "the comparison should cover terminations and autoresets"
 
 
-@pytest.mark.parametrize("task", ["Ant", "Hopper", "InvertedDoublePendulum"])
-def test_program_step_agrees_with_numpy_terms_to_float32_round_off(task):
-    # the two envs are held at the same state each step: float32 round-off would otherwise
-    # grow along the trajectory and compare two different states
-    envs, (obs_np, obs_pr) = _pair(task, 4, "float32")
-    np.testing.assert_allclose(obs_pr, obs_np, rtol=2e-5, atol=2e-5)
+@pytest.mark.parametrize("task", ["Ant", "Hopper", "InvertedDoublePendulum", "QuadrupedFlat", "SumoAnts"])
+def test_float32_env_step_agrees_with_the_reference_to_round_off(task):
+    env = make_env(task, 4, "float32")
     rng = np.random.default_rng(1)
-    for _ in range(50):
-        action = rng.uniform(-1, 1, envs[0].action_space.shape)
-        ref, out = (e.step(action) for e in envs)
-        np.testing.assert_allclose(out[0], ref[0], rtol=2e-5, atol=2e-5)
-        np.testing.assert_allclose(out[1], ref[1], rtol=2e-5, atol=2e-5)
-        np.testing.assert_array_equal(ref[2], out[2])
-        envs[1].world.set_state(qpos=envs[0].world.get("qpos"), qvel=envs[0].world.get("qvel"))
+    for _ in range(40):
+        check_step(env, rng.uniform(-1, 1, env.action_space.shape), 2e-5)
 
 
-@pytest.mark.parametrize("task", GYMNASIUM_SET)
-def test_program_terms_equal_numpy_terms_at_random_states(task):
+def test_program_step_through_register_copies(monkeypatch):
+    """Where registers() is a copy (a CUDA World, or TAIGYM_LAUNCH=plain on CPU), actions and
+    resets are written back: the same results as the reference, resets included."""
+    monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
+    env = make_env("InvertedPendulum", 3, "float64")
+    assert not env.world.registers_shared()
+    rng = np.random.default_rng(5)
+    ended = 0
+    for _ in range(60):
+        ended += int(env._needs_reset.sum())
+        check_step(env, rng.uniform(-1, 1, env.action_space.shape), 1e-12)
+    assert ended > 0
+
+
+@pytest.mark.parametrize("task", ["Ant", "Humanoid", "Hopper", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum",
+                                  "Reacher", "ArmReach", "QuadrupedFlat"])
+def test_program_equals_the_reference_at_random_states(task):
     """Far from any trajectory: random coordinates and velocities (so out-of-range
-    terminations fire), actions as the step saw them."""
+    terminations fire), a step that leaves the state as it is (a forward pass between the
+    segments), and the controls the action maps to."""
     t = Task.from_source(f"TaiGym/{task}-v0", ["simulation.precision=float64"])
-    m, n = t.model, 16
+    m, n, p = t.model, 16, t.program
     world = World(m, num_envs=n, precision="float64")
-    program = TermProgram(t)
-    world.set_program(program.program)
+    world.set_program(p.program)
     rng = np.random.default_rng(2)
-    qpos = t.init_qpos + rng.normal(0, 0.5, (n, m.nq))
-    qvel = rng.normal(0, 2.0, (n, m.nv))
-    action = rng.uniform(-1, 1, (n, t.action_size))
-    world.set_state(qpos=qpos, qvel=qvel)
+    world.set_state(qpos=t.init_qpos + rng.normal(0, 0.5, (n, m.nq)), qvel=rng.normal(0, 2.0, (n, m.nv)))
     world.forward()
-    regs = world.registers().copy()
-    regs[:, program.action.start : program.action.stop] = action
+    before, regs = R.quantities(world, t), world.registers().copy()
+    action = rng.uniform(-1, 1, (n, t.action_size))
+    regs[:, p.action.start : p.action.stop] = action
     world.set_registers(regs)
-    # PRE keeps the quantities as they are and writes the controls; POST sees the same state
     world.forward(segments=(PRE, POST))
+    after, now = R.quantities(world, t), world.registers()
+    ref, kernel = R.step(t, before, after, action, regs.copy()), p.outputs(now)
+    np.testing.assert_array_equal(kernel.terminated, ref.terminated)
+    close(kernel.reward, ref.reward, 1e-12, "reward")
+    for name, value in ref.parts.items():
+        close(kernel.parts[name], value, 1e-12, name)
+    close(kernel.obs, ref.obs, 1e-12, "obs")
+    written = "ctrl" if t.drive is None else "drive_qpos_target"
+    np.testing.assert_array_equal(after[written], before[written])  # the reference's store, the kernel's
+    if task in ("Hopper", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum"):
+        assert ref.terminated.any() and not ref.terminated.all()
+
+
+@pytest.mark.parametrize("config", SHIPPED)
+def test_every_step_term_compiled_alone_equals_the_reference(config):
+    """Each step term of a shipped config (agents' own included), compiled alone into a
+    World program, against tasks.reference.term at random states, with random actions,
+    termination flags, commands and term memory (float64, 1e-12)."""
+    t = Task.from_source(str(TASK_DIR / config), ["simulation.precision=float64"])
+    terms = list(t._step_terms())
+    m, n, p = t.model, 8, t.program
+    world = World(m, num_envs=n, precision="float64")
+    b = ProgramBuilder()
+    action, terminated = b.alloc(t.action_size), b.alloc(1)
+    c = TermCompiler(t, b, action, terminated)
+    outputs = [(path, term, term.ops(c)) for path, term in terms]
+    world.set_program(b.build())
+    rng = np.random.default_rng(4)
+    world.set_state(qpos=t.init_qpos + rng.normal(0, 0.3, (n, m.nq)), qvel=rng.normal(0, 1.0, (n, m.nv)))
+    world.forward()
+    regs, task_regs = world.registers().copy(), R.registers(t, n)
+    actions, ended = rng.uniform(-1, 1, (n, t.action_size)), rng.uniform(size=n) < 0.5
+    regs[:, action.start : action.stop], regs[:, terminated.start] = actions, ended
+    # commands (the same for the step and the next) and memory: some zero, some not
+    for name, at in c.commands_now.items():
+        values = rng.uniform(-1, 1, (n, at.n)) * (rng.uniform(size=(n, 1)) < 0.8)
+        for mine, theirs in ((at, p.commands_now[name]), (c.commands_next[name], p.commands_next[name])):
+            regs[:, mine.start : mine.stop] = task_regs[:, theirs.start : theirs.stop] = values
+    for name, at in c.memories.items():
+        values = rng.uniform(0, 1, (n, at.n)) * (rng.uniform(size=(n, at.n)) < 0.5)
+        regs[:, at.start : at.stop] = task_regs[:, p.memories[name].start : p.memories[name].stop] = values
+    world.set_registers(regs)
+    world.forward(segments=(PRE, POST))
+    now = R.quantities(world, t)
     regs = world.registers()
-    ctx = StepContext(m, snapshot(world, t.needs), dt=t.dt, action=action,
-                      prev=snapshot(world, t.prev_needs))
-    terminated = t.terminated(ctx)
-    ctx.terminated = terminated
-    reward, parts = t.reward(ctx)
-    np.testing.assert_array_equal(regs[:, program.terminated.start] != 0, terminated)
-    np.testing.assert_allclose(regs[:, program.reward.start], reward, rtol=1e-12, atol=1e-12)
-    for name, at in program.parts:
-        np.testing.assert_allclose(regs[:, at.start], parts[name], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(regs[:, program.obs.start : program.obs.stop], t.observe(ctx), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(world.get("ctrl"), t.action_to_ctrl(action), rtol=0, atol=0)
+    for path, term, out in outputs:
+        # each term from the memory as it was: a term that updates memory updates its own copy
+        ref = R.term(t, term, now, now, actions, ended, task_regs.copy() if term.memory else task_regs)
+        close(regs[:, out.start : out.stop], ref, 1e-12, str(path))
+    for name, at in c.memories.items():  # updated in place by both
+        mem = task_regs.copy()
+        for _, term, _ in [o for o in outputs if name in o[1].memory]:
+            R.term(t, term, now, now, actions, ended, mem)
+        close(regs[:, at.start : at.stop], mem[:, p.memories[name].start : p.memories[name].stop], 1e-12, name)
+
+
+def test_every_shipped_task_builds_its_program_and_a_term_without_ops_is_refused(monkeypatch):
+    from taigym.tasks import registry
+    from taigym.tasks.registry import Entry, Term
+
+    for path in SHIPPED:
+        assert Task.from_source(str(TASK_DIR / path)).program.program.nregisters > 0, path
+
+    def forward_velocity(model, *, coordinate: int = 0):
+        return Term()
+
+    registry.get("reward", "forward_velocity")  # the built-in terms are registered first
+    monkeypatch.setitem(registry._REGISTRY["reward"], "forward_velocity",
+                        Entry("forward_velocity", "reward", forward_velocity, ""))
+    with pytest.raises(ConfigError, match=r"rewards\[0\] \(forward_velocity\) gives no ops"):
+        Task.from_source("TaiGym/Hopper-v0")
 
 
 def test_builder_operations_against_numpy():
@@ -171,76 +284,6 @@ def test_non_finite_values_are_caught_under_fast_math():
                                       err_msg=precision)
 
 
-def test_env_takes_the_program_path_where_it_can_and_says_why_not():
-    env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2)
-    assert env._program is not None
-    assert TaiGymVectorEnv("TaiGym/Hopper-v0", 2, program=False)._program is None
-    # every shipped task runs as a program; a term without a program form (a user's own) keeps
-    # its task on the numpy path
-    for path in SHIPPED:
-        assert missing_ops(Task.from_source(str(TASK_DIR / path))) == [], path
-    task = Task.from_source("TaiGym/Hopper-v0")
-    name, weight, term = task.rewards[0]
-    task.rewards[0] = (name, weight, dataclasses.replace(term, ops=None))
-    assert missing_ops(task) == ["rewards[0] (forward_velocity) has no program form"]
-    assert TaiGymVectorEnv(task, 2)._program is None
-    with pytest.raises(ValueError, match=r"Hopper-v0 cannot run its terms as a program: rewards\[0\] \(forward"):
-        TaiGymVectorEnv(task, 2, program=True)
-    # a torch namespace for the terms keeps them out of the program
-    torch = pytest.importorskip("torch")
-    env = TaiGymVectorEnv("TaiGym/Hopper-v0", 2, tensor_backend="torch", torch_terms=True)
-    assert env._program is None
-    obs, _ = env.reset(seed=0)
-    assert isinstance(obs, torch.Tensor)
-
-
-
-
-@pytest.mark.parametrize("config", SHIPPED)
-def test_every_term_with_ops_equals_its_numpy_form_at_random_states(config):
-    """Each step term of a shipped config (agents' own included) that has a program form,
-    compiled alone, against its numpy form at random states (float64, 1e-12)."""
-    t = Task.from_source(str(TASK_DIR / config), ["simulation.precision=float64"])
-    terms = [(path, term) for path, term in t._step_terms() if term.ops is not None]
-    if not terms:
-        pytest.skip(f"{config} has no term with a program form")
-    m, n = t.model, 8
-    world = World(m, num_envs=n, precision="float64")
-    b = ProgramBuilder()
-    action, terminated = b.alloc(t.action_size), b.alloc(1)
-    c = TermCompiler(t, b, action, terminated)
-    outputs = [(path, term, term.ops(c)) for path, term in terms]
-    world.set_program(b.build())
-    rng = np.random.default_rng(4)
-    world.set_state(qpos=t.init_qpos + rng.normal(0, 0.3, (n, m.nq)), qvel=rng.normal(0, 1.0, (n, m.nv)))
-    world.forward()
-    regs = world.registers().copy()
-    actions, ended = rng.uniform(-1, 1, (n, t.action_size)), rng.uniform(size=n) < 0.5
-    regs[:, action.start : action.stop], regs[:, terminated.start] = actions, ended
-    # commands (the same for the step and the next) and memory: some zero, some not
-    commands = {name: rng.uniform(-1, 1, (n, at.n)) * (rng.uniform(size=(n, 1)) < 0.8)
-                for name, at in c.commands_now.items()}
-    memory = {name: rng.uniform(0, 1, (n, at.n)) * (rng.uniform(size=(n, at.n)) < 0.5)
-              for name, at in c.memories.items()}
-    for name, values in commands.items():
-        for at in (c.commands_now[name], c.commands_next[name]):
-            regs[:, at.start : at.stop] = values
-    for name, values in memory.items():
-        regs[:, c.memories[name].start : c.memories[name].stop] = values
-    world.set_registers(regs)
-    world.forward(segments=(PRE, POST))
-    regs = world.registers()
-    prev_keys = sorted({key for _, term in terms for key in term.needs_prev})
-    ctx = StepContext(m, snapshot(world, sorted({"qpos", "qvel", *(k for _, tm in terms for k in tm.needs)})),
-                      dt=t.dt, action=actions, prev=snapshot(world, prev_keys), terminated=ended,
-                      commands=commands, memory={k: v.copy() for k, v in memory.items()})
-    for path, term, out in outputs:
-        ref = np.asarray(term.fn(ctx), dtype=np.float64).reshape(n, -1)
-        np.testing.assert_allclose(regs[:, out.start : out.stop], ref, rtol=1e-12, atol=1e-12, err_msg=str(path))
-    for name, at in c.memories.items():  # updated in place by both
-        np.testing.assert_allclose(regs[:, at.start : at.stop], ctx.memory[name], rtol=1e-12, atol=1e-12)
-
-
 def test_an_env_whose_override_register_is_set_runs_a_forward_pass_in_the_launch():
     m = Task.from_source("TaiGym/InvertedPendulum-v0", ["simulation.precision=float64"]).model
     world = World(m, num_envs=3, precision="float64")
@@ -278,48 +321,3 @@ def test_an_autoreset_costs_no_launch_of_its_own(monkeypatch):
         assert len(launches) == 1
         resets += int(needs_reset.sum())
     assert resets > 0, "the pendulum falls under a constant push: episodes end and autoreset"
-
-
-@pytest.mark.parametrize("task", ["SumoAnts", "BoxPush", "Ant4x2", "LastAntStanding", "Swimmer2x1"])
-def test_multi_agent_program_step_equals_numpy_terms(task):
-    """Each agent's observation, reward (shared and own terms), own ending and reward parts,
-    float64, until every agent is out or 150 steps."""
-    from taigym.envs.multiagent import TaiGymParallelEnv
-
-    envs = [TaiGymParallelEnv(f"TaiGym/{task}-v0", overrides=["simulation.precision=float64"], program=p)
-            for p in (False, True)]
-    assert envs[0]._batch._program is None and envs[1]._batch._program is not None
-    (ref, _), (out, _) = (e.reset(seed=1) for e in envs)
-    for a in ref:
-        np.testing.assert_array_equal(out[a], ref[a])
-    rng = np.random.default_rng(0)
-    for _ in range(150):
-        if not envs[0].agents:
-            break
-        assert envs[1].agents == envs[0].agents
-        actions = {a: rng.uniform(-1, 1, envs[0].action_space(a).shape) for a in envs[0].agents}
-        ref, out = (e.step(actions) for e in envs)
-        for a in ref[0]:
-            np.testing.assert_array_equal(out[0][a], ref[0][a], err_msg=a)
-            np.testing.assert_allclose(out[1][a], ref[1][a], rtol=1e-12, atol=1e-12, err_msg=a)
-            assert (out[2][a], out[3][a]) == (ref[2][a], ref[3][a])
-            assert out[4][a].keys() == ref[4][a].keys()
-            for key, value in ref[4][a].items():
-                np.testing.assert_allclose(out[4][a][key], value, rtol=1e-12, atol=1e-12, err_msg=f"{a} {key}")
-
-
-def test_program_step_through_register_copies(monkeypatch):
-    """Where registers() is a copy (a CUDA World, or TAIGYM_LAUNCH=plain on CPU), actions and
-    resets are written back: the same trajectory as the numpy terms."""
-    monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
-    envs, _ = _pair("InvertedPendulum", 3, "float64")
-    assert not envs[1].world.registers_shared()
-    rng = np.random.default_rng(5)
-    ended = 0
-    for _ in range(60):
-        action = rng.uniform(-1, 1, envs[0].action_space.shape)
-        ref, out = (e.step(action) for e in envs)
-        for k in range(4):
-            np.testing.assert_array_equal(ref[k], out[k])
-        ended += int(ref[2].sum())
-    assert ended > 0
