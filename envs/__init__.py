@@ -9,7 +9,8 @@ Importing this package registers ``TaiGym/<Task>-v0`` for every single-agent tas
     vec = gym.make_vec("TaiGym/Reacher-v0", num_envs=1024, autoreset_mode="SameStep")
 
 Multi-agent tasks are PettingZoo envs: ``taigym.make_parallel(name)``, ``taigym.make_aec(name)``,
-``taigym.list_parallel()``. ``taigym.envs.sb3.TaiGymVecEnv`` drives stable-baselines3 on one World.
+``taigym.list_parallel()``. A task file of one's own (its own terms included) is registered by
+``taigym.register_task("my_task.yaml")``. ``taigym.envs.sb3.TaiGymVecEnv`` drives stable-baselines3 on one World.
 """
 
 from __future__ import annotations
@@ -24,21 +25,36 @@ _PARALLEL: dict[str, str] = {}  # multi-agent id -> config path
 def _register_all():
     for path in task_files():
         data = read_config_file(path)
-        task_id = data.get("id")
-        if not isinstance(task_id, str):
-            continue  # refused with a full message when someone makes it
-        if data.get("agents"):
-            _PARALLEL[task_id] = str(path)
-            continue
-        if task_id in gym.registry:
-            continue
-        gym.register(
-            id=task_id,
-            entry_point="taigym.envs.single:TaiGymEnv",
-            vector_entry_point="taigym.envs.vector:TaiGymVectorEnv",
-            max_episode_steps=data.get("episode_length"),
-            kwargs={"config": str(path)},
-        )
+        if isinstance(data.get("id"), str) and data["id"] not in gym.registry:
+            _register(path, data)  # a config without a proper id is refused when someone makes it
+
+
+def _register(path, data):
+    task_id = data["id"]
+    if data.get("agents"):
+        _PARALLEL[task_id] = str(path)
+        return
+    gym.register(id=task_id, entry_point="taigym.envs.single:TaiGymEnv",
+                 vector_entry_point="taigym.envs.vector:TaiGymVectorEnv",
+                 max_episode_steps=data.get("episode_length"), kwargs={"config": str(path)})
+
+
+def register_task(path) -> str:
+    """Register a task file of one's own under its ``id`` (``gym.make``/``gym.make_vec``, or
+    ``make_parallel`` for a multi-agent task) and return the id. The file is validated in
+    full, its own terms included, before anything is registered; registering the same id
+    again points it at the new file."""
+    from pathlib import Path
+
+    from taigym.tasks.task import Task
+
+    path = str(Path(path).resolve())
+    task = Task.from_source(path)
+    task_id = task.config.id
+    if task_id in gym.registry:
+        del gym.registry[task_id]
+    _register(path, {"id": task_id, "agents": bool(task.agents), "episode_length": task.episode_length})
+    return task_id
 
 
 def list_parallel() -> list[str]:
@@ -80,4 +96,4 @@ def _parallel_config(name: str) -> str:
 
 _register_all()
 
-__all__ = ["list_parallel", "make_aec", "make_parallel"]
+__all__ = ["list_parallel", "make_aec", "make_parallel", "register_task"]

@@ -109,21 +109,35 @@ def single_agent_tasks() -> list[str]:
     return sorted(k[len("TaiGym/"):-len("-v0")] for k in gym.registry if k.startswith("TaiGym/"))
 
 
+def env_id(task: str) -> str:
+    """The Gymnasium id of a task name (``TaiGym/<name>-v0``) or of a task YAML of one's own,
+    which is registered here (``taigym.register_task``)."""
+    if task.endswith((".yaml", ".yml")):
+        import taigym
+
+        return taigym.register_task(task)
+    return f"TaiGym/{task}-v0"
+
+
 def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repeats: int = 3, device: str = "cpu",
-                 tensor_backend: str = "numpy", fresh: bool = True) -> list[dict]:
+                 tensor_backend: str = "numpy", fresh: bool = True, beside: str | None = None) -> list[dict]:
     """One row per batch size: each side measured ``repeats`` times, the sides taking turns,
     so that load from elsewhere on a shared machine falls on all of them alike; a row gives
     each side's median and the median of the ratios within a turn. ``device`` and
     ``tensor_backend`` are our env's (the peers run on the CPU); ``fresh`` draws new actions
-    each step (``steps_per_second``)."""
+    each step (``steps_per_second``). ``beside``: another taigym task (a name or a YAML file)
+    stepped in the same turns, compared as ``beside_ratio`` (ours over it)."""
     import gymnasium as gym
 
     from taigym import envs  # noqa: F401  (registers TaiGym ids)
 
     rows = []
     for n in num_envs:
-        sides = {"taigym": gym.make_vec(f"TaiGym/{task}-v0", num_envs=n, vectorization_mode="vector_entry_point",
+        sides = {"taigym": gym.make_vec(env_id(task), num_envs=n, vectorization_mode="vector_entry_point",
                                         overrides={"simulation.device": device}, tensor_backend=tensor_backend)}
+        if beside is not None:
+            sides["beside"] = gym.make_vec(env_id(beside), num_envs=n, vectorization_mode="vector_entry_point",
+                                           overrides={"simulation.device": device}, tensor_backend=tensor_backend)
         if task in GYMNASIUM:
             sides["gymnasium"] = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
         pool = make_envpool(task, n, seed)
@@ -137,7 +151,7 @@ def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repe
         finally:
             for env in sides.values():
                 env.close()
-        rows.append(_row(task, n, turns, pool if isinstance(pool, str) else None))
+        rows.append(_row(task, n, turns, pool if isinstance(pool, str) else None) | {"beside_task": beside})
         _print_row(rows[-1])
     return rows
 
@@ -152,7 +166,8 @@ def _row(task: str, n: int, turns: list[dict], envpool_note) -> dict:
     return dict(task=task, num_envs=n, taigym=median("taigym"), taigym_cpu_per_wall=median("taigym", 1),
                 gymnasium=median("gymnasium"), ratio=ratio("gymnasium"), peak_rss_mb=peak_rss_mb(),
                 envpool=median("envpool"), envpool_cpu_per_wall=median("envpool", 1), envpool_ratio=ratio("envpool"),
-                envpool_note=envpool_note, repeats=len(turns), load_average=os.getloadavg()[0],
+                envpool_note=envpool_note, beside=median("beside"), beside_ratio=ratio("beside"),
+                repeats=len(turns), load_average=os.getloadavg()[0],
                 turns=[{side: dict(steps_per_s=rate, cpu_per_wall=cpu) for side, (rate, cpu) in t.items()}
                        for t in turns])
 
@@ -164,6 +179,8 @@ def _print_row(r: dict):
         other += f"  envpool {pool:10,.0f}  ({r['envpool_ratio']:.2f}x)"
     elif r["envpool_note"]:
         other += f"  envpool {r['envpool_note']}"
+    if r.get("beside"):
+        other += f"  beside {r['beside']:10,.0f}  ({r['beside_ratio']:.3f}x)"
     print(f"{r['task']:24s} {r['num_envs']:6d} envs: taigym {r['taigym']:10,.0f} (CPU/wall "
           f"{r['taigym_cpu_per_wall']:.2f})  {other}  peak RSS {r['peak_rss_mb']:,.0f} MB  load {r['load_average']:.2f}",
           flush=True)
@@ -173,10 +190,13 @@ _FIRST_STEP = """
 import sys
 import gymnasium as gym
 kwargs = {}
-if sys.argv[1].startswith("TaiGym/"):
+env_id = sys.argv[1]
+if env_id.startswith("TaiGym/") or env_id.endswith((".yaml", ".yml")):
     import taigym
     kwargs = {"overrides": {"simulation.device": sys.argv[2]}}
-env = gym.make(sys.argv[1], **kwargs)
+    if env_id.endswith((".yaml", ".yml")):
+        env_id = taigym.register_task(env_id)
+env = gym.make(env_id, **kwargs)
 env.reset(seed=0)
 env.step(env.action_space.sample())
 import time
@@ -207,7 +227,7 @@ def measure_startup(task: str, device: str = "cpu", repeats: int = 3) -> dict:
     """Cold start-up of our task (once: the first start fills the cache), then ``repeats``
     warm starts taking turns with as many of Gymnasium's counterpart (no cache to fill):
     the medians, and every start in ``*_runs_s``."""
-    ours = f"TaiGym/{task}-v0"
+    ours = task if task.endswith((".yaml", ".yml")) else f"TaiGym/{task}-v0"
     runs = {"warm": [], "gymnasium": []}
     with tempfile.TemporaryDirectory(prefix="taigym-ticache-") as cache:
         cold = startup_seconds(ours, cache, device)
@@ -251,6 +271,12 @@ def markdown(rows: list[dict]) -> str:
         pool_ratio = "—" if r.get("envpool_ratio") is None else f"{r['envpool_ratio']:.2f}x"
         lines.append(f"| {r['task']} | {r['num_envs']} | {r['taigym']:,.0f} | {r['taigym_cpu_per_wall']:.2f} | {theirs} | {ratio} | "
                      f"{pool} | {pool_ratio} | {r['peak_rss_mb']:,.0f} MB |")
+    beside = [r for r in rows if r.get("beside")]
+    if beside:
+        lines += ["", "| task | num_envs | steps/s | beside it, in the same turns | steps/s | ratio |",
+                  "|---|---:|---:|---|---:|---:|"]
+        lines += [f"| {r['task']} | {r['num_envs']} | {r['taigym']:,.0f} | {r['beside_task']} | {r['beside']:,.0f} | "
+                  f"{r['beside_ratio']:.3f}x |" for r in beside]
     return "\n".join(lines) + "\n"
 
 
@@ -283,7 +309,8 @@ def plot(rows: list[dict], png: Path) -> bool:
 def parse_args(argv):
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tasks", nargs="+", default=["Ant", "Humanoid", "Hopper"],
-                   help="task names (TaiGym/<name>-v0), or 'all' for every registered single-agent task")
+                   help="task names (TaiGym/<name>-v0) or task YAML files of one's own, or 'all' for every "
+                   "registered single-agent task")
     p.add_argument("--num-envs", nargs="+", type=int, default=[1, 16, 64, 256, 1024])
     p.add_argument("--seconds", type=float, default=2.0, help="time per measurement (default: 2)")
     p.add_argument("--repeats", type=int, default=3,
@@ -296,6 +323,9 @@ def parse_args(argv):
     p.add_argument("--actions", choices=["fresh", "fixed"], default="fresh",
                    help="uniform random actions drawn anew each step (default), or one draw held for the whole "
                         "measurement (as tables before this option were measured)")
+    p.add_argument("--beside", default=None,
+                   help="another taigym task (name or YAML) stepped in the same turns as each of --tasks, its "
+                        "ratio reported: a task against a variant of it")
     p.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
     p.add_argument("--startup-repeats", type=int, default=3,
                    help="warm starts per task, taking turns with Gymnasium's; the table gives the median (default: 3)")
@@ -308,7 +338,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     known = single_agent_tasks()
     tasks = known if args.tasks == ["all"] else args.tasks
-    unknown = sorted(set(tasks) - set(known))
+    unknown = sorted(t for t in {*tasks, *([args.beside] if args.beside else [])} - set(known)
+                     if not t.endswith((".yaml", ".yml")))
     if unknown:
         raise SystemExit(f"unknown task(s) {unknown}; registered: {known}")
     load_start = os.getloadavg()
@@ -316,7 +347,8 @@ def main(argv=None) -> int:
         raise SystemExit("--startup-repeats must be at least 1")
     startup = [] if args.no_startup else [measure_startup(task, args.device, args.startup_repeats) for task in tasks]
     rows = [row for task in tasks for row in measure_task(task, args.num_envs, args.seconds, args.seed, args.repeats,
-                                                    args.device, args.tensor_backend, args.actions == "fresh")]
+                                                    args.device, args.tensor_backend, args.actions == "fresh",
+                                                    args.beside)]
     from taigym.physics.runtime.backend import NAME, VERSION
 
     report = dict(rows=rows, startup=startup,

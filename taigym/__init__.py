@@ -19,7 +19,7 @@ _checkout = _Path(__file__).resolve().parent.parent
 if (_checkout / "pyproject.toml").is_file() and (_checkout / "physics" / "__init__.py").is_file():
     __path__.append(str(_checkout))
 
-from .envs import list_parallel, make_aec, make_parallel  # noqa: E402  (registers the ids)
+from .envs import list_parallel, make_aec, make_parallel, register_task  # noqa: E402  (registers the ids)
 
 __version__ = "0.1.0"
-__all__ = ["list_parallel", "make_aec", "make_parallel"]
+__all__ = ["list_parallel", "make_aec", "make_parallel", "register_task"]

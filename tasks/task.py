@@ -186,7 +186,7 @@ class Task:
         return term
 
     def _bind_observations(self, terms, path):
-        return [BoundObservation(t.term, self._bind("observation", t, (*path, i)), t.clip, t.noise)
+        return [BoundObservation(_short(t.term), self._bind("observation", t, (*path, i)), t.clip, t.noise)
                 for i, t in enumerate(terms)]
 
     def _bind_agent(self, i, agent):
@@ -208,7 +208,7 @@ class Task:
         return out
 
     def _bind_rewards(self, terms, path):
-        return [(t.term, t.weight, self._bind("reward", t, (*path, k))) for k, t in enumerate(terms)]
+        return [(_short(t.term), t.weight, self._bind("reward", t, (*path, k))) for k, t in enumerate(terms)]
 
     def _bind_actions(self, cfg: TaskConfig):
         m, act = self.model, cfg.actions
@@ -254,3 +254,8 @@ def _noise(noise, rngs, width):
     if noise.kind == "uniform":
         return np.stack([rng.uniform(-noise.scale, noise.scale, width) for rng in rngs])
     return np.stack([rng.normal(0.0, noise.scale, width) for rng in rngs])
+
+
+def _short(term: str) -> str:
+    """A term's name in info keys: a user's ``my_terms.py:forward_speed`` is ``forward_speed``."""
+    return term.rpartition(":")[2]
