@@ -224,3 +224,40 @@ def test_an_unknown_parameter_is_refused_as_for_shipped_terms(example):
     folder, _ = example
     message = _refused(folder, "my_terms.py:forward_speed", "{joints: rootx}")
     assert "'my_terms.py:forward_speed' has no parameter 'joints'" in message and "did you mean 'joint'" in message
+
+
+TINY_PROTOCOL = """
+version: 1
+name: mine
+eval_episodes: 1
+seeds: [0]
+tasks:
+  - {{id: {task}, budget: 256}}
+algorithms:
+  - name: PPO
+    trainer: sb3
+    algo: PPO
+    settings: {{num_envs: 2, n_steps: 128, batch_size: 128, n_epochs: 1, log_every: 128}}
+"""
+
+
+def test_train_leaderboard_and_play_take_the_user_task(example, device):
+    pytest.importorskip("stable_baselines3")
+    if device != "cpu":
+        pytest.skip("training runs on the CPU; Taichi allows one backend per process")
+    from taigym.scripts import leaderboard, play, train
+
+    folder, _ = example
+    task = folder / "my_hopper.yaml"
+    assert train.main([str(task), "--quiet", "--no-video", "--results", str(folder / "runs"), "num_envs=2",
+                       "n_steps=128", "batch_size=128", "n_epochs=1", "eval_episodes=1", "total_timesteps=256"]) == 0
+    model = folder / "runs" / "my_hopper-PPO-0" / "model.zip"
+    assert model.is_file()
+    protocol = folder / "mine.yaml"
+    protocol.write_text(TINY_PROTOCOL.format(task=task))
+    assert leaderboard.main(["--protocol", str(protocol), "--out", str(folder / "board")]) == 0
+    assert "my_hopper" in (folder / "board" / "leaderboard.md").read_text()
+    video = folder / "play.gif"
+    assert play.main([str(task), "--policy", str(model), "--steps", "3", "--width", "32", "--height", "32",
+                      "--out", str(video)]) == 0
+    assert video.stat().st_size > 0
