@@ -3,16 +3,16 @@
 The program's segments:
 
 - ``PRE``, before an env's physics substeps: keeps the quantities terms read as they were
-  before the step (``Term.needs_prev``), then maps the action registers to controls (clip,
-  offset + scale * action, as Task.action_to_ctrl), or to drive targets.
+  before the step (``c.prev``), then maps the action registers to controls (clip, then
+  offset + scale * action), or to drive targets.
 - ``POST``, after them: the termination flags and their ``any``, each reward term's weighted
   value and their sum, the observation (each term clipped as configured), and whether the
   state is finite.
 - ``RESET``, after a reset's forward pass: the observation alone.
 
-Every term that runs here has an ``ops`` implementation beside its numpy one, which stays
-the reference (tests/test_term_program.py checks that the two agree). Observation noise,
-command draws and resets stay on the host: they draw from each env's own numpy generator.
+A step term is only its ``ops``: the env runs them here, and tasks/reference.py runs the
+same instructions on arrays (tests hold both to closed forms and to Gymnasium). Observation
+noise, command draws and resets stay on the host: they draw from each env's own generator.
 Commands and term memory live in registers, written by the host at resets and resamples.
 """
 
