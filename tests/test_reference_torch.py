@@ -1,15 +1,11 @@
-"""Every step term of every task gives the same result computed with torch (``ctx.xp`` a
-TorchOps, tasks/arrays.py) as with numpy, on the same inputs: the context a numpy vector env
-kept from its last step, and a twin of it whose arrays are torch tensors.
+"""The host reference (tasks/reference.py, physics/step/program_host.py) computed with torch
+tensors on the World's device gives what it gives with numpy arrays, on every shipped task:
+the same quantities, taken from a World as tensors (``World.get_tensor``) or as arrays
+(``World.get``), the same registers, one step's outputs and every register the program
+writes (term memory and agents' results included), and a reset's observation.
 
-Unlike tests/test_torch_backend_tasks.py, which runs whole envs on both paths, this checks the
-terms one by one on identical inputs, so a failure names the term; terms that update their
-memory in place must update it alike.
-
-On a float64 World both sides compute in float64 and agree to 1e-12. On a float32 World the
-terms that meet a float64 constant promote to float64 on both sides alike (result dtypes must
-be equal); the others compute in float32, where numpy's and torch's kernels (sin, sums,
-einsum, norms) may round the last bit differently, so those agree to float32's precision.
+Both evaluate in float64 (the registers' precision), element by element in the same order;
+only the last bit of a transcendental function (sin, exp) may differ: 1e-12.
 """
 
 from pathlib import Path
@@ -17,88 +13,103 @@ from pathlib import Path
 import numpy as np
 import pytest
 from taigym.envs.vector import TaiGymVectorEnv
-from taigym.tasks.arrays import NUMPY, TorchOps
-from taigym.tasks.context import StepContext
+from taigym.tasks import reference as R
 
 torch = pytest.importorskip("torch")
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "tasks"
 CONFIGS = sorted(p.name for p in CONFIG_DIR.glob("[!_]*.yaml"))
 STEPS = 6
-TOL = {"float64": 1e-12, "float32": 1e-6}
+TOL = 1e-12
 
 
-def _last_context(config, overrides=()):
-    # the numpy terms are what this compares with torch: not the program path
-    env = TaiGymVectorEnv(str(CONFIG_DIR / config), num_envs=4, overrides=list(overrides), program=False)
+def _env(config, overrides=(), steps=STEPS):
+    env = TaiGymVectorEnv(str(CONFIG_DIR / config), num_envs=4, overrides=list(overrides))
     env.reset(seed=3)
     rng = np.random.default_rng(0)
-    for _ in range(STEPS):
+    for _ in range(steps):
         env.step(rng.uniform(-1, 1, env.action_space.shape))
-    assert env.last_context.action is not None, "the last context is a step's"
-    return env.task, env.last_context, env.world.precision
+    return env, rng
 
 
-def _twin(ctx, xp, convert):
-    def each(d):
-        return None if d is None else {k: convert(v) for k, v in d.items()}
-
-    return StepContext(ctx.model, each(ctx.data), dt=ctx.dt, action=convert(ctx.action), prev=each(ctx.prev),
-                       terminated=convert(ctx.terminated), commands=each(ctx.commands), memory=each(ctx.memory),
-                       xp=xp)
+def _both(world, task):
+    return R.quantities(world, task), R.quantities(world, task, tensors=True)
 
 
-def _check_terms(name, task, ctx, tol):
-    """Each step term on a numpy and a torch copy of ``ctx``; returns {path: numpy result}."""
-    # copies on both sides: terms update memory in place, and the env's arrays stay as they were
-    ref = _twin(ctx, NUMPY, np.array)
-    dev = _twin(ctx, TorchOps("cpu"), lambda a: torch.from_numpy(np.array(a)))
-    out = {}
-    for path, term in task._step_terms():
-        what = f"{name} {'.'.join(map(str, path))}"
-        with np.errstate(all="ignore"):
-            want = np.asarray(term.fn(ref))
-        got = term.fn(dev)
-        assert isinstance(got, torch.Tensor), what
-        got = got.numpy()
-        assert got.shape == want.shape, what
-        assert got.dtype == want.dtype, f"{what}: torch gives {got.dtype}, numpy {want.dtype}"
-        if want.dtype == bool:
-            np.testing.assert_array_equal(got, want, err_msg=what)
-        else:
-            np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=what)
-        for key, rows in ref.memory.items():
-            np.testing.assert_allclose(dev.memory[key].numpy(), rows, rtol=tol, atol=tol, err_msg=f"{what} {key}")
-        out[path] = want
-    assert out
-    return out
+def _torch_registers(task, values):
+    regs = R.registers(task, values.shape[0], like=torch.zeros(1))
+    regs[:] = torch.from_numpy(values)
+    return regs
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("precision", ["float64", "float32"])
+def _close(got, want, what):
+    got = got.detach().cpu().numpy() if isinstance(got, torch.Tensor) else np.asarray(got)
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=TOL, atol=TOL,
+                               err_msg=what)
+
+
+def _compare_step(env, rng, what):
+    """One more step's reference outputs and registers, numpy against torch."""
+    task, world, p = env.task, env.world, env.program
+    (before, before_t), regs = _both(world, task), world.registers().astype(np.float64)
+    for name, value in before.items():
+        assert isinstance(before_t[name], torch.Tensor)
+        np.testing.assert_array_equal(before_t[name].numpy(), value, err_msg=f"{what} {name}")
+    action = rng.uniform(-1, 1, env.action_space.shape)
+    env.step(action)
+    after, after_t = _both(world, task)
+    now = world.registers()
+    for at in p.commands_next.values():
+        regs[:, at.start : at.stop] = now[:, at.start : at.stop]
+    regs_t = _torch_registers(task, regs)
+    ref = R.step(task, before, after, action, regs)
+    out = R.step(task, before_t, after_t, torch.from_numpy(action), regs_t)
+    _close(out.obs, ref.obs, f"{what} obs")
+    _close(out.reward, ref.reward, f"{what} reward")
+    np.testing.assert_array_equal(out.terminated, ref.terminated, err_msg=what)
+    np.testing.assert_array_equal(out.finite, ref.finite, err_msg=what)
+    assert out.parts.keys() == ref.parts.keys()
+    for name, value in ref.parts.items():
+        _close(out.parts[name], value, f"{what} reward part {name}")
+    _close(regs_t, regs, f"{what} registers")  # memory and agents' results among them
+    for name, value in before.items():  # the controls (or drive targets) the action maps to among them
+        _close(before_t[name], value, f"{what} {name} as the step left it")
+    return ref
+
+
 @pytest.mark.parametrize("config", CONFIGS)
-def test_terms_on_torch_match_numpy(config, precision):
-    task, ctx, prec = _last_context(config, [f"simulation.precision={precision}"])
-    assert prec == precision and ctx.get("qpos").dtype == np.dtype(precision)
-    _check_terms(f"{config} ({precision})", task, ctx, TOL[precision])
+def test_reference_on_torch_equals_numpy(config):
+    env, rng = _env(config, ["simulation.precision=float64"])
+    _compare_step(env, rng, config)
+    now, now_t = _both(env.world, env.task)
+    regs = env.world.registers().astype(np.float64)
+    _close(R.observe(env.task, now_t, _torch_registers(env.task, regs.copy())), R.observe(env.task, now, regs),
+           f"{config} reset observation")
 
 
 def test_capped_contact_cost():
-    # a cap that binds, and that float32 cannot represent
-    task, ctx, _ = _last_context("ant.yaml", ["simulation.precision=float64", "rewards.3.params.max_value=0.1"])
-    path = next(p for p, t in task._step_terms() if t.fn.__qualname__.startswith("contact_force_l2"))
-    assert path == ("rewards", 3)
-    cost = _check_terms("ant.yaml", task, ctx, 1e-12)[path]
-    assert (cost == 0.1).any()
+    # a cap that binds, once the Ant has landed
+    env, rng = _env("ant.yaml", ["simulation.precision=float64", "rewards.3.params.max_value=0.1"], steps=30)
+    assert env.task.config.rewards[3].term == "contact_force_l2"
+    name, weight, _ = env.task.rewards[3]
+    capped = False
+    for _ in range(30):  # until a step has a leg pressing on the floor
+        capped = (_compare_step(env, rng, "ant.yaml").parts[name] == weight * 0.1).any()
+        if capped:
+            break
+    assert capped
 
 
 def test_tilt_at_float32_rounding_of_threshold():
-    # an xmat[2, 2] equal to float32(cos(max_angle)), which is below cos(max_angle): numpy
-    # compares it with the float64 threshold (tilted), and so must torch
-    task, ctx, _ = _last_context("quadruped_flat.yaml", ["simulation.precision=float32"])
-    path = ("terminations", next(i for i, t in enumerate(task.terminations)
-                                 if t.fn.__qualname__.startswith("base_tilt_above")))
-    xmat = ctx.get("xmat").copy()
-    xmat[:, :, 2, 2] = np.float32(np.cos(1.0))  # the config's max_angle
-    ctx.data = {**ctx.data, "xmat": xmat}
-    assert _check_terms("quadruped_flat.yaml", task, ctx, TOL["float32"])[path].all()
+    # an xmat[2, 2] equal to float32(cos(max_angle)), which is below cos(max_angle): the
+    # float64 registers compare it with the float64 threshold (tilted), with either namespace
+    env, _ = _env("quadruped_flat.yaml", ["simulation.precision=float32"])
+    task = env.task
+    i = next(i for i, t in enumerate(task.config.terminations) if t.term == "base_tilt_above")
+    now, now_t = _both(env.world, task)
+    assert now["xmat"].dtype == np.float32 and now_t["xmat"].dtype == torch.float32
+    now["xmat"][:, :, 2, 2] = np.float32(np.cos(1.0))  # the config's max_angle
+    now_t["xmat"][:, :, 2, 2] = float(np.float32(np.cos(1.0)))
+    assert R.term(task, task.terminations[i], now, now).all()
+    flags = R.step(task, now_t, now_t, torch.zeros(4, task.action_size, dtype=torch.float64)).terminated
+    assert flags.all()
