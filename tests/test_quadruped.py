@@ -6,7 +6,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from taigym.envs.vector import TaiGymVectorEnv
 from taigym.tasks import ConfigError, Task
-from taigym.tasks.context import StepContext, snapshot
+from taigym.tasks import reference as R
 
 from taigym import envs  # noqa: F401 - registers the ids
 
@@ -64,9 +64,10 @@ def test_commands_resampled_on_schedule_per_env(task):
     assert sum(map(len, changed)) == 7
 
 
-def _context(task, qvel_base, command):
-    """Terms' inputs for the standing pose with base velocity ``qvel_base`` (world frame, the
-    base level so that is its own frame too) and the given command, set through the World."""
+def _state(task, qvel_base, command):
+    """(quantities, registers): the standing pose with base velocity ``qvel_base`` (world
+    frame, the base level so that is its own frame too), set through the World, and
+    registers holding the command ``command`` (for the step and after it) and no memory."""
     from taigym import physics
 
     n = len(qvel_base)
@@ -75,37 +76,38 @@ def _context(task, qvel_base, command):
     qvel[:, :6] = qvel_base
     world.set_state(qpos=np.tile(task.model.qpos0, (n, 1)), qvel=qvel)
     world.forward()
-    data = snapshot(world, task.needs)
-    memory = {k: np.zeros((n, w)) for k, w in task.memory.items()}
-    ctx = StepContext(task.model, data, dt=task.dt, action=np.zeros((n, 12)), prev=snapshot(world, task.prev_needs),
-                      commands={"base_velocity": np.asarray(command, float)}, memory=memory)
-    ctx.terminated = task.terminated(ctx)
-    return ctx
+    regs, p = R.registers(task, n), task.program
+    for at in (p.commands_now["base_velocity"], p.commands_next["base_velocity"]):
+        regs[:, at.start : at.stop] = command
+    return R.quantities(world, task), regs
 
 
 def test_rewards_finite_and_tracking_prefers_matching_velocity(task):
     command = [[0.5, -0.2, 0.4]] * 3
-    ctx = _context(task, [[0.5, -0.2, 0, 0, 0, 0.4], [0, 0, 0, 0, 0, 0], [-0.5, 0.3, 0, 0, 0, -0.4]], command)
-    reward, parts = task.reward(ctx)
+    now, regs = _state(task, [[0.5, -0.2, 0, 0, 0, 0.4], [0, 0, 0, 0, 0, 0], [-0.5, 0.3, 0, 0, 0, -0.4]], command)
+    # a step that left the state as it was
+    out = R.step(task, now, {k: v.copy() for k, v in now.items()}, np.zeros((3, 12)), regs)
+    reward, parts = out.reward, out.parts
     assert np.isfinite(reward).all() and all(np.isfinite(v).all() for v in parts.values())
     lin, ang = parts["track_lin_vel_xy_exp"], parts["track_ang_vel_z_exp"]
     np.testing.assert_allclose([lin[0], ang[0]], [1.0, 0.5])  # exact match: kernel 1 times the weights
     assert lin[0] > lin[1] > lin[2] and ang[0] > ang[1] > ang[2]
     assert reward[0] > reward[1] > reward[2]
     # observed in the base frame, which is the world's for the level, unyawed standing pose
-    obs = task.observe(ctx)
+    obs = out.obs
     np.testing.assert_allclose(obs[0, :3], [0.5, -0.2, 0.0], atol=1e-12)
     np.testing.assert_allclose(obs[0, 6:9], [0, 0, -1], atol=1e-12)  # level: gravity straight down
 
 
 def test_feet_air_time_rewards_touchdown_after_long_swing(task):
-    ctx = _context(task, [[0] * 6] * 2, [[0.5, 0, 0], [0.0, 0, 0]])
+    now, regs = _state(task, [[0] * 6] * 2, [[0.5, 0, 0], [0.0, 0, 0]])
     _, term = next((n, t) for n, _, t in task.rewards if n == "feet_air_time")
-    ctx.memory["feet_air_time"][:] = 0.8  # every foot 0.8 s in the air, now touching down
-    ctx.get("cfrc_ext")[:, [5, 9, 13, 17], 5] = 30.0  # upward contact force on each foot
-    value = term.fn(ctx)
+    memory = task.program.memories["feet_air_time"]
+    regs[:, memory.start : memory.stop] = 0.8  # every foot 0.8 s in the air, now touching down
+    now["cfrc_ext"][:, [5, 9, 13, 17], 5] = 30.0  # upward contact force on each foot
+    value = R.term(task, term, now, now, regs=regs)[:, 0]
     np.testing.assert_allclose(value, [4 * (0.8 - 0.5), 0.0])  # no reward while told to stand
-    np.testing.assert_array_equal(ctx.memory["feet_air_time"], 0.0)  # the feet start over
+    np.testing.assert_array_equal(regs[:, memory.start : memory.stop], 0.0)  # the feet start over
 
 
 @pytest.mark.parametrize(("override", "path", "message"), [
