@@ -9,8 +9,8 @@ episode of both. States are set by hand in the env's World, then one env step ru
 import numpy as np
 import pytest
 from taigym.tasks import ConfigError, Task, load_task_config
+from taigym.tasks import reference as R
 from taigym.tasks.compose import read_config_file
-from taigym.tasks.context import StepContext, snapshot
 from taigym.tasks.loader import TASK_DIR
 
 from taigym import envs
@@ -38,7 +38,6 @@ def set_scene(env, qpos, qvel=None):
     qvel = np.zeros(model.nv) if qvel is None else qvel
     world.set_state(qpos=qpos[None], qvel=qvel[None])
     world.forward()
-    env._batch._prev = {key: snapshot(world, (key,))[key] for key in env.task.prev_needs}
 
 
 def step_idle(env, steps=1, actions=None):
@@ -133,15 +132,15 @@ def test_sumo_sees_the_opponent_in_its_own_frame(sumo):
     v = rng.normal(size=sumo.task.model.nv)
     set_scene(sumo, q, v)
     world, task = sumo._batch.world, sumo.task
-    ctx = StepContext(task.model, snapshot(world, task.needs), dt=task.dt)
+    now = R.quantities(world, task)
     terms = {o.name: o.term for o in task.agents["red"]["observations"]}
     qpos, qvel = world.get("qpos")[0], world.get("qvel")[0]
     c, s = np.cos(yaw), np.sin(yaw)
     rot = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])  # red's torso frame in the world
     offset = rot.T @ (qpos[BLUE_Q : BLUE_Q + 3] - qpos[RED_Q : RED_Q + 3])
     velocity = rot.T @ (qvel[BLUE_V : BLUE_V + 3] - qvel[RED_V : RED_V + 3])
-    np.testing.assert_allclose(terms["body_offset"].fn(ctx)[0], offset, atol=1e-9)
-    np.testing.assert_allclose(terms["body_relative_velocity"].fn(ctx)[0], velocity, atol=1e-9)
+    np.testing.assert_allclose(R.term(task, terms["body_offset"], now, now)[0], offset, atol=1e-9)
+    np.testing.assert_allclose(R.term(task, terms["body_relative_velocity"], now, now)[0], velocity, atol=1e-9)
 
 
 # --- BoxPush -----------------------------------------------------------------------------------
@@ -214,7 +213,9 @@ def test_agent_reward_terms_are_validated_with_their_key_path():
         Task(load_task_config(data))
 
 
-def test_agent_reward_needs_reach_the_context():
-    # a term only an agent uses must still have its World quantities snapshotted
+def test_agent_terms_reach_the_program():
+    # a term only an agent uses is compiled into the step's program, reading its quantities
+    from taigym.physics.step.program_host import touches
+
     task = Task(load_task_config(sumo_data()))
-    assert {"ctrl", "xmat", "cvel", "subtree_com"} <= set(task.needs)
+    assert {"ctrl", "xmat", "cvel", "subtree_com"} <= touches(task.program.program)
