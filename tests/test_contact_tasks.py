@@ -6,7 +6,7 @@ identical states instead, in three layers:
 
 1. initial states: the same seed draws the same qpos and qvel (exactly);
 2. formulas: our observation, reward and termination terms evaluated on MuJoCo's own data
-   after each Gymnasium step equal Gymnasium's (1e-12; the control cost to float32 rounding,
+   before and after each Gymnasium step (tasks.reference) equal Gymnasium's (1e-12; the control cost to float32 rounding,
    since Gymnasium squares the float32 action in float32);
 3. one physics step from the same state: both solvers run to convergence (the soft
    contact problem has a unique solution, so converged solvers agree) and observations and
@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 from gymnasium.utils import seeding
 from gymnasium.utils.env_checker import check_env
-from taigym.tasks.context import StepContext, snapshot
+from taigym.physics.step.program_host import touches
+from taigym.tasks import reference as R
 
 from taigym import envs  # importing registers the ids
 
@@ -93,10 +94,9 @@ def test_same_seed_same_initial_state(name):
         assert np.allclose(o[quat], raw, atol=1e-12) or np.allclose(o[quat], raw / np.linalg.norm(raw), atol=1e-12)
 
 
-def mujoco_context(task, data, action, prev):
-    """Our terms' inputs, read from Gymnasium's MjData after its step."""
-    now = {key: np.array(getattr(data, key))[None] for key in task.needs}
-    return StepContext(task.model, now, dt=task.dt, action=np.asarray(action, np.float64)[None], prev=prev)
+def mujoco_quantities(task, data):
+    """The quantities our step's program reads, from Gymnasium's MjData (one env)."""
+    return {key: np.array(getattr(data, key))[None] for key in touches(task.program.program) | {"qpos", "qvel"}}
 
 
 @pytest.mark.parametrize("name", TASKS)
@@ -106,14 +106,12 @@ def test_terms_equal_gymnasium_formulas(name):
     ref.reset(seed=3)
     contact_seen = False
     for t, action in enumerate(random_actions(ref.action_space, 120, seed=5)):
-        prev = {key: np.array(getattr(ref.data, key))[None] for key in task.prev_needs}
+        before = mujoco_quantities(task, ref.data)
         o_ref, r_ref, term_ref, _, info_ref = ref.step(action)
-        ctx = mujoco_context(task, ref.data, action, prev)
-        np.testing.assert_allclose(task.observe(ctx)[0], o_ref, rtol=1e-12, atol=1e-12, err_msg=f"{name} step {t}")
-        terminated = task.terminated(ctx)
-        assert bool(terminated[0]) == term_ref, (name, t)
-        ctx.terminated = terminated
-        reward, parts = task.reward(ctx)
+        out = R.step(task, before, mujoco_quantities(task, ref.data), np.asarray(action, np.float64)[None])
+        np.testing.assert_allclose(out.obs[0], o_ref, rtol=1e-12, atol=1e-12, err_msg=f"{name} step {t}")
+        assert bool(out.terminated[0]) == term_ref, (name, t)
+        reward, parts = out.reward, out.parts
         for term, value in parts.items():
             tol = {"rel": 1e-6} if term == "action_l2" else {"rel": 1e-12, "abs": 1e-12}
             assert value[0] == pytest.approx(info_ref[GYM_REWARD_KEY[term]], **tol), (name, t, term)
@@ -129,7 +127,6 @@ def put_state(env, qpos, qvel):
     batch = env._batch
     batch.world.set_state(qpos=qpos[None], qvel=qvel[None])
     batch.world.forward()
-    batch._prev = snapshot(batch.world, batch.task.prev_needs)
 
 
 def converge_mujoco(model):
