@@ -187,7 +187,7 @@ class TaiGymVectorEnv(VectorEnv):
             regs[reset_ids, p.override.start] = RESET << 8
         regs[:, p.action.start : p.action.stop] = actions
         # commands due after this step are drawn now, into the registers the observation reads
-        # (the rewards read the step's own); the same draws, in the same order, as the numpy path
+        # (the rewards read the step's own), each env's from its own generator
         if p.commands_now:
             for name, due in self.task.commands_due(self._steps + 1).items():
                 ids = np.flatnonzero(due & ~resetting)
@@ -212,7 +212,7 @@ class TaiGymVectorEnv(VectorEnv):
         if reset_ids is None:
             self.task.add_noise(obs, self._noise_rngs)
             return
-        # as on the numpy path, a reset env's generator draws the step's noise, then its reset's
+        # a reset env's generator draws the step's noise, then its reset's, as a single env's would
         clean = obs[reset_ids]
         self.task.add_noise(obs, self._noise_rngs)
         self.task.add_noise(clean, [self._noise_rngs[i] for i in reset_ids])

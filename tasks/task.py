@@ -83,7 +83,7 @@ class Task:
     # --- per-step terms -----------------------------------------------------------------------
     def add_noise(self, obs: np.ndarray, noise_rngs, observations=None) -> None:
         """Add the observation noise the config asks for to (num_envs, obs_size) ``obs`` in
-        place, env i's from ``noise_rngs[i]``, term by term as observe() draws it; of the
+        place, env i's from ``noise_rngs[i]``, term by term in observation order; of the
         task's observations or of ``observations`` (an agent's own)."""
         at = 0
         for o in self.observations if observations is None else observations:

@@ -224,7 +224,7 @@ class TermProgram:
         if task.drive is None:
             b.store("ctrl", task.actuators, b.affine(action, task.scale, task.offset))
             return
-        # drive targets, as Task.apply_action writes them: the commanded dofs' positions,
+        # drive targets: the commanded dofs' positions,
         # 0 for the others, and every velocity target 0
         nv, dofs = task.model.nv, task.drive.dofs
         b.store("drive_qpos_target", dofs, b.affine(action, task.drive.scale, task.drive.offset))
