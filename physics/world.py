@@ -9,13 +9,12 @@ copies device to device, so a CUDA World exchanges data with torch without the h
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from . import layout as L
 from . import params as P
 from . import quantities as Q
+from . import settings as _settings
 from .collision import broadphase as B
 from .data import PRECISIONS, Tables
 from .errors import WorldError
@@ -96,7 +95,7 @@ class World:
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self._pairs = B.no_pairs() if contacts_off else B.candidate_pairs(model)
         if serial is None:
-            serial = self._small_batch(model) and os.environ.get("TAIGYM_SERIAL", "1") != "0"
+            serial = self._small_batch(model) and _settings.current().serial
         self.serial = bool(serial) and self.device == "cpu"
         self.features = choose_features(model, self._pairs, features)
         # scalar loops only with the constraint stage outlined: inlined, they stepped slower

@@ -9,6 +9,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from taigym.physics import settings
 from taigym.physics.access import make_access
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
@@ -21,9 +22,11 @@ def test_accessors_are_expanded_by_default_with_a_switch_to_functions(monkeypatc
     assert traced_access() is not None
     assert not hasattr(make_access(ti.f64).body_xpos, "_primal")  # a plain function, not Taichi's
     monkeypatch.setenv("TAIGYM_EXPAND_ACCESS", "0")
+    settings.reload()
     assert traced_access() is None
     monkeypatch.delenv("TAIGYM_EXPAND_ACCESS")
     monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
+    settings.reload()
     assert traced_access() is None
 
 

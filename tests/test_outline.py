@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from taigym.physics import settings
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.runtime.launch import calls_inside_real_functions
@@ -58,10 +59,12 @@ MODEL = """<mujoco>
 def own_kernels(monkeypatch):
     monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
     monkeypatch.delenv("TAIGYM_OUTLINE", raising=False)
+    settings.reload()
 
 
 def _rollout(model, outline: bool, monkeypatch):
     monkeypatch.setenv("TAIGYM_OUTLINE", "1" if outline else "0")
+    settings.reload()
     world, out = rollout(model)
     assert world._variant[5] is outline
     return world, out
@@ -86,6 +89,7 @@ def test_outlining_is_on_by_default_on_cpu(monkeypatch):
     assert calls_inside_real_functions()
     assert outlining()
     monkeypatch.setenv("TAIGYM_OUTLINE", "0")
+    settings.reload()
     assert not outlining()
 
 

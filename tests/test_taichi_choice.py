@@ -37,7 +37,7 @@ def test_an_unknown_choice_is_refused_by_name():
     proc = subprocess.run([sys.executable, "-c", "import taigym.physics.world"], env=env, capture_output=True,
                           text=True, check=False)
     assert proc.returncode != 0
-    assert "TAIGYM_TAICHI must be one of taichi, quadrants, got 'taichi2'" in proc.stderr
+    assert "TAIGYM_TAICHI must be 'taichi' or 'quadrants', got 'taichi2'" in proc.stderr
 
 
 _STEP = """

@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import pytest
 from taigym.envs.vector import TaiGymVectorEnv
-from taigym.physics import World
+from taigym.physics import World, settings
 from taigym.physics.step.program import ProgramBuilder
 from taigym.tasks.context import StepContext, snapshot
 from taigym.tasks.loader import CONFIG_DIR
@@ -312,6 +312,7 @@ def test_program_step_through_register_copies(monkeypatch):
     """Where registers() is a copy (a CUDA World, or TAIGYM_LAUNCH=plain on CPU), actions and
     resets are written back: the same trajectory as the numpy terms."""
     monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
+    settings.reload()
     envs, _ = _pair("InvertedPendulum", 3, "float64")
     assert not envs[1].world.registers_shared()
     rng = np.random.default_rng(5)

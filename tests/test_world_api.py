@@ -5,6 +5,7 @@ import os
 import numpy as np
 import pytest
 from conftest import gym_asset
+from taigym.physics import settings
 from taigym.physics.errors import WorldError
 
 from taigym import physics
@@ -163,6 +164,7 @@ def test_serial_one_env_world_steps_as_the_batched_kernels(device, monkeypatch):
     # a one-env CPU World loops over its env in the calling thread by default; the same
     # code with the thread pool gives the same bits (contacts, constraints, cfrc_ext)
     monkeypatch.delenv("TAIGYM_SERIAL", raising=False)
+    settings.reload()
     model = physics.load_model(gym_asset("ant"))
     serial = physics.World(model, device=device, precision="float64")
     batched = physics.World(model, device=device, precision="float64", serial=False)
@@ -188,6 +190,7 @@ def test_cpu_tables_are_read_and_written_in_place(device, path, monkeypatch):
     from taigym.physics.runtime import launch as _launch
 
     monkeypatch.setenv("TAIGYM_LAUNCH", path)
+    settings.reload()
     world = physics.World(_model(), num_envs=3, device=device, precision="float64")
     in_place = path == "reuse" and device == "cpu"
     assert (world._view_of(world._d["qpos"]) is not None) == in_place
@@ -416,12 +419,14 @@ def test_an_inlined_function_is_parsed_once_and_traced_at_every_call(device, mon
 def test_serial_by_default_where_a_step_is_little_work(monkeypatch):
     # waking the thread pool costs more than it saves on small batches of small models
     monkeypatch.delenv("TAIGYM_SERIAL", raising=False)
+    settings.reload()
     pendulum, ant = physics.load_model(gym_asset("inverted_pendulum")), physics.load_model(gym_asset("ant"))
     serial = {(name, n): physics.World(m, n, precision="float64").serial
               for name, m in (("pendulum", pendulum), ("ant", ant)) for n in (1, 4, 8, 64)}
     assert serial == {("pendulum", 1): True, ("pendulum", 4): True, ("pendulum", 8): True, ("pendulum", 64): False,
                       ("ant", 1): True, ("ant", 4): True, ("ant", 8): False, ("ant", 64): False}
     monkeypatch.setenv("TAIGYM_SERIAL", "0")
+    settings.reload()
     assert not physics.World(pendulum, 1).serial
     assert physics.World(ant, 64, serial=True).serial  # asked for: as asked
 

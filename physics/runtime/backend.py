@@ -10,9 +10,9 @@ module takes ``ti`` from here, so the choice is made once per process.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 
+from .. import settings as _settings
 from ..errors import WorldError
 from . import decorator_check
 
@@ -20,9 +20,7 @@ TAICHIS = ("taichi", "quadrants")  # import names, in order of preference
 
 
 def _import_taichi():
-    wanted = os.environ.get("TAIGYM_TAICHI", "").strip()
-    if wanted and wanted not in TAICHIS:
-        raise WorldError(f"TAIGYM_TAICHI must be one of {', '.join(TAICHIS)}, got {wanted!r}")
+    wanted = _settings.current().taichi
     missing = []
     for name in (wanted,) if wanted else TAICHIS:
         if name == "taichi":
@@ -81,7 +79,8 @@ def ensure_runtime(device: str) -> str:
         want = "cuda" if _probe_cuda() else "cpu"
     if want == "cuda" and not _probe_cuda():
         raise WorldError("device='cuda' was requested but no NVIDIA GPU/driver is available; use 'cpu' or 'auto'")
-    optimize = _optimize_flag(want)
+    switches = _settings.current()
+    optimize = switches.optimize_on(want)
     settings = dict(
         arch=ti.cuda if want == "cuda" else ti.cpu,
         offline_cache=True,
@@ -101,12 +100,12 @@ def ensure_runtime(device: str) -> str:
         cfg_optimization=not optimize,
         default_fp=ti.f32,
         log_level=ti.WARN,
-        check_out_of_bound=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
-        debug=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
+        check_out_of_bound=switches.debug,
+        debug=switches.debug,
     )
     if want == "cuda":
         settings["default_gpu_block_dim"] = CUDA_BLOCK_DIM
-    ti.init(**{**settings, **_init_overrides()})
+    ti.init(**{**settings, **_init_overrides(switches)})
     from ..runtime.launch import expand_matrix_math, lighten_tracing, scalar_loops  # here: they need this module's ti
 
     lighten_tracing()
@@ -119,20 +118,12 @@ def ensure_runtime(device: str) -> str:
     return _arch
 
 
-def _init_overrides() -> dict:
+def _init_overrides(switches: _settings.Settings) -> dict:
     """Extra ``ti.init`` settings from ``TAIGYM_TI_INIT``, a JSON object (compile options
     such as ``default_gpu_block_dim`` or ``gpu_max_reg``, or ``print_kernel_asm`` to dump
     the CUDA kernels' PTX): how scripts/gpu_probe.py measures compile options, each in a
     process of its own since Taichi reads them once."""
-    text = os.environ.get("TAIGYM_TI_INIT", "").strip()
-    if not text:
-        return {}
-    try:
-        overrides = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise WorldError(f"TAIGYM_TI_INIT must be a JSON object of ti.init settings: {e}") from None
-    if not isinstance(overrides, dict):
-        raise WorldError(f"TAIGYM_TI_INIT must be a JSON object of ti.init settings, got {text!r}")
+    overrides = dict(switches.ti_init)
     known = set(dir(ti.lang.impl.default_cfg())) | {"arch", "offline_cache_file_path"}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -142,10 +133,7 @@ def _init_overrides() -> dict:
 
 def _optimize_flag(device: str = "cpu") -> bool:
     """TAIGYM_OPTIMIZE, or the device's default where it is unset: on for CUDA."""
-    value = os.environ.get("TAIGYM_OPTIMIZE", "1" if device == "cuda" else "0").strip()
-    if value not in ("0", "1"):
-        raise WorldError(f"TAIGYM_OPTIMIZE must be 0 or 1, got {value!r}")
-    return value == "1"
+    return _settings.current().optimize_on(device)
 
 
 def optimized() -> bool:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import linecache
-import os
 import sys
+
+from .. import settings as _settings
 
 _MODULE = "taichi.lang.kernel_impl"
 
@@ -65,7 +66,7 @@ _finder = _PatchOnImport()
 def install() -> None:
     """Patch Taichi's check when ``taichi.lang.kernel_impl`` is next imported (nothing if it
     already was)."""
-    if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":  # Taichi as it is, as in launch.py
+    if _settings.current().plain:  # Taichi as it is, as in launch.py
         return
     if _MODULE not in sys.modules and _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)

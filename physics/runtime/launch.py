@@ -40,10 +40,10 @@ frees after the launch, so a CUDA context cannot be launched twice), and with
 """
 
 import ctypes
-import os
 
 import numpy as np
 
+from .. import settings as _settings
 from ..runtime.backend import ti
 
 _NUMPY_DTYPES = {ti.f32: np.float32, ti.f64: np.float64, ti.i32: np.int32}
@@ -54,7 +54,7 @@ def fast_path_available() -> bool:
     """Whether launches can skip Taichi's argument setup in this process."""
     global _fast_path
     if _fast_path is None:
-        _fast_path = os.environ.get("TAIGYM_LAUNCH", "reuse") != "plain" and _internals()
+        _fast_path = not _settings.current().plain and _internals()
     return bool(_fast_path)
 
 
@@ -87,7 +87,7 @@ def lighten_tracing() -> bool:
     source line, which names the same place. The offline cache's keys do not include it, so
     compiled kernels stay valid. Returns whether it applied (not with TAIGYM_LAUNCH=plain or
     where Taichi lays its tracer out otherwise)."""
-    if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":
+    if _settings.current().plain:
         return False
     try:
         from importlib import import_module
@@ -196,7 +196,7 @@ def calls_inside_real_functions() -> bool:
     compiled instead, a real function may call inlined functions like a kernel does.
     Returns whether it applied (taichi 1.7.4's tracer; not with TAIGYM_LAUNCH=plain), and
     so whether the step kernel may outline its stages."""
-    if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":
+    if _settings.current().plain:
         return False
     from importlib import import_module
 
@@ -428,7 +428,7 @@ def host_view(table):
     """A numpy array over a CPU Taichi ndarray's own memory (reads and writes reach the
     ndarray at once), or None where this Taichi, this device or ``TAIGYM_LAUNCH=plain``
     says to copy through kernels instead."""
-    if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain" or table.element_shape:
+    if _settings.current().plain or table.element_shape:
         return None
     try:
         from importlib import import_module
@@ -496,7 +496,7 @@ def scalar_loops() -> bool:
     iteration. A World takes them only with its constraint stage
     outlined (physics/step/outline.py says why). The fallback: every loop as LLVM makes it.
     """
-    if os.environ.get("TAIGYM_SCALAR_LOOPS", "1") == "0" or os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain":
+    if not _settings.current().scalar_loops or _settings.current().plain:
         return False
     return _add_loop_exits()
 
@@ -661,7 +661,7 @@ def traced_access():
     written entry by entry is copied first, as the function did, so that it cannot read
     entries it has already overwritten).
     """
-    if os.environ.get("TAIGYM_LAUNCH", "reuse") == "plain" or os.environ.get("TAIGYM_EXPAND_ACCESS", "1") == "0":
+    if _settings.current().plain or not _settings.current().expand_access:
         return None
     if ti.__name__ != "taichi" or tuple(ti.__version__[:2]) != (1, 7):
         return None

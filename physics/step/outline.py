@@ -27,16 +27,16 @@ same arithmetic, so results agree to round-off (tests/test_outline.py).
 import collections
 import functools
 import inspect
-import os
 import types
 
+from .. import settings as _settings
 from ..runtime.backend import current_device, ti
 from ..runtime.launch import calls_inside_real_functions
 
 
 def outlining() -> bool:
     """Whether this process's step kernels call their parts as functions."""
-    return (os.environ.get("TAIGYM_OUTLINE", "1") != "0" and current_device() == "cpu"
+    return (_settings.current().outline and current_device() == "cpu"
             and calls_inside_real_functions())
 
 

@@ -21,9 +21,9 @@ measure the two: on an H200 they stepped Ant at the same rate with env-major tab
 
 import functools
 import inspect
-import os
 import types
 
+from .. import settings as _settings
 from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import current_device, ti
@@ -46,9 +46,7 @@ def env_tasks(num_envs: int, device: str, threads: int) -> int:
 def consecutive_lanes() -> bool:
     """Whether env loops give thread t env t (CUDA) rather than dealing envs round-robin
     into blocks of TASK (the CPU's thread pool)."""
-    lanes = os.environ.get("TAIGYM_LANES", "")
-    if lanes not in ("", "strided", "consecutive"):
-        raise ValueError(f"TAIGYM_LANES must be 'strided' or 'consecutive', got {lanes!r}")
+    lanes = _settings.current().lanes
     return lanes == "consecutive" or (current_device() == "cuda" and lanes != "strided")
 
 
