@@ -87,7 +87,7 @@ class Settings:
         optimize: ``TAIGYM_OPTIMIZE=0|1``, Taichi's whole-kernel optimizations; None: by
             device (on for CUDA, off for the CPU). See :meth:`optimize_on`.
         launch: ``TAIGYM_LAUNCH=reuse|plain``: ``plain`` runs Taichi as it is, with none of
-            the engine's shortcuts into its internals (physics/runtime/launch.py).
+            the engine's shortcuts into its internals (physics/runtime/taichi_adapter/).
         scalar_loops: ``TAIGYM_SCALAR_LOOPS=0|1``, the step kernel's loops kept from LLVM's
             vectorizer (CPU, taichi 1.7.4, with outlining).
         expand_access: ``TAIGYM_EXPAND_ACCESS=0|1``, table accessors and small matrix

@@ -23,7 +23,7 @@ from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
 from .readback import Copies
 from .runtime import device_io, kernel_cache
 from .runtime.backend import current_cfg, ensure_runtime
-from .runtime.launch import ReusedLaunch, scalar_loops
+from .runtime.taichi_adapter import ReusedLaunch, scalar_loops
 from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder

@@ -1,5 +1,5 @@
-"""Scalar loops (physics/runtime/launch.py, ``scalar_loops``): on CPU the loops of the step
-kernel's functions get a second exit, which no index reaches, so that LLVM neither
+"""Scalar loops (physics/runtime/taichi_adapter/loops.py, ``scalar_loops``): on CPU the
+loops of the step kernel's functions get a second exit, which no index reaches, so that LLVM neither
 vectorizes nor unrolls them. Results must be those of the kernel LLVM vectorized (float64,
 to round-off), loops with exits of their own must run as written, and the exit must
 actually keep LLVM's vectorizer away, or the kernel is as large as before.
@@ -15,7 +15,7 @@ import pytest
 from taigym.physics import settings
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
-from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in
+from taigym.physics.runtime.taichi_adapter import scalar_loops, scalar_loops_in
 from test_outline import MODEL, rollout
 
 from taigym import physics
@@ -104,7 +104,7 @@ def test_llvm_vectorizes_only_the_unmarked_kernel_and_vector_loops_functions(tmp
     script = textwrap.dedent("""
         import numpy as np
         from taigym.physics.runtime.backend import ensure_runtime, ti
-        from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in, vector_loops
+        from taigym.physics.runtime.taichi_adapter import scalar_loops, scalar_loops_in, vector_loops
         ensure_runtime("cpu")
         assert scalar_loops()
         f1 = ti.types.ndarray(dtype=ti.f64, ndim=1)

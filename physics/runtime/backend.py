@@ -14,7 +14,6 @@ import os
 
 from .. import settings as _settings
 from ..errors import WorldError
-from . import decorator_check
 
 TAICHIS = ("taichi", "quadrants")  # import names, in order of preference
 
@@ -23,14 +22,10 @@ def _import_taichi():
     wanted = _settings.current().taichi
     missing = []
     for name in (wanted,) if wanted else TAICHIS:
-        if name == "taichi":
-            decorator_check.install()
         try:
             return importlib.import_module(name)
         except ImportError as error:
             missing.append(f"{name} ({error})")
-        finally:
-            decorator_check.remove()
     raise ImportError("taigym needs Taichi: none of " + ", ".join(missing) + " imports; "
                       "pip install taichi (Python 3.10-3.13) or quadrants")
 
@@ -106,11 +101,11 @@ def ensure_runtime(device: str) -> str:
     if want == "cuda":
         settings["default_gpu_block_dim"] = CUDA_BLOCK_DIM
     ti.init(**{**settings, **_init_overrides(switches)})
-    from ..runtime.launch import expand_matrix_math, lighten_tracing, scalar_loops  # here: they need this module's ti
+    from . import taichi_adapter  # here: it needs this module's ti
 
-    lighten_tracing()
-    expand_matrix_math()
-    scalar_loops()  # where it applies, its field is the process's first (an offline-cache key covers it)
+    # the one place the engine's patches to Taichi are installed; the scalar loops' field is
+    # then the process's first (an offline-cache key covers it)
+    taichi_adapter.install(ti, switches)
     started = "cuda" if current_cfg().arch == ti.cuda else "cpu"
     if want == "cuda" and started != "cuda":
         raise WorldError("device='cuda' was requested but Taichi could not start its CUDA backend")

@@ -27,7 +27,7 @@ from .. import settings as _settings
 from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import current_device, ti
-from ..runtime.launch import expanded_math_in, scalar_loops_in
+from ..runtime.taichi_adapter import expanded_math_in, scalar_loops_in
 from ..step.integrate import make_integrate
 from ..step.outline import make_outline
 from ..step.program import make_program
@@ -64,7 +64,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     ``features`` names (physics/features.py). ``serial`` loops over the envs in the calling
     thread (CPU only); ``outline`` compiles the large stages as functions of their own
     (physics/step/outline.py); ``scalar`` keeps LLVM from vectorizing and unrolling their
-    loops (physics/runtime/launch.py, ``scalar_loops``)."""
+    loops (physics/runtime/taichi_adapter/loops.py, ``scalar_loops``)."""
     step = make_integrate(fp, solver, cone, features, outline)
     reaction = make_reaction(fp)
     program = make_program(fp, reaction.rne_post)
