@@ -22,7 +22,7 @@ table's rows in ``row_width``.
 The accessors are ``@ti.func``s, inlined where they are called: each compiles to the
 index arithmetic that a kernel would otherwise spell out (the row's start plus a
 constant column), so naming a column costs nothing at run time. Where Taichi's tracer
-allows (physics/runtime/launch.py, ``traced_access``), they are Python functions that
+allows (physics/runtime/taichi_adapter/expansion.py, ``traced_access``), they are Python functions that
 build that index and its load or store directly while the kernel is traced: the same
 code, for a fraction of the tracing and compiling.
 """
@@ -32,7 +32,7 @@ import functools
 from . import layout as L
 from .lanes import table_lanes
 from .runtime.backend import ti
-from .runtime.launch import traced_access
+from .runtime.taichi_adapter import traced_access
 from .runtime.ti_math import flat_entry as _entry
 
 

@@ -15,7 +15,7 @@ from .collision.narrowphase import NCON_F, NCON_I
 from .errors import WorldError
 from .lanes import padded_envs, table_lanes
 from .runtime.backend import ti
-from .runtime.launch import host_view, upload
+from .runtime.taichi_adapter import host_view, upload
 
 PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
 MAX_ENTRIES = 2**31 - 1  # Taichi indexes an array's entries with 32-bit integers

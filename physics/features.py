@@ -14,11 +14,11 @@ run-time values of the compiled code.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import settings as _settings
 from .collision import broadphase as B
 from .errors import WorldError
 from .model import INTEGRATORS, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING, Model
@@ -98,7 +98,7 @@ def choose_features(model: Model, pairs: B.PairTable, features: Features | None 
     default the model's own (every part with ``TAIGYM_FEATURES=all`` in the environment)."""
     needed = model_features(model, pairs)
     if features is None:
-        return ALL if os.environ.get("TAIGYM_FEATURES", "") == "all" else needed
+        return ALL if _settings.current().all_features else needed
     if not isinstance(features, Features):
         raise WorldError(f"features must be a physics.features.Features, got {type(features).__name__}")
     missing = [name for name in _PART_NAMES if getattr(needed, name) and not getattr(features, name)]

@@ -20,9 +20,9 @@ across env x element threads).
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
+
+from . import settings as _settings
 
 LANES = 32  # envs per interleaved block: a warp
 
@@ -30,10 +30,7 @@ LANES = 32  # envs per interleaved block: a warp
 def table_lanes() -> int:
     """LANES where this process's flat tables are interleaved, else 1. Read when a kernel
     is traced and when a World allocates."""
-    layout = os.environ.get("TAIGYM_LAYOUT", "")
-    if layout not in ("", "interleaved", "env_major"):
-        raise ValueError(f"TAIGYM_LAYOUT must be 'interleaved' or 'env_major', got {layout!r}")
-    return LANES if layout == "interleaved" else 1
+    return LANES if _settings.current().layout == "interleaved" else 1
 
 
 def padded_envs(num_envs: int, lanes: int) -> int:

@@ -19,7 +19,7 @@ import numpy as np
 from . import layout as L
 from .lanes import env_major
 from .runtime import device_io
-from .runtime.launch import ReusedLaunch
+from .runtime.taichi_adapter import ReusedLaunch
 
 POST_WRITES = ("body_d",)  # the tables the post kernel writes
 

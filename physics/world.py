@@ -9,13 +9,12 @@ copies device to device, so a CUDA World exchanges data with torch without the h
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from . import layout as L
 from . import params as P
 from . import quantities as Q
+from . import settings as _settings
 from .collision import broadphase as B
 from .data import PRECISIONS, Tables
 from .errors import WorldError
@@ -24,7 +23,7 @@ from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
 from .readback import Copies
 from .runtime import device_io, kernel_cache
 from .runtime.backend import current_cfg, ensure_runtime
-from .runtime.launch import ReusedLaunch, scalar_loops
+from .runtime.taichi_adapter import ReusedLaunch, scalar_loops
 from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
@@ -96,7 +95,7 @@ class World:
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self._pairs = B.no_pairs() if contacts_off else B.candidate_pairs(model)
         if serial is None:
-            serial = self._small_batch(model) and os.environ.get("TAIGYM_SERIAL", "1") != "0"
+            serial = self._small_batch(model) and _settings.current().serial
         self.serial = bool(serial) and self.device == "cpu"
         self.features = choose_features(model, self._pairs, features)
         # scalar loops only with the constraint stage outlined: inlined, they stepped slower

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import layout as L
 from .runtime import device_io
-from .runtime.launch import ReusedLaunch
+from .runtime.taichi_adapter import ReusedLaunch
 from .torch_bridge import ids_beside, is_tensor
 
 

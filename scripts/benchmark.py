@@ -608,6 +608,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.optimize:  # read when Taichi starts, here and in the start-up children
         os.environ["TAIGYM_OPTIMIZE"] = "1"
+        from taigym.physics import settings
+
+        settings.reload()  # importing taigym read them already
     from taigym.scripts.results import engine_version
 
     load_at_start = load_average()

@@ -51,6 +51,17 @@ def imported_modules(path) -> set[str]:
     return found
 
 
+@pytest.fixture(autouse=True)
+def settings_follow_the_environment():
+    """The engine reads its TAIGYM_* switches once (physics/settings.py); a test that sets
+    one calls settings.reload(), and after it (monkeypatch, set up later, has put the
+    environment back by then) they are read again for the next test."""
+    yield
+    from taigym.physics import settings  # here: importing taigym reads them
+
+    settings.reload()
+
+
 @pytest.fixture(scope="session")
 def device() -> str:
     return os.environ.get("TAIGYM_TEST_DEVICE", "cpu")

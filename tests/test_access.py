@@ -12,7 +12,7 @@ import pytest
 from taigym.physics import layout as L
 from taigym.physics.access import Access, make_access
 from taigym.physics.runtime.backend import ensure_runtime, ti
-from taigym.physics.runtime.launch import traced_access
+from taigym.physics.runtime.taichi_adapter import traced_access
 
 from taigym import physics
 

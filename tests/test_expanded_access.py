@@ -1,4 +1,4 @@
-"""Table accessors expanded where they are called (physics/access.py, launch.traced_access)
+"""Table accessors expanded where they are called (physics/access.py, taichi_adapter.traced_access)
 step a World exactly as the ``@ti.func`` accessors do: same loads, stores and index
 arithmetic, so float64 states must agree to the bit, not to round-off."""
 
@@ -9,10 +9,11 @@ import textwrap
 
 import numpy as np
 import pytest
+from taigym.physics import settings
 from taigym.physics.access import make_access
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
-from taigym.physics.runtime.launch import traced_access
+from taigym.physics.runtime.taichi_adapter import traced_access
 from test_outline import MODEL, rollout
 
 
@@ -21,9 +22,11 @@ def test_accessors_are_expanded_by_default_with_a_switch_to_functions(monkeypatc
     assert traced_access() is not None
     assert not hasattr(make_access(ti.f64).body_xpos, "_primal")  # a plain function, not Taichi's
     monkeypatch.setenv("TAIGYM_EXPAND_ACCESS", "0")
+    settings.reload()
     assert traced_access() is None
     monkeypatch.delenv("TAIGYM_EXPAND_ACCESS")
     monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
+    settings.reload()
     assert traced_access() is None
 
 
@@ -67,10 +70,10 @@ def test_an_accessor_called_with_the_wrong_arguments_is_named():
 def test_expanded_matrix_operations_compute_what_taichis_do(monkeypatch):
     """Cross and dot products, matrix products, sums and norms in a kernel marked for
     expansion against the same kernel unmarked (Taichi's own functions): float64, bitwise."""
-    from taigym.physics.runtime.launch import expand_matrix_math, expanded_math_in
+    from taigym.physics.runtime.taichi_adapter import expanded_math_in, installed
 
     ensure_runtime("cpu")
-    assert expand_matrix_math()
+    assert installed()["expanded matrix operations"]
     v3, m3 = ti.types.vector(3, ti.f64), ti.types.matrix(3, 3, ti.f64)
     arr = ti.types.ndarray(ti.f64, ndim=2)
 

@@ -11,11 +11,12 @@ import os
 
 import numpy as np
 import pytest
-from taigym.physics.compiler.mjcf import load_mjcf_string
+from taigym.envs.vector import TaiGymVectorEnv
+from taigym.physics import settings
 from taigym.physics.collision import broadphase as B
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.features import ALL, Features, model_features
 from taigym.physics.model import INT_EULER, INT_RK4
-from taigym.envs.vector import TaiGymVectorEnv
 from taigym.tasks import loader
 
 from taigym import physics
@@ -85,6 +86,7 @@ def own_kernels(monkeypatch):
     """Worlds here compile their model's own kernel unless told otherwise (conftest.py
     gives the rest of the suite the full one)."""
     monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
+    settings.reload()
 
 
 def _rollout(model, features, device, steps=6, num_envs=3):
@@ -163,8 +165,10 @@ def test_every_task_steps_the_same_on_its_own_kernel(path, monkeypatch):
     for features in (None, "all"):
         if features:
             monkeypatch.setenv("TAIGYM_FEATURES", features)
+            settings.reload()
         else:
             monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
+            settings.reload()
         env = TaiGymVectorEnv(str(path), 2, overrides={"simulation.precision": "float64"})
         obs, _ = env.reset(seed=3)
         rng = np.random.default_rng(3)

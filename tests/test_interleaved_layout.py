@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import gym_asset
-
+from taigym.physics import settings
 from taigym.physics.lanes import LANES, env_major, interleaved, padded_envs
 
 CHILD = """
@@ -142,9 +142,11 @@ def test_layout_setting_is_checked(monkeypatch):
     from taigym.physics.lanes import table_lanes
 
     monkeypatch.setenv("TAIGYM_LAYOUT", "interleaved")
+    settings.reload()
     assert table_lanes() == LANES
     monkeypatch.setenv("TAIGYM_LAYOUT", "env_major")
+    settings.reload()
     assert table_lanes() == 1
     monkeypatch.setenv("TAIGYM_LAYOUT", "striped")
     with pytest.raises(ValueError, match="TAIGYM_LAYOUT must be 'interleaved' or 'env_major'"):
-        table_lanes()
+        settings.reload()

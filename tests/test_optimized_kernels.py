@@ -15,6 +15,7 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import gym_asset
+from taigym.physics import settings
 from taigym.physics.runtime.backend import _optimize_flag
 
 from taigym import physics
@@ -97,17 +98,20 @@ def test_optimized_build_matches_the_default_build_and_mujoco(tmp_path, device):
 @pytest.mark.parametrize("value, expected", [("0", False), ("1", True), (" 1 ", True)])
 def test_optimize_flag_reads_the_environment(monkeypatch, value, expected):
     monkeypatch.setenv("TAIGYM_OPTIMIZE", value)
+    settings.reload()
     assert _optimize_flag() is expected
 
 
 def test_optimize_flag_defaults_to_on_for_cuda_only(monkeypatch):
     monkeypatch.delenv("TAIGYM_OPTIMIZE", raising=False)
+    settings.reload()
     assert _optimize_flag("cuda") is True and _optimize_flag("cpu") is False and _optimize_flag() is False
     monkeypatch.setenv("TAIGYM_OPTIMIZE", "0")
+    settings.reload()
     assert _optimize_flag("cuda") is False
 
 
 def test_optimize_flag_rejects_other_values(monkeypatch):
     monkeypatch.setenv("TAIGYM_OPTIMIZE", "yes")
     with pytest.raises(physics.WorldError, match="TAIGYM_OPTIMIZE must be 0 or 1"):
-        _optimize_flag()
+        settings.reload()

@@ -11,9 +11,10 @@ import textwrap
 
 import numpy as np
 import pytest
+from taigym.physics import settings
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
-from taigym.physics.runtime.launch import calls_inside_real_functions
+from taigym.physics.runtime.taichi_adapter import calls_inside_real_functions
 from taigym.physics.step.outline import outlining
 
 from taigym import physics
@@ -58,10 +59,12 @@ MODEL = """<mujoco>
 def own_kernels(monkeypatch):
     monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
     monkeypatch.delenv("TAIGYM_OUTLINE", raising=False)
+    settings.reload()
 
 
 def _rollout(model, outline: bool, monkeypatch):
     monkeypatch.setenv("TAIGYM_OUTLINE", "1" if outline else "0")
+    settings.reload()
     world, out = rollout(model)
     assert world._variant[5] is outline
     return world, out
@@ -86,6 +89,7 @@ def test_outlining_is_on_by_default_on_cpu(monkeypatch):
     assert calls_inside_real_functions()
     assert outlining()
     monkeypatch.setenv("TAIGYM_OUTLINE", "0")
+    settings.reload()
     assert not outlining()
 
 
@@ -102,7 +106,7 @@ def test_outlined_stages_step_as_the_inlined_kernel(integrator, monkeypatch):
 
 
 def test_a_real_function_may_call_inlined_functions():
-    """Without physics/runtime/launch.py's fix, taichi 1.7.4 traces the inlined call into the
+    """Without physics/runtime/taichi_adapter/real_functions.py's fix, taichi 1.7.4 traces the inlined call into the
     kernel and LLVM aborts the process on the misplaced array access."""
     ensure_runtime("cpu")
     f1 = ti.types.ndarray(dtype=ti.f64, ndim=1)

@@ -1,5 +1,5 @@
-"""Scalar loops (physics/runtime/launch.py, ``scalar_loops``): on CPU the loops of the step
-kernel's functions get a second exit, which no index reaches, so that LLVM neither
+"""Scalar loops (physics/runtime/taichi_adapter/loops.py, ``scalar_loops``): on CPU the
+loops of the step kernel's functions get a second exit, which no index reaches, so that LLVM neither
 vectorizes nor unrolls them. Results must be those of the kernel LLVM vectorized (float64,
 to round-off), loops with exits of their own must run as written, and the exit must
 actually keep LLVM's vectorizer away, or the kernel is as large as before.
@@ -12,9 +12,10 @@ import textwrap
 
 import numpy as np
 import pytest
+from taigym.physics import settings
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
-from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in
+from taigym.physics.runtime.taichi_adapter import scalar_loops, scalar_loops_in
 from test_outline import MODEL, rollout
 
 from taigym import physics
@@ -28,20 +29,24 @@ def own_kernels(monkeypatch):
     monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
     monkeypatch.delenv("TAIGYM_SCALAR_LOOPS", raising=False)
     monkeypatch.delenv("TAIGYM_OUTLINE", raising=False)
+    settings.reload()
 
 
 def test_scalar_loops_are_on_by_default_on_cpu(monkeypatch):
     ensure_runtime("cpu")
     assert scalar_loops()
     monkeypatch.setenv("TAIGYM_SCALAR_LOOPS", "0")
+    settings.reload()
     assert not scalar_loops()
     monkeypatch.setenv("TAIGYM_SCALAR_LOOPS", "1")
     monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
+    settings.reload()
     assert not scalar_loops()
 
 
 def _rollout(model, scalar: bool, monkeypatch):
     monkeypatch.setenv("TAIGYM_SCALAR_LOOPS", "1" if scalar else "0")
+    settings.reload()
     world, out = rollout(model, seed=1)
     assert world._variant[6] is scalar
     return world, out
@@ -50,6 +55,7 @@ def _rollout(model, scalar: bool, monkeypatch):
 def test_scalar_loops_go_with_the_outlined_constraint_stage(monkeypatch):
     model = load_mjcf_string(MODEL.format(integrator="Euler"))
     monkeypatch.setenv("TAIGYM_OUTLINE", "0")
+    settings.reload()
     assert physics.World(model, num_envs=1, device="cpu")._variant[5:] == (False, False)
 
 
@@ -98,7 +104,7 @@ def test_llvm_vectorizes_only_the_unmarked_kernel_and_vector_loops_functions(tmp
     script = textwrap.dedent("""
         import numpy as np
         from taigym.physics.runtime.backend import ensure_runtime, ti
-        from taigym.physics.runtime.launch import scalar_loops, scalar_loops_in, vector_loops
+        from taigym.physics.runtime.taichi_adapter import scalar_loops, scalar_loops_in, vector_loops
         ensure_runtime("cpu")
         assert scalar_loops()
         f1 = ti.types.ndarray(dtype=ti.f64, ndim=1)

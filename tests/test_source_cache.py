@@ -88,7 +88,7 @@ def test_source_lines_are_filled_as_textwrap_fills_them():
     import textwrap
     from pathlib import Path
 
-    from taigym.physics.runtime.launch import fill_source_line
+    from taigym.physics.runtime.taichi_adapter import fill_source_line
 
     root = Path(source_cache.__file__).resolve().parents[2]
     lines = [line for path in sorted(root.glob("[ept]*/**/*.py")) for line in path.read_text().splitlines(True)]

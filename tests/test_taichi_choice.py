@@ -1,6 +1,5 @@
 """The engine imports Taichi in one place (physics/runtime/backend.py), runs on taichi 1.7.4 and on
-the quadrants fork, and touches Taichi's internals only in physics/runtime/launch.py (and, for
-what runs while Taichi is imported, physics/runtime/decorator_check.py)."""
+the quadrants fork, and touches Taichi's internals only in physics/runtime/taichi_adapter/."""
 
 import importlib.util
 import json
@@ -24,12 +23,10 @@ def test_only_one_module_imports_taichi():
     assert "import_module(name)" in (REPO / "physics" / "runtime" / "backend.py").read_text()
 
 
-def test_only_the_launch_module_reaches_into_taichi_internals():
-    # ".lang." is where Taichi keeps what it does not export; current_cfg is read in backend.py,
-    # and decorator_check.py patches what Taichi runs while it is imported, before launch.py can
+def test_only_the_adapter_reaches_into_taichi_internals():
+    # ".lang." is where Taichi keeps what it does not export; current_cfg is read in backend.py
     users = sorted(str(p.relative_to(REPO)) for p in SOURCES if ".lang." in p.read_text() or ".lang " in p.read_text())
-    assert set(users) <= {"physics/runtime/backend.py", "physics/runtime/launch.py",
-                          "physics/runtime/decorator_check.py"}, users
+    assert all(u == "physics/runtime/backend.py" or u.startswith("physics/runtime/taichi_adapter/") for u in users), users
 
 
 def test_an_unknown_choice_is_refused_by_name():
@@ -37,14 +34,14 @@ def test_an_unknown_choice_is_refused_by_name():
     proc = subprocess.run([sys.executable, "-c", "import taigym.physics.world"], env=env, capture_output=True,
                           text=True, check=False)
     assert proc.returncode != 0
-    assert "TAIGYM_TAICHI must be one of taichi, quadrants, got 'taichi2'" in proc.stderr
+    assert "TAIGYM_TAICHI must be 'taichi' or 'quadrants', got 'taichi2'" in proc.stderr
 
 
 _STEP = """
 import json, sys
 import numpy as np
 from taigym import physics
-from taigym.physics.runtime import launch as _launch
+from taigym.physics.runtime.taichi_adapter import launch as _launch
 from taigym.physics.runtime.backend import NAME
 model = physics.load_model(sys.argv[1])
 world = physics.World(model, num_envs=3, device="cpu", precision="float64")

@@ -11,7 +11,7 @@ against closed forms in tests/test_terms_closed_form.py.
 import numpy as np
 import pytest
 from taigym.envs.vector import TaiGymVectorEnv
-from taigym.physics import World
+from taigym.physics import World, settings
 from taigym.physics.step.program import ProgramBuilder
 from taigym.tasks import reference as R
 from taigym.tasks.errors import ConfigError
@@ -123,6 +123,7 @@ def test_program_step_through_register_copies(monkeypatch):
     """Where registers() is a copy (a CUDA World, or TAIGYM_LAUNCH=plain on CPU), actions and
     resets are written back: the same results as the reference, resets included."""
     monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
+    settings.reload()
     env = make_env("InvertedPendulum", 3, "float64")
     assert not env.world.registers_shared()
     rng = np.random.default_rng(5)

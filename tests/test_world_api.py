@@ -5,6 +5,7 @@ import os
 import numpy as np
 import pytest
 from conftest import gym_asset
+from taigym.physics import settings
 from taigym.physics.errors import WorldError
 
 from taigym import physics
@@ -104,9 +105,9 @@ def test_tensors_in_and_out_on_the_worlds_device(device, precision, device_kerne
 def test_reused_launch_matches_taichis_own_path(device, path, monkeypatch):
     # a launch on the same arrays reuses its setup; new arrays or scalars still take effect.
     # "plain" is the public fallback (another Taichi, CUDA, TAIGYM_LAUNCH=plain)
-    from taigym.physics.runtime import launch as _launch
     from taigym.physics.runtime.backend import ti
-    from taigym.physics.runtime.launch import ReusedLaunch
+    from taigym.physics.runtime.taichi_adapter import ReusedLaunch
+    from taigym.physics.runtime.taichi_adapter import launch as _launch
 
     physics.World(_model(), device=device)  # starts the runtime on the test's device
     if path == "plain":
@@ -163,6 +164,7 @@ def test_serial_one_env_world_steps_as_the_batched_kernels(device, monkeypatch):
     # a one-env CPU World loops over its env in the calling thread by default; the same
     # code with the thread pool gives the same bits (contacts, constraints, cfrc_ext)
     monkeypatch.delenv("TAIGYM_SERIAL", raising=False)
+    settings.reload()
     model = physics.load_model(gym_asset("ant"))
     serial = physics.World(model, device=device, precision="float64")
     batched = physics.World(model, device=device, precision="float64", serial=False)
@@ -185,9 +187,10 @@ def test_serial_one_env_world_steps_as_the_batched_kernels(device, monkeypatch):
 def test_cpu_tables_are_read_and_written_in_place(device, path, monkeypatch):
     # on CPU the World reads its tables through numpy views of their memory and writes
     # controls and states into them; the plain path copies through kernels, with the same result
-    from taigym.physics.runtime import launch as _launch
+    from taigym.physics.runtime.taichi_adapter import launch as _launch
 
     monkeypatch.setenv("TAIGYM_LAUNCH", path)
+    settings.reload()
     world = physics.World(_model(), num_envs=3, device=device, precision="float64")
     in_place = path == "reuse" and device == "cpu"
     assert (world._view_of(world._d["qpos"]) is not None) == in_place
@@ -253,14 +256,23 @@ def test_forward_of_some_envs_leaves_the_others(device):
         world.forward([4])
 
 
-def test_kernel_errors_still_name_the_file_line_and_source(device):
+@pytest.fixture
+def traced_as_the_engines(monkeypatch):
+    """This module's kernels traced as the engine's own: the Taichi adapter's patches act on
+    the engine's functions only (physics/runtime/taichi_adapter/ownership.py)."""
+    from taigym.physics.runtime.taichi_adapter import ownership
+
+    monkeypatch.setattr(ownership, "PACKAGES", (*ownership.PACKAGES, __name__))
+
+
+def test_kernel_errors_still_name_the_file_line_and_source(device, traced_as_the_engines):
     # the lighter trace keeps what a compile error needs to point at the code
-    from taigym.physics.runtime import launch as _launch
+    from taigym.physics.runtime import taichi_adapter
     from taigym.physics.runtime.backend import ti
 
     physics.World(_model(), device=device)
-    if ti.__name__ == "taichi":  # 1.7.4's tracer is the one _launch knows
-        assert _launch.lighten_tracing()
+    if ti.__name__ == "taichi":  # 1.7.4's tracer is the one the adapter knows
+        assert taichi_adapter.installed()["error positions"]
 
     @ti.kernel
     def broken(x: ti.types.ndarray(dtype=ti.f64, ndim=1)):
@@ -271,8 +283,8 @@ def test_kernel_errors_still_name_the_file_line_and_source(device):
         broken(np.zeros(3))
 
 
-def test_kernels_in_classes_still_found_with_decorators_looked_at_once(device):
-    # lighten_tracing answers Taichi's "is this decorator inside a class?" once per place
+def test_kernels_in_classes_still_found_with_decorators_looked_at_once(device, traced_as_the_engines):
+    # the adapter answers Taichi's "is this decorator inside a class?" once per place
     # that applies it; a kernel method of a data-oriented class must still be one
     from taigym.physics.runtime.backend import ti
 
@@ -305,16 +317,15 @@ def test_kernels_in_classes_still_found_with_decorators_looked_at_once(device):
     np.testing.assert_array_equal(x, 4 * 2.0 * np.arange(4))
 
 
-def test_a_lent_tree_forgets_what_its_last_trace_noted(device):
+def test_a_lent_tree_forgets_what_its_last_trace_noted(device, traced_as_the_engines):
     # Taichi marks a method call on a traced vector with the vector (``caller``) and looks for
     # the mark with hasattr. In a kernel that expands small vector operations a cross
     # product is a Python-side vector of entries, whose own method is called: the same
     # function's tree, lent again, must not keep the mark of its call on a traced vector
     from taigym.physics.runtime.backend import ti
-    from taigym.physics.runtime.launch import expand_matrix_math, expanded_math_in
+    from taigym.physics.runtime.taichi_adapter import expanded_math_in
 
     physics.World(_model(), device=device)
-    expand_matrix_math()
 
     @ti.func
     def self_dot(v: ti.template()):
@@ -335,8 +346,8 @@ def test_a_lent_tree_forgets_what_its_last_trace_noted(device):
     np.testing.assert_allclose(x[6:], [a @ a, np.cross(a, b) @ np.cross(a, b), b @ b], rtol=1e-14)
 
 
-def test_the_quick_class_check_answers_as_taichis_did():
-    # decorator_check reads the decorating frame's line from linecache; Taichi read it through
+def test_the_quick_class_check_answers_as_taichis_did(device):
+    # the adapter reads the decorating frame's line from linecache; Taichi read it through
     # inspect.getframeinfo. Both, on frames of a class body, a data_oriented line, a function
     # and code with no file
     import importlib
@@ -344,7 +355,9 @@ def test_the_quick_class_check_answers_as_taichis_did():
     import re
 
     from taigym.physics.runtime.backend import ti
-    from taigym.physics.runtime.decorator_check import quick_inside_class
+    from taigym.physics.runtime.taichi_adapter.tracing import quick_inside_class
+
+    physics.World(_model(), device=device)  # starts the runtime, which installs the adapter
 
     taichi_kernels = importlib.import_module(ti.__name__ + ".lang.kernel_impl")
 
@@ -377,13 +390,12 @@ def test_the_quick_class_check_answers_as_taichis_did():
     exec(compile("class Elsewhere:\n    both()\n", "<no file>", "exec"), {"both": both})
     assert answers[0] == (True, True) and answers[2:] == [(False, False), (False, False)]
     assert answers[1][0] == answers[1][1]
-    if ti.__name__ == "taichi":  # patched while taichi 1.7.4 is imported; the fork is left as it is
-        check = taichi_kernels._inside_class  # the quick check, or launch.py's per-place answers on top of it
-        assert getattr(check, "taigym_quick", False) or getattr(check, "taigym", False)
+    if ti.__name__ == "taichi":  # patched on taichi 1.7.4; the fork is left as it is
+        assert getattr(taichi_kernels._inside_class, "taigym", False)
 
 
-def test_an_inlined_function_is_parsed_once_and_traced_at_every_call(device, monkeypatch):
-    # lighten_tracing lends a function's parsed tree to each of its calls in turn, a call
+def test_an_inlined_function_is_parsed_once_and_traced_at_every_call(device, monkeypatch, traced_as_the_engines):
+    # the adapter lends a function's parsed tree to each of its calls in turn, a call
     # nested in another's arguments included; each call still traces its own arguments
     import ast
 
@@ -407,7 +419,7 @@ def test_an_inlined_function_is_parsed_once_and_traced_at_every_call(device, mon
     apply(x)
     np.testing.assert_array_equal(x, 3.0 * (2.0 * np.arange(4.0) + 1.0) + 1.0 + (1.0 - np.arange(4.0)))
     calls = sum("def affine" in (source.decode() if isinstance(source, bytes) else source) for source in parsed)
-    if ti.__name__ == "taichi":  # the fork parses as it does (launch.py leaves its tracer alone)
+    if ti.__name__ == "taichi":  # the fork parses as it does (the adapter leaves its tracer alone)
         assert calls == 1
 
 
@@ -416,12 +428,14 @@ def test_an_inlined_function_is_parsed_once_and_traced_at_every_call(device, mon
 def test_serial_by_default_where_a_step_is_little_work(monkeypatch):
     # waking the thread pool costs more than it saves on small batches of small models
     monkeypatch.delenv("TAIGYM_SERIAL", raising=False)
+    settings.reload()
     pendulum, ant = physics.load_model(gym_asset("inverted_pendulum")), physics.load_model(gym_asset("ant"))
     serial = {(name, n): physics.World(m, n, precision="float64").serial
               for name, m in (("pendulum", pendulum), ("ant", ant)) for n in (1, 4, 8, 64)}
     assert serial == {("pendulum", 1): True, ("pendulum", 4): True, ("pendulum", 8): True, ("pendulum", 64): False,
                       ("ant", 1): True, ("ant", 4): True, ("ant", 8): False, ("ant", 64): False}
     monkeypatch.setenv("TAIGYM_SERIAL", "0")
+    settings.reload()
     assert not physics.World(pendulum, 1).serial
     assert physics.World(ant, 64, serial=True).serial  # asked for: as asked
 
@@ -429,7 +443,7 @@ def test_serial_by_default_where_a_step_is_little_work(monkeypatch):
 def test_kept_launch_with_an_array_tuple(device):
     # with_arrays skips the arrays' check for the tuple it kept; any other call rebinds
     from taigym.physics.runtime.backend import ti
-    from taigym.physics.runtime.launch import ReusedLaunch
+    from taigym.physics.runtime.taichi_adapter import ReusedLaunch
 
     physics.World(_model(), device=device)
 

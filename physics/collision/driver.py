@@ -45,7 +45,7 @@ from .. import layout as L
 from ..model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
 from ..access import make_access
 from ..runtime.backend import ensure_runtime, ti
-from ..runtime.launch import upload
+from ..runtime.taichi_adapter import upload
 from ..runtime.ti_math import make_math
 
 # --- the stage's tables, described in physics/layout.py; column positions for the host side

@@ -10,29 +10,22 @@ module takes ``ti`` from here, so the choice is made once per process.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 
+from .. import settings as _settings
 from ..errors import WorldError
-from . import decorator_check
 
 TAICHIS = ("taichi", "quadrants")  # import names, in order of preference
 
 
 def _import_taichi():
-    wanted = os.environ.get("TAIGYM_TAICHI", "").strip()
-    if wanted and wanted not in TAICHIS:
-        raise WorldError(f"TAIGYM_TAICHI must be one of {', '.join(TAICHIS)}, got {wanted!r}")
+    wanted = _settings.current().taichi
     missing = []
     for name in (wanted,) if wanted else TAICHIS:
-        if name == "taichi":
-            decorator_check.install()
         try:
             return importlib.import_module(name)
         except ImportError as error:
             missing.append(f"{name} ({error})")
-        finally:
-            decorator_check.remove()
     raise ImportError("taigym needs Taichi: none of " + ", ".join(missing) + " imports; "
                       "pip install taichi (Python 3.10-3.13) or quadrants")
 
@@ -81,7 +74,8 @@ def ensure_runtime(device: str) -> str:
         want = "cuda" if _probe_cuda() else "cpu"
     if want == "cuda" and not _probe_cuda():
         raise WorldError("device='cuda' was requested but no NVIDIA GPU/driver is available; use 'cpu' or 'auto'")
-    optimize = _optimize_flag(want)
+    switches = _settings.current()
+    optimize = switches.optimize_on(want)
     settings = dict(
         arch=ti.cuda if want == "cuda" else ti.cpu,
         offline_cache=True,
@@ -101,17 +95,17 @@ def ensure_runtime(device: str) -> str:
         cfg_optimization=not optimize,
         default_fp=ti.f32,
         log_level=ti.WARN,
-        check_out_of_bound=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
-        debug=bool(int(os.environ.get("TAIGYM_DEBUG", "0"))),
+        check_out_of_bound=switches.debug,
+        debug=switches.debug,
     )
     if want == "cuda":
         settings["default_gpu_block_dim"] = CUDA_BLOCK_DIM
-    ti.init(**{**settings, **_init_overrides()})
-    from ..runtime.launch import expand_matrix_math, lighten_tracing, scalar_loops  # here: they need this module's ti
+    ti.init(**{**settings, **_init_overrides(switches)})
+    from . import taichi_adapter  # here: it needs this module's ti
 
-    lighten_tracing()
-    expand_matrix_math()
-    scalar_loops()  # where it applies, its field is the process's first (an offline-cache key covers it)
+    # the one place the engine's patches to Taichi are installed; the scalar loops' field is
+    # then the process's first (an offline-cache key covers it)
+    taichi_adapter.install(ti, switches)
     started = "cuda" if current_cfg().arch == ti.cuda else "cpu"
     if want == "cuda" and started != "cuda":
         raise WorldError("device='cuda' was requested but Taichi could not start its CUDA backend")
@@ -119,20 +113,12 @@ def ensure_runtime(device: str) -> str:
     return _arch
 
 
-def _init_overrides() -> dict:
+def _init_overrides(switches: _settings.Settings) -> dict:
     """Extra ``ti.init`` settings from ``TAIGYM_TI_INIT``, a JSON object (compile options
     such as ``default_gpu_block_dim`` or ``gpu_max_reg``, or ``print_kernel_asm`` to dump
     the CUDA kernels' PTX): how scripts/gpu_probe.py measures compile options, each in a
     process of its own since Taichi reads them once."""
-    text = os.environ.get("TAIGYM_TI_INIT", "").strip()
-    if not text:
-        return {}
-    try:
-        overrides = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise WorldError(f"TAIGYM_TI_INIT must be a JSON object of ti.init settings: {e}") from None
-    if not isinstance(overrides, dict):
-        raise WorldError(f"TAIGYM_TI_INIT must be a JSON object of ti.init settings, got {text!r}")
+    overrides = dict(switches.ti_init)
     known = set(dir(ti.lang.impl.default_cfg())) | {"arch", "offline_cache_file_path"}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -142,10 +128,7 @@ def _init_overrides() -> dict:
 
 def _optimize_flag(device: str = "cpu") -> bool:
     """TAIGYM_OPTIMIZE, or the device's default where it is unset: on for CUDA."""
-    value = os.environ.get("TAIGYM_OPTIMIZE", "1" if device == "cuda" else "0").strip()
-    if value not in ("0", "1"):
-        raise WorldError(f"TAIGYM_OPTIMIZE must be 0 or 1, got {value!r}")
-    return value == "1"
+    return _settings.current().optimize_on(device)
 
 
 def optimized() -> bool:

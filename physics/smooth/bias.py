@@ -8,7 +8,7 @@ import types
 from .. import layout as L
 from ..model import DSBL_GRAVITY
 from ..runtime.backend import ti
-from ..runtime.launch import vector_loops
+from ..runtime.taichi_adapter import vector_loops
 from ..access import make_access
 from ..runtime.ti_math import make_math
 

@@ -13,7 +13,7 @@ import types
 
 from .. import layout as L
 from ..runtime.backend import ti
-from ..runtime.launch import vector_loops
+from ..runtime.taichi_adapter import vector_loops
 from ..access import make_access
 from ..runtime.ti_math import make_math
 

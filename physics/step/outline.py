@@ -13,30 +13,30 @@ a kernel's offline cache on the syntax of the real functions each callable calls
 in the order of a hash map keyed by their addresses, so a callable that called two or
 more would key differently from one process to the next and compile every time.
 
-With the loops compiled as scalar loops (physics/runtime/launch.py, ``scalar_loops``), a
-task's kernel compiles about as fast inlined, but then it steps slower: measured in one
+With the loops compiled as scalar loops (physics/runtime/taichi_adapter/loops.py,
+``scalar_loops``), a task's kernel compiles about as fast inlined, but then it steps slower: measured in one
 process at 1024 envs, Humanoid ran at 0.69 and Ant at 0.82 of LLVM's own loops inlined,
 and at 1.00 and 0.99 with the constraint stage outlined. So the two go together.
 
 Outlining needs a Taichi whose real functions may call inlined functions (taichi 1.7.4
-with the fix in physics/runtime/launch.py) and the CPU backend (the only one tried);
-elsewhere, and with ``TAIGYM_OUTLINE=0``, the parts are inlined as before. Both build the
+with the fix in physics/runtime/taichi_adapter/real_functions.py) and the CPU backend (the
+only one tried); elsewhere, and with ``TAIGYM_OUTLINE=0``, the parts are inlined as before. Both build the
 same arithmetic, so results agree to round-off (tests/test_outline.py).
 """
 
 import collections
 import functools
 import inspect
-import os
 import types
 
+from .. import settings as _settings
 from ..runtime.backend import current_device, ti
-from ..runtime.launch import calls_inside_real_functions
+from ..runtime.taichi_adapter import calls_inside_real_functions
 
 
 def outlining() -> bool:
     """Whether this process's step kernels call their parts as functions."""
-    return (os.environ.get("TAIGYM_OUTLINE", "1") != "0" and current_device() == "cpu"
+    return (_settings.current().outline and current_device() == "cpu"
             and calls_inside_real_functions())
 
 

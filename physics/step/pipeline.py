@@ -21,13 +21,13 @@ measure the two: on an H200 they stepped Ant at the same rate with env-major tab
 
 import functools
 import inspect
-import os
 import types
 
+from .. import settings as _settings
 from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import current_device, ti
-from ..runtime.launch import expanded_math_in, scalar_loops_in
+from ..runtime.taichi_adapter import expanded_math_in, scalar_loops_in
 from ..step.integrate import make_integrate
 from ..step.outline import make_outline
 from ..step.program import make_program
@@ -46,9 +46,7 @@ def env_tasks(num_envs: int, device: str, threads: int) -> int:
 def consecutive_lanes() -> bool:
     """Whether env loops give thread t env t (CUDA) rather than dealing envs round-robin
     into blocks of TASK (the CPU's thread pool)."""
-    lanes = os.environ.get("TAIGYM_LANES", "")
-    if lanes not in ("", "strided", "consecutive"):
-        raise ValueError(f"TAIGYM_LANES must be 'strided' or 'consecutive', got {lanes!r}")
+    lanes = _settings.current().lanes
     return lanes == "consecutive" or (current_device() == "cuda" and lanes != "strided")
 
 
@@ -66,7 +64,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     ``features`` names (physics/features.py). ``serial`` loops over the envs in the calling
     thread (CPU only); ``outline`` compiles the large stages as functions of their own
     (physics/step/outline.py); ``scalar`` keeps LLVM from vectorizing and unrolling their
-    loops (physics/runtime/launch.py, ``scalar_loops``)."""
+    loops (physics/runtime/taichi_adapter/loops.py, ``scalar_loops``)."""
     step = make_integrate(fp, solver, cone, features, outline)
     reaction = make_reaction(fp)
     program = make_program(fp, reaction.rne_post)

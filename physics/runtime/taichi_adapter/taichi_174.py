@@ -1,0 +1,10 @@
+"""The patches for taichi 1.7.4, whose tracer the engine knows: all of them.
+
+Each is checked against the running Taichi as it is installed (patch.py); on CUDA the
+loop patch has nothing to do (LLVM's loops there are the GPU's).
+"""
+
+from . import expansion, loops, real_functions, tracing
+
+PATCHES = (tracing.POSITIONS, tracing.SOURCES, tracing.PARSE_ONCE, tracing.CLASS_CHECK, real_functions.PATCH,
+           expansion.MATRIX_OPS, loops.PATCH)
