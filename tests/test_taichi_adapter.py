@@ -157,3 +157,15 @@ def test_each_patch_states_what_it_relies_on():
     for patch in taichi_174.PATCHES:
         assert patch.relies_on and patch.name
     assert tracing.POSITIONS.relies_on.startswith("lang.ast.ast_transformer_utils")
+
+
+def test_launch_reuse_given_up_logs_one_line(monkeypatch, caplog):
+    from taigym.physics.runtime.taichi_adapter import launch
+
+    monkeypatch.setattr(launch, "_fast_path", (None, None, None))  # in use, as after a successful probe
+    with caplog.at_level(logging.INFO, logger="taigym"):
+        launch._give_up_fast_path()
+        launch._give_up_fast_path()
+    lines = [r.getMessage() for r in caplog.records if r.name == "taigym"]
+    assert len(lines) == 1 and "Taichi's own path" in lines[0], lines
+    assert not launch.fast_path_available()
