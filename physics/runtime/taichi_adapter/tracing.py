@@ -227,9 +227,9 @@ def _apply_class_check(ti, found):
     a frame in the engine's modules the line is read from ``linecache`` directly, as
     ``getframeinfo`` reads it in the end, and the answer, fixed by the frame's code and
     instruction, is kept: the table accessors (physics/access.py) are all decorated at a
-    dozen such places. Taichi's own modules imported while a World is built (its matrix
-    operations: ~125 decorations, ~0.04 s) are answered so too: the same line, found without
-    the scan. A user's decorations are Taichi's own check."""
+    dozen such places. Taichi's own modules imported after the runtime starts (its matrix
+    operations, imported when first used) are answered so too: the same line, found without
+    the scan. A user's decorations go through Taichi's own check."""
     decorators, inside_class, patterns = found
     if getattr(inside_class, "taigym", False):
         return
