@@ -70,33 +70,45 @@ def _kernels(table, access, dtype):
     one_row = table.index == L.ENTRIES  # a one-row table's accessors take no row
     arr = ti.types.ndarray(dtype=dtype, ndim=len(_shape(table)))
 
+    # the row set's leading index, where the table has one: passed by name rather than as
+    # ``*base`` before the row (quadrants takes a starred argument only as a call's last)
+    has_lead, lead = bool(base), (base or (0,))[0]
+
     @ti.func
     def get(f: ti.template(), a: ti.template(), r):
         if ti.static(one_row):
             return f(a)
+        elif ti.static(not has_lead):
+            return f(a, r)
         else:
-            return f(a, *base, r)
+            return f(a, lead, r)
 
     @ti.func
     def get_at(f: ti.template(), a: ti.template(), r, k: ti.template()):
         if ti.static(one_row):
             return f(a, k)
+        elif ti.static(not has_lead):
+            return f(a, r, k)
         else:
-            return f(a, *base, r, k)
+            return f(a, lead, r, k)
 
     @ti.func
     def put(f: ti.template(), a: ti.template(), r, v):
         if ti.static(one_row):
             f(a, v)
+        elif ti.static(not has_lead):
+            f(a, r, v)
         else:
-            f(a, *base, r, v)
+            f(a, lead, r, v)
 
     @ti.func
     def put_at(f: ti.template(), a: ti.template(), r, k: ti.template(), v):
         if ti.static(one_row):
             f(a, k, v)
+        elif ti.static(not has_lead):
+            f(a, r, k, v)
         else:
-            f(a, *base, r, k, v)
+            f(a, lead, r, k, v)
 
     @ti.kernel
     def write_entries(a: arr):

@@ -40,6 +40,7 @@ LEFT_OUT = {
     "test_scalar_loops.py": "the second loop exits that keep LLVM's CPU vectorizer away",
     "test_taichi_choice.py": "which Taichi is imported; its subprocesses step a CPU World with each one",
     "test_interleaved_layout.py": "both table layouts compared in CPU subprocesses; the GPU probe runs each on CUDA",
+    "test_taichi_adapter.py": "user kernels beside a CPU World, in subprocesses; the patches are device-independent",
     "test_config_ranges.py": "config validation; its one World checks argument ranges and is never stepped",
 }
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import types
 
+import numpy as np
 import pytest
 from conftest import gym_asset
 from taigym.physics.runtime.backend import ensure_runtime, ti
@@ -124,7 +125,7 @@ def test_user_kernels_run_and_fail_as_without_taigym(tmp_path):
     before, after = _run(tmp_path, "before"), _run(tmp_path, "after")
     assert before == after
     kind, message = after["error"]
-    assert kind == "TaichiTypeError"
+    assert kind in ("TaichiTypeError", "QuadrantsTypeError")
     wrong = next(n for n, line in enumerate(USER_PROGRAMS.splitlines(), 1) if "# the type error" in line)
     assert f'user_programs.py", line {wrong}, in mismatched:' in message
     assert "^^^" in message  # Taichi's own excerpt, caret line and all
@@ -157,3 +158,47 @@ def test_each_patch_states_what_it_relies_on():
     for patch in taichi_174.PATCHES:
         assert patch.relies_on and patch.name
     assert tracing.POSITIONS.relies_on.startswith("lang.ast.ast_transformer_utils")
+
+
+def test_launch_reuse_given_up_logs_one_line(monkeypatch, caplog):
+    from taigym.physics.runtime.taichi_adapter import launch
+
+    monkeypatch.setattr(launch, "_fast_path", (None, None, None))  # in use, as after a successful probe
+    with caplog.at_level(logging.INFO, logger="taigym"):
+        launch._give_up_fast_path()
+        launch._give_up_fast_path()
+    lines = [r.getMessage() for r in caplog.records if r.name == "taigym"]
+    assert len(lines) == 1 and "Taichi's own path" in lines[0], lines
+    assert not launch.fast_path_available()
+
+
+OTHER_VERSION = '''
+import sys
+import numpy as np
+import taichi
+taichi.__version__ = (1, 8, 0)  # a Taichi whose tracer the expansions do not know
+from taigym import physics
+world = physics.World(physics.load_model(sys.argv[1]), num_envs=2, device="cpu", precision="float64")
+world.set_ctrl(np.full((2, world.model.nu), 0.3))
+world.step(20)
+np.save(sys.argv[2], world.get("qpos"))
+'''
+
+
+def test_a_failed_check_in_a_real_process_steps_on_taichis_own_path(tmp_path):
+    if ti.__name__ != "taichi":
+        pytest.skip("the version check is taichi 1.7.4's")
+    from taigym import physics
+
+    env = {k: v for k, v in os.environ.items() if k != "TAIGYM_FEATURES"}  # the model's own, smaller kernel
+    env["TI_OFFLINE_CACHE_FILE_PATH"] = str(tmp_path / "cache")
+    proc = subprocess.run([sys.executable, "-c", OTHER_VERSION, gym_asset("inverted_pendulum"), str(tmp_path / "q.npy")],
+                          env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [line for line in proc.stderr.splitlines() if "Taichi's own path" in line]
+    assert len(lines) == 1 and "'expanded matrix operations'" in lines[0], proc.stderr[-3000:]
+    world = physics.World(physics.load_model(gym_asset("inverted_pendulum")), num_envs=2, device="cpu",
+                          precision="float64")
+    world.set_ctrl(np.full((2, world.model.nu), 0.3))
+    world.step(20)
+    np.testing.assert_allclose(np.load(tmp_path / "q.npy"), world.get("qpos"), rtol=1e-9, atol=1e-12)

@@ -53,8 +53,9 @@ def _probe_cuda() -> bool:
     return ctypes.util.find_library("cuda") is not None or os.path.exists("/usr/lib/x86_64-linux-gnu/libcuda.so.1")
 
 
-def ensure_runtime(device: str) -> str:
-    """Start Taichi on ``device`` ("cpu", "cuda" or "auto") once; return the device used.
+def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> str:
+    """Start Taichi on ``device`` ("cpu", "cuda" or "auto") once, with the engine's
+    ``switches`` (default: ``settings.current()``); return the device used.
 
     Taichi runs one backend per process, so asking for another device later is an error
     rather than a silent restart that would invalidate every existing World.
@@ -74,9 +75,9 @@ def ensure_runtime(device: str) -> str:
         want = "cuda" if _probe_cuda() else "cpu"
     if want == "cuda" and not _probe_cuda():
         raise WorldError("device='cuda' was requested but no NVIDIA GPU/driver is available; use 'cpu' or 'auto'")
-    switches = _settings.current()
+    switches = switches if switches is not None else _settings.current()
     optimize = switches.optimize_on(want)
-    settings = dict(
+    init = dict(
         arch=ti.cuda if want == "cuda" else ti.cpu,
         offline_cache=True,
         # Taichi's default cache holds 100 MB and evicts a quarter of it, least recently used,
@@ -99,8 +100,8 @@ def ensure_runtime(device: str) -> str:
         debug=switches.debug,
     )
     if want == "cuda":
-        settings["default_gpu_block_dim"] = CUDA_BLOCK_DIM
-    ti.init(**{**settings, **_init_overrides(switches)})
+        init["default_gpu_block_dim"] = CUDA_BLOCK_DIM
+    ti.init(**{**init, **_init_overrides(switches)})
     from . import taichi_adapter  # here: it needs this module's ti
 
     # the one place the engine's patches to Taichi are installed; the scalar loops' field is

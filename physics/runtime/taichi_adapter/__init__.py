@@ -18,6 +18,7 @@ is logged on the ``taigym`` logger.
 from __future__ import annotations
 
 from .expansion import TracedAccess, expanded_math_in, traced_access
+from .implementations import implementation
 from .launch import ReusedLaunch, fast_path_available, host_view, upload
 from .loops import scalar_loops, scalar_loops_in, vector_loops
 from .real_functions import calls_inside_real_functions
@@ -39,11 +40,7 @@ def install(ti, settings) -> dict[str, bool]:
     if _done or settings.plain:
         return dict(_installed)
     _done = True
-    if ti.__name__ == "taichi":
-        from .taichi_174 import PATCHES
-    else:
-        from .quadrants import PATCHES
-    for patch in PATCHES:
+    for patch in implementation(ti).PATCHES:
         _installed[patch.name] = patch.install(ti)
     return dict(_installed)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from ... import settings as _settings
 from ..backend import ti
+from .patch import log
 
 _NUMPY_DTYPES = {ti.f32: np.float32, ti.f64: np.float64, ti.i32: np.int32}
 _fast_path = None  # None until probed, then False or the internals the fast path uses
@@ -39,13 +40,25 @@ def fast_path_available() -> bool:
     """Whether launches can skip Taichi's argument setup in this process."""
     global _fast_path
     if _fast_path is None:
-        _fast_path = not _settings.current().plain and _internals()
+        from .implementations import implementation
+
+        wanted = not _settings.current().plain and implementation(ti).LAUNCH_REUSE
+        _fast_path = wanted and _internals()
+        if wanted and _fast_path is False:
+            _log_public_path("its ndarray and primitive types are not where launch reuse looks")
     return bool(_fast_path)
 
 
 def _give_up_fast_path():
     global _fast_path
+    if _fast_path:
+        _log_public_path("its launcher or launch context took other arguments")
     _fast_path = False
+
+
+def _log_public_path(reason: str):
+    log.warning("%s %s: %s; kernels launch through Taichi's own path", ti.__name__,
+                ".".join(map(str, ti.__version__)), reason)
 
 
 def _internals():

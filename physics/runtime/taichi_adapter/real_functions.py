@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .ownership import owned_callable
+from .ownership import owned_trace
 from .patch import Patch, Unsupported
 
 _applied = False
@@ -46,7 +46,7 @@ def _apply(ti, found):
     def __call__(self, *args, **kwargs):
         runtime = impl.get_runtime()
         if (self.is_real_function or not impl.inside_kernel() or runtime.compiling_callable is None
-                or not owned_callable(self)):
+                or not owned_trace(self, runtime)):
             return call(self, *args, **kwargs)
         args = tracer._process_args(self, args, kwargs)
         tree, ctx = tracer._get_tree_and_ctx(self, is_kernel=False, args=args, is_real_function=False,

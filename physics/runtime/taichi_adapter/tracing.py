@@ -14,7 +14,7 @@ import threading
 import types
 from importlib import import_module
 
-from .ownership import owned_callable, owned_frame, owned_function
+from .ownership import owned_frame, owned_trace
 from .patch import Patch
 
 # --- error positions ---------------------------------------------------------------------
@@ -22,7 +22,9 @@ from .patch import Patch
 
 def _find_positions(ti):
     context = import_module(ti.__name__ + ".lang.ast.ast_transformer_utils").ASTTransformerContext
-    return context, context.get_pos_info
+    runtime = import_module(ti.__name__ + ".lang.impl").get_runtime
+    runtime().current_kernel  # noqa: B018
+    return context, context.get_pos_info, runtime
 
 
 def _apply_positions(ti, found):
@@ -31,12 +33,15 @@ def _apply_positions(ti, found):
     kernel's ~100,000 nodes that was a quarter of a warm start (~2.5 s). For the engine's
     functions the excerpt becomes the file, line, function and source line, which names the
     same place. The offline cache's keys do not include it, so compiled kernels stay valid."""
-    context, original = found
+    context, original, runtime = found
     if getattr(original, "taigym", False):
         return
 
     def get_pos_info(self, node):
-        if not owned_callable(self.func):
+        owned = self.__dict__.get("_taigym_owned")
+        if owned is None:  # one answer a traced function
+            owned = self._taigym_owned = owned_trace(self.func, runtime())
+        if not owned:
             return original(self, node)
         line = self.src[node.lineno - 1] if 0 < node.lineno <= len(self.src) else ""
         return f'File "{self.file}", line {node.lineno + self.lineno_offset}, in {self.func.func.__name__}:\n{line}\n'
@@ -46,7 +51,8 @@ def _apply_positions(ti, found):
 
 
 POSITIONS = Patch("error positions", "lang.ast.ast_transformer_utils.ASTTransformerContext.get_pos_info(self, node)"
-                  " with self.src, self.file, self.lineno_offset and self.func.func", _find_positions, _apply_positions)
+                  " with self.src, self.file, self.lineno_offset and self.func.func; impl.get_runtime().current_kernel",
+                  _find_positions, _apply_positions)
 
 # --- sources read once -------------------------------------------------------------------
 
@@ -54,7 +60,9 @@ POSITIONS = Patch("error positions", "lang.ast.ast_transformer_utils.ASTTransfor
 def _find_sources(ti):
     tracer = import_module(ti.__name__ + ".lang.kernel_impl")
     tracer.textwrap.fill, tracer.textwrap.dedent  # noqa: B018  (the reformatting it does)
-    return tracer, tracer.getsourcelines, tracer.getsourcefile
+    runtime = import_module(ti.__name__ + ".lang.impl").get_runtime
+    runtime().current_kernel  # noqa: B018
+    return tracer, tracer.getsourcelines, tracer.getsourcefile, runtime
 
 
 def _apply_sources(ti, found):
@@ -67,7 +75,7 @@ def _apply_sources(ti, found):
     processes (source_cache.py)."""
     from ..source_cache import source_lines
 
-    tracer, read_lines, read_file = found
+    tracer, read_lines, read_file, runtime = found
     if getattr(read_lines, "taigym", False):
         return
     lines_of, file_of = {}, {}  # keyed by the function's code
@@ -77,7 +85,7 @@ def _apply_sources(ti, found):
 
     def getsourcelines(obj):
         # Taichi reformats the lines it reads next: reading.owned says how
-        reading.owned = owned_function(obj)
+        reading.owned = owned_trace(obj, runtime())
         if not reading.owned:
             return read_lines(obj)
         key = getattr(obj, "__code__", obj)
@@ -87,7 +95,7 @@ def _apply_sources(ti, found):
         return list(lines), start  # a copy: the tracer may edit the list it is given
 
     def getsourcefile(obj):
-        if not owned_function(obj):
+        if not owned_trace(obj, runtime()):
             return read_file(obj)
         key = getattr(obj, "__code__", obj)
         if key not in file_of:
@@ -126,7 +134,9 @@ SOURCES = Patch("sources read once", "lang.kernel_impl's module names getsourcel
 def _find_parse(ti):
     tracer = import_module(ti.__name__ + ".lang.kernel_impl")
     tracer.ast.parse  # noqa: B018
-    return tracer, tracer._get_tree_and_ctx, tracer.transform_tree
+    runtime = import_module(ti.__name__ + ".lang.impl").get_runtime
+    runtime().current_kernel  # noqa: B018
+    return tracer, tracer._get_tree_and_ctx, tracer.transform_tree, runtime
 
 
 def _apply_parse(ti, found):
@@ -140,7 +150,7 @@ def _apply_parse(ti, found):
     tree is lent to one trace at a time: a call made while the same source is being traced
     (a function that reaches itself through a real function) gets a tree of its own.
     Kernels and real functions, which Taichi edits while compiling, are parsed as before."""
-    tracer, tree_and_ctx, transform_tree = found
+    tracer, tree_and_ctx, transform_tree, runtime = found
     if getattr(tree_and_ctx, "taigym", False):
         return
     free = {}  # source -> its trees no trace holds, each with its method calls' callees
@@ -166,7 +176,7 @@ def _apply_parse(ti, found):
 
     def _get_tree_and_ctx(self, *args, **kwargs):
         state.inlined = (not kwargs.get("is_kernel", True) and not kwargs.get("is_real_function", False)
-                         and not args and owned_callable(self))
+                         and not args and owned_trace(self, runtime()))
         try:
             return tree_and_ctx(self, *args, **kwargs)
         finally:
@@ -217,19 +227,23 @@ def _apply_class_check(ti, found):
     a frame in the engine's modules the line is read from ``linecache`` directly, as
     ``getframeinfo`` reads it in the end, and the answer, fixed by the frame's code and
     instruction, is kept: the table accessors (physics/access.py) are all decorated at a
-    dozen such places."""
+    dozen such places. Taichi's own modules imported after the runtime starts (its matrix
+    operations, imported when first used) are answered so too: the same line, found without
+    the scan. A user's decorations go through Taichi's own check."""
     decorators, inside_class, patterns = found
     if getattr(inside_class, "taigym", False):
         return
     quick = quick_inside_class(patterns)
     answers = {}
+    own = ti.__name__ + "."  # Taichi's own modules, some imported lazily while a World is built
 
     def _inside_class(level_of_class_stackframe):
         try:
             frame = sys._getframe(level_of_class_stackframe)
+            applying = sys._getframe(level_of_class_stackframe - 1)  # where the decorator is applied
         except ValueError:
             return inside_class(level_of_class_stackframe + 1)  # + 1: this frame
-        if not owned_frame(frame):
+        if not (owned_frame(applying) or applying.f_globals.get("__name__", "").startswith(own)):
             return inside_class(level_of_class_stackframe + 1)
         place = (frame.f_code, frame.f_lasti)
         if place not in answers:
