@@ -33,7 +33,8 @@ LEFT_OUT = {
     # (simulation.device: cpu); the engine under them is covered by the modules above
     "test_arm_reach.py": "env-level: the ArmReach task and its drive actions",
     "test_quadruped.py": "env-level: the quadruped tasks and their locomotion terms",
-    "test_term_program.py": "env-level: the env step as a World program against numpy terms",
+    "test_term_program.py": "env-level: the env step as a World program against its host reference",
+    "test_terms_closed_form.py": "env-level: each step term against its closed form on task Worlds",
     # CPU-only machinery
     "test_optimized_kernels.py": "TAIGYM_OPTIMIZE's build against the default one, in a CPU subprocess",
     "test_outline.py": "the step kernel's parts are compiled as functions of their own on the CPU backend only",
