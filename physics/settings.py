@@ -101,6 +101,9 @@ class Settings:
         lanes: ``TAIGYM_LANES=strided|consecutive``, how env loops deal envs to threads;
             None: by device (consecutive on CUDA).
         serial: ``TAIGYM_SERIAL=0|1``, small batches stepped in the calling thread.
+        machine_code: ``TAIGYM_MACHINE_CODE=0|1``, a serial step kernel's machine code kept
+            beside Taichi's cache and launched from there in later processes
+            (physics/runtime/taichi_adapter/machine_code.py).
     """
 
     taichi: str | None = _variable("TAIGYM_TAICHI", _choice("taichi", "quadrants"), None)
@@ -115,6 +118,7 @@ class Settings:
     outline: bool = _variable("TAIGYM_OUTLINE", _switch, True)
     lanes: str | None = _variable("TAIGYM_LANES", _choice("strided", "consecutive"), None)
     serial: bool = _variable("TAIGYM_SERIAL", _switch, True)
+    machine_code: bool = _variable("TAIGYM_MACHINE_CODE", _switch, True)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -23,7 +23,7 @@ from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
 from .readback import Copies
 from .runtime import device_io, kernel_cache
 from .runtime.backend import current_cfg, ensure_runtime
-from .runtime.taichi_adapter import ReusedLaunch, scalar_loops
+from .runtime.taichi_adapter import ReusedLaunch, machine_code, scalar_loops
 from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
@@ -106,6 +106,9 @@ class World:
         self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         # two kept step launches: every env (ids bound once), and a subset staged in some_ids
         self._step_kernel, self._step_some = ReusedLaunch(self._kernels.step), ReusedLaunch(self._kernels.step)
+        self._kernel_key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:])
+        self._machine_key = machine_code.key(self._kernel_key) if machine_code.available(self.serial) else None
+        self.machine_code = self._launch_machine_code()
         self._post_kernel = ReusedLaunch(self._kernels.post)
         self._tables = Tables(model, self.num_envs, self._fp, self.dtype, self._pairs, max_contacts)
         self.max_contacts, self.nefc_capacity = self._tables.max_contacts, self._tables.nefc_capacity
@@ -373,18 +376,29 @@ class World:
         # the same tuple each launch (until a table is replaced) lets the kept launch skip its checks
         arrays = self._tables.arguments(self._kernels.step_arrays, every_env=ids is None)
         scalars = (nids, n, advance, self._ntask, pre | post << 8)
-        if self._variant in _LAUNCHED:
+        if self.machine_code or self._variant in _LAUNCHED:
             step_kernel.with_arrays(arrays, *scalars)
         else:
             label = ", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
-            key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:])
-            with kernel_cache.FirstLaunch(key, label, self.name):
+            with kernel_cache.FirstLaunch(self._kernel_key, label, self.name):
                 step_kernel.with_arrays(arrays, *scalars)
             _LAUNCHED.add(self._variant)
+            if self._machine_key:  # for the next process
+                machine_code.build_later(self._machine_key, self._kernels.step)
         # a segment that computed every env's contact wrenches leaves cfrc_ext current (unless
         # envs may have run other segments instead: the override register)
         self._copies.post_current = (ids is None and post in self.program.rne_segments
                                      and self.program.override is None)
+
+    def _launch_machine_code(self) -> bool:
+        """Step from the machine code a process before kept for this kernel, where there is
+        some (runtime/taichi_adapter/machine_code.py): no tracing, no code generation."""
+        kept = machine_code.load(self._machine_key) if self._machine_key else None
+        launches = kept and (kept.launcher(self._kernels.step), kept.launcher(self._kernels.step))
+        if not launches or None in launches:
+            return False
+        self._step_kernel, self._step_some = launches
+        return True
 
     def _post_constraint(self) -> None:
         if self._copies.post_current:  # already run on this state

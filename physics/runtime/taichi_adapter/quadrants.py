@@ -8,4 +8,5 @@ call too (launch.py's reuse is not tried).
 """
 
 LAUNCH_REUSE = False
+MACHINE_CODE = False  # its IR, argument buffer and runtime are laid out otherwise
 PATCHES = ()
