@@ -383,8 +383,9 @@ class World:
             with kernel_cache.FirstLaunch(self._kernel_key, label, self.name):
                 step_kernel.with_arrays(arrays, *scalars)
             _LAUNCHED.add(self._variant)
-            if self._machine_key:  # for the next process
-                machine_code.build_later(self._machine_key, self._kernels.step)
+        if self._machine_key and not self.machine_code:  # for later Worlds and processes, once
+            machine_code.build_later(self._machine_key, self._kernels.step)
+            self._machine_key = None
         # a segment that computed every env's contact wrenches leaves cfrc_ext current (unless
         # envs may have run other segments instead: the override register)
         self._copies.post_current = (ids is None and post in self.program.rne_segments

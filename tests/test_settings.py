@@ -13,7 +13,8 @@ from taigym import physics
 REPO = Path(__file__).resolve().parent.parent
 
 DEFAULTS = dict(taichi=None, debug=False, ti_init={}, optimize=None, launch="reuse", scalar_loops=True,
-                expand_access=True, layout="env_major", all_features=False, outline=True, lanes=None, serial=True)
+                expand_access=True, layout="env_major", all_features=False, outline=True, lanes=None, serial=True,
+                machine_code=True)
 
 # each variable, a value it takes and the field that value gives
 PARSED = [
@@ -32,13 +33,14 @@ PARSED = [
     ("TAIGYM_OUTLINE", "0", "outline", False),
     ("TAIGYM_LANES", "strided", "lanes", "strided"),
     ("TAIGYM_SERIAL", "0", "serial", False),
+    ("TAIGYM_MACHINE_CODE", "0", "machine_code", False),
 ]
 
 REFUSED = [("TAIGYM_TAICHI", "taichi2"), ("TAIGYM_DEBUG", "yes"), ("TAIGYM_TI_INIT", "[1]"),
            ("TAIGYM_TI_INIT", "{"), ("TAIGYM_OPTIMIZE", "2"), ("TAIGYM_LAUNCH", "fast"),
            ("TAIGYM_SCALAR_LOOPS", "off"), ("TAIGYM_EXPAND_ACCESS", "true"), ("TAIGYM_LAYOUT", "striped"),
            ("TAIGYM_FEATURES", "some"), ("TAIGYM_OUTLINE", "no"), ("TAIGYM_LANES", "random"),
-           ("TAIGYM_SERIAL", "-1")]
+           ("TAIGYM_MACHINE_CODE", "yes"), ("TAIGYM_SERIAL", "-1")]
 
 
 def test_an_empty_environment_gives_the_defaults():

@@ -8,7 +8,7 @@ arguments from the launch context's argument buffer, and the first root of the f
 trees only for the scalar loops' field, which holds zeros and is never written (loops.py).
 
 So once a process has compiled or loaded such a kernel, :func:`build_later` takes its
-LLVM module through Taichi's public AOT export (``ti.aot.Module``) and, in a background
+LLVM module through Taichi's AOT module builder and, in a background
 thread, generates machine code from it with llvmlite: the same LLVM release as Taichi's
 (15.0.x) with the options of Taichi's CPU JIT (the host's CPU and features, code
 generation at LLVM's default level, default target options), so the code computes the
@@ -60,7 +60,8 @@ _ROOTS_FIELD = 7  # LLVMRuntime::roots, the field trees' root buffers (taichi 1.
 _ROOT_BYTES = 4096  # the zeros the first root stands for
 _DTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}
 
-_building: set[str] = set()  # keys whose object this process is building
+_building: set[str] = set()  # keys whose object this process has built or is building
+_threads: list[threading.Thread] = []
 _loaded: dict[str, MachineCode] = {}  # keys loaded in this process: their engines stay alive
 
 
@@ -116,7 +117,7 @@ class MachineCode:
 
     def __init__(self, address: int, layout: dict, engine):
         self.function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        self.layout, self._engine = layout, engine  # the engine owns the code's memory
+        self.layout, self._engine = layout, engine  # the engine (and its context) own the code's memory
 
     def launcher(self, kernel) -> MachineCodeLaunch | None:
         """A launch of this code for ``kernel``, or None where the layout kept is not its."""
@@ -140,7 +141,8 @@ def load(machine_key: str) -> MachineCode | None:
         return None
     llvm = _llvm()
     try:
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine(llvm))
+        context = llvm.create_context()  # LLVM's contexts are not shared between threads
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", context), _target_machine(llvm))
         engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
         address = engine.get_function_address(layout["task"])
@@ -149,7 +151,7 @@ def load(machine_key: str) -> MachineCode | None:
         return None
     if not address:
         return None
-    _loaded[machine_key] = code = MachineCode(address, layout, engine)
+    _loaded[machine_key] = code = MachineCode(address, layout, (context, engine))
     return code
 
 
@@ -169,7 +171,14 @@ def build_later(machine_key: str, kernel) -> threading.Thread | None:
     target = folder()
     thread = threading.Thread(target=_build, args=(machine_key, ir, params, target), name="taigym-machine-code")
     thread.start()
+    _threads.append(thread)
     return thread
+
+
+def wait() -> None:
+    """Wait until the machine code this process is building is kept."""
+    while _threads:
+        _threads.pop().join()
 
 
 class MachineCodeLaunch:
@@ -279,19 +288,24 @@ def _parameters(kernel) -> list[dict]:
 
 
 def _exported_ir(kernel) -> str:
-    # Taichi's public AOT export writes the kernel's LLVM module as Taichi compiled it (the
-    # module Taichi's JIT turns into machine code); it reuses this process's compiled kernel
+    # Taichi's AOT module builder writes a compiled kernel's LLVM module as Taichi compiled
+    # it, the module its JIT turns into machine code. Its builder is used directly:
+    # ti.aot.Module would finalize the root field builder, a user's fields' (and only once)
+    primal = kernel._primal
+    compiled = list(primal.compiled_kernels.values())
+    if len(compiled) != 1:
+        raise Unsupported(f"the kernel has {len(compiled)} compiled instances, not one")
+    builder = ti.lang.impl.get_runtime().prog.make_aot_module_builder(ti.cpu, [])
+    builder.add("task", compiled[0])
     with tempfile.TemporaryDirectory(prefix="taigym-aot-") as folder_:
-        module = ti.aot.Module(ti.cpu)
-        module.add_kernel(kernel, name="task")
-        module.save(folder_)
+        builder.dump(folder_, "")
         return Path(folder_, "task.ll").read_text()
 
 
 def _build(machine_key: str, ir: str, params: list[dict], target: Path) -> None:
     try:
         llvm = _llvm()
-        module = llvm.parse_assembly(ir)
+        module = llvm.parse_assembly(ir, llvm.create_context())  # a context of the thread's own
         task, layout = _checked(llvm, module, ir, params)
         obj = _target_machine(llvm).emit_object(module)
     except Unsupported as reason:
@@ -362,8 +376,10 @@ def _layout(llvm, module, ir: str, params: list[dict]) -> dict:
     runtime_name = next((t.name for t in module.struct_types if t.name.startswith("struct.LLVMRuntime")), None)
     if runtime_name is None:
         raise Unsupported("the module names no runtime struct")
+    # a context of its own: a context's named types outlive their module (a second %args
+    # would be renamed)
     types = llvm.parse_assembly(f'target datalayout = "{module.data_layout}"\n%args = type {found.group(1)}\n'
-                                f"@args = external global %args\n")
+                                f"@args = external global %args\n", llvm.create_context())
     data = llvm.create_target_data(module.data_layout)
     struct = types.get_struct_type("args")
     members = list(struct.elements)
