@@ -64,18 +64,18 @@ def test_a_world_steps_from_kept_machine_code_as_from_taichis_launcher(kept):
 
 
 def test_kept_machine_code_that_cannot_be_read_is_built_again(kept):
-    model = physics.load_model(gym_asset("inverted_pendulum"))
-    physics.World(model).forward()
+    model = physics.load_model(gym_asset("inverted_pendulum"))  # the kernel variant of the test above
+    physics.World(model, precision="float64").forward()
     mc.wait()
     obj = next(kept.glob("*.o"))
     obj.write_bytes(obj.read_bytes()[:100])  # a truncated object: its checksum no longer matches
     mc._loaded.clear()
     mc._building.clear()
-    world = physics.World(model)
+    world = physics.World(model, precision="float64")
     assert not world.machine_code  # Taichi's launcher, and the code is made again
     world.forward()
     mc.wait()
-    assert physics.World(model).machine_code
+    assert physics.World(model, precision="float64").machine_code
 
 
 def test_switched_off_or_in_debug_mode_no_machine_code_is_used(kept, monkeypatch):
@@ -164,6 +164,7 @@ def _process(cache, **environ):
     return json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))[7:])
 
 
+@pytest.mark.slow  # compiles InvertedPendulum's own kernel in an empty cache
 def test_a_later_process_steps_from_the_machine_code_without_tracing(tmp_path):
     first = _process(tmp_path)  # compiles the kernel, and keeps its machine code as it exits
     assert not first["machine_code"] and first["traced"] == 1
