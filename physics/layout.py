@@ -397,6 +397,7 @@ TABLES = (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F, Q_F, ACT_I, ACT_F, TEN_I, 
 NBODY_I, NBODY_F, NJNT_I, NJNT_F, NDOF_I, NDOF_F = (t.width for t in (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F))
 NQ_F, NACT_I, NACT_F, NTEN_I, NTEN_F, NEQ_I, NEQ_F, NOPT_F = (
     t.width for t in (Q_F, ACT_I, ACT_F, TEN_I, TEN_F, EQ_I, EQ_F, OPT_F))
+NPLAN = 3  # the staged schedule's plan of a launch per env: program segments, steps, advance
 NBODY_D, NJNT_D, NDOF_D, NDOF_S, NEFC_F, NEFC_N, NACT_D, NTEN_D = (
     t.width for t in (BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D))
 BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = (BODY_I.start(k) for k in BODY_I)

@@ -104,6 +104,8 @@ class Settings:
         machine_code: ``TAIGYM_MACHINE_CODE=0|1``, a serial step kernel's machine code kept
             beside Taichi's cache and launched from there in later processes
             (physics/runtime/taichi_adapter/machine_code.py).
+        schedule: ``TAIGYM_SCHEDULE=fused|staged``, how a World's step kernel is scheduled
+            (physics/step/schedule.py) where the World does not say.
     """
 
     taichi: str | None = _variable("TAIGYM_TAICHI", _choice("taichi", "quadrants"), None)
@@ -119,6 +121,7 @@ class Settings:
     lanes: str | None = _variable("TAIGYM_LANES", _choice("strided", "consecutive"), None)
     serial: bool = _variable("TAIGYM_SERIAL", _switch, True)
     machine_code: bool = _variable("TAIGYM_MACHINE_CODE", _switch, True)
+    schedule: str = _variable("TAIGYM_SCHEDULE", _choice("fused", "staged"), "fused")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -19,7 +19,7 @@ from .collision import broadphase as B
 from .data import PRECISIONS, Tables
 from .errors import WorldError
 from .features import choose_features
-from .model import DSBL_CONSTRAINT, DSBL_CONTACT, Model
+from .model import DSBL_CONSTRAINT, DSBL_CONTACT, INT_RK4, Model
 from .readback import Copies
 from .runtime import device_io, kernel_cache
 from .runtime.backend import current_cfg, ensure_runtime
@@ -27,8 +27,19 @@ from .runtime.taichi_adapter import ReusedLaunch, machine_code, scalar_loops
 from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
+from .step.schedule import SCHEDULES
+from .step.staged import StagedLaunch, make_staged_kernel
 from .torch_bridge import TorchBridge
 from .writes import TableWriter
+
+
+def _choose_schedule(schedule) -> str:
+    """The World's schedule (physics/step/schedule.py): as asked, else ``TAIGYM_SCHEDULE``."""
+    if schedule is None:
+        return _settings.current().schedule
+    if schedule not in SCHEDULES:
+        raise WorldError(f"schedule must be one of {list(SCHEDULES)}, got {schedule!r}")
+    return schedule
 
 
 def _check_solver_options(opt) -> None:
@@ -43,7 +54,7 @@ def _check_solver_options(opt) -> None:
 
 _INT32_MAX = 2**31 - 1  # the largest count a kernel's 32-bit integer argument holds
 _SERIAL_WORK_US = 200.0  # below this estimated work per step, a CPU World steps serially
-_LAUNCHED: set = set()  # step kernel variants launched in this process
+_LAUNCHED: set = set()  # step kernel variants (their cache keys) launched in this process
 
 
 class World:
@@ -75,10 +86,15 @@ class World:
             a smaller kernel; ``features.ALL`` (or ``TAIGYM_FEATURES=all`` in the
             environment) compiles everything, one kernel that every model of a precision
             and solver shares.
+        schedule: ``"fused"``, one parallel loop over envs walking each env's whole step
+            (one launch per env step: the CPU's shape), or ``"staged"``, each phase of the
+            step a parallel loop over env x element, launched back to back
+            (physics/step/schedule.py); by default ``TAIGYM_SCHEDULE``, else fused. Both
+            give the same trajectories to round-off.
     """
 
     def __init__(self, model: Model, num_envs: int = 1, *, device: str = "cpu", precision: str = "float32",
-                 max_contacts=None, serial=None, name=None, features=None):
+                 max_contacts=None, serial=None, name=None, features=None, schedule=None):
         if not isinstance(model, Model):
             raise WorldError(f"model must be a physics.Model, got {type(model).__name__}")
         if not 1 <= int(num_envs) <= _INT32_MAX:
@@ -106,8 +122,14 @@ class World:
         self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         # two kept step launches: every env (ids bound once), and a subset staged in some_ids
         self._step_kernel, self._step_some = ReusedLaunch(self._kernels.step), ReusedLaunch(self._kernels.step)
-        self._kernel_key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:])
-        self._machine_key = machine_code.key(self._kernel_key) if machine_code.available(self.serial) else None
+        self.schedule = _choose_schedule(schedule)
+        self._kernel_key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:],
+                                                    *(("staged",) if self.schedule == "staged" else ()))
+        self._staged = (StagedLaunch(*make_staged_kernel(self._fp, *self._variant[1:]),
+                                     rk4=model.opt.integrator == INT_RK4, kept=ReusedLaunch)
+                        if self.schedule == "staged" else None)
+        fused_machine_code = machine_code.available(self.serial) and self._staged is None
+        self._machine_key = machine_code.key(self._kernel_key) if fused_machine_code else None
         self.machine_code = self._launch_machine_code()
         self._post_kernel = ReusedLaunch(self._kernels.post)
         self._tables = Tables(model, self.num_envs, self._fp, self.dtype, self._pairs, max_contacts)
@@ -372,17 +394,14 @@ class World:
         if not (0 <= pre < NSEGMENTS and 0 <= post < NSEGMENTS):
             raise WorldError(f"segments must be two program segments in 0..{NSEGMENTS - 1}, got {segments}")
         nids = self.num_envs if ids is None else ids[1]
-        step_kernel = self._step_kernel if ids is None else self._step_some
-        # the same tuple each launch (until a table is replaced) lets the kept launch skip its checks
-        arrays = self._tables.arguments(self._kernels.step_arrays, every_env=ids is None)
-        scalars = (nids, n, advance, self._ntask, pre | post << 8)
-        if self.machine_code or self._variant in _LAUNCHED:
-            step_kernel.with_arrays(arrays, *scalars)
+        if self.machine_code or self._kernel_key in _LAUNCHED:
+            self._launch_kernel(n, advance, ids, nids, pre | post << 8)
         else:
-            label = ", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
+            label = (", ".join(map(str, self._variant[:2])) + (", serial" if self.serial else "")
+                     + (", staged" if self._staged else ""))
             with kernel_cache.FirstLaunch(self._kernel_key, label, self.name):
-                step_kernel.with_arrays(arrays, *scalars)
-            _LAUNCHED.add(self._variant)
+                self._launch_kernel(n, advance, ids, nids, pre | post << 8)
+            _LAUNCHED.add(self._kernel_key)
         if self._machine_key and not self.machine_code:  # for later Worlds and processes, once
             machine_code.build_later(self._machine_key, self._kernels.step)
             self._machine_key = None
@@ -390,6 +409,16 @@ class World:
         # envs may have run other segments instead: the override register)
         self._copies.post_current = (ids is None and post in self.program.rne_segments
                                      and self.program.override is None)
+
+    def _launch_kernel(self, n: int, advance: int, ids, nids: int, segments: int) -> None:
+        # the same tuple each launch (until a table is replaced) lets the kept launch skip its checks
+        if self._staged:
+            arrays = self._tables.arguments(self._staged.arrays, every_env=ids is None)
+            self._staged.launch(arrays, ids is None, nids, n, advance, segments)
+            return
+        step_kernel = self._step_kernel if ids is None else self._step_some
+        arrays = self._tables.arguments(self._kernels.step_arrays, every_env=ids is None)
+        step_kernel.with_arrays(arrays, nids, n, advance, self._ntask, segments)
 
     def _launch_machine_code(self) -> bool:
         """Step from the machine code a process before kept for this kernel, where there is

@@ -113,23 +113,29 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
     @ti.func
     def geom_poses(w, ngeom, geom_i: ti.template(), geom_f: ti.template(), body: ti.template(), body_base, body_row,
                    xpos_col, xquat_col, geom_x: ti.template(), lanes: ti.template()):
+        """Every geom's pose (geom_pose)."""
+        for g in range(ngeom):
+            geom_pose(w, g, geom_i, geom_f, body, body_base, body_row, xpos_col, xquat_col, geom_x, lanes)
+
+    @ti.func
+    def geom_pose(w, g, geom_i: ti.template(), geom_f: ti.template(), body: ti.template(), body_base, body_row,
+                  xpos_col, xquat_col, geom_x: ti.template(), lanes: ti.template()):
         """geom_xpos = xpos + R(xquat) geom_pos, geom_xmat = R(xquat * geom_quat), as MuJoCo.
         ``body`` is a flat table: entry k of body b's pose at body_base + (b * body_row +
         xpos_col/xquat_col + k) * lanes (lanes 1: env-major; else interleaved, physics/lanes.py)."""
         mg = w % geom_f.shape[0]
-        for g in range(ngeom):
-            b = A.geom_body(geom_i, g)
-            xquat, xpos = m.vec4(0.0), m.vec3(0.0)
-            if ti.static(lanes == 1):
-                xquat = m.at4(body, body_base + b * body_row + xquat_col)
-                xpos = m.at3(body, body_base + b * body_row + xpos_col)
-            else:
-                xquat = m.vec4([body[body_base + (b * body_row + xquat_col + k) * lanes] for k in ti.static(range(4))])
-                xpos = m.vec3([body[body_base + (b * body_row + xpos_col + k) * lanes] for k in ti.static(range(3))])
-            pos = xpos + m.quat_to_mat(xquat) @ A.geom_pos(geom_f, mg, g)
-            mat = m.quat_to_mat(m.quat_mul(xquat, A.geom_quat(geom_f, mg, g)))
-            A.set_geom_xpos(geom_x, w, g, pos)
-            A.set_geom_xmat(geom_x, w, g, mat)
+        b = A.geom_body(geom_i, g)
+        xquat, xpos = m.vec4(0.0), m.vec3(0.0)
+        if ti.static(lanes == 1):
+            xquat = m.at4(body, body_base + b * body_row + xquat_col)
+            xpos = m.at3(body, body_base + b * body_row + xpos_col)
+        else:
+            xquat = m.vec4([body[body_base + (b * body_row + xquat_col + k) * lanes] for k in ti.static(range(4))])
+            xpos = m.vec3([body[body_base + (b * body_row + xpos_col + k) * lanes] for k in ti.static(range(3))])
+        pos = xpos + m.quat_to_mat(xquat) @ A.geom_pos(geom_f, mg, g)
+        mat = m.quat_to_mat(m.quat_mul(xquat, A.geom_quat(geom_f, mg, g)))
+        A.set_geom_xpos(geom_x, w, g, pos)
+        A.set_geom_xmat(geom_x, w, g, mat)
 
     @ti.func
     def may_touch(type1, type2, pos1, mat1, rbound1, pos2, mat2, rbound2, margin):
@@ -260,7 +266,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                     xquat_col, geom_x, con_f, con_i, con_n)
 
     return types.SimpleNamespace(collide=collide, collide_pairs=collide_pairs, geom_poses=geom_poses,
-                                 kernel=collide_kernel)
+                                 geom_pose=geom_pose, kernel=collide_kernel)
 
 
 _PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}

@@ -4,6 +4,7 @@ passive forces, the mass matrix and its factorization, and M qacc = qfrc_smooth.
 
 
 import functools
+import types
 
 from .. import layout as L
 from ..collision.driver import make_collision
@@ -22,6 +23,7 @@ from ..smooth.kinematics import make_kinematics
 from ..smooth.limits import make_limits
 from ..smooth.passive import make_passive
 from ..step.outline import make_outline
+from ..step.schedule import Phase
 
 # where the collision stage finds the body poses in body_d (its generic pose input)
 XPOS, XQUAT = L.BODY_D.start("xpos"), L.BODY_D.start("xquat")
@@ -47,52 +49,32 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     call = make_outline(fp, outline).call
 
     @ti.func
-    def forward(w, t: ti.template()):
-        """Every derived quantity of world w's state. ``t`` holds the step kernel's arrays
-        by name (physics/step/pipeline.py); each stage is given those it reads and writes.
-        On CPU the constraints (rows and solver, the largest part) are compiled as a function
-        of their own (physics/step/outline.py). Splitting the rest off too, in two more
-        functions, compiled no faster and cost small models more per step."""
-        if ti.static(features.contacts):
-            positions_and_contacts(w, t)
-        else:
+    def positions(w, t: ti.template()):
+        if ti.static(not features.contacts):
             A.set_ncon(t.con_n, w, 0)
             A.set_ncon_overflow(t.con_n, w, 0)
-            positions(w, t)
-        dynamics(w, t)
-        call((constraints,), w, t)
-
-    @ti.func
-    def positions_and_contacts(w, t: ti.template()):
-        positions(w, t)
-        collisions(w, t)
-
-    @ti.func
-    def dynamics(w, t: ti.template()):
-        mass_matrix(w, t)
-        smooth_acceleration(w, t)
-
-    @ti.func
-    def constraints(w, t: ti.template()):
-        cons.rows(w, t)
-        cons.solve(w, t)
-
-    @ti.func
-    def positions(w, t: ti.template()):
         kin.body_frames(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
         kin.com_pos(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.body_d, t.jnt_d, t.dof_d)
         if ti.static(features.tendons):
             kin.tendons(w, t.sizes, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ten_d)
 
     @ti.func
-    def collisions(w, t: ti.template()):
+    def posed_geoms(t: ti.template()):
         # geom poses feed only the pair tests (rendering computes its own): without pairs
         # (contacts disabled, or no geom that can touch another) they are not needed
+        n = 0
         if t.sizes[L.SIZE_NPAIR] > 0:
-            o_body = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-            ngeom = t.sizes[L.SIZE_NGEOM]
-            col.geom_poses(w, ngeom, t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS, XQUAT, t.geom_x,
-                           ti.static(table_lanes()))
+            n = t.sizes[L.SIZE_NGEOM]
+        return n
+
+    @ti.func
+    def geom_pose(w, g, t: ti.template()):
+        o_body = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        col.geom_pose(w, g, t.geom_i, t.geom_f, t.body_d, o_body, L.NBODY_D, XPOS, XQUAT, t.geom_x,
+                      ti.static(table_lanes()))
+
+    @ti.func
+    def contacts(w, t: ti.template()):
         col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
                           t.con_i, t.con_n)
 
@@ -103,10 +85,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         inertia.factor(w, t.sizes, t.dof_i, t.qLD)
 
     @ti.func
-    def smooth_acceleration(w, t: ti.template()):
-        """Velocities, the smooth forces and qacc = M^-1 qfrc_smooth."""
-        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+    def smooth_forces(w, t: ti.template()):
+        """Velocities and the smooth forces: passive, actuation, bias, drives, limits."""
         kin.com_vel(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.qvel, t.body_d, t.dof_d)
         passive.passive(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.ten_i, t.wrap_i, t.body_f, t.jnt_f, t.dof_f, t.q_f,
                         t.ten_f, t.wrap_f, t.opt_f, t.qpos, t.qvel, t.body_d, t.ten_d, t.dof_d)
@@ -119,13 +99,60 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         if ti.static(features.cubic_limits):
             if (t.sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
                 lim.cubic_limits(w, t.sizes, t.jnt_i, t.jnt_f, t.qpos, t.dof_d)
-        for d in range(t.sizes[L.SIZE_NV]):
-            f = (A.dof_qfrc_passive(t.dof_d, o_dof, d) + A.dof_qfrc_actuator(t.dof_d, o_dof, d)
-                 + t.qfrc_applied[w, d] - A.dof_qfrc_bias(t.dof_d, o_dof, d))
-            A.set_dof_qfrc_smooth(t.dof_d, o_dof, d, f)
-            A.set_dof_scratch(t.dof_s, o_s, d, f)
-        inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_s, "dof_scratch")
-        for d in range(t.sizes[L.SIZE_NV]):
-            t.qacc[w, d] = A.dof_scratch(t.dof_s, o_s, d)
 
-    return forward
+    @ti.func
+    def dofs(t: ti.template()):
+        return t.sizes[L.SIZE_NV]
+
+    @ti.func
+    def smooth_total(w, d, t: ti.template()):
+        """qfrc_smooth of dof d, and the right-hand side of M qacc = qfrc_smooth."""
+        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        f = (A.dof_qfrc_passive(t.dof_d, o_dof, d) + A.dof_qfrc_actuator(t.dof_d, o_dof, d)
+             + t.qfrc_applied[w, d] - A.dof_qfrc_bias(t.dof_d, o_dof, d))
+        A.set_dof_qfrc_smooth(t.dof_d, o_dof, d, f)
+        A.set_dof_scratch(t.dof_s, m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S), d, f)
+
+    @ti.func
+    def smooth_solve(w, t: ti.template()):
+        inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_s, "dof_scratch")
+
+    @ti.func
+    def smooth_acceleration(w, d, t: ti.template()):
+        t.qacc[w, d] = A.dof_scratch(t.dof_s, m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S), d)
+
+    @ti.func
+    def constraints_inside(w, t: ti.template()):
+        cons.rows(w, t)
+        cons.solve(w, t)
+
+    @ti.func
+    def constraints(w, t: ti.template()):
+        call((constraints_inside,), w, t)
+
+    phases = (Phase("positions", positions),
+              *((Phase("geom_poses", geom_pose, posed_geoms), Phase("contacts", contacts))
+                if features.contacts else ()),
+              Phase("mass_matrix", mass_matrix),
+              Phase("smooth_forces", smooth_forces),
+              Phase("smooth_total", smooth_total, dofs),
+              Phase("smooth_solve", smooth_solve),
+              Phase("smooth_acceleration", smooth_acceleration, dofs),
+              Phase("constraints", constraints))
+
+    @ti.func
+    def forward(w, t: ti.template()):
+        """Every derived quantity of world w's state: the phases in order (the fused
+        schedule, physics/step/schedule.py). ``t`` holds the step kernel's arrays by name
+        (physics/step/pipeline.py); each stage is given those it reads and writes. On CPU
+        the constraints (rows and solver, the largest part) are compiled as a function of
+        their own (physics/step/outline.py). Splitting the rest off too, in two more
+        functions, compiled no faster and cost small models more per step."""
+        for p in ti.static(phases):
+            if ti.static(p.per_env):
+                p.run(w, t)
+            else:
+                for e in range(p.count(t)):
+                    p.run(w, e, t)
+
+    return types.SimpleNamespace(forward=forward, phases=phases)

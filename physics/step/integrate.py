@@ -11,6 +11,7 @@ takes this implicit path whenever there are any, whatever its eulerdamp flag.
 
 
 import functools
+import types
 
 from .. import layout as L
 from ..model import DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4, JNT_FREE, JNT_HINGE, JNT_SLIDE
@@ -114,58 +115,81 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         return found
 
     @ti.func
+    def stages(t: ti.template(), advance):
+        """forward() passes in a step: RK4 re-evaluates it at three more points."""
+        n = 1
+        if ti.static(rk4):
+            if t.sizes[L.SIZE_INTEGRATOR] == INT_RK4 and advance != 0:
+                n = 4
+        return n
+
+    @ti.func
+    def stage_begin(w, t: ti.template(), stage, nstage):
+        """The state forward() evaluates in ``stage`` of ``nstage``: stage 0 is the current
+        one (kept as RK4's start), RK4's later stages advance from the start."""
+        if ti.static(rk4):
+            o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+            h = A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0)
+            nv = t.sizes[L.SIZE_NV]
+            if stage == 0:
+                if nstage == 4:
+                    for i in range(t.sizes[L.SIZE_NQ]):
+                        t.qpos_start[w, i] = t.qpos[w, i]
+                    for d in range(nv):
+                        A.set_dof_qvel_start(t.dof_s, o_s, d, t.qvel[w, d])
+            else:
+                # classic RK4 tableau: stage i advances from the start by a_i * stage i-1
+                a = fp(1.0) if stage == 3 else fp(0.5)
+                for d in range(nv):
+                    A.set_dof_dx_vel(t.dof_s, o_s, d, a * A.dof_qvel_rk_at(t.dof_s, o_s, d, stage - 1))
+                    t.qvel[w, d] = (A.dof_qvel_start(t.dof_s, o_s, d)
+                                    + h * a * A.dof_qacc_rk_at(t.dof_s, o_s, d, stage - 1))
+                for i in range(t.sizes[L.SIZE_NQ]):
+                    t.qpos[w, i] = t.qpos_start[w, i]
+                integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
+
+    @ti.func
+    def stage_end(w, t: ti.template(), stage, nstage):
+        """RK4 keeps each stage's velocity and acceleration."""
+        if ti.static(rk4):
+            if nstage == 4:
+                o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+                for d in range(t.sizes[L.SIZE_NV]):
+                    A.set_dof_qvel_rk_at(t.dof_s, o_s, d, stage, t.qvel[w, d])
+                    A.set_dof_qacc_rk_at(t.dof_s, o_s, d, stage, t.qacc[w, d])
+
+    @ti.func
+    def finish(w, t: ti.template()):
+        """The state at the end of the step, from its forward() passes."""
+        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        h = A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0)
+        # the next step's solver starts from this step's last qacc, in every RK4 stage
+        # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
+        for d in range(t.sizes[L.SIZE_NV]):
+            A.set_dof_qacc_warmstart(t.dof_d, o_dof, d, t.qacc[w, d])
+        if ti.static(rk4 and first_order):
+            if t.sizes[L.SIZE_INTEGRATOR] == INT_RK4:
+                finish_rk4(w, t, h)
+            else:
+                finish_first_order(w, t, h)
+        elif ti.static(rk4):
+            finish_rk4(w, t, h)
+        else:
+            finish_first_order(w, t, h)
+
+    @ti.func
     def step(w, t: ti.template(), advance):
         """One time step of world w: forward() at the current state, then integration;
         with ``advance`` 0, forward() alone (so one compiled kernel serves both). ``t``
         holds the step kernel's arrays by name (physics/step/pipeline.py)."""
-        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
-        h = A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0)
-        nv = t.sizes[L.SIZE_NV]
-        integrator = t.sizes[L.SIZE_INTEGRATOR]
-        # Stage 0 is the current state; RK4 re-evaluates forward() at three more points.
+        nstage = stages(t, advance)
         # One dynamic stage loop keeps forward() inlined once: compile time is user-facing.
-        nstage = 1
-        if ti.static(rk4):
-            nstage = 4 if integrator == INT_RK4 and advance != 0 else 1
         for stage in range(nstage):
-            if ti.static(rk4):
-                if stage == 0:
-                    if nstage == 4:
-                        for i in range(t.sizes[L.SIZE_NQ]):
-                            t.qpos_start[w, i] = t.qpos[w, i]
-                        for d in range(nv):
-                            A.set_dof_qvel_start(t.dof_s, o_s, d, t.qvel[w, d])
-                else:
-                    # classic RK4 tableau: stage i advances from the start by a_i * stage i-1
-                    a = fp(1.0) if stage == 3 else fp(0.5)
-                    for d in range(nv):
-                        A.set_dof_dx_vel(t.dof_s, o_s, d, a * A.dof_qvel_rk_at(t.dof_s, o_s, d, stage - 1))
-                        t.qvel[w, d] = (A.dof_qvel_start(t.dof_s, o_s, d)
-                                        + h * a * A.dof_qacc_rk_at(t.dof_s, o_s, d, stage - 1))
-                    for i in range(t.sizes[L.SIZE_NQ]):
-                        t.qpos[w, i] = t.qpos_start[w, i]
-                    integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
-            forward(w, t)
-            if ti.static(rk4):
-                if nstage == 4:
-                    for d in range(nv):
-                        A.set_dof_qvel_rk_at(t.dof_s, o_s, d, stage, t.qvel[w, d])
-                        A.set_dof_qacc_rk_at(t.dof_s, o_s, d, stage, t.qacc[w, d])
+            stage_begin(w, t, stage, nstage)
+            forward.forward(w, t)
+            stage_end(w, t, stage, nstage)
         if advance != 0:
-            # the next step's solver starts from this step's last qacc, in every RK4 stage
-            # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
-            for d in range(nv):
-                A.set_dof_qacc_warmstart(t.dof_d, o_dof, d, t.qacc[w, d])
-            if ti.static(rk4 and first_order):
-                if integrator == INT_RK4:
-                    finish_rk4(w, t, h)
-                else:
-                    finish_first_order(w, t, h)
-            elif ti.static(rk4):
-                finish_rk4(w, t, h)
-            else:
-                finish_first_order(w, t, h)
+            finish(w, t)
 
     @ti.func
     def finish_rk4(w, t: ti.template(), h):
@@ -204,5 +228,6 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
             A.set_dof_dx_vel(t.dof_s, o_s, d, t.qvel[w, d])
         integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
 
-    return step
+    return types.SimpleNamespace(step=step, stages=stages, stage_begin=stage_begin, phases=forward.phases,
+                                 stage_end=stage_end, finish=finish)
 

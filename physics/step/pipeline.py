@@ -65,7 +65,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     thread (CPU only); ``outline`` compiles the large stages as functions of their own
     (physics/step/outline.py); ``scalar`` keeps LLVM from vectorizing and unrolling their
     loops (physics/runtime/taichi_adapter/loops.py, ``scalar_loops``)."""
-    step = make_integrate(fp, solver, cone, features, outline)
+    integration = make_integrate(fp, solver, cone, features, outline)
     reaction = make_reaction(fp)
     program = make_program(fp, reaction.rne_post)
     consecutive = consecutive_lanes()
@@ -121,7 +121,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                     program.run(w, (code >> (8 * phase)) & 255, tables)
                     if phase == 0:
                         for _ in range(steps):
-                            step(w, tables, adv)
+                            integration.step(w, tables, adv)
                 k += ntask * TASK
 
     # the step kernel's array parameters by name, in its order: a World looks its tables up

@@ -1,0 +1,41 @@
+"""The step as a list of phases, written once and scheduled two ways.
+
+forward() is a tuple of :class:`Phase`: each names a stage function and its extent, one
+call per env or one per element of a kind (a geom, a dof) in every env. Two emitters make
+kernels from the same list:
+
+- **fused** (physics/step/pipeline.py, the default): one parallel loop over envs, and
+  inside it, for each env, the phases in order, an element phase as a loop over its
+  elements. This is the CPU's shape: one thread walks an env's whole step, its tables hot
+  in cache, one launch per env step.
+- **staged** (physics/step/staged.py): one parallel loop per phase over env x element,
+  consecutive envs on consecutive lanes (iteration i takes env ``i % n`` and element
+  ``i // n``), so that a GPU spreads a step's work over many more threads than envs and a
+  warp reads one table entry of 32 envs side by side. Taichi launches a kernel's top-level
+  loops back to back, each finishing before the next starts: a phase sees every env's
+  previous phases done.
+
+Both run the same stage functions on the same tables, in the same order within an env, so
+their results agree to round-off (tests/test_schedule.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+SCHEDULES = ("fused", "staged")
+
+
+class Phase(NamedTuple):
+    """One step of forward(): ``run(w, t)`` for env w once (``count`` None), or
+    ``run(w, e, t)`` for each element e < ``count(t)`` (a ``@ti.func`` of the step's
+    tables, the same for every env: model sizes, never per-env state). ``t`` holds the
+    step kernel's arrays by name (physics/step/pipeline.py)."""
+
+    name: str
+    run: Any
+    count: Any = None
+
+    @property
+    def per_env(self) -> bool:
+        return self.count is None
