@@ -212,6 +212,25 @@ def test_cpu_tables_are_read_and_written_in_place(device, path, monkeypatch):
         assert _launch.host_view(world._d["qpos"]).ctypes.data == world._view_of(world._d["qpos"]).ctypes.data
 
 
+def test_registers_kept_past_their_world_stay_readable(device):
+    """On a CPU World registers() is the registers' own memory: the array keeps that memory
+    alive after the World, or its program, is replaced (it pointed at freed memory before)."""
+    from taigym.physics.step.program import ProgramBuilder
+
+    world = physics.World(_model(), num_envs=3, device=device)
+    builder = ProgramBuilder()
+    builder.load("qpos", [0])
+    world.set_program(builder.build())
+    world.set_registers(np.array([[1.0], [2.0], [3.0]]))
+    regs = world.registers()
+    world.set_program(ProgramBuilder().build())  # new registers: the old ones are no longer the World's
+    del world
+    import gc
+
+    gc.collect()
+    np.testing.assert_array_equal(regs[:, 0], [1.0, 2.0, 3.0])
+
+
 def test_first_compile_is_announced_once_per_machine(device, tmp_path, monkeypatch, capsys):
     # a marker per kernel variant in Taichi's cache folder says whether it compiled before
     from taigym.physics.runtime import kernel_cache

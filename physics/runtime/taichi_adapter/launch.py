@@ -197,6 +197,7 @@ def host_view(table):
     dtype = np.dtype(_NUMPY_DTYPES[table.dtype])
     size = int(np.prod(table.shape)) * dtype.itemsize
     buffer = (ctypes.c_char * size).from_address(address)
+    buffer.owner = table  # the view keeps the memory it points at: a view kept past its World stays valid
     return np.frombuffer(buffer, dtype=dtype).reshape(table.shape)
 
 
