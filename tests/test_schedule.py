@@ -1,0 +1,194 @@
+"""The staged schedule (physics/step/staged.py) against the fused one: the same phases, the
+same tables, each phase a parallel loop over env x element instead of one loop per env.
+Float64 trajectories must agree to round-off (1e-9, relative to each quantity's scale)
+on the shipped robots, on random trees with contacts, under every solver and cone, with
+RK4 and the implicit integrators, for subsets of envs and for envs a program resets."""
+
+import os
+
+import gymnasium
+import numpy as np
+import pytest
+from taigym.physics import settings
+from taigym.physics.compiler.mjcf import load_mjcf_string
+from taigym.physics.errors import WorldError
+from taigym.physics.settings import SettingsError
+from taigym.physics.step.program import ProgramBuilder
+
+from taigym import physics
+
+TOL = 1e-9
+NUM_ENVS = 5
+ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
+
+
+def rollout(model, schedule, steps=30, nstep=2, seed=0):
+    """States of a float64 World under random velocities and controls, ``nstep`` steps a
+    launch, and a forward pass of a subset of envs at the end."""
+    world = physics.World(model, NUM_ENVS, precision="float64", schedule=schedule, serial=False)
+    assert world.schedule == schedule
+    rng = np.random.default_rng(seed)
+    world.set_state(qvel=rng.normal(0, 0.5, (NUM_ENVS, model.nv)))
+    out = []
+    for _ in range(steps):
+        world.set_ctrl(rng.uniform(-1, 1, (NUM_ENVS, model.nu)))
+        world.step(nstep)
+        out.append([world.get(name) for name in ("qpos", "qvel", "qacc", "qfrc_constraint", "xpos")])
+        world.most_contacts = max(getattr(world, "most_contacts", 0), int(world.contacts()["ncon"].max()))
+    world.set_state(qvel=rng.normal(0, 0.5, (2, model.nv)), env_ids=[1, 3])
+    world.forward(env_ids=[1, 3])
+    out.append([world.get(name) for name in ("qpos", "qvel", "qacc", "qfrc_constraint", "xpos")])
+    return world, out
+
+
+def assert_same_trajectory(model, **kwargs):
+    fused_world, fused = rollout(model, "fused", **kwargs)
+    staged_world, staged = rollout(model, "staged", **kwargs)
+    for t, (a_step, b_step) in enumerate(zip(fused, staged)):
+        for name, a, b in zip(("qpos", "qvel", "qacc", "qfrc_constraint", "xpos"), a_step, b_step):
+            scale = max(1.0, float(np.abs(a).max()))
+            err = float(np.abs(a - b).max()) / scale
+            assert err <= TOL, f"{name} after launch {t}: staged differs from fused by {err:.2e} (relative)"
+    np.testing.assert_array_equal(fused_world.contacts()["ncon"], staged_world.contacts()["ncon"])
+    return fused_world
+
+
+@pytest.mark.parametrize("robot", ["ant", "humanoid", "hopper", "inverted_pendulum"])
+def test_staged_steps_the_shipped_robots_as_fused(robot):
+    model = physics.load_model(os.path.join(ASSETS, f"{robot}.xml"))
+    world = assert_same_trajectory(model)
+    if robot in ("ant", "hopper"):
+        assert world.most_contacts > 0  # the contact phases had work
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("robot", ["half_cheetah", "walker2d", "swimmer", "reacher", "inverted_double_pendulum"])
+def test_staged_steps_more_shipped_robots_as_fused(robot):
+    assert_same_trajectory(physics.load_model(os.path.join(ASSETS, f"{robot}.xml")))
+
+
+# every stage has work: a connect equality, a tendon with limit and friction loss, joint
+# limits and friction loss, free bodies falling on a plane among capsules
+EVERY_PART = """<mujoco>
+  <option timestep="0.005" integrator="{integrator}" solver="{solver}" cone="{cone}"/>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body name="a" pos="0 0 0.6">
+      <joint name="j1" type="hinge" axis="0 1 0" range="-0.4 0.4" limited="true" frictionloss="0.05"/>
+      <geom type="capsule" size="0.05" fromto="0 0 0 0.4 0 0" mass="1"/>
+      <body name="b" pos="0.4 0 0">
+        <joint name="j2" type="hinge" axis="0 1 0" range="-0.3 0.3" limited="true" damping="0.1"
+               stiffness="2"/>
+        <geom type="capsule" size="0.04" fromto="0 0 0 0.3 0 0" mass="0.5"/>
+      </body>
+    </body>
+    <body name="d" pos="0.7 0 0.3">
+      <freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" mass="0.2"/>
+    </body>
+    <body name="e" pos="-0.5 0 0.08">
+      <freejoint/>
+      <geom type="sphere" size="0.06" mass="0.3"/>
+    </body>
+  </worldbody>
+  <equality><connect body1="d" body2="b" anchor="0 0 0"/></equality>
+  <tendon>
+    <fixed name="t" limited="true" range="-0.2 0.2" frictionloss="0.1">
+      <joint joint="j1" coef="1"/><joint joint="j2" coef="-0.5"/>
+    </fixed>
+  </tendon>
+  <actuator><motor joint="j1"/><motor tendon="t"/></actuator>
+</mujoco>"""
+
+SOLVERS = [("Newton", "pyramidal", "Euler"), ("Newton", "elliptic", "RK4"), ("PGS", "pyramidal", "implicit"),
+           ("PGS", "elliptic", "Euler"), ("CG", "pyramidal", "Euler"), ("CG", "elliptic", "implicitfast")]
+
+
+@pytest.mark.parametrize("solver,cone,integrator", SOLVERS[:2])
+def test_staged_steps_every_part_as_fused(solver, cone, integrator):
+    xml = EVERY_PART.format(integrator=integrator, solver=solver, cone=cone)
+    world = assert_same_trajectory(load_mjcf_string(xml))
+    assert world.most_contacts > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver,cone,integrator", SOLVERS[2:])
+def test_staged_steps_every_part_as_fused_under_every_solver(solver, cone, integrator):
+    xml = EVERY_PART.format(integrator=integrator, solver=solver, cone=cone)
+    assert_same_trajectory(load_mjcf_string(xml))
+
+
+def random_tree_with_contacts(seed: int, nbody: int = 7) -> str:
+    """A random tree of hinge, slide and ball joints under a free root, each body a random
+    sphere, capsule or box, dropped on a plane: self-contacts and floor contacts."""
+    rng = np.random.default_rng(seed)
+    parts, parents = [], [-1]
+    for k in range(1, nbody):
+        parents.append(int(rng.integers(0, k)))
+
+    def vec(n, scale=1.0):
+        return " ".join(f"{x:.5f}" for x in rng.normal(scale=scale, size=n))
+
+    def body(k, depth):
+        kind = rng.choice(["sphere", "capsule", "box"])
+        size = {"sphere": "0.07", "capsule": "0.05 0.1", "box": "0.06 0.05 0.04"}[kind]
+        joint = "<freejoint/>" if k == 0 else {
+            "hinge": f'<joint type="hinge" axis="{vec(3)}" range="-1 1" limited="true"/>',
+            "slide": f'<joint type="slide" axis="{vec(3)}" range="-0.1 0.1" limited="true"/>',
+            "ball": '<joint type="ball" damping="0.05"/>'}[rng.choice(["hinge", "hinge", "slide", "ball"])]
+        pos = "0 0 0.8" if k == 0 else f"{vec(2, 0.15)} {-0.12 - 0.1 * rng.random():.4f}"
+        inner = "".join(body(c, depth + 1) for c in range(nbody) if parents[c] == k)
+        return (f'<body pos="{pos}">{joint}<geom type="{kind}" size="{size}" '
+                f'euler="{vec(3)}" mass="{rng.uniform(0.2, 1.0):.3f}"/>{inner}</body>')
+
+    parts.append(body(0, 0))
+    motors = "".join(f'<motor joint="{j}"/>' for j in ())
+    return (f'<mujoco><option timestep="0.004"/><worldbody><geom type="plane" size="4 4 0.1"/>{"".join(parts)}'
+            f"</worldbody><actuator>{motors}</actuator></mujoco>")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_staged_steps_random_trees_with_contacts_as_fused(seed):
+    world = assert_same_trajectory(load_mjcf_string(random_tree_with_contacts(seed)), steps=40, nstep=3)
+    assert world.most_contacts > 0
+
+
+def test_staged_runs_a_programs_resets_as_fused():
+    """An env whose override register asks for a forward pass runs that pass, and no steps,
+    in a launch that steps the others (physics/step/program.py)."""
+    model = physics.load_model(os.path.join(ASSETS, "hopper.xml"))
+    out = {}
+    for schedule in ("fused", "staged"):
+        world = physics.World(model, NUM_ENVS, precision="float64", schedule=schedule, serial=False)
+        builder = ProgramBuilder()
+        override = builder.override()
+        builder.segment(1)
+        builder.load("qpos", np.arange(model.nq))
+        builder.segment(2)
+        builder.load("qvel", np.arange(model.nv))
+        world.set_program(builder.build())
+        world.set_state(qvel=np.random.default_rng(1).normal(0, 0.5, (NUM_ENVS, model.nv)))
+        registers = world.registers()
+        registers[2, override.start] = 2 | 1 << 8  # env 2: a forward pass between segments 2 and 1
+        world.set_registers(registers)
+        world.step(3, segments=(1, 2))
+        out[schedule] = (world.get("qpos"), world.get("qacc"), world.registers())
+    for a, b in zip(out["fused"], out["staged"]):
+        np.testing.assert_allclose(a, b, rtol=TOL, atol=TOL)
+
+
+def test_a_schedule_is_fused_or_staged(monkeypatch):
+    model = physics.load_model(os.path.join(ASSETS, "inverted_pendulum.xml"))
+    with pytest.raises(WorldError, match="schedule must be one of"):
+        physics.World(model, 1, schedule="pipelined")
+    monkeypatch.setenv("TAIGYM_SCHEDULE", "staged")
+    settings.reload()
+    try:
+        assert physics.World(model, 2, precision="float64").schedule == "staged"
+        monkeypatch.setenv("TAIGYM_SCHEDULE", "tiled")
+        with pytest.raises(SettingsError, match="TAIGYM_SCHEDULE"):
+            settings.reload()
+    finally:
+        monkeypatch.delenv("TAIGYM_SCHEDULE")
+        settings.reload()
+    assert physics.World(model, 2, precision="float64").schedule == "fused"
