@@ -125,7 +125,7 @@ class World:
         self.schedule = _choose_schedule(schedule)
         self._kernel_key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:],
                                                     *(("staged",) if self.schedule == "staged" else ()))
-        self._staged = (StagedLaunch(*make_staged_kernel(self._fp, *self._variant[1:]),
+        self._staged = (StagedLaunch(make_staged_kernel(self._fp, *self._variant[1:]),
                                      rk4=model.opt.integrator == INT_RK4, kept=ReusedLaunch)
                         if self.schedule == "staged" else None)
         fused_machine_code = machine_code.available(self.serial) and self._staged is None

@@ -15,10 +15,13 @@ measured before. The items, in order of value:
   launch (CUDA reserves a kernel's local memory for every thread the GPU can hold), and
   dumps the kernels' PTX, whose registers, stack frame and spills ``ptxas -v`` reports;
 - ``physics``: physics steps/s with contacts, from states settled under random controls
-  (as scripts/benchmark.py does), per model, precision and batch size, and MuJoCo's
-  ``rollout`` on all the machine's CPU threads from the same states;
-- ``trajectory``: 64 Ant envs, float64, 60 steps of random controls, on the GPU and on the
-  CPU in two processes, and the largest differences between them;
+  (as scripts/benchmark.py does), per model, precision and batch size, under the fused
+  schedule and, at every size beside it, the staged one (physics/step/schedule.py); and
+  MuJoCo's ``rollout`` on all the machine's CPU threads from the same states;
+- ``phases``: the staged schedule's time per phase, from Taichi's kernel profiler;
+- ``trajectory``: 64 Ant envs, float64, 60 steps of random controls, on the GPU (fused and
+  staged) and on the CPU in processes of their own, and the largest differences between
+  the CPU's and each GPU run;
 - ``env_steps``: the vector env with torch outputs (random actions drawn anew each step,
   autoresets included);
 - ``variant``: Ant's physics steps/s in float32 under other compile options (thread block
@@ -65,6 +68,8 @@ VARIANTS = {
     "block_dim_128": {"TAIGYM_TI_INIT": '{"default_gpu_block_dim": 128}'},
     "optimize_off": {"TAIGYM_OPTIMIZE": "0"},
     "max_reg_64": {"TAIGYM_TI_INIT": '{"gpu_max_reg": 64}'},
+    # each phase of the step a parallel loop over env x element (physics/step/schedule.py)
+    "staged": {"TAIGYM_SCHEDULE": "staged"},
 }
 VARIANT_NUM_ENVS = (1024, 16384)
 
@@ -255,8 +260,50 @@ def child_env_steps(outdir: Path, device: str, task: str, num_envs: int, sizes: 
     return {"env_steps_per_s": rate, "cpu_over_wall": cpu}
 
 
+def child_phases(outdir: Path, device: str, model: str, num_envs: int, sizes: dict, work: str) -> dict:
+    """The staged schedule's time per phase (float32, from settled states), from Taichi's
+    kernel profiler: each top-level loop of the staged kernel is a task of its own."""
+    from importlib import import_module
+
+    from taigym.physics.runtime.backend import ti
+
+    from taigym import physics
+
+    loaded = physics.load_model(str(model_path(model)))
+    qpos, qvel, ctrl = tiled(settled_states(work, model, sizes["settled_states"], sizes["settle"]), num_envs)
+    world = physics.World(loaded, num_envs=num_envs, device=device, precision="float32", schedule="staged",
+                          serial=False)
+    world.set_state(qpos=qpos, qvel=qvel)
+    world.set_ctrl(ctrl)
+    world.step(2)  # compiled and warm
+    ti.sync()
+    ti.profiler.clear_kernel_profiler_info()
+    steps = 10
+    world.step(steps)
+    ti.sync()
+    records = import_module(ti.__name__ + ".lang.impl").get_runtime().prog.get_kernel_profiler_records()
+    tasks: dict = {}
+    for r in records:
+        total, count = tasks.get(r.name, (0.0, 0))
+        tasks[r.name] = (total + r.kernel_time, count + 1)
+    # the STAGE kernel's loops (the other parts' kernels have one loop each), in its order;
+    # the serial tasks between them compute extents
+    kernels: dict = {}
+    for name in tasks:
+        found = re.fullmatch(r"(.*)_kernel_(\d+)_range_for", name)
+        if found:
+            kernels.setdefault(found[1], []).append((int(found[2]), name))
+    names = world._staged.loops
+    loops = next((sorted(ts) for ts in kernels.values() if len(ts) == len(names)), [])
+    by_phase = {phase: name for phase, (_, name) in zip(names, loops)}
+    return {"num_envs": num_envs, "steps": steps,
+            "ms_per_step": {name: tasks[n][0] / steps for name, n in by_phase.items()},
+            "tasks_ms_per_step": {n: t / steps for n, (t, _) in tasks.items()},
+            "phase_of_task": {n: name for name, n in by_phase.items()}}
+
+
 CHILDREN = {"physics": child_physics, "rollout": child_rollout,
-            "trajectory": child_trajectory, "env_steps": child_env_steps}
+            "trajectory": child_trajectory, "env_steps": child_env_steps, "phases": child_phases}
 
 
 def run_child(argv: list[str]) -> int:
@@ -367,8 +414,10 @@ class Probe:
         append(self.outdir, device_record())
         for model in MODELS:
             self.physics_item(model, "float32", s["num_envs"])
+            self.physics_item(model, "float32", s["num_envs"], variant="staged")  # beside it, every size
             self.child("rollout", {"model": model, "num_envs": max(s["num_envs"])}, limit=120, device="cpu")
             if model == MODELS[0]:
+                self.phases(model)
                 self.variants(["before"])  # today's build against the last one, in the same run
         self.trajectory()
         self.variants(["layout_interleaved"])
@@ -384,19 +433,30 @@ class Probe:
     def trajectory(self) -> None:
         """The GPU's Ant trajectory against the CPU's (on the CPU alone, the rehearsal compares
         the CPU's env-to-thread dealing with consecutive lanes, the GPU's)."""
-        runs = {"cpu": ("cpu", {}), self.device: (self.device, {})}
+        runs = {"cpu": ("cpu", {}), self.device: (self.device, {}),
+                f"{self.device}-staged": (self.device, VARIANTS["staged"])}
         if self.device == "cpu":
             runs = {"cpu": ("cpu", {}), "cpu-interleaved": ("cpu", {"TAIGYM_LANES": "consecutive",
-                                                          "TAIGYM_LAYOUT": "interleaved"})}
+                                                          "TAIGYM_LAYOUT": "interleaved"}),
+                    "cpu-staged": ("cpu", VARIANTS["staged"])}
         for label, (device, env) in runs.items():
             self.child("trajectory", {"label": label}, limit=150, device=device, env=env)
         self.compiled.add(("ant", "float64"))
-        files = [self.work / f"trajectory-{label}.npz" for label in runs]
-        if all(f.exists() for f in files):
-            a, b = (np.load(f) for f in files)
-            append(self.outdir, {"item": "trajectory_difference", "runs": list(runs),
-                                 **{f"max_abs_{k}_step{i + 1}": float(np.max(np.abs(a[k][i] - b[k][i])))
-                                    for k in ("qpos", "qvel") for i in (0, len(a[k]) - 1)}})
+        first, *others = runs
+        for other in others:  # each run against the CPU's
+            files = [self.work / f"trajectory-{label}.npz" for label in (first, other)]
+            if all(f.exists() for f in files):
+                a, b = (np.load(f) for f in files)
+                append(self.outdir, {"item": "trajectory_difference", "runs": [first, other],
+                                     **{f"max_abs_{k}_step{i + 1}": float(np.max(np.abs(a[k][i] - b[k][i])))
+                                        for k in ("qpos", "qvel") for i in (0, len(a[k]) - 1)}})
+
+    def phases(self, model: str) -> None:
+        """The staged schedule's time per phase at the largest batch, in the staged cache."""
+        env = dict(VARIANTS["staged"], TI_OFFLINE_CACHE_FILE_PATH=str(self.work / "ticache-staged"),
+                   QD_OFFLINE_CACHE_FILE_PATH=str(self.work / "ticache-staged"),
+                   TAIGYM_TI_INIT=json.dumps({"kernel_profiler": True}))
+        self.child("phases", {"model": model, "num_envs": max(self.sizes["num_envs"][:3])}, limit=150, env=env)
 
     def variants(self, names) -> None:
         """Ant float32 at VARIANT_NUM_ENVS under each compile option, in a cache of its own."""

@@ -23,16 +23,22 @@ def test_the_probe_rehearses_every_item_on_the_cpu(tmp_path, device):
     errors = [r for r in records if "error" in r]
     assert not errors, errors
     items = {r["item"] for r in records}
-    assert {"device", "compile", "physics", "rollout", "trajectory", "trajectory_difference", "env_steps"} <= items
+    assert {"device", "compile", "physics", "rollout", "trajectory", "trajectory_difference", "env_steps",
+            "phases"} <= items
     physics = [r for r in records if r["item"] == "physics" and "variant" not in r]
     # both models, both precisions, every quick batch size, each finite and timed
     assert len(physics) == 2 * 2 * len(gpu_probe.QUICK["num_envs"])
     assert all(r["finite"] and r["steps_per_s"] > 0 for r in physics)
     assert {r["variant"] for r in records if r["item"] == "physics" and "variant" in r} == {
-        "layout_interleaved", "lanes_strided", "optimize_off"}  # the options that exist on the CPU too
-    difference = next(r for r in records if r["item"] == "trajectory_difference")
-    assert difference["runs"] == ["cpu", "cpu-interleaved"]
-    assert max(v for k, v in difference.items() if k.startswith("max_abs")) < 1e-12
+        "staged", "layout_interleaved", "lanes_strided", "optimize_off"}  # the options that exist on the CPU too
+    staged = [r for r in records if r["item"] == "physics" and r.get("variant") == "staged"]
+    assert len(staged) == 2 * len(gpu_probe.QUICK["num_envs"])  # beside the fused, at every size
+    differences = [r for r in records if r["item"] == "trajectory_difference"]
+    assert [r["runs"] for r in differences] == [["cpu", "cpu-interleaved"], ["cpu", "cpu-staged"]]
+    for difference in differences:
+        assert max(v for k, v in difference.items() if k.startswith("max_abs")) < 1e-9
+    (phases,) = [r for r in records if r["item"] == "phases"]
+    assert {"positions", "contacts", "mass_matrix", "constraints"} <= set(phases["ms_per_step"])
     summary = (out / "summary.md").read_text()
     assert "| ant | float32 |" in summary and "MuJoCo rollout" in summary
 

@@ -1,8 +1,8 @@
-"""The staged schedule's kernel: each phase of a step one parallel loop over env x element.
+"""The staged schedule's kernels: each phase of a step one parallel loop over env x element.
 
-physics/step/schedule.py says why there are two schedules. The kernel takes the fused step
-kernel's arrays, in its order, plus each env's ``plan`` for the launch, and ``part``, which
-of a launch's parts to run; a World launches it in this order (physics/world.py):
+physics/step/schedule.py says why there are two schedules. Its kernels take the fused step
+kernel's arrays, in its order, plus each env's ``plan`` for the launch; a World launches
+one for each part of a launch, in this order (physics/world.py):
 
 - BEGIN: each env's plan (its program segments, steps and whether they advance time: the
   launch's, or its override register's forward pass) and the program segment before its
@@ -12,14 +12,15 @@ of a launch's parts to run; a World launches it in this order (physics/world.py)
 - FINISH step ``s``: the integration of the step's passes into the next state;
 - END: the program segment after the steps.
 
-Each part is a run of top-level loops that Taichi launches back to back from C++, one
-Python call per part (loops of the other parts run no iteration). Iteration i of a phase
+Each part is a kernel of its own, built from the one source below: its top-level loops
+Taichi launches back to back from C++, one Python call per part. Iteration i of a phase
 over n envs takes env ``env_ids[i % n]`` and element ``i // n``: consecutive envs on
 consecutive lanes. An env that the plan leaves out of a step or stage (a forward pass
 beside stepping envs) skips it.
 """
 
 import functools
+import types
 
 from .. import layout as L
 from ..features import ALL, Features
@@ -39,7 +40,8 @@ PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan 
 def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
                        serial: bool = False, outline: bool = False, scalar: bool = False):
     """The staged step kernel of one variant (the arguments as physics/step/pipeline.py's
-    make_kernels)."""
+    make_kernels): ``kernel``, its array parameters ``arrays`` by name, and ``loops``, the
+    names of its top-level loops in order (the phases' names among them)."""
     integration = make_integrate(fp, solver, cone, features, outline)
     program = make_program(fp, make_reaction(fp).rne_post)
     phases = integration.phases
@@ -51,106 +53,112 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
     i3 = ti.types.ndarray(dtype=ti.i32, ndim=3)
 
     @ti.func
-    def extent(part, wanted, n):
-        """n iterations for the part launched, none for the others."""
-        count = 0
-        if part == wanted:
-            count = n
-        return count
-
-    @ti.func
     def in_stage(w, plan: ti.template(), t: ti.template(), s, stage):
         """Whether env w runs forward() pass ``stage`` of step ``s`` of this launch."""
         return s < plan[w, PLAN_STEPS] and stage < integration.stages(t, plan[w, PLAN_ADVANCE])
 
-    @ti.kernel
-    @scalar_loops_in(scalar)
-    @expanded_math_in
-    def staged_kernel(
-        sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
-        body_f: f1, jnt_f: f1, dof_f: f1, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
-        ctrl: f2, qfrc_applied: f2,
-        qpos: f2, qvel: f2,
-        qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
-        efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
-        pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
-        eq_i: i2, eq_f: f3, eq_d: i3,
-        prog_i: i1, prog_f: f1, reg: f2,
-        env_ids: i1, plan: i2, nids: ti.i32, nstep: ti.i32, advance: ti.i32, segments: ti.i32,
-        part: ti.i32, s: ti.i32, stage: ti.i32,
-    ):
-        tables = ti.static(StepTables(
-            sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i,
-            body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f,
-            ctrl=ctrl, qfrc_applied=qfrc_applied, qpos=qpos, qvel=qvel, qacc=qacc, qpos_start=qpos_start,
-            body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, dof_s=dof_s, qM=qM, qLD=qLD, act_d=act_d, ten_d=ten_d, efc_J=efc_J,
-            efc_Y=efc_Y, efc_f=efc_f, efc_n=efc_n, pair_i=pair_i, pair_f=pair_f, geom_i=geom_i, geom_f=geom_f,
-            geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n, eq_i=eq_i, eq_f=eq_f, eq_d=eq_d, prog_i=prog_i,
-            prog_f=prog_f, reg=reg, env_ids=env_ids))
-        ti.loop_config(serialize=serial)
-        for k in range(extent(part, BEGIN, nids)):
-            w = env_ids[k]
-            code, steps, adv = program.launch_of(w, segments, nstep, advance, prog_i, reg)
-            plan[w, PLAN_CODE] = code
-            plan[w, PLAN_STEPS] = steps
-            plan[w, PLAN_ADVANCE] = adv
-            program.run(w, code & 255, tables)
-        ti.loop_config(serialize=serial)
-        for k in range(extent(part, STAGE, nids)):
-            w = env_ids[k]
-            if in_stage(w, plan, tables, s, stage):
-                integration.stage_begin(w, tables, stage, integration.stages(tables, plan[w, PLAN_ADVANCE]))
-        for p in ti.static(phases):
-            per_env = 1
-            if ti.static(not p.per_env):
-                per_env = p.count(tables)
-            ti.loop_config(serialize=serial)
-            for i in range(extent(part, STAGE, nids * per_env)):
-                w = env_ids[i % nids]
-                if in_stage(w, plan, tables, s, stage):
-                    if ti.static(p.per_env):
-                        p.run(w, tables)
-                    else:
-                        p.run(w, i // nids, tables)
-        ti.loop_config(serialize=serial)
-        for k in range(extent(part, STAGE, nids)):
-            w = env_ids[k]
-            if in_stage(w, plan, tables, s, stage):
-                integration.stage_end(w, tables, stage, integration.stages(tables, plan[w, PLAN_ADVANCE]))
-        ti.loop_config(serialize=serial)
-        for k in range(extent(part, FINISH, nids)):
-            w = env_ids[k]
-            if s < plan[w, PLAN_STEPS] and plan[w, PLAN_ADVANCE] != 0:
-                integration.finish(w, tables)
-        ti.loop_config(serialize=serial)
-        for k in range(extent(part, END, nids)):
-            w = env_ids[k]
-            program.run(w, (plan[w, PLAN_CODE] >> 8) & 255, tables)
+    def build(part):
+        """The kernel of one part: the source is written once, each part compiles its own loops."""
+
+        @ti.kernel
+        @scalar_loops_in(scalar)
+        @expanded_math_in
+        def staged_kernel(
+            sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
+            body_f: f1, jnt_f: f1, dof_f: f1, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
+            ctrl: f2, qfrc_applied: f2,
+            qpos: f2, qvel: f2,
+            qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3,
+            ten_d: f3, efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
+            pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
+            eq_i: i2, eq_f: f3, eq_d: i3,
+            prog_i: i1, prog_f: f1, reg: f2,
+            env_ids: i1, plan: i2, nids: ti.i32, nstep: ti.i32, advance: ti.i32, segments: ti.i32,
+            s: ti.i32, stage: ti.i32,
+        ):
+            tables = ti.static(StepTables(
+                sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i,
+                body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f,
+                opt_f=opt_f, ctrl=ctrl, qfrc_applied=qfrc_applied, qpos=qpos, qvel=qvel, qacc=qacc,
+                qpos_start=qpos_start, body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, dof_s=dof_s, qM=qM, qLD=qLD,
+                act_d=act_d, ten_d=ten_d, efc_J=efc_J, efc_Y=efc_Y, efc_f=efc_f, efc_n=efc_n, pair_i=pair_i,
+                pair_f=pair_f, geom_i=geom_i, geom_f=geom_f, geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n,
+                eq_i=eq_i, eq_f=eq_f, eq_d=eq_d, prog_i=prog_i, prog_f=prog_f, reg=reg, env_ids=env_ids))
+            if ti.static(part == BEGIN):
+                ti.loop_config(serialize=serial)
+                for k in range(nids):
+                    w = env_ids[k]
+                    code, steps, adv = program.launch_of(w, segments, nstep, advance, prog_i, reg)
+                    plan[w, PLAN_CODE] = code
+                    plan[w, PLAN_STEPS] = steps
+                    plan[w, PLAN_ADVANCE] = adv
+                    program.run(w, code & 255, tables)
+            if ti.static(part == STAGE):
+                ti.loop_config(serialize=serial)
+                for k in range(nids):
+                    w = env_ids[k]
+                    if in_stage(w, plan, tables, s, stage):
+                        integration.stage_begin(w, tables, stage, integration.stages(tables, plan[w, PLAN_ADVANCE]))
+                for p in ti.static(phases):
+                    per_env = 1
+                    if ti.static(not p.per_env):
+                        per_env = p.count(tables)
+                    ti.loop_config(serialize=serial)
+                    for i in range(nids * per_env):
+                        w = env_ids[i % nids]
+                        if in_stage(w, plan, tables, s, stage):
+                            if ti.static(p.per_env):
+                                p.run(w, tables)
+                            else:
+                                p.run(w, i // nids, tables)
+                ti.loop_config(serialize=serial)
+                for k in range(nids):
+                    w = env_ids[k]
+                    if in_stage(w, plan, tables, s, stage):
+                        integration.stage_end(w, tables, stage, integration.stages(tables, plan[w, PLAN_ADVANCE]))
+            if ti.static(part == FINISH):
+                ti.loop_config(serialize=serial)
+                for k in range(nids):
+                    w = env_ids[k]
+                    if s < plan[w, PLAN_STEPS] and plan[w, PLAN_ADVANCE] != 0:
+                        integration.finish(w, tables)
+            if ti.static(part == END):
+                ti.loop_config(serialize=serial)
+                for k in range(nids):
+                    w = env_ids[k]
+                    program.run(w, (plan[w, PLAN_CODE] >> 8) & 255, tables)
+
+        return staged_kernel
 
     StepTables = make_outline(fp, outline).Tables
-    arrays = array_parameters(staged_kernel)
+    kernels = tuple(build(part) for part in (BEGIN, STAGE, FINISH, END))
+    arrays = array_parameters(kernels[0])
     if arrays != StepTables._fields[:-1] + ("env_ids", "plan"):
         raise AssertionError(f"the staged kernel takes {arrays}, the step kernel's tables are {StepTables._fields}")
-    return staged_kernel, arrays
+    loops = ("stage_begin", *(p.name for p in phases), "stage_end")
+    return types.SimpleNamespace(kernels=kernels, arrays=arrays, loops=loops)
 
 
 class StagedLaunch:
     """Launches a World's staged kernel: the parts of one launch of ``n`` steps in order,
     through kept launches (each part's scalars written into the kept context)."""
 
-    def __init__(self, kernel, arrays: tuple, rk4: bool, kept):
-        self.arrays = arrays  # the kernel's array parameters, by name
+    def __init__(self, staged, rk4: bool, kept):
+        self.arrays = staged.arrays  # the kernels' array parameters, by name
+        self.loops = staged.loops  # the names of the STAGE kernel's top-level loops, in order
         self._rk4 = rk4  # the model's integrator: four forward() passes a step
-        self._every, self._some = kept(kernel), kept(kernel)
+        # each part's kept launches: every env (ids bound once), and a subset
+        self._every = tuple(kept(k) for k in staged.kernels)
+        self._some = tuple(kept(k) for k in staged.kernels)
 
     def launch(self, arrays: tuple, every_env: bool, nids: int, n: int, advance: int, segments: int) -> None:
-        kernel = self._every if every_env else self._some
+        begin, stage_kernel, finish, end = self._every if every_env else self._some
         launch = (nids, n, advance, segments)
-        kernel.with_arrays(arrays, *launch, BEGIN, 0, 0)
+        begin.with_arrays(arrays, *launch, 0, 0)
         nstage = 4 if self._rk4 and advance else 1
         for s in range(n):
             for stage in range(nstage):
-                kernel.with_arrays(arrays, *launch, STAGE, s, stage)
+                stage_kernel.with_arrays(arrays, *launch, s, stage)
             if advance:
-                kernel.with_arrays(arrays, *launch, FINISH, s, 0)
-        kernel.with_arrays(arrays, *launch, END, 0, 0)
+                finish.with_arrays(arrays, *launch, s, 0)
+        end.with_arrays(arrays, *launch, 0, 0)
