@@ -45,51 +45,58 @@ def make_drives(fp):
         """qfrc_drive and the implicit stiffness and damping of every dof (zero where
         undriven); the drive force is added to qfrc_actuator. Runs after the bias forces
         and before the other contributions to the implicit terms (the cubic limits)."""
+        for d in range(sizes[L.SIZE_NV]):
+            drive(w, d, sizes, jnt_i, dof_i, dof_f, opt_f, qpos, qvel, qfrc_applied, dof_d)
+
+    @ti.func
+    def drive(w, d, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), dof_f: ti.template(),
+              opt_f: ti.template(), qpos: ti.template(), qvel: ti.template(), qfrc_applied: ti.template(),
+              dof_d: ti.template()):
+        """Dof d's drive (drives())."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         off = (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) != 0
         # the step the integrator treats the drives implicitly over (RK4: none)
         hi = A.opt_timestep(opt_f, w % opt_f.shape[0], 0) if sizes[L.SIZE_INTEGRATOR] != INT_RK4 else fp(0.0)
-        for d in range(sizes[L.SIZE_NV]):
-            k = A.dof_drive_stiffness(dof_f, md, d)
-            c = A.dof_drive_damping(dof_f, md, d)
-            force = fp(0.0)
-            applied = fp(0.0)
-            ik = fp(0.0)
-            ic = fp(0.0)
-            j = A.dof_jnt(dof_i, d)
-            jtype = A.jnt_type(jnt_i, j)
-            if (k != 0 or c != 0) and not off and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
-                if A.dof_drive_acceleration(dof_f, md, d) != 0:
-                    scale = 1 / ti.max(fp(_MINVAL), A.dof_invweight0(dof_f, md, d))
-                    k *= scale
-                    c *= scale
-                error = A.dof_drive_qpos_target(dof_d, o_dof, d) - qpos[w, A.jnt_qposadr(jnt_i, j)]
-                force = k * error + c * (A.dof_drive_qvel_target(dof_d, o_dof, d) - qvel[w, d])
-                # The force the implicit step applies, k (e - h v') + c (qd* - v') with v' the
-                # velocity after it, is (force - h k v - h (h k + c) other / m) / (1 + h (h k + c)
-                # / m) for a lone dof of inertia m under other forces: it, not the force now, decides saturation (else a large step
-                # flips a saturated drive from side to side) and is what qfrc_drive reports.
-                shrink = 1 + hi * (hi * k + c) * A.dof_invweight0(dof_f, md, d)
-                # the dof's other forces so far (no constraints): the drive also holds them
-                other = (A.dof_qfrc_passive(dof_d, o_dof, d) + A.dof_qfrc_actuator(dof_d, o_dof, d)
-                         + qfrc_applied[w, d]
-                         - A.dof_qfrc_bias(dof_d, o_dof, d))
-                applied = (force - hi * k * qvel[w, d]
-                           - hi * (hi * k + c) * A.dof_invweight0(dof_f, md, d) * other) / shrink
-                limit = A.dof_drive_forcelimit(dof_f, md, d)
-                if ti.abs(applied) < limit:
-                    ik = k
-                    ic = c
-                else:
-                    force = ti.min(ti.max(applied, -limit), limit)
-                    applied = force
-            A.set_dof_qfrc_drive(dof_d, o_dof, d, applied)
-            A.set_dof_qfrc_actuator(dof_d, o_dof, d, A.dof_qfrc_actuator(dof_d, o_dof, d) + force)
-            A.set_dof_implicit_stiffness(dof_d, o_dof, d, ik)
-            A.set_dof_implicit_damping(dof_d, o_dof, d, ic)
+        k = A.dof_drive_stiffness(dof_f, md, d)
+        c = A.dof_drive_damping(dof_f, md, d)
+        force = fp(0.0)
+        applied = fp(0.0)
+        ik = fp(0.0)
+        ic = fp(0.0)
+        j = A.dof_jnt(dof_i, d)
+        jtype = A.jnt_type(jnt_i, j)
+        if (k != 0 or c != 0) and not off and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
+            if A.dof_drive_acceleration(dof_f, md, d) != 0:
+                scale = 1 / ti.max(fp(_MINVAL), A.dof_invweight0(dof_f, md, d))
+                k *= scale
+                c *= scale
+            error = A.dof_drive_qpos_target(dof_d, o_dof, d) - qpos[w, A.jnt_qposadr(jnt_i, j)]
+            force = k * error + c * (A.dof_drive_qvel_target(dof_d, o_dof, d) - qvel[w, d])
+            # The force the implicit step applies, k (e - h v') + c (qd* - v') with v' the
+            # velocity after it, is (force - h k v - h (h k + c) other / m) / (1 + h (h k + c)
+            # / m) for a lone dof of inertia m under other forces: it, not the force now, decides saturation (else a large step
+            # flips a saturated drive from side to side) and is what qfrc_drive reports.
+            shrink = 1 + hi * (hi * k + c) * A.dof_invweight0(dof_f, md, d)
+            # the dof's other forces so far (no constraints): the drive also holds them
+            other = (A.dof_qfrc_passive(dof_d, o_dof, d) + A.dof_qfrc_actuator(dof_d, o_dof, d)
+                     + qfrc_applied[w, d]
+                     - A.dof_qfrc_bias(dof_d, o_dof, d))
+            applied = (force - hi * k * qvel[w, d]
+                       - hi * (hi * k + c) * A.dof_invweight0(dof_f, md, d) * other) / shrink
+            limit = A.dof_drive_forcelimit(dof_f, md, d)
+            if ti.abs(applied) < limit:
+                ik = k
+                ic = c
+            else:
+                force = ti.min(ti.max(applied, -limit), limit)
+                applied = force
+        A.set_dof_qfrc_drive(dof_d, o_dof, d, applied)
+        A.set_dof_qfrc_actuator(dof_d, o_dof, d, A.dof_qfrc_actuator(dof_d, o_dof, d) + force)
+        A.set_dof_implicit_stiffness(dof_d, o_dof, d, ik)
+        A.set_dof_implicit_damping(dof_d, o_dof, d, ic)
 
-    return types.SimpleNamespace(drives=drives)
+    return types.SimpleNamespace(drives=drives, drive=drive)
 
 
 @functools.lru_cache(maxsize=None)

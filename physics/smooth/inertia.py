@@ -62,9 +62,14 @@ def make_inertia(fp):
 
     @ti.func
     def copy_sparse(w, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
-        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         for a in range(sizes[L.SIZE_M_STRIDE]):
-            qLD[m.entry(o_m, a)] = M[m.entry(o_m, a)]
+            copy_entry(w, a, sizes, M, qLD)
+
+    @ti.func
+    def copy_entry(w, a, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
+        """Entry a of the sparse mass matrix, to be factored in place."""
+        o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
+        qLD[m.entry(o_m, a)] = M[m.entry(o_m, a)]
 
     @ti.func
     def factor(w, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template()):
@@ -121,4 +126,5 @@ def make_inertia(fp):
         o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         qLD[m.entry(o_m, A.dof_madr(dof_i, d))] = qLD[m.entry(o_m, A.dof_madr(dof_i, d))] + value
 
-    return types.SimpleNamespace(crb=crb, copy_sparse=copy_sparse, factor=factor, solve=solve, add_diag=add_diag)
+    return types.SimpleNamespace(crb=crb, copy_sparse=copy_sparse, copy_entry=copy_entry, factor=factor, solve=solve,
+                                 add_diag=add_diag)

@@ -21,8 +21,7 @@ def make_kinematics(fp):
     """Positions (body frames, com-based inertias and dofs), then velocities (cvel,
     cdof_dot) and fixed tendons, of one world."""
     positions, velocities = make_positions(fp), make_velocities(fp)
-    return types.SimpleNamespace(body_frames=positions.body_frames, com_pos=positions.com_pos,
-                                 com_vel=velocities.com_vel, tendons=velocities.tendons)
+    return types.SimpleNamespace(**vars(positions), **vars(velocities))
 
 
 @functools.lru_cache(maxsize=None)
@@ -42,6 +41,30 @@ def make_positions(fp):
     ):
         """xpos, xquat, xmat of every body, xipos/ximat of its inertia frame, and the
         world anchor and axis of every joint."""
+        for j in range(sizes[L.SIZE_NJNT]):
+            hinge_half_angle(w, j, sizes, jnt_i, q_f, qpos, jnt_d)
+        body_chain(w, sizes, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
+
+    @ti.func
+    def hinge_half_angle(w, j, sizes: ti.template(), jnt_i: ti.template(), q_f: ti.template(), qpos: ti.template(),
+                         jnt_d: ti.template()):
+        """The sine and cosine of half of joint j's angle, if a hinge. The hinges' rotations
+        depend on qpos alone: computed apart, their sin and cos (a long chain of dependent
+        flops each) overlap instead of waiting in turn on the chain of body frames, which
+        needs each parent's frame first."""
+        if A.jnt_type(jnt_i, j) == JNT_HINGE:
+            o_jnt = m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D)
+            a = A.jnt_qposadr(jnt_i, j)
+            s, c = m.sincos(fp(0.5) * (qpos[w, a] - A.qpos0(q_f, w % q_f.shape[0], a)))
+            A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 0, s)
+            A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 1, c)
+
+    @ti.func
+    def body_chain(w, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
+                   jnt_f: ti.template(), q_f: ti.template(), qpos: ti.template(), body_d: ti.template(),
+                   jnt_d: ti.template()):
+        """The body frames from the root outwards, each from its parent's (the hinges' half
+        angles computed before)."""
         o_jnt = m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D)
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
@@ -52,15 +75,6 @@ def make_positions(fp):
         A.set_body_xmat(body_d, o_body, 0, ti.Matrix.identity(fp, 3))
         A.set_body_xipos(body_d, o_body, 0, m.vec3(0))
         A.set_body_ximat(body_d, o_body, 0, ti.Matrix.identity(fp, 3))
-        # the hinges' rotations depend on qpos alone: computed apart, their sin and cos
-        # (a long chain of dependent flops each) overlap instead of waiting in turn on the
-        # chain of body frames, which needs each parent's frame first
-        for j in range(sizes[L.SIZE_NJNT]):
-            if A.jnt_type(jnt_i, j) == JNT_HINGE:
-                a = A.jnt_qposadr(jnt_i, j)
-                s, c = m.sincos(fp(0.5) * (qpos[w, a] - A.qpos0(q_f, mq, a)))
-                A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 0, s)
-                A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 1, c)
         for b in range(1, sizes[L.SIZE_NBODY]):
             jadr = A.body_jntadr(body_i, b)
             jnum = A.body_jntnum(body_i, b)
@@ -120,8 +134,15 @@ def make_positions(fp):
         body_d: ti.template(), jnt_d: ti.template(), dof_d: ti.template(),
     ):
         """Subtree centres of mass, com-based inertias (cinert) and motion dofs (cdof)."""
-        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        o_jnt = m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D)
+        subtree_com(w, sizes, body_i, body_f, body_d)
+        for b in range(sizes[L.SIZE_NBODY]):
+            body_cinert(w, b, sizes, body_i, body_f, body_d)
+        for j in range(sizes[L.SIZE_NJNT]):
+            joint_cdof(w, j, sizes, body_i, jnt_i, body_d, jnt_d, dof_d)
+
+    @ti.func
+    def subtree_com(w, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), body_d: ti.template()):
+        """Each body's subtree mass and centre of mass, from the leaves inwards."""
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         nbody = sizes[L.SIZE_NBODY]
@@ -142,37 +163,53 @@ def make_positions(fp):
                 A.set_body_subtree_com(body_d, o_body, b, com / mass)
         if A.body_subtree_mass(body_d, o_body, 0) >= fp(1e-15):
             A.set_body_subtree_com(body_d, o_body, 0, A.body_subtree_com(body_d, o_body, 0) / A.body_subtree_mass(body_d, o_body, 0))
-        A.set_body_cinert(body_d, o_body, 0, m.vec10(0))
-        for b in range(1, nbody):
+
+    @ti.func
+    def body_cinert(w, b, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), body_d: ti.template()):
+        """Body b's inertia about its tree's centre of mass (the world body's is zero)."""
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        if b == 0:
+            A.set_body_cinert(body_d, o_body, 0, m.vec10(0))
+        else:
+            mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
             root = A.body_root(body_i, b)
             dif = A.body_xipos(body_d, o_body, b) - A.body_subtree_com(body_d, o_body, root)
             ximat = A.body_ximat(body_d, o_body, b)
             cinert = m.inert_com(A.body_inertia(body_f, mb, b), ximat, dif,
                                  A.body_mass(body_f, mb, b))
             A.set_body_cinert(body_d, o_body, b, cinert)
-        for j in range(sizes[L.SIZE_NJNT]):
-            b = A.jnt_body(jnt_i, j)
-            da = A.jnt_dofadr(jnt_i, j)
-            jtype = A.jnt_type(jnt_i, j)
-            com = A.body_subtree_com(body_d, o_body, A.body_root(body_i, b))
-            offset = com - A.jnt_xanchor(jnt_d, o_jnt, j)
-            if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                xaxis = A.jnt_xaxis(jnt_d, o_jnt, j)
-                A.set_dof_cdof(dof_d, o_dof, da, m.dof_com(xaxis, offset, jtype == JNT_HINGE))
-            else:
-                rot = 0
-                if jtype == JNT_FREE:
-                    rot = 3
-                    for k in ti.static(range(3)):
-                        e = m.vec3(0)
-                        e[k] = 1
-                        A.set_dof_cdof(dof_d, o_dof, da + k, m.spatial(m.vec3(0), e))
-                xmat = A.body_xmat(body_d, o_body, b)
-                for k in ti.static(range(3)):
-                    axis = m.vec3(xmat[0, k], xmat[1, k], xmat[2, k])
-                    A.set_dof_cdof(dof_d, o_dof, da + rot + k, m.dof_com(axis, offset, True))
 
-    return types.SimpleNamespace(body_frames=body_frames, com_pos=com_pos)
+    @ti.func
+    def joint_cdof(w, j, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), body_d: ti.template(),
+                   jnt_d: ti.template(), dof_d: ti.template()):
+        """The motion axes (cdof) of joint j's dofs about its tree's centre of mass."""
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_jnt = m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        b = A.jnt_body(jnt_i, j)
+        da = A.jnt_dofadr(jnt_i, j)
+        jtype = A.jnt_type(jnt_i, j)
+        com = A.body_subtree_com(body_d, o_body, A.body_root(body_i, b))
+        offset = com - A.jnt_xanchor(jnt_d, o_jnt, j)
+        if jtype == JNT_HINGE or jtype == JNT_SLIDE:
+            xaxis = A.jnt_xaxis(jnt_d, o_jnt, j)
+            A.set_dof_cdof(dof_d, o_dof, da, m.dof_com(xaxis, offset, jtype == JNT_HINGE))
+        else:
+            rot = 0
+            if jtype == JNT_FREE:
+                rot = 3
+                for k in ti.static(range(3)):
+                    e = m.vec3(0)
+                    e[k] = 1
+                    A.set_dof_cdof(dof_d, o_dof, da + k, m.spatial(m.vec3(0), e))
+            xmat = A.body_xmat(body_d, o_body, b)
+            for k in ti.static(range(3)):
+                axis = m.vec3(xmat[0, k], xmat[1, k], xmat[2, k])
+                A.set_dof_cdof(dof_d, o_dof, da + rot + k, m.dof_com(axis, offset, True))
+
+    return types.SimpleNamespace(body_frames=body_frames, hinge_half_angle=hinge_half_angle, body_chain=body_chain,
+                                 com_pos=com_pos, subtree_com=subtree_com, body_cinert=body_cinert,
+                                 joint_cdof=joint_cdof)
 
 
 @functools.lru_cache(maxsize=None)
@@ -224,16 +261,22 @@ def make_velocities(fp):
     @ti.func
     def tendons(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), qpos: ti.template(), qvel: ti.template(), ten_d: ti.template()):
         """Fixed tendon lengths and velocities: sums of coef * joint coordinate."""
-        mw = w % wrap_f.shape[0]
         for t in range(sizes[L.SIZE_NTENDON]):
-            length = fp(0.0)
-            vel = fp(0.0)
-            for k in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
-                j = A.wrap_objid(wrap_i, k)
-                coef = A.wrap_prm(wrap_f, mw, k)
-                length += coef * qpos[w, A.jnt_qposadr(jnt_i, j)]
-                vel += coef * qvel[w, A.jnt_dofadr(jnt_i, j)]
-            A.set_ten_length(ten_d, w, t, length)
-            A.set_ten_velocity(ten_d, w, t, vel)
+            tendon_state(w, t, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)
 
-    return types.SimpleNamespace(com_vel=com_vel, tendons=tendons)
+    @ti.func
+    def tendon_state(w, t, jnt_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
+                     qpos: ti.template(), qvel: ti.template(), ten_d: ti.template()):
+        """Fixed tendon t's length and velocity."""
+        mw = w % wrap_f.shape[0]
+        length = fp(0.0)
+        vel = fp(0.0)
+        for k in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
+            j = A.wrap_objid(wrap_i, k)
+            coef = A.wrap_prm(wrap_f, mw, k)
+            length += coef * qpos[w, A.jnt_qposadr(jnt_i, j)]
+            vel += coef * qvel[w, A.jnt_dofadr(jnt_i, j)]
+        A.set_ten_length(ten_d, w, t, length)
+        A.set_ten_velocity(ten_d, w, t, vel)
+
+    return types.SimpleNamespace(com_vel=com_vel, tendons=tendons, tendon_state=tendon_state)

@@ -104,16 +104,22 @@ def make_limits(fp):
     def cubic_limits(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), qpos: ti.template(),
                      dof_d: ti.template()):
         """qfrc_passive -= dE/dx and implicit stiffness += d2E/dx2 of every cubic limit."""
-        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         for j in range(sizes[L.SIZE_NJNT]):
-            jtype = A.jnt_type(jnt_i, j)
-            if A.jnt_limit_model(jnt_i, j) == LIMIT_CUBIC and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
-                da = A.jnt_dofadr(jnt_i, j)
-                g = cubic_penalty(qpos[w, A.jnt_qposadr(jnt_i, j)], A.jnt_range_at(jnt_f, mj, j, 0),
-                                  A.jnt_range_at(jnt_f, mj, j, 1), A.jnt_limit_strength(jnt_f, mj, j))
-                A.set_dof_qfrc_passive(dof_d, o_dof, da, A.dof_qfrc_passive(dof_d, o_dof, da) - g[0])
-                A.set_dof_implicit_stiffness(dof_d, o_dof, da, A.dof_implicit_stiffness(dof_d, o_dof, da) + g[1])
+            cubic_limit_of(w, j, sizes, jnt_i, jnt_f, qpos, dof_d)
+
+    @ti.func
+    def cubic_limit_of(w, j, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), qpos: ti.template(),
+                       dof_d: ti.template()):
+        """Joint j's cubic limit, if it has one (a hinge's or slide's: its one dof)."""
+        jtype = A.jnt_type(jnt_i, j)
+        if A.jnt_limit_model(jnt_i, j) == LIMIT_CUBIC and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
+            o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+            mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
+            da = A.jnt_dofadr(jnt_i, j)
+            g = cubic_penalty(qpos[w, A.jnt_qposadr(jnt_i, j)], A.jnt_range_at(jnt_f, mj, j, 0),
+                              A.jnt_range_at(jnt_f, mj, j, 1), A.jnt_limit_strength(jnt_f, mj, j))
+            A.set_dof_qfrc_passive(dof_d, o_dof, da, A.dof_qfrc_passive(dof_d, o_dof, da) - g[0])
+            A.set_dof_implicit_stiffness(dof_d, o_dof, da, A.dof_implicit_stiffness(dof_d, o_dof, da) + g[1])
 
     # --- PhysX limits as constraint rows ---------------------------------------------
     @ti.func
@@ -250,5 +256,6 @@ def make_limits(fp):
                                 n += 1
         return n
 
-    return types.SimpleNamespace(cubic_limits=cubic_limits, physx_limit_rows=physx_limit_rows,
-                                 cubic_penalty=cubic_penalty, swing_twist=swing_twist)
+    return types.SimpleNamespace(cubic_limits=cubic_limits, cubic_limit_of=cubic_limit_of,
+                                 physx_limit_rows=physx_limit_rows, cubic_penalty=cubic_penalty,
+                                 swing_twist=swing_twist)

@@ -49,14 +49,43 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     call = make_outline(fp, outline).call
 
     @ti.func
-    def positions(w, t: ti.template()):
+    def joints(t: ti.template()):
+        return t.sizes[L.SIZE_NJNT]
+
+    @ti.func
+    def bodies(t: ti.template()):
+        return t.sizes[L.SIZE_NBODY]
+
+    @ti.func
+    def fixed_tendons(t: ti.template()):
+        return t.sizes[L.SIZE_NTENDON]
+
+    @ti.func
+    def hinge_angle(w, j, t: ti.template()):
+        kin.hinge_half_angle(w, j, t.sizes, t.jnt_i, t.q_f, t.qpos, t.jnt_d)
+
+    @ti.func
+    def body_frames(w, t: ti.template()):
         if ti.static(not features.contacts):
             A.set_ncon(t.con_n, w, 0)
             A.set_ncon_overflow(t.con_n, w, 0)
-        kin.body_frames(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
-        kin.com_pos(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.body_d, t.jnt_d, t.dof_d)
-        if ti.static(features.tendons):
-            kin.tendons(w, t.sizes, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ten_d)
+        kin.body_chain(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
+
+    @ti.func
+    def subtree_com(w, t: ti.template()):
+        kin.subtree_com(w, t.sizes, t.body_i, t.body_f, t.body_d)
+
+    @ti.func
+    def cinert(w, b, t: ti.template()):
+        kin.body_cinert(w, b, t.sizes, t.body_i, t.body_f, t.body_d)
+
+    @ti.func
+    def cdof(w, j, t: ti.template()):
+        kin.joint_cdof(w, j, t.sizes, t.body_i, t.jnt_i, t.body_d, t.jnt_d, t.dof_d)
+
+    @ti.func
+    def tendon(w, k, t: ti.template()):
+        kin.tendon_state(w, k, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ten_d)
 
     @ti.func
     def posed_geoms(t: ti.template()):
@@ -81,24 +110,39 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     @ti.func
     def mass_matrix(w, t: ti.template()):
         inertia.crb(w, t.sizes, t.body_i, t.dof_i, t.dof_f, t.body_d, t.dof_d, t.qM)
-        inertia.copy_sparse(w, t.sizes, t.qM, t.qLD)
+
+    @ti.func
+    def mass_entries(t: ti.template()):
+        return t.sizes[L.SIZE_M_STRIDE]
+
+    @ti.func
+    def copy_mass_entry(w, a, t: ti.template()):
+        inertia.copy_entry(w, a, t.sizes, t.qM, t.qLD)
+
+    @ti.func
+    def factor_mass(w, t: ti.template()):
         inertia.factor(w, t.sizes, t.dof_i, t.qLD)
 
     @ti.func
     def smooth_forces(w, t: ti.template()):
-        """Velocities and the smooth forces: passive, actuation, bias, drives, limits."""
+        """Velocities and the smooth forces: passive, actuation and bias."""
         kin.com_vel(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.qvel, t.body_d, t.dof_d)
         passive.passive(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.ten_i, t.wrap_i, t.body_f, t.jnt_f, t.dof_f, t.q_f,
                         t.ten_f, t.wrap_f, t.opt_f, t.qpos, t.qvel, t.body_d, t.ten_d, t.dof_d)
         act.actuation(w, t.sizes, t.jnt_i, t.act_i, t.act_f, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ctrl,
                       t.ten_d, t.act_d, t.dof_d)
         bias.rne(w, t.sizes, t.body_i, t.dof_i, t.opt_f, t.qvel, t.body_d, t.dof_d)
-        # PD drives (after the forces they hold), then cubic limits: forces and the terms
-        # the integrator treats implicitly
-        drv.drives(w, t.sizes, t.jnt_i, t.dof_i, t.dof_f, t.opt_f, t.qpos, t.qvel, t.qfrc_applied, t.dof_d)
-        if ti.static(features.cubic_limits):
-            if (t.sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
-                lim.cubic_limits(w, t.sizes, t.jnt_i, t.jnt_f, t.qpos, t.dof_d)
+
+    # PD drives (after the forces they hold), then cubic limits: forces and the terms the
+    # integrator treats implicitly
+    @ti.func
+    def drive(w, d, t: ti.template()):
+        drv.drive(w, d, t.sizes, t.jnt_i, t.dof_i, t.dof_f, t.opt_f, t.qpos, t.qvel, t.qfrc_applied, t.dof_d)
+
+    @ti.func
+    def cubic_limit(w, j, t: ti.template()):
+        if (t.sizes[L.SIZE_DISABLE] & (DSBL_CONSTRAINT | DSBL_LIMIT)) == 0:
+            lim.cubic_limit_of(w, j, t.sizes, t.jnt_i, t.jnt_f, t.qpos, t.dof_d)
 
     @ti.func
     def dofs(t: ti.template()):
@@ -130,11 +174,20 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     def constraints(w, t: ti.template()):
         call((constraints_inside,), w, t)
 
-    phases = (Phase("positions", positions),
+    phases = (Phase("hinge_angles", hinge_angle, joints),
+              Phase("body_frames", body_frames),
+              Phase("subtree_com", subtree_com),
+              Phase("cinert", cinert, bodies),
+              Phase("cdof", cdof, joints),
+              *((Phase("tendons", tendon, fixed_tendons),) if features.tendons else ()),
               *((Phase("geom_poses", geom_pose, posed_geoms), Phase("contacts", contacts))
                 if features.contacts else ()),
               Phase("mass_matrix", mass_matrix),
+              Phase("mass_copy", copy_mass_entry, mass_entries),
+              Phase("mass_factor", factor_mass),
               Phase("smooth_forces", smooth_forces),
+              Phase("drives", drive, dofs),
+              *((Phase("cubic_limits", cubic_limit, joints),) if features.cubic_limits else ()),
               Phase("smooth_total", smooth_total, dofs),
               Phase("smooth_solve", smooth_solve),
               Phase("smooth_acceleration", smooth_acceleration, dofs),
