@@ -22,10 +22,10 @@ NUM_ENVS = 5
 ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
 
 
-def rollout(model, schedule, steps=30, nstep=2, seed=0):
+def rollout(model, schedule, device, steps=30, nstep=2, seed=0):
     """States of a float64 World under random velocities and controls, ``nstep`` steps a
     launch, and a forward pass of a subset of envs at the end."""
-    world = physics.World(model, NUM_ENVS, precision="float64", schedule=schedule, serial=False)
+    world = physics.World(model, NUM_ENVS, device=device, precision="float64", schedule=schedule, serial=False)
     assert world.schedule == schedule
     rng = np.random.default_rng(seed)
     world.set_state(qvel=rng.normal(0, 0.5, (NUM_ENVS, model.nv)))
@@ -41,9 +41,9 @@ def rollout(model, schedule, steps=30, nstep=2, seed=0):
     return world, out
 
 
-def assert_same_trajectory(model, **kwargs):
-    fused_world, fused = rollout(model, "fused", **kwargs)
-    staged_world, staged = rollout(model, "staged", **kwargs)
+def assert_same_trajectory(model, device, **kwargs):
+    fused_world, fused = rollout(model, "fused", device, **kwargs)
+    staged_world, staged = rollout(model, "staged", device, **kwargs)
     for t, (a_step, b_step) in enumerate(zip(fused, staged)):
         for name, a, b in zip(("qpos", "qvel", "qacc", "qfrc_constraint", "xpos"), a_step, b_step):
             scale = max(1.0, float(np.abs(a).max()))
@@ -54,17 +54,17 @@ def assert_same_trajectory(model, **kwargs):
 
 
 @pytest.mark.parametrize("robot", ["ant", "humanoid", "hopper", "inverted_pendulum"])
-def test_staged_steps_the_shipped_robots_as_fused(robot):
+def test_staged_steps_the_shipped_robots_as_fused(robot, device):
     model = physics.load_model(os.path.join(ASSETS, f"{robot}.xml"))
-    world = assert_same_trajectory(model)
+    world = assert_same_trajectory(model, device)
     if robot in ("ant", "hopper"):
         assert world.most_contacts > 0  # the contact phases had work
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("robot", ["half_cheetah", "walker2d", "swimmer", "reacher", "inverted_double_pendulum"])
-def test_staged_steps_more_shipped_robots_as_fused(robot):
-    assert_same_trajectory(physics.load_model(os.path.join(ASSETS, f"{robot}.xml")))
+def test_staged_steps_more_shipped_robots_as_fused(robot, device):
+    assert_same_trajectory(physics.load_model(os.path.join(ASSETS, f"{robot}.xml")), device)
 
 
 # every stage has work: a connect equality, a tendon with limit and friction loss, joint
@@ -105,17 +105,17 @@ SOLVERS = [("Newton", "pyramidal", "Euler"), ("Newton", "elliptic", "RK4"), ("PG
 
 
 @pytest.mark.parametrize("solver,cone,integrator", SOLVERS[:2])
-def test_staged_steps_every_part_as_fused(solver, cone, integrator):
+def test_staged_steps_every_part_as_fused(solver, cone, integrator, device):
     xml = EVERY_PART.format(integrator=integrator, solver=solver, cone=cone)
-    world = assert_same_trajectory(load_mjcf_string(xml))
+    world = assert_same_trajectory(load_mjcf_string(xml), device)
     assert world.most_contacts > 0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("solver,cone,integrator", SOLVERS[2:])
-def test_staged_steps_every_part_as_fused_under_every_solver(solver, cone, integrator):
+def test_staged_steps_every_part_as_fused_under_every_solver(solver, cone, integrator, device):
     xml = EVERY_PART.format(integrator=integrator, solver=solver, cone=cone)
-    assert_same_trajectory(load_mjcf_string(xml))
+    assert_same_trajectory(load_mjcf_string(xml), device)
 
 
 def random_tree_with_contacts(seed: int, nbody: int = 7) -> str:
@@ -148,18 +148,19 @@ def random_tree_with_contacts(seed: int, nbody: int = 7) -> str:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_staged_steps_random_trees_with_contacts_as_fused(seed):
-    world = assert_same_trajectory(load_mjcf_string(random_tree_with_contacts(seed)), steps=40, nstep=3)
+def test_staged_steps_random_trees_with_contacts_as_fused(seed, device):
+    world = assert_same_trajectory(load_mjcf_string(random_tree_with_contacts(seed)), device, steps=40, nstep=3)
     assert world.most_contacts > 0
 
 
-def test_staged_runs_a_programs_resets_as_fused():
+def test_staged_runs_a_programs_resets_as_fused(device):
     """An env whose override register asks for a forward pass runs that pass, and no steps,
     in a launch that steps the others (physics/step/program.py)."""
     model = physics.load_model(os.path.join(ASSETS, "hopper.xml"))
     out = {}
     for schedule in ("fused", "staged"):
-        world = physics.World(model, NUM_ENVS, precision="float64", schedule=schedule, serial=False)
+        world = physics.World(model, NUM_ENVS, device=device, precision="float64", schedule=schedule,
+                              serial=False)
         builder = ProgramBuilder()
         override = builder.override()
         builder.segment(1)
@@ -177,21 +178,21 @@ def test_staged_runs_a_programs_resets_as_fused():
         np.testing.assert_allclose(a, b, rtol=TOL, atol=TOL)
 
 
-def test_a_schedule_is_fused_or_staged(monkeypatch):
+def test_a_schedule_is_fused_or_staged(monkeypatch, device):
     model = physics.load_model(os.path.join(ASSETS, "inverted_pendulum.xml"))
     with pytest.raises(WorldError, match="schedule must be one of"):
         physics.World(model, 1, schedule="pipelined")
     monkeypatch.setenv("TAIGYM_SCHEDULE", "staged")
     settings.reload()
     try:
-        assert physics.World(model, 2, precision="float64").schedule == "staged"
+        assert physics.World(model, 2, device=device, precision="float64").schedule == "staged"
         monkeypatch.setenv("TAIGYM_SCHEDULE", "tiled")
         with pytest.raises(SettingsError, match="TAIGYM_SCHEDULE"):
             settings.reload()
     finally:
         monkeypatch.delenv("TAIGYM_SCHEDULE")
         settings.reload()
-    assert physics.World(model, 2, precision="float64").schedule == "fused"
+    assert physics.World(model, 2, device=device, precision="float64").schedule == "fused"
 
 
 GPU_SHAPE_CHILD = """
@@ -215,6 +216,7 @@ np.savez(out, trajectory=np.array(trajectory), ncon=world.contacts()["ncon"], sc
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda", reason="the GPU's layout on the CPU backend")
 def test_staged_in_the_gpus_layout_steps_as_fused_on_the_cpu(tmp_path):
     """The staged schedule with the GPU's defaults (interleaved tables, consecutive lanes),
     each in a process of its own (the layout is fixed when kernels are traced), against
