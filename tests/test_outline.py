@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from every_part import every_part_mjcf
 from taigym.physics import settings
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
@@ -24,38 +25,6 @@ pytestmark = pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda",
 # the patch is in the running Taichi's list: taichi 1.7.4's; quadrants' is empty (its tracer is
 # laid out otherwise, taichi_adapter/quadrants.py), so there every stage is inlined
 PATCHED = real_functions.PATCH in implementation(ti).PATCHES
-
-# a connect equality, a tendon with limit and friction loss, joint limits, friction loss and
-# a free body falling onto a plane: every stage the outlined kernel splits off has work
-MODEL = """<mujoco>
-  <option timestep="0.005" integrator="{integrator}"/>
-  <worldbody>
-    <geom type="plane" size="5 5 0.1"/>
-    <body name="a" pos="0 0 0.6">
-      <joint name="j1" type="hinge" axis="0 1 0" range="-0.4 0.4" limited="true" frictionloss="0.05"/>
-      <geom type="capsule" size="0.05" fromto="0 0 0 0.4 0 0" mass="1"/>
-      <body name="b" pos="0.4 0 0">
-        <joint name="j2" type="hinge" axis="0 1 0" range="-0.3 0.3" limited="true" damping="0.1"/>
-        <geom type="capsule" size="0.04" fromto="0 0 0 0.3 0 0" mass="0.5"/>
-      </body>
-    </body>
-    <body name="d" pos="0.7 0 0.3">
-      <freejoint/>
-      <geom type="box" size="0.05 0.05 0.05" mass="0.2"/>
-    </body>
-    <body name="e" pos="-0.5 0 0.08">
-      <freejoint/>
-      <geom type="sphere" size="0.06" mass="0.3"/>
-    </body>
-  </worldbody>
-  <equality><connect body1="d" body2="b" anchor="0 0 0"/></equality>
-  <tendon>
-    <fixed name="t" limited="true" range="-0.2 0.2" frictionloss="0.1">
-      <joint joint="j1" coef="1"/><joint joint="j2" coef="-0.5"/>
-    </fixed>
-  </tendon>
-  <actuator><motor joint="j1"/><motor tendon="t"/></actuator>
-</mujoco>"""
 
 
 @pytest.fixture(autouse=True)
@@ -100,7 +69,7 @@ def test_outlining_is_on_by_default_on_cpu(monkeypatch):
                     "taichi 1.7.4's tracer only")
 @pytest.mark.parametrize("integrator", ["Euler", "RK4"])
 def test_outlined_stages_step_as_the_inlined_kernel(integrator, monkeypatch):
-    model = load_mjcf_string(MODEL.format(integrator=integrator))
+    model = load_mjcf_string(every_part_mjcf(integrator))
     world, outlined = _rollout(model, True, monkeypatch)
     assert world.contacts()["ncon"].max() > 0
     _, inlined = _rollout(model, False, monkeypatch)
@@ -150,7 +119,7 @@ def test_a_second_process_finds_the_outlined_kernel_in_the_cache(tmp_path):
         world = physics.World(model, num_envs=2, device="cpu", precision="float64")
         world.step()
         print(world.get("qpos")[0, 0])
-    """) % MODEL.format(integrator="Euler")
+    """) % every_part_mjcf("Euler")
     env = {k: v for k, v in os.environ.items() if k not in ("TAIGYM_FEATURES", "TAIGYM_OUTLINE")}
     env["TI_OFFLINE_CACHE_FILE_PATH"] = str(tmp_path)
     kernels = []

@@ -9,6 +9,7 @@ import os
 import gymnasium
 import numpy as np
 import pytest
+from every_part import every_part_mjcf
 from taigym.physics import settings
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.errors import WorldError
@@ -67,55 +68,20 @@ def test_staged_steps_more_shipped_robots_as_fused(robot, device):
     assert_same_trajectory(physics.load_model(os.path.join(ASSETS, f"{robot}.xml")), device)
 
 
-# every stage has work: a connect equality, a tendon with limit and friction loss, joint
-# limits and friction loss, free bodies falling on a plane among capsules
-EVERY_PART = """<mujoco>
-  <option timestep="0.005" integrator="{integrator}" solver="{solver}" cone="{cone}"/>
-  <worldbody>
-    <geom type="plane" size="5 5 0.1"/>
-    <body name="a" pos="0 0 0.6">
-      <joint name="j1" type="hinge" axis="0 1 0" range="-0.4 0.4" limited="true" frictionloss="0.05"/>
-      <geom type="capsule" size="0.05" fromto="0 0 0 0.4 0 0" mass="1"/>
-      <body name="b" pos="0.4 0 0">
-        <joint name="j2" type="hinge" axis="0 1 0" range="-0.3 0.3" limited="true" damping="0.1"
-               stiffness="2"/>
-        <geom type="capsule" size="0.04" fromto="0 0 0 0.3 0 0" mass="0.5"/>
-      </body>
-    </body>
-    <body name="d" pos="0.7 0 0.3">
-      <freejoint/>
-      <geom type="box" size="0.05 0.05 0.05" mass="0.2"/>
-    </body>
-    <body name="e" pos="-0.5 0 0.08">
-      <freejoint/>
-      <geom type="sphere" size="0.06" mass="0.3"/>
-    </body>
-  </worldbody>
-  <equality><connect body1="d" body2="b" anchor="0 0 0"/></equality>
-  <tendon>
-    <fixed name="t" limited="true" range="-0.2 0.2" frictionloss="0.1">
-      <joint joint="j1" coef="1"/><joint joint="j2" coef="-0.5"/>
-    </fixed>
-  </tendon>
-  <actuator><motor joint="j1"/><motor tendon="t"/></actuator>
-</mujoco>"""
-
 SOLVERS = [("Newton", "pyramidal", "Euler"), ("Newton", "elliptic", "RK4"), ("PGS", "pyramidal", "implicitspringdamper"),
            ("PGS", "elliptic", "Euler"), ("CG", "pyramidal", "Euler"), ("CG", "elliptic", "RK4")]
 
 
 @pytest.mark.parametrize("solver,cone,integrator", SOLVERS[:2])
 def test_staged_steps_every_part_as_fused(solver, cone, integrator, device):
-    xml = EVERY_PART.format(integrator=integrator, solver=solver, cone=cone)
-    world = assert_same_trajectory(load_mjcf_string(xml), device)
+    world = assert_same_trajectory(load_mjcf_string(every_part_mjcf(integrator, solver, cone)), device)
     assert world.most_contacts > 0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("solver,cone,integrator", SOLVERS[2:])
 def test_staged_steps_every_part_as_fused_under_every_solver(solver, cone, integrator, device):
-    xml = EVERY_PART.format(integrator=integrator, solver=solver, cone=cone)
-    assert_same_trajectory(load_mjcf_string(xml), device)
+    assert_same_trajectory(load_mjcf_string(every_part_mjcf(integrator, solver, cone)), device)
 
 
 def random_tree_with_contacts(seed: int, nbody: int = 7) -> str:

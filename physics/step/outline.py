@@ -40,18 +40,22 @@ def outlining() -> bool:
             and calls_inside_real_functions())
 
 
+def table_types(fp) -> tuple:
+    """The step kernels' typed array annotations (i1, f1, i2, f2, f3, i3: int32 or ``fp``
+    of rank 1 to 3). Typed annotations let LLVM see the element type and rank: accesses
+    ran ~2x faster than through untyped ndarray arguments."""
+    return (ti.types.ndarray(dtype=ti.i32, ndim=1), ti.types.ndarray(dtype=fp, ndim=1),
+            ti.types.ndarray(dtype=ti.i32, ndim=2), ti.types.ndarray(dtype=fp, ndim=2),
+            ti.types.ndarray(dtype=fp, ndim=3), ti.types.ndarray(dtype=ti.i32, ndim=3))
+
+
 @functools.lru_cache(maxsize=None)
 def make_outline(fp, separate: bool = False):
     """``call(parts, w, t)``, a ``@ti.func`` that runs ``part(w, t)`` for each of a tuple of
     parts, world ``w`` and the step kernel's tables ``t``: with ``separate`` (where
     :func:`outlining` holds), each part as a function of its own; and ``Tables``, the
     namedtuple ``t`` is (the step kernel's array parameters, in order)."""
-    i1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
-    f1 = ti.types.ndarray(dtype=fp, ndim=1)
-    i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
-    f2 = ti.types.ndarray(dtype=fp, ndim=2)
-    f3 = ti.types.ndarray(dtype=fp, ndim=3)
-    i3 = ti.types.ndarray(dtype=ti.i32, ndim=3)
+    i1, f1, i2, f2, f3, i3 = table_types(fp)
 
     @ti.real_func
     def outlined(

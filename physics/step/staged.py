@@ -23,14 +23,14 @@ import functools
 import types
 
 from .. import layout as L
+from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import expanded_math_in, scalar_loops_in
 from .integrate import make_integrate
-from .outline import make_outline
+from .outline import make_outline, table_types
 from .pipeline import array_parameters
 from .program import make_program
-from ..constraint.reaction import make_reaction
 
 BEGIN, STAGE, FINISH, END = range(4)
 PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan table
@@ -45,12 +45,7 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
     integration = make_integrate(fp, solver, cone, features, outline)
     program = make_program(fp, make_reaction(fp).rne_post)
     phases = integration.phases
-    i1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
-    f1 = ti.types.ndarray(dtype=fp, ndim=1)
-    i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
-    f2 = ti.types.ndarray(dtype=fp, ndim=2)
-    f3 = ti.types.ndarray(dtype=fp, ndim=3)
-    i3 = ti.types.ndarray(dtype=ti.i32, ndim=3)
+    i1, f1, i2, f2, f3, i3 = table_types(fp)
 
     @ti.func
     def in_stage(w, plan: ti.template(), t: ti.template(), s, stage):
