@@ -38,7 +38,7 @@ class Tables:
     """
 
     def __init__(self, model, num_envs: int, fp, dtype, pairs, max_contacts=None):
-        self.num_envs, self.fp = num_envs, fp
+        self.num_envs, self.fp, self.npair = num_envs, fp, pairs.npair
         self.max_contacts, self.nefc_capacity = _capacities(model, pairs, max_contacts)
         self.packed = L.pack_model(model, dtype, self.nefc_capacity, pairs.npair)
         self.packed.update(pack_collision_model(model, pairs, dtype))
@@ -70,7 +70,8 @@ class Tables:
         out.update(geom_x=ti.ndarray(fp, (n, max(model.ngeom, 1), NGEOM_X)),
                    con_f=ti.ndarray(fp, (n, self.max_contacts, NCON_F)),
                    con_i=ti.ndarray(ti.i32, (n, self.max_contacts, NCON_I)),
-                   con_n=ti.ndarray(ti.i32, (n, 2)))
+                   con_n=ti.ndarray(ti.i32, (n, 2)),
+                   pair_hit=ti.ndarray(ti.i32, (n, max(self.npair, 1))))  # the broad phase's outcomes
         return out
 
     def set_program(self, program) -> None:

@@ -204,3 +204,14 @@ def test_staged_in_the_gpus_layout_steps_as_fused_on_the_cpu(tmp_path):
     np.testing.assert_array_equal(out["fused"]["ncon"], out["staged"]["ncon"])
     a, b = out["fused"]["trajectory"], out["staged"]["trajectory"]
     assert np.abs(a - b).max() <= TOL * max(1.0, np.abs(a).max())
+
+
+def test_per_env_phases_in_a_row_share_a_staged_loop():
+    """Consecutive per-env phases run in one thread per env, in order: one loop; an element
+    phase reads what other threads wrote, so it starts a loop of its own."""
+    from taigym.physics.step.schedule import Phase, staged_loops
+
+    a, b, c, d, e = (Phase(n, None, None if n in "abe" else len) for n in "abcde")
+    assert [tuple(p.name for p in loop) for loop in staged_loops((a, b, c, d, e))] == [
+        ("a", "b"), ("c",), ("d",), ("e",)]
+    assert staged_loops(()) == ()

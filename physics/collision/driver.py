@@ -220,37 +220,76 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
     ):
         """Every contact of env w from its geom poses in geom_x: each candidate pair that
         passes the bounding-sphere test goes through its narrow-phase routine."""
-        mp = w % pair_f.shape[0]
-        mg = w % geom_f.shape[0]
         A.set_ncon(con_n, w, 0)
         A.set_ncon_overflow(con_n, w, 0)
         for p in range(npair):
-            g1 = A.pair_geom1(pair_i, p)
-            g2 = A.pair_geom2(pair_i, p)
-            margin = A.pair_margin(pair_f, mp, p) + A.pair_gap(pair_f, mp, p)
-            pos1 = A.geom_xpos(geom_x, w, g1)
-            pos2 = A.geom_xpos(geom_x, w, g2)
-            mat1 = A.geom_xmat(geom_x, w, g1)
-            mat2 = A.geom_xmat(geom_x, w, g2)
-            if may_touch(A.geom_type(geom_i, g1), A.geom_type(geom_i, g2), pos1, mat1, A.geom_rbound(geom_f, mg, g1), pos2,
-                         mat2, A.geom_rbound(geom_f, mg, g2), margin):
-                first = A.ncon(con_n, w)
-                collider = A.pair_collider(pair_i, p)
-                if ti.static(convex):
-                    if collider == B.COLLIDE_CONVEX:
-                        cvx.collide(w, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
-                                    A.geom_rbound(geom_f, mg, g1), A.geom_type(geom_i, g2), pos2, mat2,
-                                    A.geom_size(geom_f, mg, g2), A.geom_rbound(geom_f, mg, g2), margin,
-                                    A.pair_maxcon(pair_i, p))
-                    else:
-                        primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
-                                  mat2, margin)
-                else:
-                    primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
-                              margin)
-                for c in range(first, A.ncon(con_n, w)):
-                    nph.complete_frame(w, c, con_f)
-                    set_params(w, p, c, mp, pair_i, pair_f, con_f, con_i)
+            if pair_touches(w, p, pair_i, pair_f, geom_i, geom_f, geom_x):
+                collide_pair(w, p, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
+
+    @ti.func
+    def test_pair(w, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
+                  geom_x: ti.template(), pair_hit: ti.template()):
+        """Candidate pair p's bounding-sphere test, kept in pair_hit for collide_hits (the
+        broad phase apart from the narrow one: a GPU tests every pair of every env at once)."""
+        pair_hit[w, p] = 1 if pair_touches(w, p, pair_i, pair_f, geom_i, geom_f, geom_x) else 0
+
+    @ti.func
+    def collide_hits(w, npair, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
+                     geom_f: ti.template(), geom_x: ti.template(), pair_hit: ti.template(), con_f: ti.template(),
+                     con_i: ti.template(), con_n: ti.template()):
+        """collide_pairs with the bounding-sphere tests' outcomes read from pair_hit
+        (test_pair): the same contacts, in the same order."""
+        A.set_ncon(con_n, w, 0)
+        A.set_ncon_overflow(con_n, w, 0)
+        for p in range(npair):
+            if pair_hit[w, p] != 0:
+                collide_pair(w, p, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
+
+    @ti.func
+    def pair_touches(w, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
+                     geom_f: ti.template(), geom_x: ti.template()):
+        """Whether candidate pair p's geoms' bounding spheres (a plane's half space) are
+        within the pair's margin and gap."""
+        mp = w % pair_f.shape[0]
+        mg = w % geom_f.shape[0]
+        g1 = A.pair_geom1(pair_i, p)
+        g2 = A.pair_geom2(pair_i, p)
+        margin = A.pair_margin(pair_f, mp, p) + A.pair_gap(pair_f, mp, p)
+        return may_touch(A.geom_type(geom_i, g1), A.geom_type(geom_i, g2), A.geom_xpos(geom_x, w, g1),
+                         A.geom_xmat(geom_x, w, g1), A.geom_rbound(geom_f, mg, g1), A.geom_xpos(geom_x, w, g2),
+                         A.geom_xmat(geom_x, w, g2), A.geom_rbound(geom_f, mg, g2), margin)
+
+    @ti.func
+    def collide_pair(w, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
+                     geom_f: ti.template(), geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(),
+                     con_n: ti.template()):
+        """Candidate pair p's narrow phase: its contacts appended to env w's."""
+        mp = w % pair_f.shape[0]
+        mg = w % geom_f.shape[0]
+        g1 = A.pair_geom1(pair_i, p)
+        g2 = A.pair_geom2(pair_i, p)
+        margin = A.pair_margin(pair_f, mp, p) + A.pair_gap(pair_f, mp, p)
+        pos1 = A.geom_xpos(geom_x, w, g1)
+        pos2 = A.geom_xpos(geom_x, w, g2)
+        mat1 = A.geom_xmat(geom_x, w, g1)
+        mat2 = A.geom_xmat(geom_x, w, g2)
+        first = A.ncon(con_n, w)
+        collider = A.pair_collider(pair_i, p)
+        if ti.static(convex):
+            if collider == B.COLLIDE_CONVEX:
+                cvx.collide(w, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
+                            A.geom_rbound(geom_f, mg, g1), A.geom_type(geom_i, g2), pos2, mat2,
+                            A.geom_size(geom_f, mg, g2), A.geom_rbound(geom_f, mg, g2), margin,
+                            A.pair_maxcon(pair_i, p))
+            else:
+                primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
+                          mat2, margin)
+        else:
+            primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
+                      margin)
+        for c in range(first, A.ncon(con_n, w)):
+            nph.complete_frame(w, c, con_f)
+            set_params(w, p, c, mp, pair_i, pair_f, con_f, con_i)
 
     i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
     f1 = ti.types.ndarray(dtype=fp, ndim=1)
@@ -266,7 +305,8 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                     xquat_col, geom_x, con_f, con_i, con_n)
 
     return types.SimpleNamespace(collide=collide, collide_pairs=collide_pairs, geom_poses=geom_poses,
-                                 geom_pose=geom_pose, kernel=collide_kernel)
+                                 geom_pose=geom_pose, test_pair=test_pair, collide_hits=collide_hits,
+                                 kernel=collide_kernel)
 
 
 _PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}

@@ -103,9 +103,17 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                       ti.static(table_lanes()))
 
     @ti.func
+    def pairs(t: ti.template()):
+        return t.sizes[L.SIZE_NPAIR]
+
+    @ti.func
+    def broad_phase(w, p, t: ti.template()):
+        col.test_pair(w, p, t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.pair_hit)
+
+    @ti.func
     def contacts(w, t: ti.template()):
-        col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
-                          t.con_i, t.con_n)
+        col.collide_hits(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.pair_hit,
+                         t.con_f, t.con_i, t.con_n)
 
     @ti.func
     def mass_matrix(w, t: ti.template()):
@@ -180,8 +188,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
               Phase("cinert", cinert, bodies),
               Phase("cdof", cdof, joints),
               *((Phase("tendons", tendon, fixed_tendons),) if features.tendons else ()),
-              *((Phase("geom_poses", geom_pose, posed_geoms), Phase("contacts", contacts))
-                if features.contacts else ()),
+              *((Phase("geom_poses", geom_pose, posed_geoms), Phase("broad_phase", broad_phase, pairs),
+                 Phase("contacts", contacts)) if features.contacts else ()),
               Phase("mass_matrix", mass_matrix),
               Phase("mass_copy", copy_mass_entry, mass_entries),
               Phase("mass_factor", factor_mass),

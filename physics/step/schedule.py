@@ -39,3 +39,17 @@ class Phase(NamedTuple):
     @property
     def per_env(self) -> bool:
         return self.count is None
+
+
+def staged_loops(phases) -> tuple:
+    """The staged schedule's loops over ``phases``: each element phase a loop of its own,
+    and each run of consecutive per-env phases one loop. An env's per-env phases run in
+    one thread, in order, so they need no barrier between them; an element phase reads
+    what other threads wrote for the same env, so a loop ends before it."""
+    loops: list[tuple] = []
+    for phase in phases:
+        if phase.per_env and loops and loops[-1][0].per_env:
+            loops[-1] = (*loops[-1], phase)
+        else:
+            loops.append((phase,))
+    return tuple(loops)

@@ -31,6 +31,7 @@ from .integrate import make_integrate
 from .outline import make_outline, table_types
 from .pipeline import array_parameters
 from .program import make_program
+from .schedule import staged_loops
 
 BEGIN, STAGE, FINISH, END = range(4)
 PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan table
@@ -40,11 +41,13 @@ PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan 
 def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
                        serial: bool = False, outline: bool = False, scalar: bool = False):
     """The staged step kernel of one variant (the arguments as physics/step/pipeline.py's
-    make_kernels): ``kernel``, its array parameters ``arrays`` by name, and ``loops``, the
-    names of its top-level loops in order (the phases' names among them)."""
+    make_kernels): ``kernels``, one per part, their array parameters ``arrays`` by name,
+    and ``loops``, the names of the STAGE kernel's top-level loops in order (each the names
+    of its phases joined by "+": consecutive per-env phases share a loop, schedule.py's
+    staged_loops)."""
     integration = make_integrate(fp, solver, cone, features, outline)
     program = make_program(fp, make_reaction(fp).rne_post)
-    phases = integration.phases
+    loops = staged_loops(integration.phases)
     i1, f1, i2, f2, f3, i3 = table_types(fp)
 
     @ti.func
@@ -65,7 +68,7 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
             qpos: f2, qvel: f2,
             qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3,
             ten_d: f3, efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
-            pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2,
+            pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2, pair_hit: i2,
             eq_i: i2, eq_f: f3, eq_d: i3,
             prog_i: i1, prog_f: f1, reg: f2,
             env_ids: i1, plan: i2, nids: ti.i32, nstep: ti.i32, advance: ti.i32, segments: ti.i32,
@@ -77,7 +80,7 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
                 opt_f=opt_f, ctrl=ctrl, qfrc_applied=qfrc_applied, qpos=qpos, qvel=qvel, qacc=qacc,
                 qpos_start=qpos_start, body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, dof_s=dof_s, qM=qM, qLD=qLD,
                 act_d=act_d, ten_d=ten_d, efc_J=efc_J, efc_Y=efc_Y, efc_f=efc_f, efc_n=efc_n, pair_i=pair_i,
-                pair_f=pair_f, geom_i=geom_i, geom_f=geom_f, geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n,
+                pair_f=pair_f, geom_i=geom_i, geom_f=geom_f, geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n, pair_hit=pair_hit,
                 eq_i=eq_i, eq_f=eq_f, eq_d=eq_d, prog_i=prog_i, prog_f=prog_f, reg=reg, env_ids=env_ids))
             if ti.static(part == BEGIN):
                 ti.loop_config(serialize=serial)
@@ -94,18 +97,19 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
                     w = env_ids[k]
                     if in_stage(w, plan, tables, s, stage):
                         integration.stage_begin(w, tables, stage, integration.stages(tables, plan[w, PLAN_ADVANCE]))
-                for p in ti.static(phases):
+                for group in ti.static(loops):
                     per_env = 1
-                    if ti.static(not p.per_env):
-                        per_env = p.count(tables)
+                    if ti.static(not group[0].per_env):
+                        per_env = group[0].count(tables)
                     ti.loop_config(serialize=serial)
                     for i in range(nids * per_env):
                         w = env_ids[i % nids]
                         if in_stage(w, plan, tables, s, stage):
-                            if ti.static(p.per_env):
-                                p.run(w, tables)
-                            else:
-                                p.run(w, i // nids, tables)
+                            for p in ti.static(group):
+                                if ti.static(p.per_env):
+                                    p.run(w, tables)
+                                else:
+                                    p.run(w, i // nids, tables)
                 ti.loop_config(serialize=serial)
                 for k in range(nids):
                     w = env_ids[k]
@@ -130,8 +134,8 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
     arrays = array_parameters(kernels[0])
     if arrays != StepTables._fields[:-1] + ("env_ids", "plan"):
         raise AssertionError(f"the staged kernel takes {arrays}, the step kernel's tables are {StepTables._fields}")
-    loops = ("stage_begin", *(p.name for p in phases), "stage_end")
-    return types.SimpleNamespace(kernels=kernels, arrays=arrays, loops=loops)
+    names = ("stage_begin", *("+".join(p.name for p in group) for group in loops), "stage_end")
+    return types.SimpleNamespace(kernels=kernels, arrays=arrays, loops=names)
 
 
 class StagedLaunch:
