@@ -427,7 +427,7 @@ class Probe:
             self.physics_item(model, "float32", [])
         for model in MODELS:
             self.physics_item(model, "float64", s["num_envs"])
-        self.variants([v for v in VARIANTS if v not in ("default", "before", "layout_interleaved")])
+        self.variants([v for v in VARIANTS if v not in ("default", "before", "layout_interleaved", "staged")])
         self.cuda_tests()
 
     def trajectory(self) -> None:
