@@ -14,7 +14,8 @@ from taigym.physics.access import make_access
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.runtime.taichi_adapter import expansion, implementation, traced_access
-from test_outline import MODEL, rollout
+from every_part import every_part_mjcf
+from test_outline import rollout
 
 # the expansions build what taichi 1.7's tracer builds; on quadrants (an empty patch list,
 # taichi_adapter/quadrants.py) accessors stay @ti.funcs and matrix operations are the fork's own
@@ -38,7 +39,7 @@ def test_accessors_are_expanded_by_default_with_a_switch_to_functions(monkeypatc
 def test_expanded_accessors_step_as_the_functions(tmp_path, device):
     if device != "cpu":
         pytest.skip("the subprocess compares on CPU; accessors are device-independent Python")
-    model = load_mjcf_string(MODEL.format(integrator="RK4"))
+    model = load_mjcf_string(every_part_mjcf("RK4"))
     world, expanded = rollout(model, seed=3, steps=25)
     assert world.contacts()["ncon"].max() > 0
     out = tmp_path / "functions.npz"
@@ -46,8 +47,9 @@ def test_expanded_accessors_step_as_the_functions(tmp_path, device):
         import sys, numpy as np
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         from taigym.physics.compiler.mjcf import load_mjcf_string
-        from test_outline import MODEL, rollout
-        _, states = rollout(load_mjcf_string(MODEL.format(integrator="RK4")), seed=3, steps=25)
+        from every_part import every_part_mjcf
+        from test_outline import rollout
+        _, states = rollout(load_mjcf_string(every_part_mjcf("RK4")), seed=3, steps=25)
         np.savez({str(out)!r}, *states)
     """)
     env = {**os.environ, "TAIGYM_EXPAND_ACCESS": "0"}

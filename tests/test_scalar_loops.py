@@ -16,7 +16,8 @@ from taigym.physics import settings
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.runtime.taichi_adapter import implementation, loops, scalar_loops, scalar_loops_in
-from test_outline import MODEL, rollout
+from every_part import every_part_mjcf
+from test_outline import rollout
 
 from taigym import physics
 
@@ -58,7 +59,7 @@ def _rollout(model, scalar: bool, monkeypatch):
 
 
 def test_scalar_loops_go_with_the_outlined_constraint_stage(monkeypatch):
-    model = load_mjcf_string(MODEL.format(integrator="Euler"))
+    model = load_mjcf_string(every_part_mjcf("Euler"))
     monkeypatch.setenv("TAIGYM_OUTLINE", "0")
     settings.reload()
     assert physics.World(model, num_envs=1, device="cpu")._variant[5:] == (False, False)
@@ -67,7 +68,7 @@ def test_scalar_loops_go_with_the_outlined_constraint_stage(monkeypatch):
 @needs_patch
 @pytest.mark.parametrize("integrator", ["Euler", "RK4"])
 def test_scalar_loops_step_as_the_vectorized_kernel(integrator, monkeypatch):
-    model = load_mjcf_string(MODEL.format(integrator=integrator))
+    model = load_mjcf_string(every_part_mjcf(integrator))
     world, scalar = _rollout(model, True, monkeypatch)
     assert world.contacts()["ncon"].max() > 0
     _, vectorized = _rollout(model, False, monkeypatch)
