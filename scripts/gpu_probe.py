@@ -263,9 +263,8 @@ def child_env_steps(outdir: Path, device: str, task: str, num_envs: int, sizes: 
 def child_phases(outdir: Path, device: str, model: str, num_envs: int, sizes: dict, work: str) -> dict:
     """The staged schedule's time per phase (float32, from settled states), from Taichi's
     kernel profiler: each top-level loop of the staged kernel is a task of its own."""
-    from importlib import import_module
-
     from taigym.physics.runtime.backend import ti
+    from taigym.physics.runtime.taichi_adapter import kernel_profiler_records
 
     from taigym import physics
 
@@ -281,11 +280,10 @@ def child_phases(outdir: Path, device: str, model: str, num_envs: int, sizes: di
     steps = 10
     world.step(steps)
     ti.sync()
-    records = import_module(ti.__name__ + ".lang.impl").get_runtime().prog.get_kernel_profiler_records()
     tasks: dict = {}
-    for r in records:
-        total, count = tasks.get(r.name, (0.0, 0))
-        tasks[r.name] = (total + r.kernel_time, count + 1)
+    for name, ms in kernel_profiler_records():
+        total, count = tasks.get(name, (0.0, 0))
+        tasks[name] = (total + ms, count + 1)
     # the STAGE kernel's loops (the other parts' kernels have one loop each), in its order;
     # the serial tasks between them compute extents
     kernels: dict = {}

@@ -204,9 +204,10 @@ def test_a_description_its_accessors_cannot_serve_names_the_table_and_column():
 _POSITIONAL = re.compile(r"\* L\.N[A-Z_]+\s*\+|= \w+ \+ \w+ \* L\.N[A-Z_]+$|L\.[A-Z_]+\[[\"']\w+[\"']\]"
                          r"|\bL\.(BODY|JNT|DOF|ACT|TEN|EQ|WRAP|EFC)_[A-Z0-9_]+\b")
 # The one exception: the collision stage takes its body poses from any flat table, given
-# that table's row width and pose columns (physics/collision/driver.py, geom_poses; the
-# standalone Collider hands it a 7-wide table of its own), so the step hands it body_d's.
-_INTERFACE = re.compile(r"geom_poses\(")
+# that table's row width and pose columns (physics/collision/driver.py, geom_poses and its
+# per-geom geom_pose; the standalone Collider hands it a 7-wide table of its own), so the
+# step hands it body_d's.
+_INTERFACE = re.compile(r"geom_poses?\(")
 
 
 def _layout_names(tree) -> set:

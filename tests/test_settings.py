@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 DEFAULTS = dict(taichi=None, debug=False, ti_init={}, optimize=None, launch="reuse", scalar_loops=True,
                 expand_access=True, layout="env_major", all_features=False, outline=True, lanes=None, serial=True,
-                machine_code=True)
+                machine_code=True, schedule="fused")
 
 # each variable, a value it takes and the field that value gives
 PARSED = [
@@ -34,13 +34,14 @@ PARSED = [
     ("TAIGYM_LANES", "strided", "lanes", "strided"),
     ("TAIGYM_SERIAL", "0", "serial", False),
     ("TAIGYM_MACHINE_CODE", "0", "machine_code", False),
+    ("TAIGYM_SCHEDULE", "staged", "schedule", "staged"),
 ]
 
 REFUSED = [("TAIGYM_TAICHI", "taichi2"), ("TAIGYM_DEBUG", "yes"), ("TAIGYM_TI_INIT", "[1]"),
            ("TAIGYM_TI_INIT", "{"), ("TAIGYM_OPTIMIZE", "2"), ("TAIGYM_LAUNCH", "fast"),
            ("TAIGYM_SCALAR_LOOPS", "off"), ("TAIGYM_EXPAND_ACCESS", "true"), ("TAIGYM_LAYOUT", "striped"),
            ("TAIGYM_FEATURES", "some"), ("TAIGYM_OUTLINE", "no"), ("TAIGYM_LANES", "random"),
-           ("TAIGYM_MACHINE_CODE", "yes"), ("TAIGYM_SERIAL", "-1")]
+           ("TAIGYM_MACHINE_CODE", "yes"), ("TAIGYM_SERIAL", "-1"), ("TAIGYM_SCHEDULE", "tiled")]
 
 
 def test_an_empty_environment_gives_the_defaults():

@@ -222,3 +222,13 @@ def _scalar_setter(ctx, real):
 def _scalar_elements(ann, ndarray_type, primitive_types) -> bool:
     # an external array whose elements are scalars: its shape is the array's own
     return isinstance(ann, ndarray_type.NdarrayType) and (ann.dtype is None or id(ann.dtype) in primitive_types.type_ids)
+
+
+def kernel_profiler_records() -> list:
+    """(task name, milliseconds) of each launch Taichi's kernel profiler has recorded since
+    it was last cleared (``ti.init(kernel_profiler=True)``): one record per offloaded task
+    on CUDA. The public profiler prints these; the list is kept by its program object."""
+    from importlib import import_module
+
+    records = import_module(ti.__name__ + ".lang.impl").get_runtime().prog.get_kernel_profiler_records()
+    return [(r.name, r.kernel_time) for r in records]
