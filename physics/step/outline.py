@@ -71,8 +71,8 @@ def make_outline(fp, separate: bool = False):
         t = ti.static(Tables(
             sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f, wrap_f, opt_f,
             ctrl, qfrc_applied, qpos, qvel, qacc, qpos_start, body_d, jnt_d, dof_d, dof_s, qM, qLD, act_d, ten_d,
-            efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n, pair_hit, eq_i, eq_f,
-            eq_d, prog_i, prog_f, reg, env_ids))
+            efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n, pair_hit, eq_i,
+            eq_f, eq_d, prog_i, prog_f, reg, env_ids))
         ti.static(parts[0])(w, t)
         if ti.static(len(parts) > 1):
             call_outlined(ti.static(parts[1:]), w, t)

@@ -101,8 +101,8 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
             ctrl=ctrl, qfrc_applied=qfrc_applied, qpos=qpos, qvel=qvel, qacc=qacc, qpos_start=qpos_start,
             body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, dof_s=dof_s, qM=qM, qLD=qLD, act_d=act_d, ten_d=ten_d, efc_J=efc_J,
             efc_Y=efc_Y, efc_f=efc_f, efc_n=efc_n, pair_i=pair_i, pair_f=pair_f, geom_i=geom_i, geom_f=geom_f,
-            geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n, pair_hit=pair_hit, eq_i=eq_i, eq_f=eq_f, eq_d=eq_d, prog_i=prog_i,
-            prog_f=prog_f, reg=reg, env_ids=env_ids))
+            geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n, pair_hit=pair_hit, eq_i=eq_i, eq_f=eq_f, eq_d=eq_d,
+            prog_i=prog_i, prog_f=prog_f, reg=reg, env_ids=env_ids))
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
             k = t if ti.static(consecutive) else (t % TASK) * ntask + t // TASK
