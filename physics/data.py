@@ -51,6 +51,8 @@ class Tables:
         self.all_ids = upload(np.arange(num_envs, dtype=np.int32), ti.i32)
         self.some_ids = ti.ndarray(ti.i32, (num_envs,))  # a subset's ids, staged for a launch
         self.plan = ti.ndarray(ti.i32, (num_envs, L.NPLAN))  # each env's part in a staged launch
+        # a whole staged launch's count-downs of its steps and of a step's forward() passes
+        self.steps_left, self.stages_left = ti.ndarray(ti.i32, ()), ti.ndarray(ti.i32, ())
         self._arguments: dict = {}  # (names, every env) -> a kernel's array arguments
         self._views: dict = {}  # id(table) -> (table, numpy array over its memory or None)
 
@@ -87,7 +89,8 @@ class Tables:
         key = (names, every_env)
         if key not in self._arguments:
             by_name = {**self.model, **self.data, **self.program,
-                       "env_ids": self.all_ids if every_env else self.some_ids, "plan": self.plan}
+                       "env_ids": self.all_ids if every_env else self.some_ids, "plan": self.plan,
+                       "steps_left": self.steps_left, "stages_left": self.stages_left}
             self._arguments[key] = tuple(by_name[name] for name in names)
         return self._arguments[key]
 

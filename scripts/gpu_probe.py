@@ -284,14 +284,17 @@ def child_phases(outdir: Path, device: str, model: str, num_envs: int, sizes: di
     for name, ms in kernel_profiler_records():
         total, count = tasks.get(name, (0.0, 0))
         tasks[name] = (total + ms, count + 1)
-    # the STAGE kernel's loops (the other parts' kernels have one loop each), in its order;
-    # the serial tasks between them compute extents
+    # the STAGE kernel's loops (the other parts' kernels have one loop each), or the whole
+    # launch's kernel's (graph kernels: a begin, the stage's, a finish and an end), in order;
+    # the serial tasks between them compute extents and count down
     kernels: dict = {}
     for name in tasks:
         found = re.fullmatch(r"(.*)_kernel_(\d+)_range_for", name)
         if found:
             kernels.setdefault(found[1], []).append((int(found[2]), name))
     names = world._staged.loops
+    if world._staged.whole_launch:
+        names = ("begin", *names, "finish", "end")
     loops = next((sorted(ts) for ts in kernels.values() if len(ts) == len(names)), [])
     by_phase = {phase: name for phase, (_, name) in zip(names, loops)}
     return {"num_envs": num_envs, "steps": steps,

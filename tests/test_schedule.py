@@ -13,6 +13,7 @@ from every_part import every_part_mjcf
 from taigym.physics import settings
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ti
+from taigym.physics.runtime.taichi_adapter import graph_kernels
 from taigym.physics.errors import WorldError
 from taigym.physics.settings import SettingsError
 from taigym.physics.step.program import ProgramBuilder
@@ -155,6 +156,37 @@ def test_staged_runs_a_programs_resets_as_fused(device):
         out[schedule] = (world.get("qpos"), world.get("qacc"), world.registers())
     for a, b in zip(out["fused"], out["staged"]):
         np.testing.assert_allclose(a, b, rtol=TOL, atol=TOL)
+
+
+class CountedLaunch:
+    """A kept launch that counts its calls."""
+
+    def __init__(self, kept):
+        self.kept, self.calls = kept, 0
+
+    def with_arrays(self, *args):
+        self.calls += 1
+        self.kept.with_arrays(*args)
+
+
+def test_a_staged_launch_is_one_kernel_call_where_the_taichi_makes_graphs(device):
+    """Where the Taichi compiles graph kernels (quadrants), a launch of n steps, RK4's four
+    forward() passes in each, is one call of one kernel that counts its steps and passes
+    down itself; elsewhere (taichi 1.7.4) one call per part: a begin, each pass and each
+    step's finish, an end. InvertedPendulum integrates with RK4."""
+    model = physics.load_model(os.path.join(ASSETS, "inverted_pendulum.xml"))
+    assert_same_trajectory(model, device, steps=10, nstep=3)
+    world = physics.World(model, NUM_ENVS, device=device, precision="float64", schedule="staged", serial=False)
+    staged = world._staged
+    staged._every = tuple(map(CountedLaunch, staged._every))
+    staged._some = tuple(map(CountedLaunch, staged._some))
+    world.step(3)
+    world.forward(env_ids=[1, 3])
+    every, some = (sum(k.calls for k in kernels) for kernels in (staged._every, staged._some))
+    if graph_kernels():
+        assert staged.whole_launch and (every, some) == (1, 1)
+    else:
+        assert not staged.whole_launch and (every, some) == (1 + 3 * (4 + 1) + 1, 1 + 1 + 1)
 
 
 def test_a_schedule_is_fused_or_staged(monkeypatch, device):

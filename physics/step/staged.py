@@ -1,8 +1,8 @@
 """The staged schedule's kernels: each phase of a step one parallel loop over env x element.
 
 physics/step/schedule.py says why there are two schedules. Its kernels take the fused step
-kernel's arrays, in its order, plus each env's ``plan`` for the launch; a World launches
-one for each part of a launch, in this order (physics/world.py):
+kernel's arrays, in its order, plus each env's ``plan`` for the launch and two count-downs.
+A launch has four parts, in this order:
 
 - BEGIN: each env's plan (its program segments, steps and whether they advance time: the
   launch's, or its override register's forward pass) and the program segment before its
@@ -12,11 +12,14 @@ one for each part of a launch, in this order (physics/world.py):
 - FINISH step ``s``: the integration of the step's passes into the next state;
 - END: the program segment after the steps.
 
-Each part is a kernel of its own, built from the one source below: its top-level loops
-Taichi launches back to back from C++, one Python call per part. Iteration i of a phase
-over n envs takes env ``env_ids[i % n]`` and element ``i // n``: consecutive envs on
-consecutive lanes. An env that the plan leaves out of a step or stage (a forward pass
-beside stepping envs) skips it.
+Each part's loops are one function, written once. Where the Taichi in use compiles graph
+kernels (quadrants; runtime/taichi_adapter/graphs.py), one kernel (LAUNCH) runs them all:
+the steps and the passes are device-side do-while loops over the count-downs, and a launch
+is one call (a CUDA graph replayed, on a GPU). Elsewhere (taichi 1.7.4) each part is a
+kernel of its own, its loops launched back to back from C++: one Python call per part.
+Iteration i of a phase over n envs takes env ``env_ids[i % n]`` and element ``i // n``:
+consecutive envs on consecutive lanes. An env that the plan leaves out of a step or stage
+(a forward pass beside stepping envs) skips it.
 """
 
 import functools
@@ -26,14 +29,17 @@ from .. import layout as L
 from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import ti
-from ..runtime.taichi_adapter import expanded_math_in, scalar_loops_in
+from ..runtime.taichi_adapter import expanded_math_in, graph_kernel, graph_kernels, scalar_loops_in, vector_loops
 from .integrate import make_integrate
 from .outline import make_outline, table_types
 from .pipeline import array_parameters
 from .program import make_program
 from .schedule import staged_loops
 
-BEGIN, STAGE, FINISH, END = range(4)
+BEGIN, STAGE, FINISH, END, LAUNCH = range(5)
+# the kernels' own tables, after the step kernel's: the envs to run, each env's plan, and
+# the whole-launch kernel's counts of the steps and forward() passes left
+_OWN_ARRAYS = ("env_ids", "plan", "steps_left", "stages_left")
 PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan table
 
 
@@ -49,16 +55,79 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
     program = make_program(fp, make_reaction(fp).rne_post)
     loops = staged_loops(integration.phases)
     i1, f1, i2, f2, f3, i3 = table_types(fp)
+    i0 = ti.types.ndarray(dtype=ti.i32, ndim=0)
+
+    def kernel_of(part):
+        return graph_kernel if part == LAUNCH else ti.kernel
 
     @ti.func
     def in_stage(w, plan: ti.template(), t: ti.template(), s, stage):
         """Whether env w runs forward() pass ``stage`` of step ``s`` of this launch."""
         return s < plan[w, PLAN_STEPS] and stage < integration.stages(t, plan[w, PLAN_ADVANCE])
 
+    # Each part's loops, in a function called at a kernel's top level, where its loops stay
+    # parallel ones: the parts' kernels and the whole-launch kernel share them. Marked as
+    # vector loops so that scalar_loops_in leaves these outermost loops alone.
+    @ti.func
+    @vector_loops
+    def begin_loops(t: ti.template(), plan: ti.template(), nids, nstep, advance, segments):
+        ti.loop_config(serialize=serial)
+        for k in range(nids):
+            w = t.env_ids[k]
+            code, steps, adv = program.launch_of(w, segments, nstep, advance, t.prog_i, t.reg)
+            plan[w, PLAN_CODE] = code
+            plan[w, PLAN_STEPS] = steps
+            plan[w, PLAN_ADVANCE] = adv
+            program.run(w, code & 255, t)
+
+    @ti.func
+    @vector_loops
+    def stage_loops(t: ti.template(), plan: ti.template(), nids, s, stage):
+        ti.loop_config(serialize=serial)
+        for k in range(nids):
+            w = t.env_ids[k]
+            if in_stage(w, plan, t, s, stage):
+                integration.stage_begin(w, t, stage, integration.stages(t, plan[w, PLAN_ADVANCE]))
+        for group in ti.static(loops):
+            per_env = 1
+            if ti.static(not group[0].per_env):
+                per_env = group[0].count(t)
+            ti.loop_config(serialize=serial)
+            for i in range(nids * per_env):
+                w = t.env_ids[i % nids]
+                if in_stage(w, plan, t, s, stage):
+                    for p in ti.static(group):
+                        if ti.static(p.per_env):
+                            p.run(w, t)
+                        else:
+                            p.run(w, i // nids, t)
+        ti.loop_config(serialize=serial)
+        for k in range(nids):
+            w = t.env_ids[k]
+            if in_stage(w, plan, t, s, stage):
+                integration.stage_end(w, t, stage, integration.stages(t, plan[w, PLAN_ADVANCE]))
+
+    @ti.func
+    @vector_loops
+    def finish_loops(t: ti.template(), plan: ti.template(), nids, s):
+        ti.loop_config(serialize=serial)
+        for k in range(nids):
+            w = t.env_ids[k]
+            if s < plan[w, PLAN_STEPS] and plan[w, PLAN_ADVANCE] != 0:
+                integration.finish(w, t)
+
+    @ti.func
+    @vector_loops
+    def end_loops(t: ti.template(), plan: ti.template(), nids):
+        ti.loop_config(serialize=serial)
+        for k in range(nids):
+            w = t.env_ids[k]
+            program.run(w, (plan[w, PLAN_CODE] >> 8) & 255, t)
+
     def build(part):
         """The kernel of one part: the source is written once, each part compiles its own loops."""
 
-        @ti.kernel
+        @kernel_of(part)
         @scalar_loops_in(scalar)
         @expanded_math_in
         def staged_kernel(
@@ -71,8 +140,8 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
             pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2, pair_hit: i2,
             eq_i: i2, eq_f: f3, eq_d: i3,
             prog_i: i1, prog_f: f1, reg: f2,
-            env_ids: i1, plan: i2, nids: ti.i32, nstep: ti.i32, advance: ti.i32, segments: ti.i32,
-            s: ti.i32, stage: ti.i32,
+            env_ids: i1, plan: i2, steps_left: i0, stages_left: i0,
+            nids: ti.i32, nstep: ti.i32, advance: ti.i32, segments: ti.i32, s: ti.i32, stage: ti.i32,
         ):
             tables = ti.static(StepTables(
                 sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i,
@@ -83,77 +152,61 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
                 pair_f=pair_f, geom_i=geom_i, geom_f=geom_f, geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n,
                 pair_hit=pair_hit, eq_i=eq_i, eq_f=eq_f, eq_d=eq_d, prog_i=prog_i, prog_f=prog_f, reg=reg,
                 env_ids=env_ids))
-            if ti.static(part == BEGIN):
-                ti.loop_config(serialize=serial)
-                for k in range(nids):
-                    w = env_ids[k]
-                    code, steps, adv = program.launch_of(w, segments, nstep, advance, prog_i, reg)
-                    plan[w, PLAN_CODE] = code
-                    plan[w, PLAN_STEPS] = steps
-                    plan[w, PLAN_ADVANCE] = adv
-                    program.run(w, code & 255, tables)
+            if ti.static(part in (BEGIN, LAUNCH)):
+                begin_loops(tables, plan, nids, nstep, advance, segments)
             if ti.static(part == STAGE):
-                ti.loop_config(serialize=serial)
-                for k in range(nids):
-                    w = env_ids[k]
-                    if in_stage(w, plan, tables, s, stage):
-                        integration.stage_begin(w, tables, stage, integration.stages(tables, plan[w, PLAN_ADVANCE]))
-                for group in ti.static(loops):
-                    per_env = 1
-                    if ti.static(not group[0].per_env):
-                        per_env = group[0].count(tables)
-                    ti.loop_config(serialize=serial)
-                    for i in range(nids * per_env):
-                        w = env_ids[i % nids]
-                        if in_stage(w, plan, tables, s, stage):
-                            for p in ti.static(group):
-                                if ti.static(p.per_env):
-                                    p.run(w, tables)
-                                else:
-                                    p.run(w, i // nids, tables)
-                ti.loop_config(serialize=serial)
-                for k in range(nids):
-                    w = env_ids[k]
-                    if in_stage(w, plan, tables, s, stage):
-                        integration.stage_end(w, tables, stage, integration.stages(tables, plan[w, PLAN_ADVANCE]))
+                stage_loops(tables, plan, nids, s, stage)
             if ti.static(part == FINISH):
-                ti.loop_config(serialize=serial)
-                for k in range(nids):
-                    w = env_ids[k]
-                    if s < plan[w, PLAN_STEPS] and plan[w, PLAN_ADVANCE] != 0:
-                        integration.finish(w, tables)
-            if ti.static(part == END):
-                ti.loop_config(serialize=serial)
-                for k in range(nids):
-                    w = env_ids[k]
-                    program.run(w, (plan[w, PLAN_CODE] >> 8) & 255, tables)
+                finish_loops(tables, plan, nids, s)
+            if ti.static(part == LAUNCH):
+                # the launch's steps and each step's forward() passes as loops the device
+                # runs (the host, where graphs are not captured): the step and the pass
+                # are counted down in two one-entry tables
+                steps_left[()] = nstep
+                while ti.graph.do_while(steps_left):
+                    stages_left[()] = integration.stages(tables, advance)
+                    while ti.graph.do_while(stages_left):
+                        stage_loops(tables, plan, nids, nstep - steps_left[()],
+                                    integration.stages(tables, advance) - stages_left[()])
+                        stages_left[()] -= 1
+                    finish_loops(tables, plan, nids, nstep - steps_left[()])
+                    steps_left[()] -= 1
+            if ti.static(part in (END, LAUNCH)):
+                end_loops(tables, plan, nids)
 
         return staged_kernel
 
     StepTables = make_outline(fp, outline).Tables
-    kernels = tuple(build(part) for part in (BEGIN, STAGE, FINISH, END))
+    whole = graph_kernels()
+    kernels = tuple(build(part) for part in ((LAUNCH,) if whole else (BEGIN, STAGE, FINISH, END)))
     arrays = array_parameters(kernels[0])
-    if arrays != StepTables._fields[:-1] + ("env_ids", "plan"):
+    if arrays != StepTables._fields[:-1] + _OWN_ARRAYS:
         raise AssertionError(f"the staged kernel takes {arrays}, the step kernel's tables are {StepTables._fields}")
     names = ("stage_begin", *("+".join(p.name for p in group) for group in loops), "stage_end")
-    return types.SimpleNamespace(kernels=kernels, arrays=arrays, loops=names)
+    return types.SimpleNamespace(kernels=kernels, arrays=arrays, loops=names, whole_launch=whole)
 
 
 class StagedLaunch:
-    """Launches a World's staged kernel: the parts of one launch of ``n`` steps in order,
-    through kept launches (each part's scalars written into the kept context)."""
+    """Launches a World's staged kernels: one whole-launch kernel where the Taichi in use
+    captures graphs, else the parts of one launch of ``n`` steps in order; each through kept
+    launches (each part's scalars written into the kept context)."""
 
     def __init__(self, staged, rk4: bool, kept):
         self.arrays = staged.arrays  # the kernels' array parameters, by name
-        self.loops = staged.loops  # the names of the STAGE kernel's top-level loops, in order
+        self.loops = staged.loops  # the names of the STAGE part's top-level loops, in order
+        self.whole_launch = staged.whole_launch  # one kernel call a launch
         self._rk4 = rk4  # the model's integrator: four forward() passes a step
         # each part's kept launches: every env (ids bound once), and a subset
         self._every = tuple(kept(k) for k in staged.kernels)
         self._some = tuple(kept(k) for k in staged.kernels)
 
     def launch(self, arrays: tuple, every_env: bool, nids: int, n: int, advance: int, segments: int) -> None:
-        begin, stage_kernel, finish, end = self._every if every_env else self._some
+        kernels = self._every if every_env else self._some
         launch = (nids, n, advance, segments)
+        if self.whole_launch:
+            kernels[0].with_arrays(arrays, *launch, 0, 0)
+            return
+        begin, stage_kernel, finish, end = kernels
         begin.with_arrays(arrays, *launch, 0, 0)
         nstage = 4 if self._rk4 and advance else 1
         for s in range(n):

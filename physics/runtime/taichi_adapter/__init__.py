@@ -18,6 +18,7 @@ is logged on the ``taigym`` logger.
 from __future__ import annotations
 
 from .expansion import TracedAccess, expanded_math_in, traced_access
+from .graphs import graph_kernel, graph_kernels
 from .implementations import implementation
 from .launch import ReusedLaunch, fast_path_available, host_view, kernel_profiler_records, upload
 from .loops import scalar_loops, scalar_loops_in, vector_loops
@@ -25,6 +26,7 @@ from .real_functions import calls_inside_real_functions
 from .tracing import fill_source_line
 
 __all__ = ["ReusedLaunch", "TracedAccess", "calls_inside_real_functions", "expanded_math_in", "fast_path_available",
+           "graph_kernel", "graph_kernels",
            "kernel_profiler_records",
            "fill_source_line", "host_view", "install", "installed", "scalar_loops", "scalar_loops_in",
            "traced_access", "upload", "vector_loops"]

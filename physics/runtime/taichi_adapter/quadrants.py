@@ -10,3 +10,4 @@ call too (launch.py's reuse is not tried).
 LAUNCH_REUSE = False
 MACHINE_CODE = False  # its IR, argument buffer and runtime are laid out otherwise
 PATCHES = ()
+GRAPHS = True  # graph=True kernels and ti.graph.do_while (graphs.py)
