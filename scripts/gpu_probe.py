@@ -26,7 +26,9 @@ measured before. The items, in order of value:
   autoresets included);
 - ``variant``: Ant's physics steps/s in float32 under other compile options (thread block
   size, register limit, Taichi's whole-kernel CSE, the old strided env-to-lane mapping),
-  each compiled in a process and cache of its own;
+  layouts (the interleaved tables, under each schedule) and, where it is installed,
+  quadrants (its staged launch one graph kernel, and its fused kernel), each compiled in
+  a process and cache of its own;
 - ``cuda_tests``: the engine's test list on CUDA, with whatever time is left.
 
 ``--budget`` seconds bound the whole probe: no item starts that could not end within it.
@@ -36,6 +38,7 @@ measured before. The items, in order of value:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -70,7 +73,14 @@ VARIANTS = {
     "max_reg_64": {"TAIGYM_TI_INIT": '{"gpu_max_reg": 64}'},
     # each phase of the step a parallel loop over env x element (physics/step/schedule.py)
     "staged": {"TAIGYM_SCHEDULE": "staged"},
+    # the layout made for warps whose lanes run in step: the staged schedule's
+    "staged_interleaved": {"TAIGYM_SCHEDULE": "staged", "TAIGYM_LAYOUT": "interleaved"},
+    # quadrants where it is installed: the staged launch as one graph kernel (its steps and
+    # RK4 passes device-side loops), and its fused kernel
+    "quadrants_staged": {"TAIGYM_TAICHI": "quadrants", "TAIGYM_SCHEDULE": "staged"},
+    "quadrants": {"TAIGYM_TAICHI": "quadrants"},
 }
+QUADRANTS_VARIANTS = ("quadrants_staged", "quadrants")
 VARIANT_NUM_ENVS = (1024, 16384)
 
 
@@ -421,14 +431,15 @@ class Probe:
                 self.phases(model)
                 self.variants(["before"])  # today's build against the last one, in the same run
         self.trajectory()
-        self.variants(["layout_interleaved"])
+        self.variants(["layout_interleaved", "staged_interleaved", "quadrants_staged"])
         for n in s["env_num_envs"]:
             self.child("env_steps", {"task": "Ant", "num_envs": n}, limit=150)
         for model in MODELS:  # a warm start of each float32 kernel
             self.physics_item(model, "float32", [])
         for model in MODELS:
             self.physics_item(model, "float64", s["num_envs"])
-        self.variants([v for v in VARIANTS if v not in ("default", "before", "layout_interleaved", "staged")])
+        self.variants([v for v in VARIANTS if v not in ("default", "before", "layout_interleaved", "staged",
+                                                        "staged_interleaved", "quadrants_staged")])
         self.cuda_tests()
 
     def trajectory(self) -> None:
@@ -465,6 +476,9 @@ class Probe:
             names = [n for n in names if "TAIGYM_TI_INIT" not in VARIANTS[n]]  # GPU options only
         sizes = VARIANT_NUM_ENVS if not self.quick else self.sizes["num_envs"][:1]
         for name in names:
+            if name in QUADRANTS_VARIANTS and importlib.util.find_spec("quadrants") is None:
+                append(self.outdir, {"item": "physics", "variant": name, "skipped": "quadrants is not installed"})
+                continue
             if self.left() < 60 and not self.quick:
                 append(self.outdir, {"item": "physics", "variant": name, "skipped": "the probe's budget is spent"})
                 continue

@@ -2,6 +2,7 @@
 in a process of its own and appends its record, so that a short time on a GPU machine goes
 to measurement, not to the probe's own bugs."""
 
+import importlib.util
 import json
 import os
 
@@ -30,7 +31,10 @@ def test_the_probe_rehearses_every_item_on_the_cpu(tmp_path, device):
     assert len(physics) == 2 * 2 * len(gpu_probe.QUICK["num_envs"])
     assert all(r["finite"] and r["steps_per_s"] > 0 for r in physics)
     assert {r["variant"] for r in records if r["item"] == "physics" and "variant" in r} == {
-        "staged", "layout_interleaved", "lanes_strided", "optimize_off"}  # the options that exist on the CPU too
+        "staged", "layout_interleaved", "staged_interleaved", "lanes_strided", "optimize_off", "quadrants_staged",
+        "quadrants"}  # the options that exist on the CPU too
+    measured = {r["variant"] for r in records if r["item"] == "physics" and "steps_per_s" in r and "variant" in r}
+    assert {"staged_interleaved", "quadrants_staged"} <= measured or importlib.util.find_spec("quadrants") is None
     staged = [r for r in records if r["item"] == "physics" and r.get("variant") == "staged"]
     assert len(staged) == 2 * len(gpu_probe.QUICK["num_envs"])  # beside the fused, at every size
     differences = [r for r in records if r["item"] == "trajectory_difference"]
