@@ -47,9 +47,10 @@ PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan 
 def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
                        serial: bool = False, outline: bool = False, scalar: bool = False):
     """The staged step kernel of one variant (the arguments as physics/step/pipeline.py's
-    make_kernels): ``kernels``, one per part, their array parameters ``arrays`` by name,
-    and ``loops``, the names of the STAGE kernel's top-level loops in order (each the names
-    of its phases joined by "+": consecutive per-env phases share a loop, schedule.py's
+    make_kernels): ``kernels``, the whole-launch kernel alone where ``whole_launch`` (graph
+    kernels) or else one per part, their array parameters ``arrays`` by name, and
+    ``loops``, the names of the STAGE part's top-level loops in order (each the names of its
+    phases joined by "+": consecutive per-env phases share a loop, schedule.py's
     staged_loops)."""
     integration = make_integrate(fp, solver, cone, features, outline)
     program = make_program(fp, make_reaction(fp).rne_post)
