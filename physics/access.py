@@ -30,7 +30,7 @@ code, for a fraction of the tracing and compiling.
 import functools
 
 from . import layout as L
-from .lanes import table_lanes
+from .lanes import env_index, table_lanes
 from .runtime.backend import ti
 from .runtime.taichi_adapter import traced_access
 from .runtime.ti_math import flat_entry as _entry
@@ -96,15 +96,15 @@ def _column_access(table, col, elem, traced):
     elif col.shape:
         vtype = ti.types.vector(col.width, elem)
     index = table.index
-    if index == L.FLAT and table.name in L.FLAT_TABLES and table_lanes() > 1:
+    if table_lanes() > 1 and table.name in L.FLAT_TABLES + L.ENV_TABLES:
         # per-env data interleaved (physics/lanes.py; fixed per process); env-major keeps
-        # the plain flat accessors, the very same code as before the layout existed
-        index = FLAT_DATA
+        # the plain accessors, the very same code as before the layout existed
+        index = _INTERLEAVED[index]
     if traced is not None:
         funcs = _expanded(traced, index, table.width, col.start, col.width, vtype, len(col.shape) == 2)
     else:
         make = {L.FLAT: _flat, FLAT_DATA: _flat_data, L.FLAT_SHARED: _flat_shared, L.ROWS: _rows, L.ROW: _row,
-                L.ENTRIES: _entries}
+                L.ENTRIES: _entries, ROWS_DATA: _rows_data, ROW_DATA: _row_data}
         funcs = make[index](table.width, col.start, col.width, vtype, len(col.shape) == 2)
     return {k: v for k, v in funcs.items() if col.width > 1 or not k.endswith("_at")}
 
@@ -157,7 +157,11 @@ def _flat(W, c, n, vtype, is_mat):
     return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
 
 
-FLAT_DATA = "flat_data"  # an interleaved flat data table: entry e of the env at o is entry(o, e)
+# interleaved per-env data tables (physics/lanes.py):
+FLAT_DATA = "flat_data"  # a flat one: entry e of the env at o is entry(o, e)
+ROWS_DATA = "rows_data"  # a 3-D one: [env_index(s, r, column)]
+ROW_DATA = "row_data"  # a 2-D one: [env_index(r, column)]
+_INTERLEAVED = {L.FLAT: FLAT_DATA, L.ROWS: ROWS_DATA, L.ROW: ROW_DATA}
 
 
 def _flat_data(W, c, n, vtype, is_mat):
@@ -286,6 +290,74 @@ def _row(W, c, n, vtype, is_mat):
     return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
 
 
+def _rows_data(W, c, n, vtype, is_mat):
+    """An interleaved 3-D table's column: entries [env_index(s, r, c + k)]."""
+    if vtype is None:
+        @ti.func
+        def get(a: ti.template(), s, r):
+            return a[env_index(s, r, c)]
+
+        @ti.func
+        def put(a: ti.template(), s, r, v):
+            a[env_index(s, r, c)] = v
+    else:
+        @ti.func
+        def get(a: ti.template(), s, r):
+            return vtype([a[env_index(s, r, c + k)] for k in ti.static(range(n))])
+
+        if is_mat:
+            @ti.func
+            def put(a: ti.template(), s, r, v):
+                for k in ti.static(range(n)):
+                    a[env_index(s, r, c + k)] = v[k // vtype.m, k % vtype.m]
+        else:
+            @ti.func
+            def put(a: ti.template(), s, r, v):
+                for k in ti.static(range(n)):
+                    a[env_index(s, r, c + k)] = v[k]
+
+    @ti.func
+    def get_at(a: ti.template(), s, r, k):
+        return a[env_index(s, r, c + k)]
+
+    @ti.func
+    def put_at(a: ti.template(), s, r, k, v):
+        a[env_index(s, r, c + k)] = v
+
+    return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
+
+
+def _row_data(W, c, n, vtype, is_mat):
+    """An interleaved 2-D table's column (scalars and vectors): entries [env_index(r, c + k)]."""
+    if vtype is None:
+        @ti.func
+        def get(a: ti.template(), r):
+            return a[env_index(r, c)]
+
+        @ti.func
+        def put(a: ti.template(), r, v):
+            a[env_index(r, c)] = v
+    else:
+        @ti.func
+        def get(a: ti.template(), r):
+            return vtype([a[env_index(r, c + k)] for k in ti.static(range(n))])
+
+        @ti.func
+        def put(a: ti.template(), r, v):
+            for k in ti.static(range(n)):
+                a[env_index(r, c + k)] = v[k]
+
+    @ti.func
+    def get_at(a: ti.template(), r, k):
+        return a[env_index(r, c + k)]
+
+    @ti.func
+    def put_at(a: ti.template(), r, k, v):
+        a[env_index(r, c + k)] = v
+
+    return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
+
+
 def _entries(W, c, n, vtype, is_mat):
     """A 1-D table of one row's column (scalars and vectors, layout.py): entries [c + k]."""
     if vtype is None:
@@ -327,6 +399,8 @@ _ENTRY = {
     L.ROWS: (2, lambda W, c: lambda s, r, k: (s, r, c + k)),
     L.ROW: (1, lambda W, c: lambda r, k: (r, c + k)),
     L.ENTRIES: (0, lambda W, c: lambda k: (c + k,)),
+    ROWS_DATA: (2, lambda W, c: lambda s, r, k: env_index(s, r, c + k)),
+    ROW_DATA: (1, lambda W, c: lambda r, k: env_index(r, c + k)),
 }
 
 

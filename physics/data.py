@@ -13,7 +13,7 @@ from . import layout as L
 from .collision.driver import NGEOM_X, pack_collision_model
 from .collision.narrowphase import NCON_F, NCON_I
 from .errors import WorldError
-from .lanes import padded_envs, table_lanes
+from .lanes import device_shape, padded_envs, table_lanes
 from .runtime.backend import ti
 from .runtime.taichi_adapter import host_view, upload
 
@@ -63,17 +63,17 @@ class Tables:
         return out
 
     def _data_tables(self, model) -> dict:
-        n, fp = self.num_envs, self.fp
-        flat_envs = padded_envs(n, self.lanes)
-        out = {name: ti.ndarray(fp, (flat_envs * int(np.prod(shape[1:])),) if name in L.FLAT_TABLES else shape)
-               for name, shape in self.shapes.items()}
-        out["efc_n"] = ti.ndarray(ti.i32, (n, L.NEFC_N))
-        out["eq_d"] = ti.ndarray(ti.i32, (n, max(model.neq, 1), 2))
-        out.update(geom_x=ti.ndarray(fp, (n, max(model.ngeom, 1), NGEOM_X)),
-                   con_f=ti.ndarray(fp, (n, self.max_contacts, NCON_F)),
-                   con_i=ti.ndarray(ti.i32, (n, self.max_contacts, NCON_I)),
-                   con_n=ti.ndarray(ti.i32, (n, 2)),
-                   pair_hit=ti.ndarray(ti.i32, (n, max(self.npair, 1))))  # the broad phase's outcomes
+        n, fp, lanes = self.num_envs, self.fp, self.lanes
+        flat_envs = padded_envs(n, lanes)
+        out = {name: ti.ndarray(fp, (flat_envs * int(np.prod(shape[1:])),)) for name, shape in self.shapes.items()
+               if name in L.FLAT_TABLES}
+        shapes = {name: (fp, shape) for name, shape in self.shapes.items() if name not in L.FLAT_TABLES}
+        shapes.update(efc_n=(ti.i32, (n, L.NEFC_N)), eq_d=(ti.i32, (n, max(model.neq, 1), 2)),
+                      geom_x=(fp, (n, max(model.ngeom, 1), NGEOM_X)), con_f=(fp, (n, self.max_contacts, NCON_F)),
+                      con_i=(ti.i32, (n, self.max_contacts, NCON_I)), con_n=(ti.i32, (n, 2)),
+                      pair_hit=(ti.i32, (n, max(self.npair, 1))))  # the broad phase's outcomes
+        out.update({name: ti.ndarray(dtype, device_shape(shape, lanes if name in L.ENV_TABLES else 1))
+                    for name, (dtype, shape) in shapes.items()})
         return out
 
     def set_program(self, program) -> None:

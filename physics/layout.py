@@ -643,6 +643,12 @@ FLAT_TABLES = ("body_d", "jnt_d", "dof_d", "dof_s", "qM", "qLD")
 # the same reason. The float ones hold one row set, or one per env once World.set_param
 # has made them per-env; a kernel finds its env's at (w % sets) * stride.
 FLAT_MODEL_TABLES = ("body_i", "jnt_i", "dof_i", "body_f", "jnt_f", "dof_f")
+# The other per-env data tables, (num_envs, ..., n) ndarrays: generalized coordinates,
+# controls, the constraint rows and counts, the contacts. Kernels index them through
+# lanes.env_index and their accessors, which the interleaved layout (physics/lanes.py)
+# reshapes to (num_envs / LANES, ..., n * LANES).
+ENV_TABLES = ("qpos", "qvel", "qacc", "ctrl", "qfrc_applied", "qpos_start", "act_d", "ten_d", "efc_J", "efc_Y",
+              "efc_f", "efc_n", "eq_d", "geom_x", "con_f", "con_i", "con_n", "pair_hit")
 
 
 def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:

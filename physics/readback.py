@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import layout as L
-from .lanes import env_major
+from .lanes import env_major, env_rows
 from .runtime import device_io
 from .runtime.taichi_adapter import ReusedLaunch
 
@@ -66,10 +66,17 @@ class Copies:
             view = self._tables.view_of(table)
             if view is None:  # not the table's own memory: a copy, into a buffer kept per table
                 view = self._copy(name, table)
-            if name in L.FLAT_TABLES:  # in env-major order, whatever the device's layout
-                view = env_major(view, self._tables.num_envs, self._tables.lanes)
+            view = self._env_major(name, view)  # whatever the device's layout
             self._host[name] = view.reshape(self._tables.shapes.get(name, view.shape))
         return self._host[name]
+
+    def _env_major(self, name: str, table):
+        # a table as allocated (physics/data.py) in env-major order (physics/lanes.py)
+        if name in L.FLAT_TABLES:
+            return env_major(table, self._tables.num_envs, self._tables.lanes)
+        if name in L.ENV_TABLES:
+            return env_rows(table, self._tables.num_envs, self._tables.lanes)
+        return table
 
     def _copy(self, name: str, table) -> np.ndarray:
         buffer, copy = self._readers.get(name, (None, None))
@@ -89,7 +96,6 @@ class Copies:
                 self._tensor[name] = torch.from_numpy(self.host(name))
             else:
                 tensor = device_io.table_to_tensor(self._tables.data[name], self._bridge.device)
-                if name in L.FLAT_TABLES:
-                    tensor = env_major(tensor, self._tables.num_envs, self._tables.lanes)
+                tensor = self._env_major(name, tensor)
                 self._tensor[name] = tensor.reshape(self._tables.shapes.get(name, tensor.shape))
         return self._tensor[name]

@@ -92,7 +92,7 @@ class Settings:
             vectorizer (CPU, taichi 1.7.4, with outlining).
         expand_access: ``TAIGYM_EXPAND_ACCESS=0|1``, table accessors and small matrix
             operations expanded in place while tracing.
-        layout: ``TAIGYM_LAYOUT=env_major|interleaved``, the flat tables' layout
+        layout: ``TAIGYM_LAYOUT=env_major|interleaved``, the per-env tables' layout
             (physics/lanes.py).
         all_features: ``TAIGYM_FEATURES=all|model``: ``all`` compiles every part of the
             step kernel into each World's kernel rather than its model's own parts.

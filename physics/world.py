@@ -19,6 +19,7 @@ from .collision import broadphase as B
 from .data import PRECISIONS, Tables
 from .errors import WorldError
 from .features import choose_features
+from .lanes import device_rows, env_rows
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, INT_RK4, Model
 from .readback import Copies
 from .runtime import device_io, kernel_cache
@@ -176,7 +177,7 @@ class World:
 
     def _reset_equalities(self, ids) -> None:
         m = self.model
-        eq_d = self._d["eq_d"].to_numpy()
+        eq_d = self._equalities()
         eq_d[ids, : m.neq, L.EQ_D_ACTIVE] = m.eq_active0
         eq_d[ids, :, L.EQ_D_BROKEN] = 0
         self._write_equalities(eq_d)
@@ -184,24 +185,28 @@ class World:
     def set_equality_active(self, active, *, env_ids=None) -> None:
         """Switch equality constraints on or off per env: ``active`` (num_envs, neq) or (neq,)."""
         rows = self._rows(np.asarray(active, dtype=float), self.model.neq, "active", env_ids)
-        eq_d = self._d["eq_d"].to_numpy()
+        eq_d = self._equalities()
         eq_d[slice(None) if env_ids is None else np.asarray(env_ids), : self.model.neq, L.EQ_D_ACTIVE] = rows != 0
         self._write_equalities(eq_d)
 
     def broken_equalities(self, clear: bool = True) -> np.ndarray:
         """(num_envs, neq) bool: the equality constraints that broke (their force or torque
         passed the model's break limits) since the last call (or reset) when ``clear``."""
-        eq_d = self._d["eq_d"].to_numpy()
+        eq_d = self._equalities()
         out = eq_d[:, : self.model.neq, L.EQ_D_BROKEN] != 0
         if clear and out.any():
             eq_d[:, :, L.EQ_D_BROKEN] = 0
             self._write_equalities(eq_d)
         return out
 
+    def _equalities(self) -> np.ndarray:
+        """(num_envs, neq, 2): every env's equality state, a host copy in env-major order."""
+        return np.array(env_rows(self._d["eq_d"].to_numpy(), self.num_envs, self._tables.lanes))
+
     def _write_equalities(self, eq_d: np.ndarray) -> None:
         # the equality state is small and written rarely: a whole-table round trip
         self._copies.changed("eq_d")
-        self._d["eq_d"].from_numpy(eq_d)
+        self._d["eq_d"].from_numpy(device_rows(eq_d, self._tables.lanes))
 
     def set_state(self, qpos=None, qvel=None, *, env_ids=None) -> None:
         """Set generalized positions (num_envs, nq) and/or velocities (num_envs, nv).

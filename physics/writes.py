@@ -27,8 +27,9 @@ class TableWriter:
     def rows(self, key: str, rows, env_ids=None) -> None:
         """table[env_ids, :width] = rows, of all envs or of ``env_ids``."""
         table = self._tables.data[key]
-        view = None if is_tensor(rows) else self._tables.view_of(table)
-        if view is not None:  # a CPU World's memory, written in place
+        lanes = self._lanes(key)
+        view = None if is_tensor(rows) or lanes > 1 else self._tables.view_of(table)
+        if view is not None:  # a CPU World's env-major memory, written in place
             ids = slice(None) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
             view[ids, : rows.shape[1]] = rows
             return
@@ -39,7 +40,11 @@ class TableWriter:
         ids = np.arange(num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
         if not is_tensor(rows):
             rows = np.ascontiguousarray(rows, dtype=self._dtype)
-        device_io.write_rows(table, rows, ids_beside(rows, ids))
+        device_io.write_rows(table, rows, ids_beside(rows, ids), lanes)
+
+    def _lanes(self, key: str) -> int:
+        # the layout of data table `key` (physics/lanes.py)
+        return self._tables.lanes if key in L.ENV_TABLES else 1
 
     def _all_rows(self, key: str, rows) -> None:
         # every env's rows (a control every step) go through a staging buffer kept per
@@ -48,7 +53,7 @@ class TableWriter:
         if stage is None:
             num_envs = self._tables.num_envs
             stage = (np.empty((num_envs, rows.shape[1]), self._dtype), np.arange(num_envs, dtype=np.int32),
-                     ReusedLaunch(device_io.write_rows_kernel))
+                     ReusedLaunch(device_io.rows_kernel(self._lanes(key))))
             self._staged[(key, rows.shape[1])] = stage
         buffer, ids, launch = stage
         buffer[...] = rows

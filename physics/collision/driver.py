@@ -42,6 +42,7 @@ from ..collision.narrowphase import (
 from ..errors import WorldError
 from ..features import ALL_COLLIDERS, CONVEX_COLLIDERS, HFIELD_COLLIDERS
 from .. import layout as L
+from ..lanes import device_shape, env_index, env_rows, table_lanes
 from ..model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
 from ..access import make_access
 from ..runtime.backend import ensure_runtime, ti
@@ -231,7 +232,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                   geom_x: ti.template(), pair_hit: ti.template()):
         """Candidate pair p's bounding-sphere test, kept in pair_hit for collide_hits (the
         broad phase apart from the narrow one: a GPU tests every pair of every env at once)."""
-        pair_hit[w, p] = 1 if pair_touches(w, p, pair_i, pair_f, geom_i, geom_f, geom_x) else 0
+        pair_hit[env_index(w, p)] = 1 if pair_touches(w, p, pair_i, pair_f, geom_i, geom_f, geom_x) else 0
 
     @ti.func
     def collide_hits(w, npair, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
@@ -242,7 +243,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         A.set_ncon(con_n, w, 0)
         A.set_ncon_overflow(con_n, w, 0)
         for p in range(npair):
-            if pair_hit[w, p] != 0:
+            if pair_hit[env_index(w, p)] != 0:
                 collide_pair(w, p, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
 
     @ti.func
@@ -299,8 +300,8 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
     @ti.kernel
     def collide_kernel(npair: ti.i32, ngeom: ti.i32, pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, body: f1,
                        body_stride: ti.i32, body_row: ti.i32, xpos_col: ti.i32, xquat_col: ti.i32, geom_x: f3,
-                       con_f: f3, con_i: i3, con_n: i2):
-        for w in range(con_n.shape[0]):
+                       con_f: f3, con_i: i3, con_n: i2, num_envs: ti.i32):
+        for w in range(num_envs):
             collide(w, npair, ngeom, pair_i, pair_f, geom_i, geom_f, body, w * body_stride, body_row, xpos_col,
                     xquat_col, geom_x, con_f, con_i, con_n)
 
@@ -347,11 +348,11 @@ class Collider:
         self.capacity = max(int(most if max_contacts is None else max_contacts), 1)
         packed = pack_collision_model(model, self.pairs, self.dtype)
         self._m = {k: _upload(v) for k, v in packed.items()}
-        n = self.num_envs
-        self._geom_x = ti.ndarray(self._fp, (n, max(model.ngeom, 1), NGEOM_X))
-        self._con_f = ti.ndarray(self._fp, (n, self.capacity, NCON_F))
-        self._con_i = ti.ndarray(ti.i32, (n, self.capacity, NCON_I))
-        self._con_n = ti.ndarray(ti.i32, (n, 2))
+        n, self._lanes = self.num_envs, table_lanes()  # laid out as a World's (physics/lanes.py)
+        self._geom_x = ti.ndarray(self._fp, device_shape((n, max(model.ngeom, 1), NGEOM_X), self._lanes))
+        self._con_f = ti.ndarray(self._fp, device_shape((n, self.capacity, NCON_F), self._lanes))
+        self._con_i = ti.ndarray(ti.i32, device_shape((n, self.capacity, NCON_I), self._lanes))
+        self._con_n = ti.ndarray(ti.i32, device_shape((n, 2), self._lanes))
         self._poses = None  # (num_envs, nbody, 7) staging table for numpy poses
 
     def collide(self, xpos, xquat) -> None:
@@ -371,7 +372,10 @@ class Collider:
         mm = self._m
         self._k.kernel(self.npair, self.model.ngeom, mm["pair_i"], mm["pair_f"], mm["geom_i"], mm["geom_f"], body,
                        self.model.nbody * int(row), int(row), int(xpos_col), int(xquat_col), self._geom_x,
-                       self._con_f, self._con_i, self._con_n)
+                       self._con_f, self._con_i, self._con_n, self.num_envs)
+
+    def _env_major(self, table) -> np.ndarray:
+        return env_rows(table.to_numpy(), self.num_envs, self._lanes)
 
     # --- reading --------------------------------------------------------------------------
     def get(self) -> dict:
@@ -384,9 +388,7 @@ class Collider:
         ``includemargin``, ``geom`` (2: geom1, geom2), ``dim``, ``exclude``, ``pair``
         (row of the candidate pair table). Rows at or past ``ncon`` are stale.
         """
-        f = self._con_f.to_numpy()
-        i = self._con_i.to_numpy()
-        n = self._con_n.to_numpy()
+        f, i, n = self._env_major(self._con_f), self._env_major(self._con_i), self._env_major(self._con_n)
         out = {name: f[..., a : a + w] if w > 1 else f[..., a] for name, (a, w) in CONTACT_F.items()}
         out["frame"] = out["frame"].reshape(self.num_envs, self.capacity, 3, 3)
         out.update(geom=i[..., [CON_GEOM1, CON_GEOM2]], dim=i[..., CON_DIM], exclude=i[..., CON_EXCLUDE],
@@ -394,10 +396,10 @@ class Collider:
         return out
 
     def geom_xpos(self) -> np.ndarray:
-        return self._geom_x.to_numpy()[:, : self.model.ngeom, X_POS : X_POS + 3]
+        return self._env_major(self._geom_x)[:, : self.model.ngeom, X_POS : X_POS + 3]
 
     def geom_xmat(self) -> np.ndarray:
-        return self._geom_x.to_numpy()[:, : self.model.ngeom, X_MAT : X_MAT + 9].reshape(
+        return self._env_major(self._geom_x)[:, : self.model.ngeom, X_MAT : X_MAT + 9].reshape(
             self.num_envs, self.model.ngeom, 3, 3)
 
 

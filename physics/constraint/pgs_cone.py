@@ -14,6 +14,7 @@ import functools
 import types
 
 from ..access import make_access
+from ..lanes import env_index
 from ..runtime.backend import ti
 
 _MINVAL = 1e-15
@@ -88,12 +89,12 @@ def make_pgs_cone(fp):
                 old[j] = A.efc_force(efc_f, w, i + j)
                 s = A.efc_bias(efc_f, w, i + j) + A.efc_R(efc_f, w, i + j) * old[j]
                 for m in range(nefc):
-                    s += efc_Y[w, i + j, m] * A.efc_force(efc_f, w, m)
+                    s += efc_Y[env_index(w, i + j, m)] * A.efc_force(efc_f, w, m)
                 res[j] = s
-                a[j, j] = efc_Y[w, i + j, i + j] + A.efc_R(efc_f, w, i + j)
+                a[j, j] = efc_Y[env_index(w, i + j, i + j)] + A.efc_R(efc_f, w, i + j)
                 for k in ti.static(range(j + 1, 6)):
                     if k < dim:
-                        a[j, k] = efc_Y[w, i + j, i + k]
+                        a[j, k] = efc_Y[env_index(w, i + j, i + k)]
                         a[k, j] = a[j, k]
         force = old
         if force[0] < fp(_MINVAL):

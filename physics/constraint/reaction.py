@@ -13,6 +13,7 @@ import types
 
 from .. import layout as L
 from ..constraint.rows import CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL
+from ..lanes import env_index
 from ..model import DSBL_GRAVITY
 from ..runtime.backend import ti
 from ..access import make_access
@@ -96,8 +97,8 @@ def make_reaction(fp):
             cacc = A.body_cacc(body_d, o_body, A.body_parent(body_i, b))
             da = A.body_dofadr(body_i, b)
             for d in range(da, da + A.body_dofnum(body_i, b)):
-                cacc += (A.dof_cdof_dot(dof_d, o_dof, d) * qvel[w, d]
-                         + A.dof_cdof(dof_d, o_dof, d) * qacc[w, d])
+                cacc += (A.dof_cdof_dot(dof_d, o_dof, d) * qvel[env_index(w, d)]
+                         + A.dof_cdof(dof_d, o_dof, d) * qacc[env_index(w, d)])
             A.set_body_cacc(body_d, o_body, b, cacc)
             cinert = A.body_cinert(body_d, o_body, b)
             cvel = A.body_cvel(body_d, o_body, b)

@@ -9,6 +9,7 @@ are generic over dtype and rank, so a handful of variants serve every table.
 
 import numpy as np
 
+from ..lanes import LANES, lane_index
 from ..runtime.backend import ti
 
 _TORCH_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64", np.dtype(np.int32): "int32"}
@@ -25,6 +26,20 @@ def write_rows_kernel(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray(ndim
     # only the first rows.shape[1] columns: a table may be wider than the quantity
     for k, j in ti.ndrange(rows.shape[0], rows.shape[1]):
         dst[env_ids[k], j] = rows[k, j]
+
+
+@ti.kernel
+def write_lane_rows_kernel(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray(ndim=2),
+                           env_ids: ti.types.ndarray(ndim=1)):
+    """write_rows_kernel into a table interleaved by LANES (physics/lanes.py). No template
+    parameter picks the layout: a kept launch (ReusedLaunch) needs a kernel without one."""
+    for k, j in ti.ndrange(rows.shape[0], rows.shape[1]):
+        dst[lane_index(LANES, env_ids[k], j)] = rows[k, j]
+
+
+def rows_kernel(lanes: int):
+    """The kernel that writes rows into a table laid out for ``lanes`` (1 or LANES)."""
+    return write_rows_kernel if lanes == 1 else write_lane_rows_kernel
 
 
 def torch_device(device: str):
@@ -45,12 +60,13 @@ def table_to_tensor(table, device: str):
     return out
 
 
-def write_rows(table, rows, env_ids) -> None:
-    """table[env_ids[k], :w] = rows[k] for a (num_envs, W) Taichi ndarray; ``rows`` a numpy
-    array or a torch tensor on the table's device, (n, w) with w <= W."""
+def write_rows(table, rows, env_ids, lanes: int = 1) -> None:
+    """table[env_ids[k], :w] = rows[k] for a (num_envs, W) Taichi ndarray laid out for
+    ``lanes`` (physics/lanes.py); ``rows`` a numpy array or a torch tensor on the table's
+    device, (n, w) with w <= W."""
     if rows.shape[0] == 0 or rows.shape[1] == 0:
         return
-    write_rows_kernel(table, rows, env_ids)
+    rows_kernel(lanes)(table, rows, env_ids)
 
 
 def numpy_dtype(table):

@@ -12,6 +12,7 @@ import functools
 import types
 
 from .. import layout as L
+from ..lanes import env_index
 from ..model import BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, GAIN_AFFINE, TRN_JOINT
 from ..runtime.backend import ti
 from ..access import make_access
@@ -45,12 +46,12 @@ def make_actuation(fp):
             length = fp(0.0)
             velocity = fp(0.0)
             if A.actuator_trntype(act_i, u) == TRN_JOINT:
-                length = gear * qpos[w, A.jnt_qposadr(jnt_i, trnid)]
-                velocity = gear * qvel[w, A.jnt_dofadr(jnt_i, trnid)]
+                length = gear * qpos[env_index(w, A.jnt_qposadr(jnt_i, trnid))]
+                velocity = gear * qvel[env_index(w, A.jnt_dofadr(jnt_i, trnid))]
             else:
                 length = gear * A.ten_length(ten_d, w, trnid)
                 velocity = gear * A.ten_velocity(ten_d, w, trnid)
-            c = ctrl[w, u]
+            c = ctrl[env_index(w, u)]
             if A.actuator_ctrllimited(act_i, u) != 0 and (sizes[L.SIZE_DISABLE] & DSBL_CLAMPCTRL) == 0:
                 c = ti.min(ti.max(c, A.actuator_ctrlrange_at(act_f, ma, u, 0)), A.actuator_ctrlrange_at(act_f, ma, u, 1))
             gain = A.actuator_gainprm_at(act_f, ma, u, 0)

@@ -6,6 +6,7 @@ import functools
 import types
 
 from .. import layout as L
+from ..lanes import env_index
 from ..model import DSBL_GRAVITY
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import vector_loops
@@ -43,7 +44,7 @@ def make_bias(fp):
             cacc = A.body_cacc(body_d, o_body, A.body_parent(body_i, b))
             da = A.body_dofadr(body_i, b)
             for d in range(da, da + A.body_dofnum(body_i, b)):
-                cacc += A.dof_cdof_dot(dof_d, o_dof, d) * qvel[w, d]
+                cacc += A.dof_cdof_dot(dof_d, o_dof, d) * qvel[env_index(w, d)]
             A.set_body_cacc(body_d, o_body, b, cacc)
             cinert = A.body_cinert(body_d, o_body, b)
             cvel = A.body_cvel(body_d, o_body, b)

@@ -25,6 +25,7 @@ import functools
 import types
 
 from .. import layout as L
+from ..lanes import env_index
 from ..model import DSBL_ACTUATION, INT_RK4, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
 from ..access import make_access
@@ -71,8 +72,8 @@ def make_drives(fp):
                 scale = 1 / ti.max(fp(_MINVAL), A.dof_invweight0(dof_f, md, d))
                 k *= scale
                 c *= scale
-            error = A.dof_drive_qpos_target(dof_d, o_dof, d) - qpos[w, A.jnt_qposadr(jnt_i, j)]
-            force = k * error + c * (A.dof_drive_qvel_target(dof_d, o_dof, d) - qvel[w, d])
+            error = A.dof_drive_qpos_target(dof_d, o_dof, d) - qpos[env_index(w, A.jnt_qposadr(jnt_i, j))]
+            force = k * error + c * (A.dof_drive_qvel_target(dof_d, o_dof, d) - qvel[env_index(w, d)])
             # The force the implicit step applies, k (e - h v') + c (qd* - v') with v' the
             # velocity after it, is (force - h k v - h (h k + c) other / m) / (1 + h (h k + c)
             # / m) for a lone dof of inertia m under other forces: it, not the force now, decides saturation (else a large step
@@ -80,9 +81,9 @@ def make_drives(fp):
             shrink = 1 + hi * (hi * k + c) * A.dof_invweight0(dof_f, md, d)
             # the dof's other forces so far (no constraints): the drive also holds them
             other = (A.dof_qfrc_passive(dof_d, o_dof, d) + A.dof_qfrc_actuator(dof_d, o_dof, d)
-                     + qfrc_applied[w, d]
+                     + qfrc_applied[env_index(w, d)]
                      - A.dof_qfrc_bias(dof_d, o_dof, d))
-            applied = (force - hi * k * qvel[w, d]
+            applied = (force - hi * k * qvel[env_index(w, d)]
                        - hi * (hi * k + c) * A.dof_invweight0(dof_f, md, d) * other) / shrink
             limit = A.dof_drive_forcelimit(dof_f, md, d)
             if ti.abs(applied) < limit:

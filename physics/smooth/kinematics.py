@@ -9,6 +9,7 @@ import functools
 import types
 
 from .. import layout as L
+from ..lanes import env_index
 from ..model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
 from ..access import make_access
@@ -55,7 +56,7 @@ def make_positions(fp):
         if A.jnt_type(jnt_i, j) == JNT_HINGE:
             o_jnt = m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D)
             a = A.jnt_qposadr(jnt_i, j)
-            s, c = m.sincos(fp(0.5) * (qpos[w, a] - A.qpos0(q_f, w % q_f.shape[0], a)))
+            s, c = m.sincos(fp(0.5) * (qpos[env_index(w, a)] - A.qpos0(q_f, w % q_f.shape[0], a)))
             A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 0, s)
             A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 1, c)
 
@@ -82,9 +83,9 @@ def make_positions(fp):
             quat = m.vec4(1, 0, 0, 0)
             if jnum == 1 and A.jnt_type(jnt_i, jadr) == JNT_FREE:
                 a = A.jnt_qposadr(jnt_i, jadr)
-                pos = m.vec3(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2])
+                pos = m.vec3(qpos[env_index(w, a)], qpos[env_index(w, a + 1)], qpos[env_index(w, a + 2)])
                 # qpos itself is left as given: MuJoCo's forward pass normalizes a copy
-                quat = m.quat_normalize(m.vec4(qpos[w, a + 3], qpos[w, a + 4], qpos[w, a + 5], qpos[w, a + 6]))
+                quat = m.quat_normalize(m.vec4(qpos[env_index(w, a + 3)], qpos[env_index(w, a + 4)], qpos[env_index(w, a + 5)], qpos[env_index(w, a + 6)]))
                 A.set_jnt_xanchor(jnt_d, o_jnt, jadr, pos)
                 A.set_jnt_xaxis(jnt_d, o_jnt, jadr, m.vec3(0, 0, 1))
             else:
@@ -101,11 +102,11 @@ def make_positions(fp):
                     xaxis = m.quat_rotate(quat, axis)
                     xanchor = m.quat_rotate(quat, jpos) + pos
                     if jtype == JNT_SLIDE:
-                        pos += xaxis * (qpos[w, a] - A.qpos0(q_f, mq, a))
+                        pos += xaxis * (qpos[env_index(w, a)] - A.qpos0(q_f, mq, a))
                     else:
                         qloc = m.vec4(1, 0, 0, 0)
                         if jtype == JNT_BALL:
-                            qloc = m.quat_normalize(m.vec4(qpos[w, a], qpos[w, a + 1], qpos[w, a + 2], qpos[w, a + 3]))
+                            qloc = m.quat_normalize(m.vec4(qpos[env_index(w, a)], qpos[env_index(w, a + 1)], qpos[env_index(w, a + 2)], qpos[env_index(w, a + 3)]))
                         else:
                             qloc = m.half_angle_quat(axis, A.jnt_half_sincos_at(jnt_d, o_jnt, j, 0),
                                                      A.jnt_half_sincos_at(jnt_d, o_jnt, j, 1))
@@ -240,21 +241,21 @@ def make_velocities(fp):
                 jtype = A.jnt_type(jnt_i, A.dof_jnt(dof_i, d))
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                     A.set_dof_cdof_dot(dof_d, o_dof, d, m.cross_motion(cvel, A.dof_cdof(dof_d, o_dof, d)))
-                    cvel += A.dof_cdof(dof_d, o_dof, d) * qvel[w, d]
+                    cvel += A.dof_cdof(dof_d, o_dof, d) * qvel[env_index(w, d)]
                     k += 1
                 else:
                     if jtype == JNT_FREE:
                         # world-fixed translation axes: their derivative is zero
                         for t in ti.static(range(3)):
                             A.set_dof_cdof_dot(dof_d, o_dof, d + t, m.vec6(0))
-                            cvel += A.dof_cdof(dof_d, o_dof, d + t) * qvel[w, d + t]
+                            cvel += A.dof_cdof(dof_d, o_dof, d + t) * qvel[env_index(w, d + t)]
                         d += 3
                         k += 3
                     # the three rotations use the velocity before any of them is added
                     for t in ti.static(range(3)):
                         A.set_dof_cdof_dot(dof_d, o_dof, d + t, m.cross_motion(cvel, A.dof_cdof(dof_d, o_dof, d + t)))
                     for t in ti.static(range(3)):
-                        cvel += A.dof_cdof(dof_d, o_dof, d + t) * qvel[w, d + t]
+                        cvel += A.dof_cdof(dof_d, o_dof, d + t) * qvel[env_index(w, d + t)]
                     k += 3
             A.set_body_cvel(body_d, o_body, b, cvel)
 
@@ -274,8 +275,8 @@ def make_velocities(fp):
         for k in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
             j = A.wrap_objid(wrap_i, k)
             coef = A.wrap_prm(wrap_f, mw, k)
-            length += coef * qpos[w, A.jnt_qposadr(jnt_i, j)]
-            vel += coef * qvel[w, A.jnt_dofadr(jnt_i, j)]
+            length += coef * qpos[env_index(w, A.jnt_qposadr(jnt_i, j))]
+            vel += coef * qvel[env_index(w, A.jnt_dofadr(jnt_i, j))]
         A.set_ten_length(ten_d, w, t, length)
         A.set_ten_velocity(ten_d, w, t, vel)
 

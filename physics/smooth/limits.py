@@ -43,6 +43,7 @@ import types
 import numpy as np
 
 from .. import layout as L
+from ..lanes import env_index
 from ..model import JNT_BALL, JNT_HINGE, JNT_SLIDE, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING
 from ..runtime.backend import ti
 from ..access import make_access
@@ -116,7 +117,7 @@ def make_limits(fp):
             o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
             mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
             da = A.jnt_dofadr(jnt_i, j)
-            g = cubic_penalty(qpos[w, A.jnt_qposadr(jnt_i, j)], A.jnt_range_at(jnt_f, mj, j, 0),
+            g = cubic_penalty(qpos[env_index(w, A.jnt_qposadr(jnt_i, j))], A.jnt_range_at(jnt_f, mj, j, 0),
                               A.jnt_range_at(jnt_f, mj, j, 1), A.jnt_limit_strength(jnt_f, mj, j))
             A.set_dof_qfrc_passive(dof_d, o_dof, da, A.dof_qfrc_passive(dof_d, o_dof, da) - g[0])
             A.set_dof_implicit_stiffness(dof_d, o_dof, da, A.dof_implicit_stiffness(dof_d, o_dof, da) + g[1])
@@ -184,7 +185,7 @@ def make_limits(fp):
         if n < sizes[L.SIZE_NEFC]:
             row = n
             for d in range(sizes[L.SIZE_NV]):
-                efc_J[w, row, d] = 0
+                efc_J[env_index(w, row, d)] = 0
             A.set_efc_type(efc_f, w, row, CNSTR_LIMIT_JOINT)
             A.set_efc_id(efc_f, w, row, j)
             A.set_efc_pos(efc_f, w, row, dist)
@@ -222,21 +223,21 @@ def make_limits(fp):
                 reach = A.jnt_limit_distance(jnt_f, mj, j)
                 invweight = A.dof_invweight0(dof_f, md, da)
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                    value = qpos[w, A.jnt_qposadr(jnt_i, j)]
+                    value = qpos[env_index(w, A.jnt_qposadr(jnt_i, j))]
                     for s in ti.static(range(2)):
                         side = fp(-1.0) if s == 0 else fp(1.0)
                         dist = side * (A.jnt_range_at(jnt_f, mj, j, s) - value)
                         if dist < reach:
-                            prm = row_parameters(model, dist, -side * qvel[w, da], h, invweight, jnt_f, mj, j)
+                            prm = row_parameters(model, dist, -side * qvel[env_index(w, da)], h, invweight, jnt_f, mj, j)
                             row = add_row(w, n, sizes, efc_J, efc_f, efc_n, j, dist, prm)
                             if row >= 0:
-                                efc_J[w, row, da] = -side
+                                efc_J[env_index(w, row, da)] = -side
                                 n += 1
                 elif jtype == JNT_BALL:
                     pa = A.jnt_qposadr(jnt_i, j)
-                    q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
+                    q = m.quat_normalize(m.vec4(qpos[env_index(w, pa)], qpos[env_index(w, pa + 1)], qpos[env_index(w, pa + 2)], qpos[env_index(w, pa + 3)]))
                     g = swing_twist(q, A.jnt_cone_at(jnt_f, mj, j, 0), A.jnt_cone_at(jnt_f, mj, j, 1))
-                    omega = m.vec3(qvel[w, da], qvel[w, da + 1], qvel[w, da + 2])
+                    omega = m.vec3(qvel[env_index(w, da)], qvel[env_index(w, da + 1)], qvel[env_index(w, da + 2)])
                     # the cone (part 0), the twist's lower (1) and upper (2) bounds
                     for part in range(3):
                         sign = fp(1.0) if part < 2 else fp(-1.0)
@@ -252,7 +253,7 @@ def make_limits(fp):
                             row = add_row(w, n, sizes, efc_J, efc_f, efc_n, j, dist, prm)
                             if row >= 0:
                                 for k in ti.static(range(3)):
-                                    efc_J[w, row, da + k] = jac[k]
+                                    efc_J[env_index(w, row, da + k)] = jac[k]
                                 n += 1
         return n
 

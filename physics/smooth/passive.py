@@ -6,6 +6,7 @@ import functools
 import types
 
 from .. import layout as L
+from ..lanes import env_index
 from ..model import DSBL_PASSIVE, JNT_FREE, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
 from ..access import make_access
@@ -56,15 +57,15 @@ def make_passive(fp, features: Features = ALL):
             if k != 0:
                 if jtype == JNT_HINGE or jtype == JNT_SLIDE:
                     A.set_dof_qfrc_passive(dof_d, o_dof, da, A.dof_qfrc_passive(dof_d, o_dof, da)
-                                                                   - k * (qpos[w, pa] - A.qpos_spring(q_f, mq, pa)))
+                                                                   - k * (qpos[env_index(w, pa)] - A.qpos_spring(q_f, mq, pa)))
                 else:
                     if jtype == JNT_FREE:
                         for t in ti.static(range(3)):
                             A.set_dof_qfrc_passive(dof_d, o_dof, da + t, A.dof_qfrc_passive(dof_d, o_dof, da + t)
-                                - k * (qpos[w, pa + t] - A.qpos_spring(q_f, mq, pa + t)))
+                                - k * (qpos[env_index(w, pa + t)] - A.qpos_spring(q_f, mq, pa + t)))
                         pa += 3
                         da += 3
-                    q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
+                    q = m.quat_normalize(m.vec4(qpos[env_index(w, pa)], qpos[env_index(w, pa + 1)], qpos[env_index(w, pa + 2)], qpos[env_index(w, pa + 3)]))
                     q0 = m.vec4(A.qpos_spring(q_f, mq, pa), A.qpos_spring(q_f, mq, pa + 1),
                                 A.qpos_spring(q_f, mq, pa + 2), A.qpos_spring(q_f, mq, pa + 3))
                     dif = m.quat_sub(q, q0)
@@ -72,7 +73,7 @@ def make_passive(fp, features: Features = ALL):
                         A.set_dof_qfrc_passive(dof_d, o_dof, da + t, A.dof_qfrc_passive(dof_d, o_dof, da + t) - k * dif[t])
         for d in range(sizes[L.SIZE_NV]):
             A.set_dof_qfrc_passive(dof_d, o_dof, d, A.dof_qfrc_passive(dof_d, o_dof, d)
-                                                          - A.dof_damping(dof_f, md, d) * qvel[w, d])
+                                                          - A.dof_damping(dof_f, md, d) * qvel[env_index(w, d)])
 
     @ti.func
     def joint_friction_smooth(w, sizes: ti.template(), dof_f: ti.template(), opt_f: ti.template(), qvel: ti.template(), dof_d: ti.template()):
@@ -84,7 +85,7 @@ def make_passive(fp, features: Features = ALL):
             f = A.dof_frictionloss(dof_f, md, d)
             if f > 0:
                 A.set_dof_qfrc_passive(dof_d, o_dof, d, A.dof_qfrc_passive(dof_d, o_dof, d)
-                                                              - f * ti.tanh(qvel[w, d] * s))
+                                                              - f * ti.tanh(qvel[env_index(w, d)] * s))
 
     @ti.func
     def tendon_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), opt_f: ti.template(), ten_d: ti.template(), dof_d: ti.template()):

@@ -10,7 +10,7 @@ from .. import layout as L
 from ..collision.driver import make_collision
 from ..constraint.rows import make_constraint
 from ..features import ALL, Features
-from ..lanes import table_lanes
+from ..lanes import env_index, table_lanes
 from ..model import DSBL_CONSTRAINT, DSBL_LIMIT
 from ..runtime.backend import ti
 from ..access import make_access
@@ -161,7 +161,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         """qfrc_smooth of dof d, and the right-hand side of M qacc = qfrc_smooth."""
         o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         f = (A.dof_qfrc_passive(t.dof_d, o_dof, d) + A.dof_qfrc_actuator(t.dof_d, o_dof, d)
-             + t.qfrc_applied[w, d] - A.dof_qfrc_bias(t.dof_d, o_dof, d))
+             + t.qfrc_applied[env_index(w, d)] - A.dof_qfrc_bias(t.dof_d, o_dof, d))
         A.set_dof_qfrc_smooth(t.dof_d, o_dof, d, f)
         A.set_dof_scratch(t.dof_s, m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S), d, f)
 
@@ -171,7 +171,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
 
     @ti.func
     def smooth_acceleration(w, d, t: ti.template()):
-        t.qacc[w, d] = A.dof_scratch(t.dof_s, m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S), d)
+        t.qacc[env_index(w, d)] = A.dof_scratch(t.dof_s, m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S), d)
 
     @ti.func
     def constraints_inside(w, t: ti.template()):

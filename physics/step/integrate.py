@@ -14,6 +14,7 @@ import functools
 import types
 
 from .. import layout as L
+from ..lanes import env_index
 from ..model import DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4, JNT_FREE, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
 from ..access import make_access
@@ -44,18 +45,18 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
             pa = A.jnt_qposadr(jnt_i, j)
             da = A.jnt_dofadr(jnt_i, j)
             if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                qpos[w, pa] += h * A.dof_dx_vel(dof_s, o, da)
+                qpos[env_index(w, pa)] += h * A.dof_dx_vel(dof_s, o, da)
             else:
                 if jtype == JNT_FREE:
                     for t in ti.static(range(3)):
-                        qpos[w, pa + t] += h * A.dof_dx_vel(dof_s, o, da + t)
+                        qpos[env_index(w, pa + t)] += h * A.dof_dx_vel(dof_s, o, da + t)
                     pa += 3
                     da += 3
-                q = m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3])
+                q = m.vec4(qpos[env_index(w, pa)], qpos[env_index(w, pa + 1)], qpos[env_index(w, pa + 2)], qpos[env_index(w, pa + 3)])
                 omega = m.vec3(A.dof_dx_vel(dof_s, o, da), A.dof_dx_vel(dof_s, o, da + 1), A.dof_dx_vel(dof_s, o, da + 2))
                 q = m.quat_integrate(q, omega, h)
                 for t in ti.static(range(4)):
-                    qpos[w, pa + t] = q[t]
+                    qpos[env_index(w, pa + t)] = q[t]
 
     @ti.func
     def implicit_acc(w, sizes: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), qvel: ti.template(), dof_d: ti.template(), dof_s: ti.template(), qM: ti.template(), qLD: ti.template(), h, with_stiffness, with_damping):
@@ -80,7 +81,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
                     d = A.jnt_dofadr(jnt_i, j)
                     k = A.jnt_stiffness(jnt_f, mj, j)
                     inertia.add_diag(w, sizes, qLD, dof_i, d, h * h * k)
-                    A.set_dof_scratch(dof_s, o_s, d, A.dof_scratch(dof_s, o_s, d) - h * k * qvel[w, d])
+                    A.set_dof_scratch(dof_s, o_s, d, A.dof_scratch(dof_s, o_s, d) - h * k * qvel[env_index(w, d)])
         inertia.factor(w, sizes, dof_i, qLD)
         inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_scratch")
 
@@ -94,7 +95,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         for d in range(sizes[L.SIZE_NV]):
             k = A.dof_implicit_stiffness(dof_d, o_dof, d)
             inertia.add_diag(w, sizes, qLD, dof_i, d, h * A.dof_implicit_damping(dof_d, o_dof, d) + h * h * k)
-            A.set_dof_scratch(dof_s, o_s, d, A.dof_scratch(dof_s, o_s, d) - h * k * qvel[w, d])
+            A.set_dof_scratch(dof_s, o_s, d, A.dof_scratch(dof_s, o_s, d) - h * k * qvel[env_index(w, d)])
 
     @ti.func
     def has_drive_or_limit_terms(w, sizes: ti.template(), dof_d: ti.template()):
@@ -134,18 +135,18 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
             if stage == 0:
                 if nstage == 4:
                     for i in range(t.sizes[L.SIZE_NQ]):
-                        t.qpos_start[w, i] = t.qpos[w, i]
+                        t.qpos_start[env_index(w, i)] = t.qpos[env_index(w, i)]
                     for d in range(nv):
-                        A.set_dof_qvel_start(t.dof_s, o_s, d, t.qvel[w, d])
+                        A.set_dof_qvel_start(t.dof_s, o_s, d, t.qvel[env_index(w, d)])
             else:
                 # classic RK4 tableau: stage i advances from the start by a_i * stage i-1
                 a = fp(1.0) if stage == 3 else fp(0.5)
                 for d in range(nv):
                     A.set_dof_dx_vel(t.dof_s, o_s, d, a * A.dof_qvel_rk_at(t.dof_s, o_s, d, stage - 1))
-                    t.qvel[w, d] = (A.dof_qvel_start(t.dof_s, o_s, d)
+                    t.qvel[env_index(w, d)] = (A.dof_qvel_start(t.dof_s, o_s, d)
                                     + h * a * A.dof_qacc_rk_at(t.dof_s, o_s, d, stage - 1))
                 for i in range(t.sizes[L.SIZE_NQ]):
-                    t.qpos[w, i] = t.qpos_start[w, i]
+                    t.qpos[env_index(w, i)] = t.qpos_start[env_index(w, i)]
                 integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
 
     @ti.func
@@ -155,8 +156,8 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
             if nstage == 4:
                 o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
                 for d in range(t.sizes[L.SIZE_NV]):
-                    A.set_dof_qvel_rk_at(t.dof_s, o_s, d, stage, t.qvel[w, d])
-                    A.set_dof_qacc_rk_at(t.dof_s, o_s, d, stage, t.qacc[w, d])
+                    A.set_dof_qvel_rk_at(t.dof_s, o_s, d, stage, t.qvel[env_index(w, d)])
+                    A.set_dof_qacc_rk_at(t.dof_s, o_s, d, stage, t.qacc[env_index(w, d)])
 
     @ti.func
     def finish(w, t: ti.template()):
@@ -166,7 +167,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         # the next step's solver starts from this step's last qacc, in every RK4 stage
         # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
         for d in range(t.sizes[L.SIZE_NV]):
-            A.set_dof_qacc_warmstart(t.dof_d, o_dof, d, t.qacc[w, d])
+            A.set_dof_qacc_warmstart(t.dof_d, o_dof, d, t.qacc[env_index(w, d)])
         if ti.static(rk4 and first_order):
             if t.sizes[L.SIZE_INTEGRATOR] == INT_RK4:
                 finish_rk4(w, t, h)
@@ -203,9 +204,9 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
                 vel += weight * A.dof_qvel_rk_at(t.dof_s, o_s, d, stage)
                 acc += weight * A.dof_qacc_rk_at(t.dof_s, o_s, d, stage)
             A.set_dof_dx_vel(t.dof_s, o_s, d, vel)
-            t.qvel[w, d] = A.dof_qvel_start(t.dof_s, o_s, d) + h * acc
+            t.qvel[env_index(w, d)] = A.dof_qvel_start(t.dof_s, o_s, d) + h * acc
         for i in range(t.sizes[L.SIZE_NQ]):
-            t.qpos[w, i] = t.qpos_start[w, i]
+            t.qpos[env_index(w, i)] = t.qpos_start[env_index(w, i)]
         integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
 
     @ti.func
@@ -222,10 +223,10 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
                          t.dof_d, t.dof_s, t.qM, t.qLD, h, implicit, implicit or eulerdamp)
         else:
             for d in range(t.sizes[L.SIZE_NV]):
-                A.set_dof_scratch(t.dof_s, o_s, d, t.qacc[w, d])
+                A.set_dof_scratch(t.dof_s, o_s, d, t.qacc[env_index(w, d)])
         for d in range(t.sizes[L.SIZE_NV]):
-            t.qvel[w, d] += h * A.dof_scratch(t.dof_s, o_s, d)
-            A.set_dof_dx_vel(t.dof_s, o_s, d, t.qvel[w, d])
+            t.qvel[env_index(w, d)] += h * A.dof_scratch(t.dof_s, o_s, d)
+            A.set_dof_dx_vel(t.dof_s, o_s, d, t.qvel[env_index(w, d)])
         integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
 
     return types.SimpleNamespace(step=step, stages=stages, stage_begin=stage_begin, phases=forward.phases,

@@ -129,11 +129,11 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     @scalar_loops_in(scalar)
     @expanded_math_in
     def post_kernel(sizes: i1, body_i: i1, opt_f: f3, qvel: f2, qacc: f2, body_d: f1, dof_d: f1, geom_i: i2,
-                    con_f: f3, con_i: i3, efc_f: f3, efc_n: i2, ntask: ti.i32):
+                    con_f: f3, con_i: i3, efc_f: f3, efc_n: i2, env_ids: i1, ntask: ti.i32):
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
             w = t if ti.static(consecutive) else (t % TASK) * ntask + t // TASK
-            while w < qvel.shape[0]:
+            while w < env_ids.shape[0]:  # every env's id, in order
                 reaction.rne_post(w, sizes, body_i, opt_f, qvel, qacc, body_d, dof_d, geom_i, con_f, con_i, efc_f,
                                   efc_n)
                 w += ntask * TASK

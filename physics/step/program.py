@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import layout as L
+from ..lanes import env_index
 from ..runtime.backend import ti
 from ..runtime.ti_math import make_math
 
@@ -66,11 +67,11 @@ def make_program(fp, rne_post):
              dof_d: ti.template(), sizes: ti.template()):
         v = fp(0.0)
         if src == SRC_QPOS:
-            v = qpos[w, e]
+            v = qpos[env_index(w, e)]
         elif src == SRC_QVEL:
-            v = qvel[w, e]
+            v = qvel[env_index(w, e)]
         elif src == SRC_CTRL:
-            v = ctrl[w, e]
+            v = ctrl[env_index(w, e)]
         elif src == SRC_BODY:
             v = body_d[m.entry(m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D), e)]
         else:
@@ -143,7 +144,7 @@ def make_program(fp, rne_post):
             elif op == STORE:
                 for k in range(n):
                     if b == SRC_CTRL:
-                        t.ctrl[w, t.prog_i[c + k]] = t.reg[w, a + k]
+                        t.ctrl[env_index(w, t.prog_i[c + k])] = t.reg[w, a + k]
                     else:  # SRC_DOF
                         t.dof_d[m.entry(m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D),
                                         t.prog_i[c + k])] = t.reg[w, a + k]

@@ -7,6 +7,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index
 from ...runtime.backend import ti
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -113,14 +114,14 @@ def make_cost(fp, newton: bool, elliptic: bool):
                 g = A.dof_ma(dof_s, o_s, d)
                 size = ti.abs(A.dof_qfrc_smooth(dof_d, o_dof, d))
                 for i in range(nefc):
-                    force = efc_J[w, i, d] * A.efc_force(efc_f, w, i)
+                    force = efc_J[env_index(w, i, d)] * A.efc_force(efc_f, w, i)
                     g -= force
                     if ti.static(single):
                         size += ti.abs(force)
                 if ti.static(single):
                     size2 += size * size
                 A.set_dof_grad(dof_s, o_s, d, g)
-                A.set_dof_scratch(dof_s, o_s, d, qacc[w, d] - A.dof_qacc_smooth(dof_d, o_dof, d))
+                A.set_dof_scratch(dof_s, o_s, d, qacc[env_index(w, d)] - A.dof_qacc_smooth(dof_d, o_dof, d))
             out = ti.Vector([rows[0] + fp(0.5) * dot(w, nv, dof_s, "dof_scratch", "dof_ma"), size2])
         for d in range(nv):
             A.set_dof_mgrad(dof_s, o_s, d, A.dof_grad(dof_s, o_s, d))

@@ -9,6 +9,7 @@ import types
 
 from ...access import make_access
 from ... import layout as L
+from ...lanes import env_index
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
 from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC
@@ -26,14 +27,14 @@ def make_hessian(fp, elliptic: bool):
     def add_outer(w, nv, efc_J: ti.template(), efc_Y: ti.template(), r, s, scale):
         """Lower triangle of H += scale (J_r J_s^T + J_s J_r^T), r != s, or scale J_r J_r^T."""
         for a in range(nv):
-            jra = efc_J[w, r, a]
-            jsa = efc_J[w, s, a]
+            jra = efc_J[env_index(w, r, a)]
+            jsa = efc_J[env_index(w, s, a)]
             if jra != 0 or jsa != 0:
                 for b in range(a + 1):
-                    v = jra * efc_J[w, s, b]
+                    v = jra * efc_J[env_index(w, s, b)]
                     if r != s:
-                        v += jsa * efc_J[w, r, b]
-                    efc_Y[w, a, b] += scale * v
+                        v += jsa * efc_J[env_index(w, r, b)]
+                    efc_Y[env_index(w, a, b)] += scale * v
 
     @ti.func
     def hessian(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), efc_J: ti.template(),
@@ -53,14 +54,14 @@ def make_hessian(fp, elliptic: bool):
             A.set_efc_hess(efc_f, w, i, weight)
         for a in range(nv):
             for b in range(a + 1):
-                efc_Y[w, a, b] = 0
+                efc_Y[env_index(w, a, b)] = 0
             i = 0
             while i < nefc:
                 rows = ti.Vector([0] * HESS_CHUNK)
                 vals = ti.Vector([fp(0.0)] * HESS_CHUNK)
                 count = 0
                 while i < nefc and count < HESS_CHUNK:
-                    v = A.efc_hess(efc_f, w, i) * efc_J[w, i, a]
+                    v = A.efc_hess(efc_f, w, i) * efc_J[env_index(w, i, a)]
                     if v != 0:
                         rows[count] = i
                         vals[count] = v
@@ -69,15 +70,15 @@ def make_hessian(fp, elliptic: bool):
                 for b in range(a + 1):
                     h = fp(0.0)
                     for k in range(count):
-                        h += vals[k] * efc_J[w, rows[k], b]
-                    efc_Y[w, a, b] += h
+                        h += vals[k] * efc_J[env_index(w, rows[k], b)]
+                    efc_Y[env_index(w, a, b)] += h
         for i in range(nv):
             adr = A.dof_madr(dof_i, i)
-            efc_Y[w, i, i] += qM[m.entry(o_m, adr)]
+            efc_Y[env_index(w, i, i)] += qM[m.entry(o_m, adr)]
             j = A.dof_parent(dof_i, i)
             while j >= 0:
                 adr += 1
-                efc_Y[w, i, j] += qM[m.entry(o_m, adr)]
+                efc_Y[env_index(w, i, j)] += qM[m.entry(o_m, adr)]
                 j = A.dof_parent(dof_i, j)
         if ti.static(elliptic):
             i = 0
@@ -101,18 +102,18 @@ def make_hessian(fp, elliptic: bool):
         multiplication)."""
         o = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for j in range(nv):
-            s = efc_Y[w, j, j]
+            s = efc_Y[env_index(w, j, j)]
             for k in range(j):
-                s -= efc_Y[w, j, k] * efc_Y[w, j, k]
+                s -= efc_Y[env_index(w, j, k)] * efc_Y[env_index(w, j, k)]
             ljj = ti.sqrt(ti.max(s, fp(_MINVAL)))
             inv = 1 / ljj
-            efc_Y[w, j, j] = ljj
+            efc_Y[env_index(w, j, j)] = ljj
             A.set_dof_hinv(dof_s, o, j, inv)
             for i in range(j + 1, nv):
-                s = efc_Y[w, i, j]
+                s = efc_Y[env_index(w, i, j)]
                 for k in range(j):
-                    s -= efc_Y[w, i, k] * efc_Y[w, j, k]
-                efc_Y[w, i, j] = s * inv
+                    s -= efc_Y[env_index(w, i, k)] * efc_Y[env_index(w, j, k)]
+                efc_Y[env_index(w, i, j)] = s * inv
 
     @ti.func
     def refresh(w, nefc, nv, efc_J: ti.template(), efc_f: ti.template(), efc_Y: ti.template(),
@@ -133,7 +134,7 @@ def make_hessian(fp, elliptic: bool):
                 A.set_efc_hess(efc_f, w, i, weight)
                 root = ti.sqrt(ti.max(weight, held))
                 for d in range(nv):
-                    A.set_dof_scratch(dof_s, o, d, root * efc_J[w, i, d])
+                    A.set_dof_scratch(dof_s, o, d, root * efc_J[env_index(w, i, d)])
                 ok = rank_one(w, nv, efc_Y, dof_s, o, fp(1.0) if weight > held else fp(-1.0))
         return ok
 
@@ -146,7 +147,7 @@ def make_hessian(fp, elliptic: bool):
         for k in range(nv):
             xk = A.dof_scratch(dof_s, o, k)
             if ok != 0 and xk != 0:
-                lkk = efc_Y[w, k, k]
+                lkk = efc_Y[env_index(w, k, k)]
                 r2 = lkk * lkk + sign * xk * xk
                 if r2 < fp(_MINVAL):
                     ok = 0
@@ -155,12 +156,12 @@ def make_hessian(fp, elliptic: bool):
                     c = r / lkk
                     s = xk / lkk
                     inv_c = lkk / r
-                    efc_Y[w, k, k] = r
+                    efc_Y[env_index(w, k, k)] = r
                     A.set_dof_hinv(dof_s, o, k, 1 / r)
                     for i in range(k + 1, nv):
                         xi = A.dof_scratch(dof_s, o, i)
-                        lik = (efc_Y[w, i, k] + sign * s * xi) * inv_c
-                        efc_Y[w, i, k] = lik
+                        lik = (efc_Y[env_index(w, i, k)] + sign * s * xi) * inv_c
+                        efc_Y[env_index(w, i, k)] = lik
                         A.set_dof_scratch(dof_s, o, i, c * xi - s * lik)
         return ok
 
@@ -172,13 +173,13 @@ def make_hessian(fp, elliptic: bool):
         for i in range(nv):
             s = get(dof_s, o, i)
             for k in range(i):
-                s -= efc_Y[w, i, k] * get(dof_s, o, k)
+                s -= efc_Y[env_index(w, i, k)] * get(dof_s, o, k)
             put(dof_s, o, i, s * A.dof_hinv(dof_s, o, i))
         for r in range(nv):
             i = nv - 1 - r
             s = get(dof_s, o, i)
             for k in range(i + 1, nv):
-                s -= efc_Y[w, k, i] * get(dof_s, o, k)
+                s -= efc_Y[env_index(w, k, i)] * get(dof_s, o, k)
             put(dof_s, o, i, s * A.dof_hinv(dof_s, o, i))
 
     return types.SimpleNamespace(hessian=hessian, cholesky=cholesky, refresh=refresh, rank_one=rank_one,

@@ -6,6 +6,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index
 from ...runtime.backend import ti
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -44,7 +45,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
                 gauss = fp(0.0)
                 if k == 0:
                     for d in range(nv):
-                        qacc[w, d] = A.dof_qacc_warmstart(dof_d, o_dof, d)
+                        qacc[env_index(w, d)] = A.dof_qacc_warmstart(dof_d, o_dof, d)
                     set_jar(w, nefc, nv, qacc, efc_J, efc_f)
                     gauss = set_ma(w, nv, sizes, dof_i, qM, qacc, dof_d, dof_s)
                 else:
@@ -60,7 +61,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
                         A.set_efc_jar(efc_f, w, i, A.efc_jv(efc_f, w, i))
         if use_smooth != 0:
             for d in range(nv):
-                qacc[w, d] = A.dof_qacc_smooth(dof_d, o_dof, d)
+                qacc[env_index(w, d)] = A.dof_qacc_smooth(dof_d, o_dof, d)
                 A.set_dof_ma(dof_s, o_s, d, 0)
             for i in range(nefc):
                 A.set_efc_jar(efc_f, w, i, A.efc_bias(efc_f, w, i))
@@ -81,7 +82,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
         for i in range(nefc):
             bias = -A.efc_aref(efc_f, w, i)
             for d in range(nv):
-                bias += efc_J[w, i, d] * A.dof_qacc_smooth(dof_d, o_dof, d)
+                bias += efc_J[env_index(w, i, d)] * A.dof_qacc_smooth(dof_d, o_dof, d)
             A.set_efc_bias(efc_f, w, i, bias)
         start(w, nefc, nv, sizes, dof_i, qM, qacc, dof_d, dof_s, efc_J, efc_f, warmstart)
         # stage 0 (CG): the start point's certificate (M^-1 preconditioning); 1 (Newton):
@@ -158,7 +159,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
         """a += alpha search, and what is linear in a with it; keep the old gradients for CG."""
         o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for d in range(nv):
-            qacc[w, d] += alpha * A.dof_search(dof_s, o_s, d)
+            qacc[env_index(w, d)] += alpha * A.dof_search(dof_s, o_s, d)
             A.set_dof_ma(dof_s, o_s, d, A.dof_ma(dof_s, o_s, d)
                                                 + alpha * A.dof_mv(dof_s, o_s, d))
             if ti.static(not newton):

@@ -7,6 +7,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index
 from ...runtime.backend import ti
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -55,7 +56,7 @@ def make_vectors(fp):
         for i in range(nefc):
             s = fp(0.0)
             for d in range(nv):
-                s += efc_J[w, i, d] * get(dof_s, o, d)
+                s += efc_J[env_index(w, i, d)] * get(dof_s, o, d)
             put(efc_f, w, i, s)
 
     @ti.func
@@ -64,7 +65,7 @@ def make_vectors(fp):
         for i in range(nefc):
             s = -A.efc_aref(efc_f, w, i)
             for d in range(nv):
-                s += efc_J[w, i, d] * qacc[w, d]
+                s += efc_J[env_index(w, i, d)] * qacc[env_index(w, d)]
             A.set_efc_jar(efc_f, w, i, s)
 
     @ti.func
@@ -74,7 +75,7 @@ def make_vectors(fp):
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         o = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         for d in range(nv):
-            A.set_dof_scratch(dof_s, o, d, qacc[w, d] - A.dof_qacc_smooth(dof_d, o_dof, d))
+            A.set_dof_scratch(dof_s, o, d, qacc[env_index(w, d)] - A.dof_qacc_smooth(dof_d, o_dof, d))
         mul_M(w, nv, sizes, dof_i, qM, dof_s, "dof_scratch", "dof_ma")
         return fp(0.5) * dot(w, nv, dof_s, "dof_scratch", "dof_ma")
 

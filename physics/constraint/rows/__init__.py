@@ -25,6 +25,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index
 from ...model import (
     DSBL_CONSTRAINT,
     DSBL_CONTACT,
@@ -123,7 +124,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                                     t.con_n, t.efc_J, t.efc_f, t.efc_n)
         A.set_nefc(t.efc_n, w, nefc)
         for d in range(t.sizes[L.SIZE_NV]):
-            A.set_dof_qacc_smooth(t.dof_d, o_dof, d, t.qacc[w, d])
+            A.set_dof_qacc_smooth(t.dof_d, o_dof, d, t.qacc[env_index(w, d)])
 
     @ti.func
     def solve(w, t: ti.template()):
@@ -160,7 +161,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
         for d in range(nv):
             qfrc = fp(0.0)
             for i in range(nefc):
-                qfrc += A.efc_force(t.efc_f, w, i) * t.efc_J[w, i, d]
+                qfrc += A.efc_force(t.efc_f, w, i) * t.efc_J[env_index(w, i, d)]
             A.set_dof_qfrc_constraint(t.dof_d, o_dof, d, qfrc)
         if ti.static(solver == "PGS"):
             # the dual leaves qacc to us: qacc_smooth + M^-1 J^T f (the primal solvers move it)
@@ -170,6 +171,6 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                     A.set_dof_constraint_vel(t.dof_s, o_s, d, A.dof_qfrc_constraint(t.dof_d, o_dof, d))
                 inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_s, "dof_constraint_vel")
                 for d in range(nv):
-                    t.qacc[w, d] += A.dof_constraint_vel(t.dof_s, o_s, d)
+                    t.qacc[env_index(w, d)] += A.dof_constraint_vel(t.dof_s, o_s, d)
 
     return types.SimpleNamespace(rows=rows, solve=solve)

@@ -12,6 +12,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index
 from ...runtime.backend import ti
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -101,11 +102,11 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                 p = m.vec6(0)
                 for k in ti.static(range(6)):
                     if k < dim:
-                        p[k] = efc_J[w, n + k, d]
+                        p[k] = efc_J[env_index(w, n + k, d)]
                 for k in ti.static(range(1, 6)):
                     if k < dim:
-                        efc_J[w, n + 2 * (k - 1), d] = p[0] + mu[k] * p[k]
-                        efc_J[w, n + 2 * (k - 1) + 1, d] = p[0] - mu[k] * p[k]
+                        efc_J[env_index(w, n + 2 * (k - 1), d)] = p[0] + mu[k] * p[k]
+                        efc_J[env_index(w, n + 2 * (k - 1) + 1, d)] = p[0] - mu[k] * p[k]
             for k in ti.static(range(1, 6)):
                 if k < dim:
                     # dims 1, 2 slide along the tangents; 3 spins about the normal; 4, 5 roll

@@ -13,6 +13,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index, env_width
 from ...model import EQ_CONNECT, EQ_JOINT, EQ_WELD
 from ...runtime.backend import ti
 from ...access import make_access
@@ -57,7 +58,7 @@ def make_equality_rows(fp):
                     if kind == EQ_JOINT:
                         # a joint row fills only its joints' columns (body rows write all theirs)
                         for d in range(sizes[L.SIZE_NV]):
-                            efc_J[w, n, d] = 0
+                            efc_J[env_index(w, n, d)] = 0
                         joint_coupling(w, n, e, me, sizes, jnt_i, dof_f, q_f, qpos, eq_i, eq_f, efc_J, efc_f)
                     else:
                         body_equality(w, n, e, me, kind, sizes, body_i, body_f, jnt_i, dof_i, qvel, body_d, dof_d,
@@ -106,13 +107,13 @@ def make_equality_rows(fp):
         j2 = A.eq_obj2(eq_i, e)
         a1 = A.jnt_qposadr(jnt_i, j1)
         d1 = A.jnt_dofadr(jnt_i, j1)
-        pos = qpos[w, a1] - A.qpos0(q_f, 0, a1) - A.eq_data_at(eq_f, me, e, 0)
+        pos = qpos[env_index(w, a1)] - A.qpos0(q_f, 0, a1) - A.eq_data_at(eq_f, me, e, 0)
         diag = A.dof_invweight0(dof_f, md, d1)
-        efc_J[w, row, d1] = 1
+        efc_J[env_index(w, row, d1)] = 1
         if j2 >= 0:
             a2 = A.jnt_qposadr(jnt_i, j2)
             d2 = A.jnt_dofadr(jnt_i, j2)
-            dif = qpos[w, a2] - A.qpos0(q_f, 0, a2)
+            dif = qpos[env_index(w, a2)] - A.qpos0(q_f, 0, a2)
             poly = fp(0.0)
             deriv = fp(0.0)
             for k in ti.static(range(1, 5)):
@@ -120,7 +121,7 @@ def make_equality_rows(fp):
                 poly += c * ti.pow(dif, k)
                 deriv += k * c * ti.pow(dif, k - 1)
             pos -= poly
-            efc_J[w, row, d2] -= deriv
+            efc_J[env_index(w, row, d2)] -= deriv
             diag += A.dof_invweight0(dof_f, md, d2)
         set_row(w, row, efc_f, CNSTR_EQUALITY, e, pos, fp(0.0), diag, fp(-_INF), fp(_INF))
 
@@ -151,7 +152,7 @@ def make_equality_rows(fp):
         rot = A.body_invweight0_at(body_f, mb, b1, 1) + A.body_invweight0_at(body_f, mb, b2, 1)
         norm2 = cpos.dot(cpos)
         # connect: the points' relative velocity; weld: and the bodies' relative angular velocity
-        relative_jacobian(w, row, 6 if kind == EQ_WELD else 3, qvel.shape[1], b1, p1, b2, p2,
+        relative_jacobian(w, row, 6 if kind == EQ_WELD else 3, env_width(qvel), b1, p1, b2, p2,
                           ti.Matrix.identity(fp, 3), body_i, body_d, dof_d, efc_J)
         for k in ti.static(range(3)):
             set_row(w, row + k, efc_f, CNSTR_EQUALITY, e, cpos[k], fp(0.0), tran, fp(-_INF), fp(_INF))
@@ -170,12 +171,12 @@ def make_equality_rows(fp):
             q2inv = m.quat_conj(m.quat_mul(A.body_xquat(body_d, o_body, b2), quat2))
             err = m.quat_mul(q2inv, q1rel)
             # d(err)/d(qvel): 0.5 conj(q2) (w1 - w2) q1 relpose, per dof
-            for d in range(qvel.shape[1]):
-                omega = m.vec4(fp(0.0), efc_J[w, row + 3, d], efc_J[w, row + 4, d], efc_J[w, row + 5, d])
+            for d in range(env_width(qvel)):
+                omega = m.vec4(fp(0.0), efc_J[env_index(w, row + 3, d)], efc_J[env_index(w, row + 4, d)], efc_J[env_index(w, row + 5, d)])
                 if omega[1] != 0 or omega[2] != 0 or omega[3] != 0:
                     col = m.quat_mul(m.quat_mul(q2inv, omega), q1rel)
                     for k in ti.static(range(3)):
-                        efc_J[w, row + 3 + k, d] = fp(0.5) * scale * col[k + 1]
+                        efc_J[env_index(w, row + 3 + k, d)] = fp(0.5) * scale * col[k + 1]
             for k in ti.static(range(3)):
                 set_row(w, row + 3 + k, efc_f, CNSTR_EQUALITY, e, scale * err[k + 1], fp(0.0), rot, fp(-_INF),
                         fp(_INF))

@@ -8,6 +8,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index
 from ...runtime.backend import ti
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -41,7 +42,7 @@ def make_friction_rows(fp):
             if loss > 0:
                 row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                 if row >= 0:
-                    efc_J[w, row, d] = 1
+                    efc_J[env_index(w, row, d)] = 1
                     set_row(w, row, efc_f, CNSTR_FRICTION_DOF, d, fp(0.0), fp(0.0),
                             A.dof_invweight0(dof_f, md, d), -loss,
                             loss)

@@ -12,6 +12,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index
 from ...model import JNT_BALL, JNT_FREE
 from ...runtime.backend import ti
 from ...access import make_access
@@ -34,7 +35,7 @@ def make_row_jacobian(fp):
         o_body = m.env_rows(w, body_i.shape[0] // L.NBODY_I, L.NBODY_D)
         for k in range(nrow):
             for d in range(nv):
-                efc_J[w, n + k, d] = 0
+                efc_J[env_index(w, n + k, d)] = 0
         for side in ti.static(range(2)):
             b = b1 if side == 0 else b2
             sign = fp(1.0) if side == 0 else fp(-1.0)
@@ -48,12 +49,12 @@ def make_row_jacobian(fp):
                     lin = frame @ (m.vec3(cdof[3], cdof[4], cdof[5]) + ang.cross(offset))
                     for k in ti.static(range(3)):
                         if k < nrow:
-                            efc_J[w, n + k, d] += sign * lin[k]
+                            efc_J[env_index(w, n + k, d)] += sign * lin[k]
                     if nrow > 3:
                         rot = frame @ ang
                         for k in ti.static(range(3)):
                             if k + 3 < nrow:
-                                efc_J[w, n + 3 + k, d] += sign * rot[k]
+                                efc_J[env_index(w, n + 3 + k, d)] += sign * rot[k]
                 b = A.body_parent(body_i, b)
 
     @ti.func
@@ -78,7 +79,7 @@ def make_row_jacobian(fp):
                 jtype = A.jnt_type(jnt_i, j)
                 if jtype == JNT_BALL or (jtype == JNT_FREE and d >= A.jnt_dofadr(jnt_i, j) + 3):
                     cdof_dot = m.cross_motion(A.body_cvel(body_d, o_body, b), cdof)
-                v = qvel[w, d]
+                v = qvel[env_index(w, d)]
                 ang += m.ang(cdof_dot) * v
                 lin += (m.lin(cdof_dot) + m.ang(cdof_dot).cross(offset) + m.ang(cdof).cross(pvel)) * v
             b = A.body_parent(body_i, b)
@@ -99,7 +100,7 @@ def make_row_jacobian(fp):
         """efc_J[row] += sign * d(length of fixed tendon t)/d(qvel)."""
         mw = w % wrap_f.shape[0]
         for n in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
-            efc_J[w, row, A.jnt_dofadr(jnt_i, A.wrap_objid(wrap_i, n))] += sign * A.wrap_prm(wrap_f, mw, n)
+            efc_J[env_index(w, row, A.jnt_dofadr(jnt_i, A.wrap_objid(wrap_i, n)))] += sign * A.wrap_prm(wrap_f, mw, n)
 
     return types.SimpleNamespace(relative_jacobian=relative_jacobian, point_jacdot_qvel=point_jacdot_qvel,
                                  quat_deriv=quat_deriv, tendon_jacobian_add=tendon_jacobian_add)

@@ -9,6 +9,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index
 from ...model import JNT_BALL, JNT_HINGE, JNT_SLIDE
 from ...runtime.backend import ti
 from ...access import make_access
@@ -42,7 +43,7 @@ def make_limit_rows(fp):
         for j in range(sizes[L.SIZE_NJNT]):
             jtype = A.jnt_type(jnt_i, j)
             if A.jnt_limited(jnt_i, j) != 0 and (jtype == JNT_HINGE or jtype == JNT_SLIDE):
-                value = qpos[w, A.jnt_qposadr(jnt_i, j)]
+                value = qpos[env_index(w, A.jnt_qposadr(jnt_i, j))]
                 margin = A.jnt_margin(jnt_f, mj, j)
                 da = A.jnt_dofadr(jnt_i, j)
                 for s in ti.static(range(2)):
@@ -51,7 +52,7 @@ def make_limit_rows(fp):
                     if dist < margin:
                         row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                         if row >= 0:
-                            efc_J[w, row, da] = -side
+                            efc_J[env_index(w, row, da)] = -side
                             set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin,
                                     A.dof_invweight0(dof_f, md, da),
                                     fp(0.0), fp(_INF))
@@ -59,7 +60,7 @@ def make_limit_rows(fp):
                             n += 1
             elif A.jnt_limited(jnt_i, j) != 0 and jtype == JNT_BALL:
                 pa = A.jnt_qposadr(jnt_i, j)
-                q = m.quat_normalize(m.vec4(qpos[w, pa], qpos[w, pa + 1], qpos[w, pa + 2], qpos[w, pa + 3]))
+                q = m.quat_normalize(m.vec4(qpos[env_index(w, pa)], qpos[env_index(w, pa + 1)], qpos[env_index(w, pa + 2)], qpos[env_index(w, pa + 3)]))
                 axis_angle = quat_axis_angle(q)
                 axis = m.vec3(axis_angle[0], axis_angle[1], axis_angle[2])
                 angle = axis_angle[3]
@@ -70,7 +71,7 @@ def make_limit_rows(fp):
                     if row >= 0:
                         da = A.jnt_dofadr(jnt_i, j)
                         for k in ti.static(range(3)):
-                            efc_J[w, row, da + k] = -axis[k]
+                            efc_J[env_index(w, row, da + k)] = -axis[k]
                         set_row(w, row, efc_f, CNSTR_LIMIT_JOINT, j, dist, margin,
                                 A.dof_invweight0(dof_f, md, da),
                                 fp(0.0), fp(_INF))

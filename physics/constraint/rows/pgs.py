@@ -13,6 +13,7 @@ import functools
 import types
 
 from ... import layout as L
+from ...lanes import env_index
 from ...model import DSBL_WARMSTART
 from ...runtime.backend import ti
 from ...access import make_access
@@ -42,13 +43,13 @@ def make_pgs(fp, cone: str = "pyramidal"):
         nv = sizes[L.SIZE_NV]
         for j in range(nefc):
             for d in range(nv):
-                A.set_dof_constraint_vel(dof_s, o_s, d, efc_J[w, j, d])
+                A.set_dof_constraint_vel(dof_s, o_s, d, efc_J[env_index(w, j, d)])
             inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_constraint_vel")
             for i in range(j, nefc):
                 a = row_dot(w, i, efc_J, nv, dof_s, "dof_constraint_vel")
-                efc_Y[w, i, j] = a
-                efc_Y[w, j, i] = a
-            A.set_efc_AR(efc_f, w, j, efc_Y[w, j, j] + A.efc_R(efc_f, w, j))
+                efc_Y[env_index(w, i, j)] = a
+                efc_Y[env_index(w, j, i)] = a
+            A.set_efc_AR(efc_f, w, j, efc_Y[env_index(w, j, j)] + A.efc_R(efc_f, w, j))
 
     @ti.func
     def warm_start(w, nefc, nv, sizes: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
@@ -69,7 +70,7 @@ def make_pgs(fp, cone: str = "pyramidal"):
         # gradient of the dual: J_i qacc_smooth - aref_i + (A f)_i + R_i f_i
         grad = A.efc_bias(efc_f, w, i) + A.efc_R(efc_f, w, i) * A.efc_force(efc_f, w, i)
         for j in range(nefc):
-            grad += efc_Y[w, i, j] * A.efc_force(efc_f, w, j)
+            grad += efc_Y[env_index(w, i, j)] * A.efc_force(efc_f, w, j)
         old = A.efc_force(efc_f, w, i)
         new = old - grad / A.efc_AR(efc_f, w, i)
         new = ti.min(ti.max(new, A.efc_lower(efc_f, w, i)), A.efc_upper(efc_f, w, i))
@@ -95,7 +96,7 @@ def make_pgs(fp, cone: str = "pyramidal"):
             f = A.efc_force(efc_f, w, i)
             af = A.efc_R(efc_f, w, i) * f
             for j in range(nefc):
-                af += efc_Y[w, i, j] * A.efc_force(efc_f, w, j)
+                af += efc_Y[env_index(w, i, j)] * A.efc_force(efc_f, w, j)
             cost += f * (A.efc_bias(efc_f, w, i) + fp(0.5) * af)
         if cost > 0:
             for i in range(nefc):

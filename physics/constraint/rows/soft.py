@@ -30,6 +30,7 @@ import types
 
 from ...access import make_access
 from ... import layout as L
+from ...lanes import env_index
 from ...model import DSBL_REFSAFE
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
@@ -178,11 +179,11 @@ def make_soft(fp):
             for k in range(n):
                 guess = fp(0.0)
                 for d in range(nv):
-                    jd = efc_J[w, i + k, d]
+                    jd = efc_J[env_index(w, i + k, d)]
                     guess += jd * jd * A.dof_invweight0(dof_f, md, d)
                 if A.efc_R(efc_f, w, i + k) < fp(FLOAT32_SCREEN * FLOAT32_MIN_R) * guess:
                     for d in range(nv):
-                        A.set_dof_scratch(dof_s, o_s, d, efc_J[w, i + k, d])
+                        A.set_dof_scratch(dof_s, o_s, d, efc_J[env_index(w, i + k, d)])
                     for r in range(nv):
                         j = nv - 1 - r
                         xj = A.dof_scratch(dof_s, o_s, j)
@@ -209,7 +210,7 @@ def make_soft(fp):
         """aref = -B J qvel - K imp (pos - margin)."""
         o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for d in range(nv):
-            A.set_dof_constraint_vel(dof_s, o_s, d, qvel[w, d])
+            A.set_dof_constraint_vel(dof_s, o_s, d, qvel[env_index(w, d)])
         for i in range(nefc):
             vel = row_dot(w, i, efc_J, nv, dof_s, "dof_constraint_vel")
             A.set_efc_vel(efc_f, w, i, vel)

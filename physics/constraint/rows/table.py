@@ -12,6 +12,7 @@ import types
 
 from ...access import make_access
 from ... import layout as L
+from ...lanes import env_index
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
 
@@ -37,7 +38,7 @@ def make_row_table(fp):
         if nefc < sizes[L.SIZE_NEFC]:
             row = nefc
             for d in range(sizes[L.SIZE_NV]):
-                efc_J[w, row, d] = 0
+                efc_J[env_index(w, row, d)] = 0
         else:
             A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + 1)
         return row
@@ -68,7 +69,7 @@ def make_row_table(fp):
         o = m.env_rows(w, ti.max(nv, 1), ti.static(A.row_width[col]))
         s = fp(0.0)
         for d in range(nv):
-            s += rows[w, i, d] * get(vec, o, d)
+            s += rows[env_index(w, i, d)] * get(vec, o, d)
         return s
 
     return types.SimpleNamespace(new_row=new_row, set_row=set_row, copy_sol=copy_sol,

@@ -11,6 +11,16 @@ from .patch import Patch, Unsupported
 # --- table accessors expanded where they are called ---------------------------------------
 
 
+def traced_helper(function):
+    """Mark ``function``, plain Python, as called from traced code to build expressions
+    (an index, a load): Taichi's tracer warns about calling any function that does not say
+    it is a Taichi function, and counts a true one's prints; this says it is one, and
+    false, in the words of both Taichis."""
+    function._is_taichi_function = False
+    function._is_quadrants_function = False
+    return function
+
+
 def traced_access():
     """The primitives the table accessors are written in when they are expanded in place
     while Taichi traces a kernel (a :class:`TracedAccess`), or None where they stay
@@ -73,11 +83,7 @@ class TracedAccess:
 
     @staticmethod
     def expands(function):
-        """Mark ``function`` as called from traced code: Taichi's tracer warns about
-        calling any function that does not say it is a Taichi function, and counts a
-        true one's prints; this says it is one, and false."""
-        function._is_taichi_function = False
-        return function
+        return traced_helper(function)
 
     def _builder(self):
         return self._impl.get_runtime().compiling_callable.ast_builder()
