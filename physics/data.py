@@ -37,15 +37,20 @@ class Tables:
     copies of the model tables, which per-env parameters edit and upload.
     """
 
-    def __init__(self, model, num_envs: int, fp, dtype, pairs, max_contacts=None):
+    def __init__(self, model, num_envs: int, fp, dtype, pairs, max_contacts=None, staged: bool = False):
         self.num_envs, self.fp, self.npair = num_envs, fp, pairs.npair
         self.max_contacts, self.nefc_capacity = _capacities(model, pairs, max_contacts)
+        # the staged schedule's narrow phase writes each env's pairs' contacts apart
+        # (collision/driver.py, pair_contacts): a row per env and pair, as long as the most
+        # contacts one pair makes; elsewhere one unused row
+        self.pair_rows = (padded_envs(num_envs, table_lanes()) * pairs.npair if staged and pairs.npair else 1,
+                          max(1, int(pairs.maxcon[: pairs.npair].max(initial=1))))
         self.packed = L.pack_model(model, dtype, self.nefc_capacity, pairs.npair)
         self.packed.update(pack_collision_model(model, pairs, dtype))
         self.model = self._model_tables()
         self.shapes = L.data_shapes(model, num_envs, self.nefc_capacity)
         self.lanes = table_lanes()  # the flat tables' layout (physics/lanes.py)
-        _check_entries(self.shapes, num_envs)
+        _check_entries({**self.shapes, "pair_con_f": (*self.pair_rows, NCON_F)}, num_envs)
         self.data = self._data_tables(model)
         self.program: dict = {}
         self.all_ids = upload(np.arange(num_envs, dtype=np.int32), ti.i32)
@@ -71,7 +76,9 @@ class Tables:
         shapes.update(efc_n=(ti.i32, (n, L.NEFC_N)), eq_d=(ti.i32, (n, max(model.neq, 1), 2)),
                       geom_x=(fp, (n, max(model.ngeom, 1), NGEOM_X)), con_f=(fp, (n, self.max_contacts, NCON_F)),
                       con_i=(ti.i32, (n, self.max_contacts, NCON_I)), con_n=(ti.i32, (n, 2)),
-                      pair_hit=(ti.i32, (n, max(self.npair, 1))))  # the broad phase's outcomes
+                      pair_hit=(ti.i32, (n, max(self.npair, 1))),  # the broad phase's outcomes
+                      pair_con_f=(fp, (*self.pair_rows, NCON_F)), pair_con_i=(ti.i32, (*self.pair_rows, NCON_I)),
+                      pair_con_n=(ti.i32, (self.pair_rows[0], 2)))
         out.update({name: ti.ndarray(dtype, device_shape(shape, lanes if name in L.ENV_TABLES else 1))
                     for name, (dtype, shape) in shapes.items()})
         return out

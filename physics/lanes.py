@@ -62,6 +62,13 @@ def env_width(table):
 
 
 @traced_helper
+def env_count(table):
+    """The envs a table of layout.ENV_TABLES has rows for, as traced: num_envs, or whole
+    blocks of LANES interleaved."""
+    return table.shape[0] * table_lanes()
+
+
+@traced_helper
 def lane_index(lanes: int, w, *entry) -> tuple:
     """env_index for a table laid out for ``lanes`` (1: env-major)."""
     if lanes == 1:

@@ -648,7 +648,8 @@ FLAT_MODEL_TABLES = ("body_i", "jnt_i", "dof_i", "body_f", "jnt_f", "dof_f")
 # lanes.env_index and their accessors, which the interleaved layout (physics/lanes.py)
 # reshapes to (num_envs / LANES, ..., n * LANES).
 ENV_TABLES = ("qpos", "qvel", "qacc", "ctrl", "qfrc_applied", "qpos_start", "act_d", "ten_d", "efc_J", "efc_Y",
-              "efc_f", "efc_n", "eq_d", "geom_x", "con_f", "con_i", "con_n", "pair_hit")
+              "efc_f", "efc_n", "eq_d", "geom_x", "con_f", "con_i", "con_n", "pair_hit", "pair_con_f", "pair_con_i",
+              "pair_con_n")
 
 
 def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:

@@ -133,7 +133,8 @@ class World:
         self._machine_key = machine_code.key(self._kernel_key) if fused_machine_code else None
         self.machine_code = self._launch_machine_code()
         self._post_kernel = ReusedLaunch(self._kernels.post)
-        self._tables = Tables(model, self.num_envs, self._fp, self.dtype, self._pairs, max_contacts)
+        self._tables = Tables(model, self.num_envs, self._fp, self.dtype, self._pairs, max_contacts,
+                              staged=self._staged is not None)
         self.max_contacts, self.nefc_capacity = self._tables.max_contacts, self._tables.nefc_capacity
         self._d = self._tables.data  # the per-env tables, by name
         self._bridge = TorchBridge(self.device, self.dtype)

@@ -72,6 +72,31 @@ def test_staged_steps_the_shipped_robots_as_fused(robot, device):
         assert world.most_contacts > 0  # the contact phases had work
 
 
+def test_staged_contact_table_past_its_capacity_is_fused(device):
+    """The staged narrow phase (a thread per env and candidate pair, then the env's table in
+    pair order) keeps the contacts the fused one keeps when they do not all fit, and counts
+    the rest as overflow."""
+    model = physics.load_model(os.path.join(ASSETS, "ant.xml"))
+    found = {}
+    for schedule in ("fused", "staged"):
+        world = physics.World(model, NUM_ENVS, device=device, precision="float64", schedule=schedule,
+                              serial=False, max_contacts=2)
+        rng = np.random.default_rng(5)
+        qpos = world.get("qpos")
+        qpos[:, 2] = 0.1  # the torso sunk in the floor: its sphere and legs touch it
+        world.set_state(qpos=qpos, qvel=rng.normal(0, 0.3, (NUM_ENVS, model.nv)))
+        world.step(3)
+        found[schedule] = world.contacts(), world.get("qacc")
+    (fused, fused_qacc), (staged, staged_qacc) = found["fused"], found["staged"]
+    assert fused["overflow"].min() > 0  # every env made more contacts than fit
+    for name, value in fused.items():  # the same contacts; their floats from states equal to round-off
+        if value.dtype.kind == "f":
+            np.testing.assert_allclose(staged[name], value, rtol=TOL, atol=TOL, err_msg=name)
+        else:
+            np.testing.assert_array_equal(staged[name], value, err_msg=name)
+    np.testing.assert_allclose(staged_qacc, fused_qacc, rtol=TOL, atol=TOL)
+
+
 @pytest.mark.slow
 @SWEEP
 @pytest.mark.parametrize("robot", ["half_cheetah", "walker2d", "swimmer", "reacher", "inverted_double_pendulum"])

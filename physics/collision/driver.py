@@ -261,10 +261,11 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                          A.geom_xmat(geom_x, w, g2), A.geom_rbound(geom_f, mg, g2), margin)
 
     @ti.func
-    def collide_pair(w, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
-                     geom_f: ti.template(), geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(),
-                     con_n: ti.template()):
-        """Candidate pair p's narrow phase: its contacts appended to env w's."""
+    def collide_pair_into(w, v, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
+                          geom_f: ti.template(), geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(),
+                          con_n: ti.template()):
+        """Candidate pair p's narrow phase from env w's geom poses: its contacts appended to
+        row v of the contact tables (env w's own, or the pair's row of pair_contacts)."""
         mp = w % pair_f.shape[0]
         mg = w % geom_f.shape[0]
         g1 = A.pair_geom1(pair_i, p)
@@ -274,23 +275,64 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         pos2 = A.geom_xpos(geom_x, w, g2)
         mat1 = A.geom_xmat(geom_x, w, g1)
         mat2 = A.geom_xmat(geom_x, w, g2)
-        first = A.ncon(con_n, w)
+        first = A.ncon(con_n, v)
         collider = A.pair_collider(pair_i, p)
         if ti.static(convex):
             if collider == B.COLLIDE_CONVEX:
-                cvx.collide(w, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
+                cvx.collide(v, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
                             A.geom_rbound(geom_f, mg, g1), A.geom_type(geom_i, g2), pos2, mat2,
                             A.geom_size(geom_f, mg, g2), A.geom_rbound(geom_f, mg, g2), margin,
                             A.pair_maxcon(pair_i, p))
             else:
-                primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
+                primitive(v, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
                           mat2, margin)
         else:
-            primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
+            primitive(v, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
                       margin)
-        for c in range(first, A.ncon(con_n, w)):
-            nph.complete_frame(w, c, con_f)
-            set_params(w, p, c, mp, pair_i, pair_f, con_f, con_i)
+        for c in range(first, A.ncon(con_n, v)):
+            nph.complete_frame(v, c, con_f)
+            set_params(v, p, c, mp, pair_i, pair_f, con_f, con_i)
+
+    @ti.func
+    def collide_pair(w, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
+                     geom_f: ti.template(), geom_x: ti.template(), con_f: ti.template(), con_i: ti.template(),
+                     con_n: ti.template()):
+        """Candidate pair p's narrow phase: its contacts appended to env w's."""
+        collide_pair_into(w, w, p, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
+
+    @ti.func
+    def pair_contacts(w, p, v, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
+                      geom_f: ti.template(), geom_x: ti.template(), pair_hit: ti.template(), pair_con_f: ti.template(),
+                      pair_con_i: ti.template(), pair_con_n: ti.template()):
+        """Candidate pair p's narrow phase in env w, apart from the env's other pairs: its
+        contacts (none where the broad phase ruled it out) in row v of the pair tables
+        pair_con_* (shaped as the contact tables, a row per env and pair, each as long as
+        the most contacts a pair makes), for gather_contacts to copy in pair order."""
+        A.set_ncon(pair_con_n, v, 0)
+        A.set_ncon_overflow(pair_con_n, v, 0)
+        if pair_hit[env_index(w, p)] != 0:
+            collide_pair_into(w, v, p, pair_i, pair_f, geom_i, geom_f, geom_x, pair_con_f, pair_con_i, pair_con_n)
+
+    @ti.func
+    def gather_contacts(w, npair, rows, pair_con_f: ti.template(), pair_con_i: ti.template(),
+                        pair_con_n: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template()):
+        """Env w's contacts from its pairs' rows (pair_contacts; pair p's in row p * rows + w),
+        in pair order: the table collide_hits makes, the contacts past its capacity counted
+        as overflow."""
+        n, over = 0, 0
+        for p in range(npair):
+            v = p * rows + w
+            for c in range(A.ncon(pair_con_n, v)):
+                if n < con_f.shape[1]:
+                    for k in ti.static(range(L.CON_F.used)):
+                        con_f[env_index(w, n, k)] = pair_con_f[env_index(v, c, k)]
+                    for k in ti.static(range(L.CON_I.used)):
+                        con_i[env_index(w, n, k)] = pair_con_i[env_index(v, c, k)]
+                    n += 1
+                else:
+                    over += 1
+        A.set_ncon(con_n, w, n)
+        A.set_ncon_overflow(con_n, w, over)
 
     i2 = ti.types.ndarray(dtype=ti.i32, ndim=2)
     f1 = ti.types.ndarray(dtype=fp, ndim=1)
@@ -307,6 +349,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
 
     return types.SimpleNamespace(collide=collide, collide_pairs=collide_pairs, geom_poses=geom_poses,
                                  geom_pose=geom_pose, test_pair=test_pair, collide_hits=collide_hits,
+                                 pair_contacts=pair_contacts, gather_contacts=gather_contacts,
                                  kernel=collide_kernel)
 
 

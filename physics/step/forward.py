@@ -10,7 +10,7 @@ from .. import layout as L
 from ..collision.driver import make_collision
 from ..constraint.rows import make_constraint
 from ..features import ALL, Features
-from ..lanes import env_index, table_lanes
+from ..lanes import env_count, env_index, table_lanes
 from ..model import DSBL_CONSTRAINT, DSBL_LIMIT
 from ..runtime.backend import ti
 from ..access import make_access
@@ -116,6 +116,16 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                          t.con_f, t.con_i, t.con_n)
 
     @ti.func
+    def pair_contacts(w, p, t: ti.template()):
+        col.pair_contacts(w, p, p * env_count(t.qvel) + w, t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x,
+                          t.pair_hit, t.pair_con_f, t.pair_con_i, t.pair_con_n)
+
+    @ti.func
+    def contact_table(w, t: ti.template()):
+        col.gather_contacts(w, t.sizes[L.SIZE_NPAIR], env_count(t.qvel), t.pair_con_f, t.pair_con_i, t.pair_con_n,
+                            t.con_f, t.con_i, t.con_n)
+
+    @ti.func
     def mass_matrix(w, t: ti.template()):
         inertia.crb(w, t.sizes, t.body_i, t.dof_i, t.dof_f, t.body_d, t.dof_d, t.qM)
 
@@ -189,7 +199,9 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
               Phase("cdof", cdof, joints),
               *((Phase("tendons", tendon, fixed_tendons),) if features.tendons else ()),
               *((Phase("geom_poses", geom_pose, posed_geoms), Phase("broad_phase", broad_phase, pairs),
-                 Phase("contacts", contacts)) if features.contacts else ()),
+                 Phase("contacts", contacts, staged=(Phase("pair_contacts", pair_contacts, pairs),
+                                                     Phase("contact_table", contact_table))))
+                if features.contacts else ()),
               Phase("mass_matrix", mass_matrix),
               Phase("mass_copy", copy_mass_entry, mass_entries),
               Phase("mass_factor", factor_mass),

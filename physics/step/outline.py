@@ -66,13 +66,14 @@ def make_outline(fp, separate: bool = False):
         qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
         efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
         pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2, pair_hit: i2,
+        pair_con_f: f3, pair_con_i: i3, pair_con_n: i2,
         eq_i: i2, eq_f: f3, eq_d: i3, prog_i: i1, prog_f: f1, reg: f2, env_ids: i1,
     ):
         t = ti.static(Tables(
             sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f, wrap_f, opt_f,
             ctrl, qfrc_applied, qpos, qvel, qacc, qpos_start, body_d, jnt_d, dof_d, dof_s, qM, qLD, act_d, ten_d,
-            efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n, pair_hit, eq_i,
-            eq_f, eq_d, prog_i, prog_f, reg, env_ids))
+            efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n, pair_hit,
+            pair_con_f, pair_con_i, pair_con_n, eq_i, eq_f, eq_d, prog_i, prog_f, reg, env_ids))
         ti.static(parts[0])(w, t)
         if ti.static(len(parts) > 1):
             call_outlined(ti.static(parts[1:]), w, t)

@@ -86,6 +86,7 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
         efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
         pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2, pair_hit: i2,
+        pair_con_f: f3, pair_con_i: i3, pair_con_n: i2,
         eq_i: i2, eq_f: f3, eq_d: i3,
         # the World's program (physics/step/program.py) and its registers
         prog_i: i1, prog_f: f1, reg: f2,
@@ -101,7 +102,8 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
             ctrl=ctrl, qfrc_applied=qfrc_applied, qpos=qpos, qvel=qvel, qacc=qacc, qpos_start=qpos_start,
             body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, dof_s=dof_s, qM=qM, qLD=qLD, act_d=act_d, ten_d=ten_d, efc_J=efc_J,
             efc_Y=efc_Y, efc_f=efc_f, efc_n=efc_n, pair_i=pair_i, pair_f=pair_f, geom_i=geom_i, geom_f=geom_f,
-            geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n, pair_hit=pair_hit, eq_i=eq_i, eq_f=eq_f, eq_d=eq_d,
+            geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n, pair_hit=pair_hit, pair_con_f=pair_con_f,
+            pair_con_i=pair_con_i, pair_con_n=pair_con_n, eq_i=eq_i, eq_f=eq_f, eq_d=eq_d,
             prog_i=prog_i, prog_f=prog_f, reg=reg, env_ids=env_ids))
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):

@@ -30,11 +30,15 @@ class Phase(NamedTuple):
     """One step of forward(): ``run(w, t)`` for env w once (``count`` None), or
     ``run(w, e, t)`` for each element e < ``count(t)`` (a ``@ti.func`` of the step's
     tables, the same for every env: model sizes, never per-env state). ``t`` holds the
-    step kernel's arrays by name (physics/step/pipeline.py)."""
+    step kernel's arrays by name (physics/step/pipeline.py). ``staged``: the phases the
+    staged schedule runs instead, where the work splits into more threads than one per
+    env at the cost of a pass through memory that one thread per env does without (the
+    narrow phase per candidate pair, then the env's contact table in pair order)."""
 
     name: str
     run: Any
     count: Any = None
+    staged: tuple = ()
 
     @property
     def per_env(self) -> bool:
@@ -47,7 +51,7 @@ def staged_loops(phases) -> tuple:
     one thread, in order, so they need no barrier between them; an element phase reads
     what other threads wrote for the same env, so a loop ends before it."""
     loops: list[tuple] = []
-    for phase in phases:
+    for phase in (p for phase in phases for p in (phase.staged or (phase,))):
         if phase.per_env and loops and loops[-1][0].per_env:
             loops[-1] = (*loops[-1], phase)
         else:
