@@ -70,9 +70,13 @@ def parse_variant(text: str) -> Variant:
 
 
 def _import_tree(tree: str) -> None:
-    # an editable install answers `import taigym` from its own finder, ahead of sys.path
+    # an editable install answers `import taigym` from its own finder, ahead of sys.path,
+    # and this script's own imports (its argument parser) loaded the installed taigym
+    # already: both go, so that the tree's taigym is the one imported from here on
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()
                         and "editable" not in type(f).__module__.lower()]
+    for name in [n for n in sys.modules if n == "taigym" or n.startswith("taigym.")]:
+        del sys.modules[name]
     sys.path.insert(0, tree)
 
 

@@ -7,6 +7,7 @@ positive and finite they are not asserted on.
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -232,16 +233,21 @@ def test_variants_take_turns_and_report_each_build(tmp_path, device):
     from taigym.scripts import benchmark_variants
 
     out = tmp_path / "variants.json"
-    # the same build twice, once imported from this checkout as a source tree: one kernel
+    # the same build twice, once imported as a source tree elsewhere (a copy of this
+    # checkout's sources, 2 MB): the tree's worker must import from there, not the installed one
+    tree = tmp_path / "tree"
+    for name in ("taigym", "physics", "envs", "tasks", "configs", "scripts"):
+        shutil.copytree(REPO_ROOT / name, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO_ROOT / "pyproject.toml", tree / "pyproject.toml")
     status = benchmark_variants.main(["--model", "inverted_pendulum", "--smooth", "--num-envs", "2", "--rounds", "3",
                                       "--seconds", "0.05", "--variant", "installed=",
-                                      "--variant", f"tree=tree:{REPO_ROOT},TAIGYM_TEST_MARK=1", "--out", str(out)])
+                                      "--variant", f"tree=tree:{tree},TAIGYM_TEST_MARK=1", "--out", str(out)])
     assert status == 0
     report = json.loads(out.read_text())
     assert [r["variant"] for r in report["rows"]] == ["installed", "tree"]
     assert report["rows"][0]["median_ratio"] == 1.0
     assert all(_positive(r["median_steps_per_s"]) and _positive(r["median_ratio"]) for r in report["rows"])
-    assert Path(report["sources"]["tree"]).resolve() == REPO_ROOT / "physics" / "__init__.py"
+    assert Path(report["sources"]["tree"]) == tree / "physics" / "__init__.py"
     assert report["variants"][1]["env"] == {"TAIGYM_TEST_MARK": "1"}
     assert "| tree | tree " in out.with_suffix(".md").read_text()
 
