@@ -49,7 +49,7 @@ class Tables:
         self.packed.update(pack_collision_model(model, pairs, dtype))
         self.model = self._model_tables()
         self.shapes = L.data_shapes(model, num_envs, self.nefc_capacity)
-        self.lanes = table_lanes()  # the flat tables' layout (physics/lanes.py)
+        self.lanes = table_lanes()  # the per-env tables' layout (physics/lanes.py)
         _check_entries({**self.shapes, "pair_con_f": (*self.pair_rows, NCON_F)}, num_envs)
         self.data = self._data_tables(model)
         self.program: dict = {}
