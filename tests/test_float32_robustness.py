@@ -45,10 +45,11 @@ def _rollout(model, qvel, precision, device):
 
 
 def test_ball_joint_sphere_on_capsule_float32_tracks_float64(device):
-    """Over 200 steps float32's qvel stays within 0.01 rad/s of float64's and 0.003 of
-    MuJoCo's (measured 0.005 and 0.0009: float64 is itself 0.005 from MuJoCo on this
-    contact). Before the floor float32 reached 3.6e3 rad/s by step 40 and 1.4e7 by step
-    200, while float64 and MuJoCo stayed under 0.056."""
+    """Over 200 steps float32's qvel stays within 0.003 rad/s of MuJoCo's and within 0.01
+    of float64's beyond float64's own distance from MuJoCo (measured: float32 0.0009 from
+    MuJoCo on both Taichis; float64 is itself 0.005 from MuJoCo on this exact-centre contact
+    on taichi 1.7.4, and 0.015 on quadrants). Before the floor float32 reached 3.6e3 rad/s by step 40
+    and 1.4e7 by step 200, while float64 and MuJoCo stayed under 0.056."""
     model = load_mjcf_string(REPORTED)
     single = _rollout(model, [REPORTED_QVEL], "float32", device)[:, 0]
     double = _rollout(model, [REPORTED_QVEL], "float64", device)[:, 0]
@@ -60,8 +61,8 @@ def test_ball_joint_sphere_on_capsule_float32_tracks_float64(device):
         mujoco.mj_step(mjm, d)
         reference[k] = d.qvel
     assert np.isfinite(single).all()
-    assert np.abs(single - double).max() < 0.01
     assert np.abs(single - reference).max() < 0.003
+    assert np.abs(single - double).max() < 0.01 + np.abs(double - reference).max()
 
 
 def _surface(kind, size, normal):
