@@ -109,7 +109,15 @@ SIZE_BODYF_STRIDE, SIZE_JNTF_STRIDE, SIZE_DOFF_STRIDE = 19, 20, 21
 SIZE_MCOL = 22
 # Entries of one env's rows in the dofs' scratch table (dof_s)
 SIZE_DOFS_STRIDE = 23
-NSIZES = 24
+# The kinematic tree's levels (the world body's is 0, its children's 1, ...): entry
+# SIZE_LEVEL_START + l is where level l starts in the bodies' breadth-first order (the
+# body_i column "treeorder"), for l up to TREE_LEVELS, whose entry is where the deeper
+# levels start (nbody where there are none). The staged schedule runs each of the first
+# TREE_LEVELS levels as a loop of its own and the deeper ones per env
+# (physics/step/staged.py).
+TREE_LEVELS = 8
+SIZE_LEVEL_START = 24
+NSIZES = SIZE_LEVEL_START + TREE_LEVELS + 1
 # The solver and cone are compile-time choices (physics/step/pipeline.py), not sizes.
 SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
@@ -123,6 +131,9 @@ BODY_I = Table(
     ("parent", 1, "parent body", _ID), ("root", 1, "the root of the body's subtree below the world", _ID),
     ("jntnum", 1, "joints on the body", "count"), ("jntadr", 1, "first joint", _ID),
     ("dofnum", 1, "dofs of the body's joints", "count"), ("dofadr", 1, "first dof", _ID),
+    ("treeorder", 1, "the body at this position of the tree's breadth-first order (tree_levels)", _ID),
+    ("childadr", 1, "where the body's children start in that order", "position"),
+    ("childnum", 1, "the body's children", "count"),
     pow2=True)
 BODY_F = Table(
     "body_f", "body_", FLAT, "float", "body constants, in the parent's frame",
@@ -400,7 +411,8 @@ NQ_F, NACT_I, NACT_F, NTEN_I, NTEN_F, NEQ_I, NEQ_F, NOPT_F = (
 NPLAN = 3  # the staged schedule's plan of a launch per env: program segments, steps, advance
 NBODY_D, NJNT_D, NDOF_D, NDOF_S, NEFC_F, NEFC_N, NACT_D, NTEN_D = (
     t.width for t in (BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D))
-BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR = (BODY_I.start(k) for k in BODY_I)
+(BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR, BODY_TREEORDER, BODY_CHILDADR,
+ BODY_CHILDNUM) = (BODY_I.start(k) for k in BODY_I)
 JNT_TYPE, JNT_LIMITED, JNT_LIMIT_MODEL = (JNT_I.start(k) for k in ("type", "limited", "limit_model"))
 DOF_MROWLEN = DOF_I.start("mrowlen")
 EQ_D_ACTIVE, EQ_D_BROKEN = EQ_D.start("active"), EQ_D.start("broken")
@@ -478,6 +490,24 @@ def sparse_columns(m: Model) -> np.ndarray:
     return cols
 
 
+def tree_levels(m: Model):
+    """The kinematic tree by level: the sizes' level starts (SIZE_LEVEL_START), the
+    breadth-first order (the world, then each listed body's children in body order, so
+    that a parent's children are side by side and levels follow one another), and each
+    body's children's start in that order and their count."""
+    children: list[list[int]] = [[] for _ in range(m.nbody)]
+    for b in range(1, m.nbody):
+        children[m.body_parentid[b]].append(b)
+    order, childadr, depth = [0], np.zeros(m.nbody, np.int64), np.zeros(m.nbody, np.int64)
+    for b in order:  # grows as it is walked
+        childadr[b] = len(order)
+        for c in children[b]:
+            depth[c] = depth[b] + 1
+            order.append(c)
+    starts = np.searchsorted(depth[order], np.arange(TREE_LEVELS + 1), side="left")
+    return starts, np.array(order), childadr, np.array([len(c) for c in children])
+
+
 def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
     integrator = m.opt.integrator
@@ -488,7 +518,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
                       nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
                       m.opt.frictionloss == "smooth", m.opt.ls_iterations, *strides, m.nbody * NBODY_F,
                       _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F, _pad(m.nv) * NDOF_I,
-                      int(np.prod(shapes["dof_s"][1:]))], np.int32)
+                      int(np.prod(shapes["dof_s"][1:])), *tree_levels(m)[0]], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -497,6 +527,10 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     body_i[:, BODY_JNTADR] = m.body_jntadr
     body_i[:, BODY_DOFNUM] = m.body_dofnum
     body_i[:, BODY_DOFADR] = m.body_dofadr
+    _, order, childadr, childnum = tree_levels(m)
+    body_i[:, BODY_TREEORDER] = order
+    body_i[:, BODY_CHILDADR] = childadr
+    body_i[:, BODY_CHILDNUM] = childnum
     body_f = np.zeros((m.nbody, NBODY_F))
     for b in range(m.nbody):
         _put(body_f, b, BODY_F, "pos", m.body_pos[b])

@@ -22,6 +22,9 @@ from taigym import physics
 
 TOL = 1e-9
 NUM_ENVS = 5
+# the state, and what each tree pass gives (subtree_com: the physics is the same about any
+# point, so only its own value shows a wrong sum)
+COMPARED = ("qpos", "qvel", "qacc", "qfrc_constraint", "xpos", "subtree_com", "cvel", "cdof_dot")
 ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
 # quadrants compiles every stage inlined: about a minute and a half per kernel variant on a
 # 2-core VM, fused and staged each, which the whole sweep would spend some half an hour on.
@@ -43,11 +46,11 @@ def rollout(model, schedule, device, steps=30, nstep=2, seed=0):
     for _ in range(steps):
         world.set_ctrl(rng.uniform(-1, 1, (NUM_ENVS, model.nu)))
         world.step(nstep)
-        out.append([world.get(name) for name in ("qpos", "qvel", "qacc", "qfrc_constraint", "xpos")])
+        out.append([world.get(name) for name in COMPARED])
         world.most_contacts = max(getattr(world, "most_contacts", 0), int(world.contacts()["ncon"].max()))
     world.set_state(qvel=rng.normal(0, 0.5, (2, model.nv)), env_ids=[1, 3])
     world.forward(env_ids=[1, 3])
-    out.append([world.get(name) for name in ("qpos", "qvel", "qacc", "qfrc_constraint", "xpos")])
+    out.append([world.get(name) for name in COMPARED])
     return world, out
 
 
@@ -55,7 +58,7 @@ def assert_same_trajectory(model, device, **kwargs):
     fused_world, fused = rollout(model, "fused", device, **kwargs)
     staged_world, staged = rollout(model, "staged", device, **kwargs)
     for t, (a_step, b_step) in enumerate(zip(fused, staged)):
-        for name, a, b in zip(("qpos", "qvel", "qacc", "qfrc_constraint", "xpos"), a_step, b_step):
+        for name, a, b in zip(COMPARED, a_step, b_step):
             scale = max(1.0, float(np.abs(a).max()))
             err = float(np.abs(a - b).max()) / scale
             assert err <= TOL, f"{name} after launch {t}: staged differs from fused by {err:.2e} (relative)"
@@ -122,13 +125,14 @@ def test_staged_steps_every_part_as_fused_under_every_solver(solver, cone, integ
     assert_same_trajectory(load_mjcf_string(every_part_mjcf(integrator, solver, cone)), device)
 
 
-def random_tree_with_contacts(seed: int, nbody: int = 7) -> str:
+def random_tree_with_contacts(seed: int, nbody: int = 7, parents: list | None = None) -> str:
     """A random tree of hinge, slide and ball joints under a free root, each body a random
-    sphere, capsule or box, dropped on a plane: self-contacts and floor contacts."""
+    sphere, capsule or box, dropped on a plane: self-contacts and floor contacts. The
+    tree's shape is random too unless ``parents`` (of bodies 1..nbody-1) gives it."""
     rng = np.random.default_rng(seed)
-    parts, parents = [], [-1]
-    for k in range(1, nbody):
-        parents.append(int(rng.integers(0, k)))
+    parts = []
+    parents = [-1, *(parents or [int(rng.integers(0, k)) for k in range(1, nbody)])]
+    nbody = len(parents)
 
     def vec(n, scale=1.0):
         return " ".join(f"{x:.5f}" for x in rng.normal(scale=scale, size=n))
@@ -155,6 +159,20 @@ def random_tree_with_contacts(seed: int, nbody: int = 7) -> str:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_staged_steps_random_trees_with_contacts_as_fused(seed, device):
     world = assert_same_trajectory(load_mjcf_string(random_tree_with_contacts(seed)), device, steps=40, nstep=3)
+    assert world.most_contacts > 0
+
+
+@SWEEP
+def test_staged_walks_a_tree_deeper_than_its_level_loops_as_fused(device):
+    """Levels past TREE_LEVELS run per env, in breadth-first order down the tree and in
+    reverse up it: a chain of 11 bodies with branches off its middle and its end."""
+    from taigym.physics.layout import TREE_LEVELS, tree_levels
+
+    parents = [*range(10), 4, 9, 11]
+    model = load_mjcf_string(random_tree_with_contacts(3, parents=parents))
+    starts = tree_levels(model)[0]
+    assert starts[TREE_LEVELS] < model.nbody  # some bodies are deeper than the level loops
+    world = assert_same_trajectory(model, device, steps=30, nstep=2)
     assert world.most_contacts > 0
 
 
@@ -286,3 +304,24 @@ def test_per_env_phases_in_a_row_share_a_staged_loop():
     assert [tuple(p.name for p in loop) for loop in staged_loops((a, b, c, d, e))] == [
         ("a", "b"), ("c",), ("d",), ("e",)]
     assert staged_loops(()) == ()
+
+
+def test_tree_levels_order_bodies_by_level_with_siblings_side_by_side():
+    """layout.tree_levels on random trees: the breadth-first order, each level's start, and
+    each body's children as a run of that order, in body order."""
+    from taigym.physics.layout import TREE_LEVELS, tree_levels
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(5)
+    for nbody in (1, 2, 9, 30):
+        parent = np.array([0, *(int(rng.integers(max(0, k - 3), k)) for k in range(1, nbody))], np.int32)
+        depth = np.zeros(nbody, int)
+        for b in range(1, nbody):
+            depth[b] = depth[parent[b]] + 1
+        starts, order, childadr, childnum = tree_levels(SimpleNamespace(nbody=nbody, body_parentid=parent))
+        assert sorted(order) == list(range(nbody)) and list(depth[order]) == sorted(depth)
+        for level in range(TREE_LEVELS + 1):
+            assert starts[level] == np.sum(depth < level)
+        for b in range(nbody):
+            children = [c for c in range(1, nbody) if parent[c] == b]
+            assert list(order[childadr[b]:childadr[b] + childnum[b]]) == children

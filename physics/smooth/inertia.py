@@ -50,15 +50,48 @@ def make_inertia(fp):
             if p > 0:
                 A.set_body_crb(body_d, o_body, p, A.body_crb(body_d, o_body, p) + A.body_crb(body_d, o_body, b))
         for i in range(sizes[L.SIZE_NV]):
-            buf = m.mul_inert(A.body_crb(body_d, o_body, A.dof_body(dof_i, i)),
-                              A.dof_cdof(dof_d, o_dof, i))
-            adr = A.dof_madr(dof_i, i)
-            qM[m.entry(o_m, adr)] = A.dof_armature(dof_f, md, i) + buf.dot(A.dof_cdof(dof_d, o_dof, i))
+            mass_row(i, o_m, o_dof, o_body, md, mcol, dof_i, dof_f, body_d, dof_d, qM)
+
+    @ti.func
+    @vector_loops  # the loops of the sweep it is part of
+    def mass_row(i, o_m, o_dof, o_body, md, mcol, dof_i: ti.template(), dof_f: ti.template(), body_d: ti.template(),
+                 dof_d: ti.template(), qM: ti.template()):
+        """Row i of M from the composite inertias (an env's rows of the tables at the o_*, md)."""
+        buf = m.mul_inert(A.body_crb(body_d, o_body, A.dof_body(dof_i, i)),
+                          A.dof_cdof(dof_d, o_dof, i))
+        adr = A.dof_madr(dof_i, i)
+        qM[m.entry(o_m, adr)] = A.dof_armature(dof_f, md, i) + buf.dot(A.dof_cdof(dof_d, o_dof, i))
+        for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
+            qM[m.entry(o_m, a)] = buf.dot(A.dof_cdof(dof_d, o_dof, dof_i[mcol + a]))
+        if A.dof_simple(dof_i, i) != 0:
             for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
-                qM[m.entry(o_m, a)] = buf.dot(A.dof_cdof(dof_d, o_dof, dof_i[mcol + a]))
-            if A.dof_simple(dof_i, i) != 0:
-                for a in range(adr + 1, adr + A.dof_mrowlen(dof_i, i)):
-                    qM[m.entry(o_m, a)] = fp(0.0)
+                qM[m.entry(o_m, a)] = fp(0.0)
+
+    # crb's three parts for a pass by level, each one body's or dof's work: a body's own
+    # inertia, then (from the deepest level in) its children's composite inertias added in
+    # descending body order, as crb adds them to a parent, then a row of M
+    @ti.func
+    def crb_own(w, b, sizes: ti.template(), body_d: ti.template()):
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        A.set_body_crb(body_d, o_body, b, A.body_cinert(body_d, o_body, b))
+
+    @ti.func
+    def crb_gather(w, b, sizes: ti.template(), body_i: ti.template(), body_d: ti.template()):
+        if b > 0:  # the world's is its own: crb adds nothing to it
+            o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+            crb = A.body_crb(body_d, o_body, b)
+            first = A.body_childadr(body_i, b)
+            for k in range(A.body_childnum(body_i, b)):
+                crb += A.body_crb(body_d, o_body, A.body_treeorder(body_i, first + A.body_childnum(body_i, b) - 1 - k))
+            A.set_body_crb(body_d, o_body, b, crb)
+
+    @ti.func
+    def mass_row_of(w, i, sizes: ti.template(), dof_i: ti.template(), dof_f: ti.template(), body_d: ti.template(),
+                    dof_d: ti.template(), qM: ti.template()):
+        mass_row(i, m.env_offset(w, sizes[L.SIZE_M_STRIDE]), m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D),
+                 m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D),
+                 m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F), sizes[L.SIZE_MCOL], dof_i, dof_f, body_d,
+                 dof_d, qM)
 
     @ti.func
     def copy_sparse(w, sizes: ti.template(), M: ti.template(), qLD: ti.template()):
@@ -126,5 +159,6 @@ def make_inertia(fp):
         o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         qLD[m.entry(o_m, A.dof_madr(dof_i, d))] = qLD[m.entry(o_m, A.dof_madr(dof_i, d))] + value
 
-    return types.SimpleNamespace(crb=crb, copy_sparse=copy_sparse, copy_entry=copy_entry, factor=factor, solve=solve,
+    return types.SimpleNamespace(crb=crb, crb_own=crb_own, crb_gather=crb_gather, mass_row_of=mass_row_of,
+                                 copy_sparse=copy_sparse, copy_entry=copy_entry, factor=factor, solve=solve,
                                  add_diag=add_diag)

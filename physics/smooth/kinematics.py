@@ -71,59 +71,86 @@ def make_positions(fp):
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         mq = w % q_f.shape[0]
+        world_frame(body_d, o_body)
+        for b in range(1, sizes[L.SIZE_NBODY]):
+            body_frame(w, b, o_jnt, o_body, mb, mj, mq, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
+
+    @ti.func
+    def tree_frame(w, b, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
+                   jnt_f: ti.template(), q_f: ti.template(), qpos: ti.template(), body_d: ti.template(),
+                   jnt_d: ti.template()):
+        """Body b's frame alone (the world's for b = 0), its parent's known: one thread of
+        a pass over the tree by level."""
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        if b == 0:
+            world_frame(body_d, o_body)
+        else:
+            body_frame(w, b, m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D), o_body,
+                       m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F),
+                       m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F), w % q_f.shape[0], body_i, body_f, jnt_i, jnt_f, q_f,
+                       qpos, body_d, jnt_d)
+
+    @ti.func
+    def world_frame(body_d: ti.template(), o_body):
         A.set_body_xpos(body_d, o_body, 0, m.vec3(0))
         A.set_body_xquat(body_d, o_body, 0, m.vec4(1, 0, 0, 0))
         A.set_body_xmat(body_d, o_body, 0, ti.Matrix.identity(fp, 3))
         A.set_body_xipos(body_d, o_body, 0, m.vec3(0))
         A.set_body_ximat(body_d, o_body, 0, ti.Matrix.identity(fp, 3))
-        for b in range(1, sizes[L.SIZE_NBODY]):
-            jadr = A.body_jntadr(body_i, b)
-            jnum = A.body_jntnum(body_i, b)
-            pos = m.vec3(0)
-            quat = m.vec4(1, 0, 0, 0)
-            if jnum == 1 and A.jnt_type(jnt_i, jadr) == JNT_FREE:
-                a = A.jnt_qposadr(jnt_i, jadr)
-                pos = m.vec3(qpos[env_index(w, a)], qpos[env_index(w, a + 1)], qpos[env_index(w, a + 2)])
-                # qpos itself is left as given: MuJoCo's forward pass normalizes a copy
-                quat = m.quat_normalize(m.vec4(qpos[env_index(w, a + 3)], qpos[env_index(w, a + 4)], qpos[env_index(w, a + 5)], qpos[env_index(w, a + 6)]))
-                A.set_jnt_xanchor(jnt_d, o_jnt, jadr, pos)
-                A.set_jnt_xaxis(jnt_d, o_jnt, jadr, m.vec3(0, 0, 1))
-            else:
-                p = A.body_parent(body_i, b)
-                pquat = A.body_xquat(body_d, o_body, p)
-                pos = (A.body_xpos(body_d, o_body, p)
-                       + m.quat_rotate(pquat, A.body_pos(body_f, mb, b)))
-                quat = m.quat_mul(pquat, A.body_quat(body_f, mb, b))
-                for j in range(jadr, jadr + jnum):
-                    jtype = A.jnt_type(jnt_i, j)
-                    a = A.jnt_qposadr(jnt_i, j)
-                    axis = A.jnt_axis(jnt_f, mj, j)
-                    jpos = A.jnt_pos(jnt_f, mj, j)
-                    xaxis = m.quat_rotate(quat, axis)
-                    xanchor = m.quat_rotate(quat, jpos) + pos
-                    if jtype == JNT_SLIDE:
-                        pos += xaxis * (qpos[env_index(w, a)] - A.qpos0(q_f, mq, a))
+
+    @ti.func
+    def body_frame(w, b, o_jnt, o_body, mb, mj, mq, body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
+                   jnt_f: ti.template(), q_f: ti.template(), qpos: ti.template(), body_d: ti.template(),
+                   jnt_d: ti.template()):
+        """Body b's frame (b > 0) from its parent's, and its joints' anchors and axes (env
+        w's rows of the data tables at o_jnt and o_body, of the model's at mb, mj and mq)."""
+        jadr = A.body_jntadr(body_i, b)
+        jnum = A.body_jntnum(body_i, b)
+        pos = m.vec3(0)
+        quat = m.vec4(1, 0, 0, 0)
+        if jnum == 1 and A.jnt_type(jnt_i, jadr) == JNT_FREE:
+            a = A.jnt_qposadr(jnt_i, jadr)
+            pos = m.vec3(qpos[env_index(w, a)], qpos[env_index(w, a + 1)], qpos[env_index(w, a + 2)])
+            # qpos itself is left as given: MuJoCo's forward pass normalizes a copy
+            quat = m.quat_normalize(m.vec4(qpos[env_index(w, a + 3)], qpos[env_index(w, a + 4)], qpos[env_index(w, a + 5)], qpos[env_index(w, a + 6)]))
+            A.set_jnt_xanchor(jnt_d, o_jnt, jadr, pos)
+            A.set_jnt_xaxis(jnt_d, o_jnt, jadr, m.vec3(0, 0, 1))
+        else:
+            p = A.body_parent(body_i, b)
+            pquat = A.body_xquat(body_d, o_body, p)
+            pos = (A.body_xpos(body_d, o_body, p)
+                   + m.quat_rotate(pquat, A.body_pos(body_f, mb, b)))
+            quat = m.quat_mul(pquat, A.body_quat(body_f, mb, b))
+            for j in range(jadr, jadr + jnum):
+                jtype = A.jnt_type(jnt_i, j)
+                a = A.jnt_qposadr(jnt_i, j)
+                axis = A.jnt_axis(jnt_f, mj, j)
+                jpos = A.jnt_pos(jnt_f, mj, j)
+                xaxis = m.quat_rotate(quat, axis)
+                xanchor = m.quat_rotate(quat, jpos) + pos
+                if jtype == JNT_SLIDE:
+                    pos += xaxis * (qpos[env_index(w, a)] - A.qpos0(q_f, mq, a))
+                else:
+                    qloc = m.vec4(1, 0, 0, 0)
+                    if jtype == JNT_BALL:
+                        qloc = m.quat_normalize(m.vec4(qpos[env_index(w, a)], qpos[env_index(w, a + 1)], qpos[env_index(w, a + 2)], qpos[env_index(w, a + 3)]))
                     else:
-                        qloc = m.vec4(1, 0, 0, 0)
-                        if jtype == JNT_BALL:
-                            qloc = m.quat_normalize(m.vec4(qpos[env_index(w, a)], qpos[env_index(w, a + 1)], qpos[env_index(w, a + 2)], qpos[env_index(w, a + 3)]))
-                        else:
-                            qloc = m.half_angle_quat(axis, A.jnt_half_sincos_at(jnt_d, o_jnt, j, 0),
-                                                     A.jnt_half_sincos_at(jnt_d, o_jnt, j, 1))
-                        quat = m.quat_mul(quat, qloc)
-                        pos = xanchor - m.quat_rotate(quat, jpos)
-                    A.set_jnt_xanchor(jnt_d, o_jnt, j, xanchor)
-                    A.set_jnt_xaxis(jnt_d, o_jnt, j, xaxis)
-            # no normalization here: a product of unit quaternions (the free and ball joints'
-            # normalized as read) drifts from unit length by rounding alone, and a square
-            # root and a division on every body would lengthen the parent-to-child chain
-            xmat = m.quat_to_mat(quat)
-            A.set_body_xpos(body_d, o_body, b, pos)
-            A.set_body_xquat(body_d, o_body, b, quat)
-            A.set_body_xmat(body_d, o_body, b, xmat)
-            A.set_body_xipos(body_d, o_body, b, pos + xmat @ A.body_ipos(body_f, mb, b))
-            iquat = m.quat_mul(quat, A.body_iquat(body_f, mb, b))
-            A.set_body_ximat(body_d, o_body, b, m.quat_to_mat(m.quat_normalize(iquat)))
+                        qloc = m.half_angle_quat(axis, A.jnt_half_sincos_at(jnt_d, o_jnt, j, 0),
+                                                 A.jnt_half_sincos_at(jnt_d, o_jnt, j, 1))
+                    quat = m.quat_mul(quat, qloc)
+                    pos = xanchor - m.quat_rotate(quat, jpos)
+                A.set_jnt_xanchor(jnt_d, o_jnt, j, xanchor)
+                A.set_jnt_xaxis(jnt_d, o_jnt, j, xaxis)
+        # no normalization here: a product of unit quaternions (the free and ball joints'
+        # normalized as read) drifts from unit length by rounding alone, and a square
+        # root and a division on every body would lengthen the parent-to-child chain
+        xmat = m.quat_to_mat(quat)
+        A.set_body_xpos(body_d, o_body, b, pos)
+        A.set_body_xquat(body_d, o_body, b, quat)
+        A.set_body_xmat(body_d, o_body, b, xmat)
+        A.set_body_xipos(body_d, o_body, b, pos + xmat @ A.body_ipos(body_f, mb, b))
+        iquat = m.quat_mul(quat, A.body_iquat(body_f, mb, b))
+        A.set_body_ximat(body_d, o_body, b, m.quat_to_mat(m.quat_normalize(iquat)))
 
     @ti.func
     def com_pos(
@@ -164,6 +191,38 @@ def make_positions(fp):
                 A.set_body_subtree_com(body_d, o_body, b, com / mass)
         if A.body_subtree_mass(body_d, o_body, 0) >= fp(1e-15):
             A.set_body_subtree_com(body_d, o_body, 0, A.body_subtree_com(body_d, o_body, 0) / A.body_subtree_mass(body_d, o_body, 0))
+
+    # subtree_com's three parts for a pass by level, each one body's work: its own mass
+    # moment, then (from the deepest level in) the sums of its children's in descending
+    # body order, as subtree_com adds them to a parent, so that the sums come out the same
+    @ti.func
+    def subtree_own(w, b, sizes: ti.template(), body_f: ti.template(), body_d: ti.template()):
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        mass = A.body_mass(body_f, m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F), b)
+        A.set_body_subtree_com(body_d, o_body, b, mass * A.body_xipos(body_d, o_body, b))
+        A.set_body_subtree_mass(body_d, o_body, b, mass)
+
+    @ti.func
+    def subtree_gather(w, b, sizes: ti.template(), body_i: ti.template(), body_d: ti.template()):
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        com = A.body_subtree_com(body_d, o_body, b)
+        mass = A.body_subtree_mass(body_d, o_body, b)
+        first = A.body_childadr(body_i, b)
+        for k in range(A.body_childnum(body_i, b)):
+            c = A.body_treeorder(body_i, first + A.body_childnum(body_i, b) - 1 - k)
+            com += A.body_subtree_com(body_d, o_body, c)
+            mass += A.body_subtree_mass(body_d, o_body, c)
+        A.set_body_subtree_com(body_d, o_body, b, com)
+        A.set_body_subtree_mass(body_d, o_body, b, mass)
+
+    @ti.func
+    def subtree_mean(w, b, sizes: ti.template(), body_d: ti.template()):
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        mass = A.body_subtree_mass(body_d, o_body, b)
+        if mass >= fp(1e-15):
+            A.set_body_subtree_com(body_d, o_body, b, A.body_subtree_com(body_d, o_body, b) / mass)
+        elif b > 0:
+            A.set_body_subtree_com(body_d, o_body, b, A.body_xipos(body_d, o_body, b))
 
     @ti.func
     def body_cinert(w, b, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), body_d: ti.template()):
@@ -209,6 +268,8 @@ def make_positions(fp):
                 A.set_dof_cdof(dof_d, o_dof, da + rot + k, m.dof_com(axis, offset, True))
 
     return types.SimpleNamespace(body_frames=body_frames, hinge_half_angle=hinge_half_angle, body_chain=body_chain,
+                                 tree_frame=tree_frame, subtree_own=subtree_own, subtree_gather=subtree_gather,
+                                 subtree_mean=subtree_mean,
                                  com_pos=com_pos, subtree_com=subtree_com, body_cinert=body_cinert,
                                  joint_cdof=joint_cdof)
 
@@ -233,31 +294,49 @@ def make_velocities(fp):
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         A.set_body_cvel(body_d, o_body, 0, m.vec6(0))
         for b in range(1, sizes[L.SIZE_NBODY]):
-            cvel = A.body_cvel(body_d, o_body, A.body_parent(body_i, b))
-            da = A.body_dofadr(body_i, b)
-            k = 0
-            while k < A.body_dofnum(body_i, b):
-                d = da + k
-                jtype = A.jnt_type(jnt_i, A.dof_jnt(dof_i, d))
-                if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                    A.set_dof_cdof_dot(dof_d, o_dof, d, m.cross_motion(cvel, A.dof_cdof(dof_d, o_dof, d)))
-                    cvel += A.dof_cdof(dof_d, o_dof, d) * qvel[env_index(w, d)]
-                    k += 1
-                else:
-                    if jtype == JNT_FREE:
-                        # world-fixed translation axes: their derivative is zero
-                        for t in ti.static(range(3)):
-                            A.set_dof_cdof_dot(dof_d, o_dof, d + t, m.vec6(0))
-                            cvel += A.dof_cdof(dof_d, o_dof, d + t) * qvel[env_index(w, d + t)]
-                        d += 3
-                        k += 3
-                    # the three rotations use the velocity before any of them is added
+            body_velocity(w, b, o_dof, o_body, body_i, jnt_i, dof_i, qvel, body_d, dof_d)
+
+    @ti.func
+    def tree_velocity(w, b, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
+                      qvel: ti.template(), body_d: ti.template(), dof_d: ti.template()):
+        """Body b's cvel alone (zero for the world, b = 0), its parent's known: one thread
+        of a pass over the tree by level."""
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        if b == 0:
+            A.set_body_cvel(body_d, o_body, 0, m.vec6(0))
+        else:
+            body_velocity(w, b, m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D), o_body, body_i, jnt_i, dof_i,
+                          qvel, body_d, dof_d)
+
+    @ti.func
+    def body_velocity(w, b, o_dof, o_body, body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(),
+                      qvel: ti.template(), body_d: ti.template(), dof_d: ti.template()):
+        """Body b's cvel (b > 0) from its parent's, and its dofs' cdof_dot."""
+        cvel = A.body_cvel(body_d, o_body, A.body_parent(body_i, b))
+        da = A.body_dofadr(body_i, b)
+        k = 0
+        while k < A.body_dofnum(body_i, b):
+            d = da + k
+            jtype = A.jnt_type(jnt_i, A.dof_jnt(dof_i, d))
+            if jtype == JNT_HINGE or jtype == JNT_SLIDE:
+                A.set_dof_cdof_dot(dof_d, o_dof, d, m.cross_motion(cvel, A.dof_cdof(dof_d, o_dof, d)))
+                cvel += A.dof_cdof(dof_d, o_dof, d) * qvel[env_index(w, d)]
+                k += 1
+            else:
+                if jtype == JNT_FREE:
+                    # world-fixed translation axes: their derivative is zero
                     for t in ti.static(range(3)):
-                        A.set_dof_cdof_dot(dof_d, o_dof, d + t, m.cross_motion(cvel, A.dof_cdof(dof_d, o_dof, d + t)))
-                    for t in ti.static(range(3)):
+                        A.set_dof_cdof_dot(dof_d, o_dof, d + t, m.vec6(0))
                         cvel += A.dof_cdof(dof_d, o_dof, d + t) * qvel[env_index(w, d + t)]
+                    d += 3
                     k += 3
-            A.set_body_cvel(body_d, o_body, b, cvel)
+                # the three rotations use the velocity before any of them is added
+                for t in ti.static(range(3)):
+                    A.set_dof_cdof_dot(dof_d, o_dof, d + t, m.cross_motion(cvel, A.dof_cdof(dof_d, o_dof, d + t)))
+                for t in ti.static(range(3)):
+                    cvel += A.dof_cdof(dof_d, o_dof, d + t) * qvel[env_index(w, d + t)]
+                k += 3
+        A.set_body_cvel(body_d, o_body, b, cvel)
 
     @ti.func
     def tendons(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), qpos: ti.template(), qvel: ti.template(), ten_d: ti.template()):
@@ -280,4 +359,4 @@ def make_velocities(fp):
         A.set_ten_length(ten_d, w, t, length)
         A.set_ten_velocity(ten_d, w, t, vel)
 
-    return types.SimpleNamespace(com_vel=com_vel, tendons=tendons, tendon_state=tendon_state)
+    return types.SimpleNamespace(com_vel=com_vel, tree_velocity=tree_velocity, tendons=tendons, tendon_state=tendon_state)

@@ -23,7 +23,7 @@ from ..smooth.kinematics import make_kinematics
 from ..smooth.limits import make_limits
 from ..smooth.passive import make_passive
 from ..step.outline import make_outline
-from ..step.schedule import Phase
+from ..step.schedule import DOWN, UP, Phase
 
 # where the collision stage finds the body poses in body_d (its generic pose input)
 XPOS, XQUAT = L.BODY_D.start("xpos"), L.BODY_D.start("xquat")
@@ -72,8 +72,32 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         kin.body_chain(w, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
 
     @ti.func
+    def tree_frame(w, b, t: ti.template()):
+        if ti.static(not features.contacts):
+            if b == 0:
+                A.set_ncon(t.con_n, w, 0)
+                A.set_ncon_overflow(t.con_n, w, 0)
+        kin.tree_frame(w, b, t.sizes, t.body_i, t.body_f, t.jnt_i, t.jnt_f, t.q_f, t.qpos, t.body_d, t.jnt_d)
+
+    @ti.func
     def subtree_com(w, t: ti.template()):
         kin.subtree_com(w, t.sizes, t.body_i, t.body_f, t.body_d)
+
+    @ti.func
+    def subtree_own(w, b, t: ti.template()):
+        kin.subtree_own(w, b, t.sizes, t.body_f, t.body_d)
+
+    @ti.func
+    def subtree_gather(w, b, t: ti.template()):
+        kin.subtree_gather(w, b, t.sizes, t.body_i, t.body_d)
+
+    @ti.func
+    def subtree_mean(w, b, t: ti.template()):
+        kin.subtree_mean(w, b, t.sizes, t.body_d)
+
+    @ti.func
+    def tree_velocity(w, b, t: ti.template()):
+        kin.tree_velocity(w, b, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.qvel, t.body_d, t.dof_d)
 
     @ti.func
     def cinert(w, b, t: ti.template()):
@@ -130,6 +154,18 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         inertia.crb(w, t.sizes, t.body_i, t.dof_i, t.dof_f, t.body_d, t.dof_d, t.qM)
 
     @ti.func
+    def crb_own(w, b, t: ti.template()):
+        inertia.crb_own(w, b, t.sizes, t.body_d)
+
+    @ti.func
+    def crb_gather(w, b, t: ti.template()):
+        inertia.crb_gather(w, b, t.sizes, t.body_i, t.body_d)
+
+    @ti.func
+    def mass_row(w, i, t: ti.template()):
+        inertia.mass_row_of(w, i, t.sizes, t.dof_i, t.dof_f, t.body_d, t.dof_d, t.qM)
+
+    @ti.func
     def mass_entries(t: ti.template()):
         return t.sizes[L.SIZE_M_STRIDE]
 
@@ -145,11 +181,27 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     def smooth_forces(w, t: ti.template()):
         """Velocities and the smooth forces: passive, actuation and bias."""
         kin.com_vel(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.qvel, t.body_d, t.dof_d)
+        passive_and_actuation(w, t)
+        bias.rne(w, t.sizes, t.body_i, t.dof_i, t.opt_f, t.qvel, t.body_d, t.dof_d)
+
+    @ti.func
+    def tree_acceleration(w, b, t: ti.template()):
+        bias.tree_acceleration(w, b, t.sizes, t.body_i, t.opt_f, t.qvel, t.body_d, t.dof_d)
+
+    @ti.func
+    def force_gather(w, b, t: ti.template()):
+        bias.force_gather(w, b, t.sizes, t.body_i, t.body_d)
+
+    @ti.func
+    def dof_bias(w, d, t: ti.template()):
+        bias.dof_bias_of(w, d, t.sizes, t.dof_i, t.body_d, t.dof_d)
+
+    @ti.func
+    def passive_and_actuation(w, t: ti.template()):
         passive.passive(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.ten_i, t.wrap_i, t.body_f, t.jnt_f, t.dof_f, t.q_f,
                         t.ten_f, t.wrap_f, t.opt_f, t.qpos, t.qvel, t.body_d, t.ten_d, t.dof_d)
         act.actuation(w, t.sizes, t.jnt_i, t.act_i, t.act_f, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ctrl,
                       t.ten_d, t.act_d, t.dof_d)
-        bias.rne(w, t.sizes, t.body_i, t.dof_i, t.opt_f, t.qvel, t.body_d, t.dof_d)
 
     # PD drives (after the forces they hold), then cubic limits: forces and the terms the
     # integrator treats implicitly
@@ -193,8 +245,10 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         call((constraints_inside,), w, t)
 
     phases = (Phase("hinge_angles", hinge_angle, joints),
-              Phase("body_frames", body_frames),
-              Phase("subtree_com", subtree_com),
+              Phase("body_frames", body_frames, staged=(Phase("body_frames", tree_frame, bodies, tree=DOWN),)),
+              Phase("subtree_com", subtree_com, staged=(Phase("subtree_own", subtree_own, bodies),
+                                                        Phase("subtree_com", subtree_gather, bodies, tree=UP),
+                                                        Phase("subtree_mean", subtree_mean, bodies))),
               Phase("cinert", cinert, bodies),
               Phase("cdof", cdof, joints),
               *((Phase("tendons", tendon, fixed_tendons),) if features.tendons else ()),
@@ -202,10 +256,17 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                  Phase("contacts", contacts, staged=(Phase("pair_contacts", pair_contacts, pairs),
                                                      Phase("contact_table", contact_table))))
                 if features.contacts else ()),
-              Phase("mass_matrix", mass_matrix),
+              Phase("mass_matrix", mass_matrix, staged=(Phase("crb_own", crb_own, bodies),
+                                                        Phase("crb", crb_gather, bodies, tree=UP),
+                                                        Phase("mass_rows", mass_row, dofs))),
               Phase("mass_copy", copy_mass_entry, mass_entries),
               Phase("mass_factor", factor_mass),
-              Phase("smooth_forces", smooth_forces),
+              Phase("smooth_forces", smooth_forces, staged=(
+                  Phase("body_velocities", tree_velocity, bodies, tree=DOWN),
+                  Phase("passive_and_actuation", passive_and_actuation),
+                  Phase("body_accelerations", tree_acceleration, bodies, tree=DOWN),
+                  Phase("body_forces", force_gather, bodies, tree=UP),
+                  Phase("bias", dof_bias, dofs))),
               Phase("drives", drive, dofs),
               *((Phase("cubic_limits", cubic_limit, joints),) if features.cubic_limits else ()),
               Phase("smooth_total", smooth_total, dofs),
@@ -224,6 +285,10 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         for p in ti.static(phases):
             if ti.static(p.per_env):
                 p.run(w, t)
+            elif ti.static(p.tree == UP):
+                n = p.count(t)
+                for e in range(n):
+                    p.run(w, n - 1 - e, t)
             else:
                 for e in range(p.count(t)):
                     p.run(w, e, t)

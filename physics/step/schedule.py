@@ -23,7 +23,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ..layout import TREE_LEVELS
+
 SCHEDULES = ("fused", "staged")
+DOWN, UP = "down", "up"  # the directions of a pass over the kinematic tree (Phase.tree)
 
 
 class Phase(NamedTuple):
@@ -33,12 +36,17 @@ class Phase(NamedTuple):
     step kernel's arrays by name (physics/step/pipeline.py). ``staged``: the phases the
     staged schedule runs instead, where the work splits into more threads than one per
     env at the cost of a pass through memory that one thread per env does without (the
-    narrow phase per candidate pair, then the env's contact table in pair order)."""
+    narrow phase per candidate pair, then the env's contact table in pair order).
+    ``tree``: an element phase over the bodies that reads what it wrote for a body's
+    parent (DOWN, from the root outwards) or children (UP, from the leaves inwards); the
+    fused schedule walks the bodies in order (DOWN) or in reverse (UP), the staged one
+    level by level (staged.py)."""
 
     name: str
     run: Any
     count: Any = None
     staged: tuple = ()
+    tree: str = ""
 
     @property
     def per_env(self) -> bool:
@@ -51,9 +59,21 @@ def staged_loops(phases) -> tuple:
     one thread, in order, so they need no barrier between them; an element phase reads
     what other threads wrote for the same env, so a loop ends before it."""
     loops: list[tuple] = []
-    for phase in (p for phase in phases for p in (phase.staged or (phase,))):
+    for phase in staged_phases(phases):
         if phase.per_env and loops and loops[-1][0].per_env:
             loops[-1] = (*loops[-1], phase)
         else:
             loops.append((phase,))
     return tuple(loops)
+
+
+def staged_phases(phases) -> tuple:
+    """``phases`` as the staged schedule runs them: each replaced by its staged ones."""
+    return tuple(p for phase in phases for p in (phase.staged or (phase,)))
+
+
+def tree_loop_names(phase) -> tuple:
+    """The names of a tree phase's staged loops, in the order they run: a loop per level
+    up to TREE_LEVELS (layout.py) and one per env for the deeper levels."""
+    names = [f"{phase.name}.level{level}" for level in range(TREE_LEVELS)] + [f"{phase.name}.deeper"]
+    return tuple(names if phase.tree == DOWN else reversed(names))

@@ -27,6 +27,7 @@ import types
 
 from .. import layout as L
 from ..constraint.reaction import make_reaction
+from ..access import make_access
 from ..features import ALL, Features
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import expanded_math_in, graph_kernel, graph_kernels, scalar_loops_in, vector_loops
@@ -34,9 +35,10 @@ from .integrate import make_integrate
 from .outline import make_outline, table_types
 from .pipeline import array_parameters
 from .program import make_program
-from .schedule import staged_loops
+from .schedule import DOWN, staged_loops, tree_loop_names
 
 BEGIN, STAGE, FINISH, END, LAUNCH = range(5)
+DEEPER = -1  # a tree phase's loop over the levels past TREE_LEVELS (layout.py)
 # the kernels' own tables, after the step kernel's: the envs to run, each env's plan, and
 # the whole-launch kernel's counts of the steps and forward() passes left
 _OWN_ARRAYS = ("env_ids", "plan", "steps_left", "stages_left")
@@ -55,6 +57,7 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
     integration = make_integrate(fp, solver, cone, features, outline)
     program = make_program(fp, make_reaction(fp).rne_post)
     loops = staged_loops(integration.phases)
+    A = make_access(fp)
     i1, f1, i2, f2, f3, i3 = table_types(fp)
     i0 = ti.types.ndarray(dtype=ti.i32, ndim=0)
 
@@ -81,6 +84,39 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
             plan[w, PLAN_ADVANCE] = adv
             program.run(w, code & 255, t)
 
+    def tree_levels(phase):
+        """The levels of a tree phase's loops in the order they run (DEEPER: the levels
+        past TREE_LEVELS, walked per env)."""
+        levels = (*range(L.TREE_LEVELS), DEEPER)
+        return levels if phase.tree == DOWN else levels[::-1]
+
+    @ti.func
+    @vector_loops
+    def tree_loop(phase: ti.template(), level: ti.template(), t: ti.template(), plan: ti.template(), nids, s,
+                  stage):
+        """One level of a pass over the tree: its bodies in every env side by side, each
+        from its parent (DOWN) or children (UP), which an earlier loop did; or, for the
+        levels past the first TREE_LEVELS, one thread per env walking them in order."""
+        if ti.static(level == DEEPER):
+            ti.loop_config(serialize=serial)
+            for k in range(nids):
+                w = t.env_ids[k]
+                if in_stage(w, plan, t, s, stage):
+                    deeper = t.sizes[L.SIZE_LEVEL_START + L.TREE_LEVELS]
+                    n = t.sizes[L.SIZE_NBODY] - deeper
+                    for j in range(n):
+                        at = deeper + j
+                        if ti.static(phase.tree != DOWN):
+                            at = deeper + n - 1 - j
+                        phase.run(w, A.body_treeorder(t.body_i, at), t)
+        else:
+            start = t.sizes[L.SIZE_LEVEL_START + level]
+            ti.loop_config(serialize=serial)
+            for i in range(nids * (t.sizes[L.SIZE_LEVEL_START + level + 1] - start)):
+                w = t.env_ids[i % nids]
+                if in_stage(w, plan, t, s, stage):
+                    phase.run(w, A.body_treeorder(t.body_i, start + i // nids), t)
+
     @ti.func
     @vector_loops
     def stage_loops(t: ti.template(), plan: ti.template(), nids, s, stage):
@@ -90,18 +126,22 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
             if in_stage(w, plan, t, s, stage):
                 integration.stage_begin(w, t, stage, integration.stages(t, plan[w, PLAN_ADVANCE]))
         for group in ti.static(loops):
-            per_env = 1
-            if ti.static(not group[0].per_env):
-                per_env = group[0].count(t)
-            ti.loop_config(serialize=serial)
-            for i in range(nids * per_env):
-                w = t.env_ids[i % nids]
-                if in_stage(w, plan, t, s, stage):
-                    for p in ti.static(group):
-                        if ti.static(p.per_env):
-                            p.run(w, t)
-                        else:
-                            p.run(w, i // nids, t)
+            if ti.static(bool(group[0].tree)):
+                for level in ti.static(tree_levels(group[0])):
+                    tree_loop(group[0], level, t, plan, nids, s, stage)
+            else:
+                per_env = 1
+                if ti.static(not group[0].per_env):
+                    per_env = group[0].count(t)
+                ti.loop_config(serialize=serial)
+                for i in range(nids * per_env):
+                    w = t.env_ids[i % nids]
+                    if in_stage(w, plan, t, s, stage):
+                        for p in ti.static(group):
+                            if ti.static(p.per_env):
+                                p.run(w, t)
+                            else:
+                                p.run(w, i // nids, t)
         ti.loop_config(serialize=serial)
         for k in range(nids):
             w = t.env_ids[k]
@@ -184,7 +224,8 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
     arrays = array_parameters(kernels[0])
     if arrays != StepTables._fields[:-1] + _OWN_ARRAYS:
         raise AssertionError(f"the staged kernel takes {arrays}, the step kernel's tables are {StepTables._fields}")
-    names = ("stage_begin", *("+".join(p.name for p in group) for group in loops), "stage_end")
+    names = ("stage_begin", *(name for group in loops for name in (
+        tree_loop_names(group[0]) if group[0].tree else ("+".join(p.name for p in group),))), "stage_end")
     return types.SimpleNamespace(kernels=kernels, arrays=arrays, loops=names, whole_launch=whole)
 
 
