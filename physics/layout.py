@@ -508,6 +508,13 @@ def tree_levels(m: Model):
     return starts, np.array(order), childadr, np.array([len(c) for c in children])
 
 
+def tree_depth(m: Model) -> int:
+    """The kinematic tree's levels, the world's included (1 for the world alone), or
+    TREE_LEVELS + 1 for any tree deeper than TREE_LEVELS."""
+    starts = tree_levels(m)[0]
+    return int(np.count_nonzero(starts < m.nbody)) if starts[-1] >= m.nbody else TREE_LEVELS + 1
+
+
 def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     """Pack a Model into the kernels' tables (numpy arrays, float tables in ``dtype``)."""
     integrator = m.opt.integrator

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import layout as L
+from .layout import tree_depth
 from . import params as P
 from . import quantities as Q
 from . import settings as _settings
@@ -124,9 +125,10 @@ class World:
         # two kept step launches: every env (ids bound once), and a subset staged in some_ids
         self._step_kernel, self._step_some = ReusedLaunch(self._kernels.step), ReusedLaunch(self._kernels.step)
         self.schedule = _choose_schedule(schedule)
+        depth = tree_depth(model)  # the staged kernel's loops per pass over the tree
         self._kernel_key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:],
-                                                    *(("staged",) if self.schedule == "staged" else ()))
-        self._staged = (StagedLaunch(make_staged_kernel(self._fp, *self._variant[1:]),
+                                                    *(("staged", depth) if self.schedule == "staged" else ()))
+        self._staged = (StagedLaunch(make_staged_kernel(self._fp, *self._variant[1:], depth=depth),
                                      rk4=model.opt.integrator == INT_RK4, kept=ReusedLaunch)
                         if self.schedule == "staged" else None)
         fused_machine_code = machine_code.available(self.serial) and self._staged is None

@@ -96,10 +96,6 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         kin.subtree_mean(w, b, t.sizes, t.body_d)
 
     @ti.func
-    def tree_velocity(w, b, t: ti.template()):
-        kin.tree_velocity(w, b, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.qvel, t.body_d, t.dof_d)
-
-    @ti.func
     def cinert(w, b, t: ti.template()):
         kin.body_cinert(w, b, t.sizes, t.body_i, t.body_f, t.body_d)
 
@@ -154,12 +150,19 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         inertia.crb(w, t.sizes, t.body_i, t.dof_i, t.dof_f, t.body_d, t.dof_d, t.qM)
 
     @ti.func
-    def crb_own(w, b, t: ti.template()):
+    def body_motion(w, b, t: ti.template()):
+        """Body b's velocity, acceleration and own force (from its parent's), and its own
+        composite inertia: one thread of a pass from the root."""
+        kin.tree_velocity(w, b, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.qvel, t.body_d, t.dof_d)
+        bias.tree_acceleration(w, b, t.sizes, t.body_i, t.opt_f, t.qvel, t.body_d, t.dof_d)
         inertia.crb_own(w, b, t.sizes, t.body_d)
 
     @ti.func
-    def crb_gather(w, b, t: ti.template()):
+    def inertia_and_forces(w, b, t: ti.template()):
+        """Body b's composite inertia and force, its children's added: one thread of a pass
+        from the leaves."""
         inertia.crb_gather(w, b, t.sizes, t.body_i, t.body_d)
+        bias.force_gather(w, b, t.sizes, t.body_i, t.body_d)
 
     @ti.func
     def mass_row(w, i, t: ti.template()):
@@ -183,14 +186,6 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         kin.com_vel(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.qvel, t.body_d, t.dof_d)
         passive_and_actuation(w, t)
         bias.rne(w, t.sizes, t.body_i, t.dof_i, t.opt_f, t.qvel, t.body_d, t.dof_d)
-
-    @ti.func
-    def tree_acceleration(w, b, t: ti.template()):
-        bias.tree_acceleration(w, b, t.sizes, t.body_i, t.opt_f, t.qvel, t.body_d, t.dof_d)
-
-    @ti.func
-    def force_gather(w, b, t: ti.template()):
-        bias.force_gather(w, b, t.sizes, t.body_i, t.body_d)
 
     @ti.func
     def dof_bias(w, d, t: ti.template()):
@@ -244,6 +239,42 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     def constraints(w, t: ti.template()):
         call((constraints_inside,), w, t)
 
+    # the constraint stage's parts for the staged schedule: the rows and the solver a
+    # thread per env, the rows' soft parameters, cones and references a thread per row
+    # (of the capacity; an env's rows past its count skip), J^T f a thread per dof
+    @ti.func
+    def constraint_rows(w, t: ti.template()):
+        cons.rows(w, t)
+
+    @ti.func
+    def row_capacity(t: ti.template()):
+        return t.sizes[L.SIZE_NEFC]
+
+    @ti.func
+    def soft_row(w, i, t: ti.template()):
+        cons.soft_row(w, i, t)
+
+    @ti.func
+    def cone_row(w, i, t: ti.template()):
+        cons.cone_row(w, i, t)
+
+    @ti.func
+    def reference_row(w, i, t: ti.template()):
+        cons.reference_row(w, i, t)
+
+    @ti.func
+    def constraint_solve(w, t: ti.template()):
+        cons.float32_rows(w, t)
+        cons.forces(w, t)
+
+    @ti.func
+    def constraint_force(w, d, t: ti.template()):
+        cons.constraint_force(w, d, t)
+
+    @ti.func
+    def constraint_acceleration(w, t: ti.template()):
+        cons.acceleration(w, t)
+
     phases = (Phase("hinge_angles", hinge_angle, joints),
               Phase("body_frames", body_frames, staged=(Phase("body_frames", tree_frame, bodies, tree=DOWN),)),
               Phase("subtree_com", subtree_com, staged=(Phase("subtree_own", subtree_own, bodies),
@@ -256,23 +287,31 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                  Phase("contacts", contacts, staged=(Phase("pair_contacts", pair_contacts, pairs),
                                                      Phase("contact_table", contact_table))))
                 if features.contacts else ()),
-              Phase("mass_matrix", mass_matrix, staged=(Phase("crb_own", crb_own, bodies),
-                                                        Phase("crb", crb_gather, bodies, tree=UP),
-                                                        Phase("mass_rows", mass_row, dofs))),
+              # the smooth forces before the mass matrix, which neither reads nor writes what
+              # the other does: so the staged schedule walks the tree once from the root for
+              # the velocities and accelerations and once from the leaves for the composite
+              # inertias and the bias forces
+              Phase("smooth_forces", smooth_forces, staged=(
+                  Phase("body_motion", body_motion, bodies, tree=DOWN),
+                  Phase("passive_and_actuation", passive_and_actuation))),
+              Phase("mass_matrix", mass_matrix, staged=(Phase("inertia_and_forces", inertia_and_forces, bodies, tree=UP),
+                                                        Phase("mass_rows", mass_row, dofs),
+                                                        Phase("bias", dof_bias, dofs))),
               Phase("mass_copy", copy_mass_entry, mass_entries),
               Phase("mass_factor", factor_mass),
-              Phase("smooth_forces", smooth_forces, staged=(
-                  Phase("body_velocities", tree_velocity, bodies, tree=DOWN),
-                  Phase("passive_and_actuation", passive_and_actuation),
-                  Phase("body_accelerations", tree_acceleration, bodies, tree=DOWN),
-                  Phase("body_forces", force_gather, bodies, tree=UP),
-                  Phase("bias", dof_bias, dofs))),
               Phase("drives", drive, dofs),
               *((Phase("cubic_limits", cubic_limit, joints),) if features.cubic_limits else ()),
               Phase("smooth_total", smooth_total, dofs),
               Phase("smooth_solve", smooth_solve),
               Phase("smooth_acceleration", smooth_acceleration, dofs),
-              Phase("constraints", constraints))
+              Phase("constraints", constraints, staged=(
+                  Phase("constraint_rows", constraint_rows),
+                  Phase("soft_rows", soft_row, row_capacity),
+                  *((Phase("cone_rows", cone_row, row_capacity),) if features.contacts else ()),
+                  Phase("reference_rows", reference_row, row_capacity),
+                  Phase("constraint_solve", constraint_solve),
+                  Phase("constraint_forces", constraint_force, dofs),
+                  *((Phase("constraint_accelerations", constraint_acceleration),) if solver == "PGS" else ()))))
 
     @ti.func
     def forward(w, t: ti.template()):

@@ -27,6 +27,7 @@ from ..layout import TREE_LEVELS
 
 SCHEDULES = ("fused", "staged")
 DOWN, UP = "down", "up"  # the directions of a pass over the kinematic tree (Phase.tree)
+DEEPER = -1  # a tree phase's loop over the levels past TREE_LEVELS, per env
 
 
 class Phase(NamedTuple):
@@ -72,8 +73,15 @@ def staged_phases(phases) -> tuple:
     return tuple(p for phase in phases for p in (phase.staged or (phase,)))
 
 
-def tree_loop_names(phase) -> tuple:
-    """The names of a tree phase's staged loops, in the order they run: a loop per level
-    up to TREE_LEVELS (layout.py) and one per env for the deeper levels."""
-    names = [f"{phase.name}.level{level}" for level in range(TREE_LEVELS)] + [f"{phase.name}.deeper"]
-    return tuple(names if phase.tree == DOWN else reversed(names))
+def tree_levels(phase, depth: int) -> tuple:
+    """The levels of a tree phase's staged loops, in the order they run, for a tree of
+    ``depth`` levels (layout.tree_depth): a loop per level up to TREE_LEVELS (layout.py),
+    and DEEPER, one thread per env walking the rest, where the tree goes deeper."""
+    levels = (*range(min(depth, TREE_LEVELS)), *((DEEPER,) if depth > TREE_LEVELS else ()))
+    return levels if phase.tree == DOWN else levels[::-1]
+
+
+def tree_loop_names(phase, depth: int) -> tuple:
+    """The names of a tree phase's staged loops, in the order they run."""
+    return tuple(f"{phase.name}.deeper" if level == DEEPER else f"{phase.name}.level{level}"
+                 for level in tree_levels(phase, depth))

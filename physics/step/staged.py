@@ -26,6 +26,7 @@ import functools
 import types
 
 from .. import layout as L
+from ..layout import TREE_LEVELS
 from ..constraint.reaction import make_reaction
 from ..access import make_access
 from ..features import ALL, Features
@@ -35,10 +36,9 @@ from .integrate import make_integrate
 from .outline import make_outline, table_types
 from .pipeline import array_parameters
 from .program import make_program
-from .schedule import DOWN, staged_loops, tree_loop_names
+from .schedule import DEEPER, DOWN, staged_loops, tree_loop_names, tree_levels
 
 BEGIN, STAGE, FINISH, END, LAUNCH = range(5)
-DEEPER = -1  # a tree phase's loop over the levels past TREE_LEVELS (layout.py)
 # the kernels' own tables, after the step kernel's: the envs to run, each env's plan, and
 # the whole-launch kernel's counts of the steps and forward() passes left
 _OWN_ARRAYS = ("env_ids", "plan", "steps_left", "stages_left")
@@ -47,9 +47,10 @@ PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan 
 
 @functools.lru_cache(maxsize=None)
 def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
-                       serial: bool = False, outline: bool = False, scalar: bool = False):
+                       serial: bool = False, outline: bool = False, scalar: bool = False, depth: int = TREE_LEVELS + 1):
     """The staged step kernel of one variant (the arguments as physics/step/pipeline.py's
-    make_kernels): ``kernels``, the whole-launch kernel alone where ``whole_launch`` (graph
+    make_kernels, and the model's tree ``depth``, layout.tree_depth: a loop per level,
+    none for levels the model does not have): ``kernels``, the whole-launch kernel alone where ``whole_launch`` (graph
     kernels) or else one per part, their array parameters ``arrays`` by name, and
     ``loops``, the names of the STAGE part's top-level loops in order (each the names of its
     phases joined by "+": consecutive per-env phases share a loop, schedule.py's
@@ -83,12 +84,6 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
             plan[w, PLAN_STEPS] = steps
             plan[w, PLAN_ADVANCE] = adv
             program.run(w, code & 255, t)
-
-    def tree_levels(phase):
-        """The levels of a tree phase's loops in the order they run (DEEPER: the levels
-        past TREE_LEVELS, walked per env)."""
-        levels = (*range(L.TREE_LEVELS), DEEPER)
-        return levels if phase.tree == DOWN else levels[::-1]
 
     @ti.func
     @vector_loops
@@ -127,7 +122,7 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
                 integration.stage_begin(w, t, stage, integration.stages(t, plan[w, PLAN_ADVANCE]))
         for group in ti.static(loops):
             if ti.static(bool(group[0].tree)):
-                for level in ti.static(tree_levels(group[0])):
+                for level in ti.static(tree_levels(group[0], depth)):
                     tree_loop(group[0], level, t, plan, nids, s, stage)
             else:
                 per_env = 1
@@ -225,7 +220,7 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
     if arrays != StepTables._fields[:-1] + _OWN_ARRAYS:
         raise AssertionError(f"the staged kernel takes {arrays}, the step kernel's tables are {StepTables._fields}")
     names = ("stage_begin", *(name for group in loops for name in (
-        tree_loop_names(group[0]) if group[0].tree else ("+".join(p.name for p in group),))), "stage_end")
+        tree_loop_names(group[0], depth) if group[0].tree else ("+".join(p.name for p in group),))), "stage_end")
     return types.SimpleNamespace(kernels=kernels, arrays=arrays, loops=names, whole_launch=whole)
 
 

@@ -136,17 +136,55 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
         Writes: qacc, dof_d's qfrc_constraint, the dof scratch table dof_s (the solvers'
         vectors), efc_Y, efc_f's forces and solver columns, efc_n's solver iterations and eq_d
         (equalities broken by overload)."""
-        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         nv = t.sizes[L.SIZE_NV]
         nefc = A.nefc(t.efc_n, w)
-        disabled = t.sizes[L.SIZE_DISABLE]
         if nefc > 0:
             soft_parameters(w, nefc, t.sizes, t.opt_f, t.efc_f)
             if ti.static(features.contacts):
                 cone_regularizer(w, nefc, t.opt_f, t.con_f, t.con_i, t.efc_f)
-            if ti.static(fp == ti.f32 and solver != "PGS"):
-                float32_regularizer(w, nefc, nv, t.sizes, t.dof_i, t.dof_f, t.qLD, t.dof_s, t.efc_J, t.efc_f)
+            # before the references in MuJoCo's order; the references read no R
+            float32_rows(w, t)
             reference(w, nefc, nv, t.qvel, t.dof_s, t.efc_J, t.efc_f)
+        forces(w, t)
+        # J^T f as one reduction per dof: accumulating in place would store in the inner loop
+        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        for d in range(nv):
+            dof_constraint_force(w, d, o_dof, nefc, t)
+        acceleration(w, t)
+
+    # solve's parts, for the staged schedule (physics/step/forward.py): the rows' soft
+    # parameters, cones and references a thread per row, the solver a thread per env,
+    # J^T f a thread per dof. Each does what solve does, in the same order within a row.
+    @ti.func
+    def soft_row(w, i, t: ti.template()):
+        if i < A.nefc(t.efc_n, w):
+            soft.soft_row(w, i, A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0), t.sizes, t.efc_f)
+
+    @ti.func
+    def cone_row(w, i, t: ti.template()):
+        if i < A.nefc(t.efc_n, w):
+            soft.cone_row(w, i, t.opt_f, t.con_f, t.con_i, t.efc_f)
+
+    @ti.func
+    def reference_row(w, i, t: ti.template()):
+        if i < A.nefc(t.efc_n, w):
+            soft.reference_row(w, i, t.sizes[L.SIZE_NV], t.qvel, t.efc_J, t.efc_f)
+
+    @ti.func
+    def float32_rows(w, t: ti.template()):
+        if ti.static(fp == ti.f32 and solver != "PGS"):
+            nefc = A.nefc(t.efc_n, w)
+            if nefc > 0:
+                float32_regularizer(w, nefc, t.sizes[L.SIZE_NV], t.sizes, t.dof_i, t.dof_f, t.qLD, t.dof_s, t.efc_J,
+                                    t.efc_f)
+
+    @ti.func
+    def forces(w, t: ti.template()):
+        """The solver's forces of the rows made ready (and the equalities they break)."""
+        nv = t.sizes[L.SIZE_NV]
+        nefc = A.nefc(t.efc_n, w)
+        disabled = t.sizes[L.SIZE_DISABLE]
+        if nefc > 0:
             if ti.static(solver == "PGS"):
                 dual_matrix(w, nefc, t.sizes, t.dof_i, t.qLD, t.dof_d, t.dof_s, t.efc_J, t.efc_Y, t.efc_f)
                 warm_start(w, nefc, nv, t.sizes, t.dof_d, t.efc_J, t.efc_f)
@@ -157,15 +195,26 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                                                              (disabled & DSBL_WARMSTART) == 0))
             if ti.static(features.equality):
                 break_overloaded(w, nefc, t.eq_i, t.eq_f, t.eq_d, t.efc_f)
-        # J^T f as one reduction per dof: accumulating in place would store in the inner loop
-        for d in range(nv):
-            qfrc = fp(0.0)
-            for i in range(nefc):
-                qfrc += A.efc_force(t.efc_f, w, i) * t.efc_J[env_index(w, i, d)]
-            A.set_dof_qfrc_constraint(t.dof_d, o_dof, d, qfrc)
+
+    @ti.func
+    def constraint_force(w, d, t: ti.template()):
+        dof_constraint_force(w, d, m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D), A.nefc(t.efc_n, w), t)
+
+    @ti.func
+    def dof_constraint_force(w, d, o_dof, nefc, t: ti.template()):
+        """qfrc_constraint of dof d: (J^T f)_d, summed in row order."""
+        qfrc = fp(0.0)
+        for i in range(nefc):
+            qfrc += A.efc_force(t.efc_f, w, i) * t.efc_J[env_index(w, i, d)]
+        A.set_dof_qfrc_constraint(t.dof_d, o_dof, d, qfrc)
+
+    @ti.func
+    def acceleration(w, t: ti.template()):
         if ti.static(solver == "PGS"):
             # the dual leaves qacc to us: qacc_smooth + M^-1 J^T f (the primal solvers move it)
-            if nefc > 0:
+            nv = t.sizes[L.SIZE_NV]
+            if A.nefc(t.efc_n, w) > 0:
+                o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
                 o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
                 for d in range(nv):
                     A.set_dof_constraint_vel(t.dof_s, o_s, d, A.dof_qfrc_constraint(t.dof_d, o_dof, d))
@@ -173,4 +222,6 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                 for d in range(nv):
                     t.qacc[env_index(w, d)] += A.dof_constraint_vel(t.dof_s, o_s, d)
 
-    return types.SimpleNamespace(rows=rows, solve=solve)
+    return types.SimpleNamespace(rows=rows, solve=solve, soft_row=soft_row, cone_row=cone_row,
+                                 reference_row=reference_row, float32_rows=float32_rows, forces=forces,
+                                 constraint_force=constraint_force, acceleration=acceleration)

@@ -96,30 +96,35 @@ def make_soft(fp):
         """R, K, B and impedance of each row (MuJoCo's getsolparam and mj_makeImpedance)."""
         h = A.opt_timestep(opt_f, w % opt_f.shape[0], 0)
         for i in range(nefc):
-            ref0 = A.efc_solref_at(efc_f, w, i, 0)
-            ref1 = A.efc_solref_at(efc_f, w, i, 1)
-            if (ref0 > 0) != (ref1 > 0):  # mixed formats: MuJoCo falls back to the default
-                ref0 = fp(0.02)
-                ref1 = fp(1.0)
-            if (sizes[L.SIZE_DISABLE] & DSBL_REFSAFE) == 0 and ref0 > 0:
-                ref0 = ti.max(ref0, 2 * h)
-            dmin = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), A.efc_solimp_at(efc_f, w, i, 0)))
-            dmax = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), A.efc_solimp_at(efc_f, w, i, 1)))
-            width = ti.max(fp(0.0), A.efc_solimp_at(efc_f, w, i, 2))
-            mid = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), A.efc_solimp_at(efc_f, w, i, 3)))
-            power = ti.max(fp(1.0), A.efc_solimp_at(efc_f, w, i, 4))
-            imp = impedance(dmin, dmax, width, mid, power, A.efc_imppos(efc_f, w, i) - A.efc_margin(efc_f, w, i))
-            A.set_efc_imp(efc_f, w, i, imp)
-            A.set_efc_R(efc_f, w, i, ti.max(fp(_MINVAL), (1 - imp) * A.efc_diagA(efc_f, w, i) / imp))
-            if ref0 > 0:
-                A.set_efc_K(efc_f, w, i, 1 / ti.max(fp(_MINVAL), dmax * dmax * ref0 * ref0 * ref1 * ref1))
-                A.set_efc_B(efc_f, w, i, 2 / ti.max(fp(_MINVAL), dmax * ref0))
-            else:
-                A.set_efc_K(efc_f, w, i, -ref0 / ti.max(fp(_MINVAL), dmax * dmax))
-                A.set_efc_B(efc_f, w, i, -ref1 / ti.max(fp(_MINVAL), dmax))
-            kind = ti.cast(A.efc_type(efc_f, w, i), ti.i32)
-            if kind == CNSTR_FRICTION_DOF or kind == CNSTR_FRICTION_TENDON:
-                A.set_efc_K(efc_f, w, i, 0)  # friction has no position to restore
+            soft_row(w, i, h, sizes, efc_f)
+
+    @ti.func
+    def soft_row(w, i, h, sizes: ti.template(), efc_f: ti.template()):
+        """Row i's R, K, B and impedance, with time step h."""
+        ref0 = A.efc_solref_at(efc_f, w, i, 0)
+        ref1 = A.efc_solref_at(efc_f, w, i, 1)
+        if (ref0 > 0) != (ref1 > 0):  # mixed formats: MuJoCo falls back to the default
+            ref0 = fp(0.02)
+            ref1 = fp(1.0)
+        if (sizes[L.SIZE_DISABLE] & DSBL_REFSAFE) == 0 and ref0 > 0:
+            ref0 = ti.max(ref0, 2 * h)
+        dmin = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), A.efc_solimp_at(efc_f, w, i, 0)))
+        dmax = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), A.efc_solimp_at(efc_f, w, i, 1)))
+        width = ti.max(fp(0.0), A.efc_solimp_at(efc_f, w, i, 2))
+        mid = ti.min(fp(_MAXIMP), ti.max(fp(_MINIMP), A.efc_solimp_at(efc_f, w, i, 3)))
+        power = ti.max(fp(1.0), A.efc_solimp_at(efc_f, w, i, 4))
+        imp = impedance(dmin, dmax, width, mid, power, A.efc_imppos(efc_f, w, i) - A.efc_margin(efc_f, w, i))
+        A.set_efc_imp(efc_f, w, i, imp)
+        A.set_efc_R(efc_f, w, i, ti.max(fp(_MINVAL), (1 - imp) * A.efc_diagA(efc_f, w, i) / imp))
+        if ref0 > 0:
+            A.set_efc_K(efc_f, w, i, 1 / ti.max(fp(_MINVAL), dmax * dmax * ref0 * ref0 * ref1 * ref1))
+            A.set_efc_B(efc_f, w, i, 2 / ti.max(fp(_MINVAL), dmax * ref0))
+        else:
+            A.set_efc_K(efc_f, w, i, -ref0 / ti.max(fp(_MINVAL), dmax * dmax))
+            A.set_efc_B(efc_f, w, i, -ref1 / ti.max(fp(_MINVAL), dmax))
+        kind = ti.cast(A.efc_type(efc_f, w, i), ti.i32)
+        if kind == CNSTR_FRICTION_DOF or kind == CNSTR_FRICTION_TENDON:
+            A.set_efc_K(efc_f, w, i, 0)  # friction has no position to restore
 
     @ti.func
     def cone_regularizer(w, nefc, opt_f: ti.template(), con_f: ti.template(), con_i: ti.template(),
@@ -132,26 +137,42 @@ def make_soft(fp):
         impratio = ti.max(fp(_MINVAL), A.opt_impratio(opt_f, w % opt_f.shape[0], 0))
         i = 0
         while i < nefc:
-            step = 1
-            kind = A.efc_type(efc_f, w, i)
-            if kind == CNSTR_CONTACT_PYRAMIDAL:
-                c = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
-                step = 2 * (A.contact_dim(con_i, w, c) - 1)
-                mu0 = A.contact_friction_at(con_f, w, c, 0)
-                r_py = 2 * mu0 * mu0 * A.efc_R(efc_f, w, i) / impratio
-                for j in range(step):
-                    A.set_efc_R(efc_f, w, i + j, r_py)
-            elif kind == CNSTR_CONTACT_ELLIPTIC:
-                c = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
-                step = A.contact_dim(con_i, w, c)
-                mu0 = A.contact_friction_at(con_f, w, c, 0)
-                r1 = A.efc_R(efc_f, w, i) / impratio
-                A.set_efc_fric(efc_f, w, i, mu0 / ti.sqrt(impratio))
-                for j in range(1, step):
-                    fj = A.contact_friction_at(con_f, w, c, j - 1)
-                    A.set_efc_R(efc_f, w, i + j, r1 * mu0 * mu0 / (fj * fj))
-                    A.set_efc_K(efc_f, w, i + j, 0)
-            i += step
+            i += contact_cone(w, i, impratio, con_f, con_i, efc_f)
+
+    @ti.func
+    def cone_row(w, i, opt_f: ti.template(), con_f: ti.template(), con_i: ti.template(), efc_f: ti.template()):
+        """cone_regularizer's work at row i, where a contact's rows start: one thread per
+        row of a pass over the rows."""
+        kind = A.efc_type(efc_f, w, i)
+        if kind == CNSTR_CONTACT_PYRAMIDAL or kind == CNSTR_CONTACT_ELLIPTIC:
+            if i == 0 or A.efc_type(efc_f, w, i - 1) != kind or A.efc_id(efc_f, w, i - 1) != A.efc_id(efc_f, w, i):
+                contact_cone(w, i, ti.max(fp(_MINVAL), A.opt_impratio(opt_f, w % opt_f.shape[0], 0)), con_f, con_i,
+                             efc_f)
+
+    @ti.func
+    def contact_cone(w, i, impratio, con_f: ti.template(), con_i: ti.template(), efc_f: ti.template()):
+        """The friction impedance of the contact whose rows start at row i (any other row:
+        nothing); returns the rows it spans (1 for a row that is no contact's)."""
+        step = 1
+        kind = A.efc_type(efc_f, w, i)
+        if kind == CNSTR_CONTACT_PYRAMIDAL:
+            c = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
+            step = 2 * (A.contact_dim(con_i, w, c) - 1)
+            mu0 = A.contact_friction_at(con_f, w, c, 0)
+            r_py = 2 * mu0 * mu0 * A.efc_R(efc_f, w, i) / impratio
+            for j in range(step):
+                A.set_efc_R(efc_f, w, i + j, r_py)
+        elif kind == CNSTR_CONTACT_ELLIPTIC:
+            c = ti.cast(A.efc_id(efc_f, w, i), ti.i32)
+            step = A.contact_dim(con_i, w, c)
+            mu0 = A.contact_friction_at(con_f, w, c, 0)
+            r1 = A.efc_R(efc_f, w, i) / impratio
+            A.set_efc_fric(efc_f, w, i, mu0 / ti.sqrt(impratio))
+            for j in range(1, step):
+                fj = A.contact_friction_at(con_f, w, c, j - 1)
+                A.set_efc_R(efc_f, w, i + j, r1 * mu0 * mu0 / (fj * fj))
+                A.set_efc_K(efc_f, w, i + j, 0)
+        return step
 
     @ti.func
     def float32_regularizer(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), dof_f: ti.template(),
@@ -217,5 +238,16 @@ def make_soft(fp):
             A.set_efc_aref(efc_f, w, i, -A.efc_B(efc_f, w, i) * vel - A.efc_K(efc_f, w, i) * A.efc_imp(efc_f, w, i)
                                       * (A.efc_pos(efc_f, w, i) - A.efc_margin(efc_f, w, i)) - A.efc_jdotv(efc_f, w, i))
 
-    return types.SimpleNamespace(soft_parameters=soft_parameters, cone_regularizer=cone_regularizer,
+    @ti.func
+    def reference_row(w, i, nv, qvel: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+        """Row i's aref, as :func:`reference` makes it (J_i qvel summed in dof order)."""
+        vel = fp(0.0)
+        for d in range(nv):
+            vel += efc_J[env_index(w, i, d)] * qvel[env_index(w, d)]
+        A.set_efc_vel(efc_f, w, i, vel)
+        A.set_efc_aref(efc_f, w, i, -A.efc_B(efc_f, w, i) * vel - A.efc_K(efc_f, w, i) * A.efc_imp(efc_f, w, i)
+                                  * (A.efc_pos(efc_f, w, i) - A.efc_margin(efc_f, w, i)) - A.efc_jdotv(efc_f, w, i))
+
+    return types.SimpleNamespace(soft_parameters=soft_parameters, soft_row=soft_row, cone_row=cone_row,
+                                 reference_row=reference_row, cone_regularizer=cone_regularizer,
                                  float32_regularizer=float32_regularizer, reference=reference)
