@@ -43,7 +43,8 @@ def test_the_probe_rehearses_every_item_on_the_cpu(tmp_path, device):
         assert max(v for k, v in difference.items() if k.startswith("max_abs")) < 1e-9
     (phases,) = [r for r in records if r["item"] == "phases"]
     timed = {name.split(".")[0] for loop in phases["ms_per_step"] for name in loop.split("+")}
-    assert {"body_frames", "cinert", "pair_contacts", "contact_table", "crb", "mass_rows", "constraints"} <= timed
+    assert {"body_frames", "cinert", "pair_contacts", "contact_table", "inertia_and_forces", "mass_rows",
+            "constraint_rows", "soft_rows", "constraint_solve", "constraint_forces"} <= timed
     summary = (out / "summary.md").read_text()
     assert "| ant | float32 |" in summary and "MuJoCo rollout" in summary
 

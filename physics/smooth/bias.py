@@ -10,6 +10,7 @@ from ..lanes import env_index
 from ..model import DSBL_GRAVITY
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import vector_loops
+from .tree import make_tree
 from ..access import make_access
 from ..runtime.ti_math import make_math
 
@@ -19,6 +20,7 @@ from ..runtime.ti_math import make_math
 def make_bias(fp):
     m = make_math(fp)
     A = make_access(fp)
+    tree = make_tree(fp)
 
     @ti.func
     @vector_loops
@@ -92,11 +94,7 @@ def make_bias(fp):
     def force_gather(w, b, sizes: ti.template(), body_i: ti.template(), body_d: ti.template()):
         if b > 0:  # the world's force stays zero
             o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-            cfrc = A.body_cfrc(body_d, o_body, b)
-            first = A.body_childadr(body_i, b)
-            for k in range(A.body_childnum(body_i, b)):
-                cfrc += A.body_cfrc(body_d, o_body, A.body_treeorder(body_i, first + A.body_childnum(body_i, b) - 1 - k))
-            A.set_body_cfrc(body_d, o_body, b, cfrc)
+            A.set_body_cfrc(body_d, o_body, b, tree.child_sum(b, o_body, body_i, body_d, "body_cfrc"))
 
     @ti.func
     def dof_bias_of(w, d, sizes: ti.template(), dof_i: ti.template(), body_d: ti.template(), dof_d: ti.template()):

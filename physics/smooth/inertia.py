@@ -14,6 +14,7 @@ import types
 from .. import layout as L
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import vector_loops
+from .tree import make_tree
 from ..access import make_access
 from ..runtime.ti_math import make_math
 
@@ -23,6 +24,7 @@ from ..runtime.ti_math import make_math
 def make_inertia(fp):
     m = make_math(fp)
     A = make_access(fp)
+    tree = make_tree(fp)
 
     @ti.func
     @vector_loops
@@ -79,11 +81,7 @@ def make_inertia(fp):
     def crb_gather(w, b, sizes: ti.template(), body_i: ti.template(), body_d: ti.template()):
         if b > 0:  # the world's is its own: crb adds nothing to it
             o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-            crb = A.body_crb(body_d, o_body, b)
-            first = A.body_childadr(body_i, b)
-            for k in range(A.body_childnum(body_i, b)):
-                crb += A.body_crb(body_d, o_body, A.body_treeorder(body_i, first + A.body_childnum(body_i, b) - 1 - k))
-            A.set_body_crb(body_d, o_body, b, crb)
+            A.set_body_crb(body_d, o_body, b, tree.child_sum(b, o_body, body_i, body_d, "body_crb"))
 
     @ti.func
     def mass_row_of(w, i, sizes: ti.template(), dof_i: ti.template(), dof_f: ti.template(), body_d: ti.template(),

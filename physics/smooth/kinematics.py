@@ -14,6 +14,7 @@ from ..model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
 from ..access import make_access
 from ..runtime.ti_math import make_math
+from .tree import make_tree
 
 
 
@@ -29,6 +30,7 @@ def make_kinematics(fp):
 def make_positions(fp):
     m = make_math(fp)
     A = make_access(fp)
+    tree = make_tree(fp)
 
     @ti.func
     def body_frames(
@@ -205,13 +207,8 @@ def make_positions(fp):
     @ti.func
     def subtree_gather(w, b, sizes: ti.template(), body_i: ti.template(), body_d: ti.template()):
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-        com = A.body_subtree_com(body_d, o_body, b)
-        mass = A.body_subtree_mass(body_d, o_body, b)
-        first = A.body_childadr(body_i, b)
-        for k in range(A.body_childnum(body_i, b)):
-            c = A.body_treeorder(body_i, first + A.body_childnum(body_i, b) - 1 - k)
-            com += A.body_subtree_com(body_d, o_body, c)
-            mass += A.body_subtree_mass(body_d, o_body, c)
+        com = tree.child_sum(b, o_body, body_i, body_d, "body_subtree_com")
+        mass = tree.child_sum(b, o_body, body_i, body_d, "body_subtree_mass")
         A.set_body_subtree_com(body_d, o_body, b, com)
         A.set_body_subtree_mass(body_d, o_body, b, mass)
 

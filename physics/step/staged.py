@@ -47,14 +47,15 @@ PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan 
 
 @functools.lru_cache(maxsize=None)
 def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
-                       serial: bool = False, outline: bool = False, scalar: bool = False, depth: int = TREE_LEVELS + 1):
+                       serial: bool = False, outline: bool = False, scalar: bool = False,
+                       depth: int = TREE_LEVELS + 1):
     """The staged step kernel of one variant (the arguments as physics/step/pipeline.py's
-    make_kernels, and the model's tree ``depth``, layout.tree_depth: a loop per level,
-    none for levels the model does not have): ``kernels``, the whole-launch kernel alone where ``whole_launch`` (graph
-    kernels) or else one per part, their array parameters ``arrays`` by name, and
-    ``loops``, the names of the STAGE part's top-level loops in order (each the names of its
-    phases joined by "+": consecutive per-env phases share a loop, schedule.py's
-    staged_loops)."""
+    make_kernels, and the model's tree ``depth``, layout.tree_depth: a loop per level of a
+    tree pass, none for levels the model lacks): ``kernels``, the whole-launch kernel alone
+    where ``whole_launch`` (graph kernels) or else one per part, their array parameters
+    ``arrays`` by name, and ``loops``, the names of the STAGE part's top-level loops in
+    order (each the names of its phases joined by "+": consecutive per-env phases share a
+    loop, schedule.py's staged_loops; a tree phase's named by level)."""
     integration = make_integrate(fp, solver, cone, features, outline)
     program = make_program(fp, make_reaction(fp).rne_post)
     loops = staged_loops(integration.phases)
@@ -97,7 +98,7 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
             for k in range(nids):
                 w = t.env_ids[k]
                 if in_stage(w, plan, t, s, stage):
-                    deeper = t.sizes[L.SIZE_LEVEL_START + L.TREE_LEVELS]
+                    deeper = t.sizes[L.SIZE_LEVEL_START + TREE_LEVELS]
                     n = t.sizes[L.SIZE_NBODY] - deeper
                     for j in range(n):
                         at = deeper + j
