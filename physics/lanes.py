@@ -112,17 +112,13 @@ def padded_envs(num_envs: int, lanes: int) -> int:
 
 def env_major(flat, num_envs: int, lanes: int):
     """A flat table's entries (numpy array or torch tensor, 1-D) as (num_envs, stride) in
-    env-major order: a view where ``lanes`` is 1, else a copy."""
+    env-major order: a view where ``lanes`` is 1, else a copy. A flat table is one row per
+    block of ``lanes`` envs, each entry's copies side by side, as env_rows reads them."""
     if lanes == 1:
         return flat.reshape(num_envs, -1)
-    blocks = flat.reshape(padded_envs(num_envs, lanes) // lanes, -1, lanes)
-    rows = blocks.permute(0, 2, 1) if hasattr(blocks, "permute") else blocks.transpose(0, 2, 1)
-    return rows.reshape(-1, blocks.shape[1])[:num_envs]
+    return env_rows(flat.reshape(padded_envs(num_envs, lanes) // lanes, -1), num_envs, lanes)
 
 
 def interleaved(rows: np.ndarray, lanes: int) -> np.ndarray:
     """(num_envs, stride) env-major rows as a flat table's entries (the inverse of env_major)."""
-    n, stride = rows.shape
-    padded = np.zeros((padded_envs(n, lanes), stride), rows.dtype)
-    padded[:n] = rows
-    return np.ascontiguousarray(padded.reshape(-1, lanes, stride).transpose(0, 2, 1)).ravel()
+    return device_rows(rows, lanes).ravel()
