@@ -369,7 +369,9 @@ CON_F = Table(
 CON_I = Table(
     "con_i", "contact_", ROWS, "int", "contacts of one env (mjContact's ints)",
     ("geom1", 1, "first geom", _ID), ("geom2", 1, "second geom", _ID), ("dim", 1, "condim", "count"),
-    ("exclude", 1, "1 in the gap band: no constraint rows", "flag"), ("pair", 1, "the candidate pair", _ID))
+    ("exclude", 1, "1 in the gap band: no constraint rows", "flag"), ("pair", 1, "the candidate pair", _ID),
+    ("efc_address", 1, "the contact's first constraint row; -1: none (excluded, disabled or past the rows' capacity)",
+     _ID))
 CON_N = Table(
     "con_n", "", ROW, "int", "contact counts of one env",
     ("ncon", 1, "contacts made", "count"), ("ncon_overflow", 1, "contacts that did not fit in the table", "count"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import layout as L
-from .collision.narrowphase import CON_DIM, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F
+from .collision.narrowphase import CON_DIM, CON_EFC_ADDRESS, CON_EXCLUDE, CON_GEOM1, CON_GEOM2, CONTACT_F
 from .errors import WorldError
 
 # quantities that are a data table's leading columns: table, and the model size naming them
@@ -81,5 +81,6 @@ def contact_fields(con_f: np.ndarray, con_i: np.ndarray, con_n: np.ndarray) -> d
     out = {name: f[..., a : a + w].copy() if w > 1 else f[..., a].copy() for name, (a, w) in CONTACT_F.items()}
     out["frame"] = out["frame"].reshape(num_envs, max_contacts, 3, 3)
     out.update(geom=i[..., [CON_GEOM1, CON_GEOM2]], dim=i[..., CON_DIM].copy(),
-               exclude=i[..., CON_EXCLUDE].copy(), ncon=con_n[:, 0].copy(), overflow=con_n[:, 1].copy())
+               exclude=i[..., CON_EXCLUDE].copy(),
+               efc_address=i[..., CON_EFC_ADDRESS].copy(), ncon=con_n[:, 0].copy(), overflow=con_n[:, 1].copy())
     return out

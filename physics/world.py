@@ -390,7 +390,9 @@ class World:
         contacts that did not fit in ``max_contacts``. Per row: ``dist``, ``pos`` (3),
         ``frame`` (3, 3; row 0 is the normal from geom1 to geom2), ``friction`` (5),
         ``solref``, ``solimp``, ``margin``, ``gap``, ``includemargin``, ``geom`` (2), ``dim``,
-        ``exclude``. Rows at or past ``ncon`` are zero.
+        ``exclude``, ``efc_address`` (the contact's first row in the constraint table, -1
+        where it makes none: excluded, constraints or contacts disabled, or past the rows'
+        capacity; MuJoCo's ``efc_address``). Rows at or past ``ncon`` are zero.
         """
         host = self._copies.host
         return Q.contact_fields(host("con_f"), host("con_i"), host("con_n"))

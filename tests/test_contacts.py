@@ -41,6 +41,8 @@ def test_contact_forces_match_mujoco(name, device):
         mujoco.mj_forward(mjm, d)
         mujoco.mj_rnePostConstraint(mjm, d)
         assert contacts["ncon"][e] == d.ncon and world.get("nefc")[e] == d.nefc
+        # each contact's first constraint row (-1: none), as a multiset: the rows each makes
+        assert sorted(contacts["efc_address"][e, : d.ncon]) == sorted(d.contact.efc_address), (name, e)
         for key in ("qacc", "qfrc_constraint", "cfrc_ext", "cfrc_int", "cacc"):
             assert rel_err(world.get(key)[e], getattr(d, key)) <= 1e-7, (name, e, key)
 

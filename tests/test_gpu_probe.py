@@ -49,7 +49,7 @@ def test_the_probe_rehearses_every_item_on_the_cpu(tmp_path, device):
     (phases,) = [r for r in records if r["item"] == "phases"]
     timed = {name.split(".")[0] for loop in phases["ms_per_step"] for name in loop.split("+")}
     assert {"body_frames", "cinert", "pair_contacts", "contact_table", "inertia_and_forces", "mass_rows",
-            "constraint_rows", "soft_rows", "constraint_solve", "constraint_forces"} <= timed
+            "constraint_rows", "contact_rows", "soft_rows", "constraint_solve", "constraint_forces"} <= timed
     summary = (out / "summary.md").read_text()
     assert "| ant | float32 |" in summary and "MuJoCo rollout" in summary
 

@@ -32,6 +32,7 @@ from ..collision.narrowphase import (
     CON_GEOM1,
     CON_GEOM2,
     CON_PAIR,
+    CON_EFC_ADDRESS,
     CONTACT_F,
     NCON,
     NCON_F,
@@ -200,6 +201,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         A.set_contact_dim(con_i, w, c, A.pair_condim(pair_i, p))
         A.set_contact_exclude(con_i, w, c, 1 if A.contact_dist(con_f, w, c) >= margin else 0)
         A.set_contact_pair(con_i, w, c, p)
+        A.set_contact_efc_address(con_i, w, c, -1)  # the constraint stage places the rows it makes
 
     @ti.func
     def collide(w, npair, ngeom, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
@@ -429,13 +431,15 @@ class Collider:
         ``dist``, ``pos`` (3), ``frame`` (3, 3; row 0 is the normal from geom1 to geom2),
         ``friction`` (5), ``solref`` (2), ``solimp`` (5), ``margin``, ``gap``,
         ``includemargin``, ``geom`` (2: geom1, geom2), ``dim``, ``exclude``, ``pair``
-        (row of the candidate pair table). Rows at or past ``ncon`` are stale.
+        (row of the candidate pair table), ``efc_address`` (the contact's first constraint
+        row, -1 where it has none). Rows at or past ``ncon`` are stale.
         """
         f, i, n = self._env_major(self._con_f), self._env_major(self._con_i), self._env_major(self._con_n)
         out = {name: f[..., a : a + w] if w > 1 else f[..., a] for name, (a, w) in CONTACT_F.items()}
         out["frame"] = out["frame"].reshape(self.num_envs, self.capacity, 3, 3)
         out.update(geom=i[..., [CON_GEOM1, CON_GEOM2]], dim=i[..., CON_DIM], exclude=i[..., CON_EXCLUDE],
-                   pair=i[..., CON_PAIR], ncon=n[:, NCON], overflow=n[:, NOVERFLOW])
+                   pair=i[..., CON_PAIR], efc_address=i[..., CON_EFC_ADDRESS], ncon=n[:, NCON],
+                   overflow=n[:, NOVERFLOW])
         return out
 
     def geom_xpos(self) -> np.ndarray:

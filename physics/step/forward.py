@@ -240,11 +240,20 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         call((constraints_inside,), w, t)
 
     # the constraint stage's parts for the staged schedule: the rows and the solver a
-    # thread per env, the rows' soft parameters, cones and references a thread per row
+    # thread per env, but a contact's rows a thread per env and contact (the env's rows
+    # thread places them), the rows' soft parameters, cones and references a thread per row
     # (of the capacity; an env's rows past its count skip), J^T f a thread per dof
     @ti.func
     def constraint_rows(w, t: ti.template()):
-        cons.rows(w, t)
+        cons.rows_apart(w, t)
+
+    @ti.func
+    def contact_capacity(t: ti.template()):
+        return t.con_i.shape[1]
+
+    @ti.func
+    def contact_row(w, c, t: ti.template()):
+        cons.contact_row(w, c, t)
 
     @ti.func
     def row_capacity(t: ti.template()):
@@ -306,6 +315,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
               Phase("smooth_acceleration", smooth_acceleration, dofs),
               Phase("constraints", constraints, staged=(
                   Phase("constraint_rows", constraint_rows),
+                  *((Phase("contact_rows", contact_row, contact_capacity),) if features.contacts else ()),
                   Phase("soft_rows", soft_row, row_capacity),
                   *((Phase("cone_rows", cone_row, row_capacity),) if features.contacts else ()),
                   Phase("reference_rows", reference_row, row_capacity),

@@ -30,6 +30,7 @@ from .contact import (
     CON_GEOM1,
     CON_GEOM2,
     CON_PAIR,
+    CON_EFC_ADDRESS,
     CONTACT_F,
     FAR,
     MAXVAL,
@@ -62,5 +63,5 @@ def make_narrowphase(fp):
 
 
 __all__ = ["BOX_DUPEPS", "BOX_EDGEBIAS", "BOX_MAXVERT", "BOX_PAREPS", "BOX_SEPEPS", "BOX_SGNEPS",
-           "CON_DIM", "CON_EXCLUDE", "CON_GEOM1", "CON_GEOM2", "CON_PAIR", "CONTACT_F", "FAR", "MAXVAL",
+           "CON_DIM", "CON_EFC_ADDRESS", "CON_EXCLUDE", "CON_GEOM1", "CON_GEOM2", "CON_PAIR", "CONTACT_F", "FAR", "MAXVAL",
            "MINVAL", "NCON", "NCON_F", "NCON_I", "NOVERFLOW", "make_narrowphase"]

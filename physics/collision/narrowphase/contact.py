@@ -19,7 +19,7 @@ from ...runtime.ti_math import make_math
 # The contact table (physics/layout.py: con_f, con_i, con_n, one row per contact, names as
 # mjContact); column positions for the host side.
 CONTACT_F, NCON_F = L.CON_F, L.CON_F.width
-CON_GEOM1, CON_GEOM2, CON_DIM, CON_EXCLUDE, CON_PAIR = (L.CON_I.start(k) for k in L.CON_I)
+CON_GEOM1, CON_GEOM2, CON_DIM, CON_EXCLUDE, CON_PAIR, CON_EFC_ADDRESS = (L.CON_I.start(k) for k in L.CON_I)
 NCON_I = L.CON_I.width
 NCON, NOVERFLOW = L.CON_N.start("ncon"), L.CON_N.start("ncon_overflow")
 

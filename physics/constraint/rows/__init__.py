@@ -79,52 +79,73 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
     friction_loss = make_friction_rows(fp).friction_loss
     limit_rows = make_limit_rows(fp)
     joint_limits, tendon_limits = limit_rows.joint_limits, limit_rows.tendon_limits
-    contacts = make_contact_rows(fp, cone).contacts
+    contact_table_rows = make_contact_rows(fp, cone)
+    contacts, contact_addresses = contact_table_rows.contacts, contact_table_rows.addresses
     soft = make_soft(fp)
     soft_parameters, cone_regularizer, reference = soft.soft_parameters, soft.cone_regularizer, soft.reference
     float32_regularizer = soft.float32_regularizer
     dual = make_pgs(fp, cone)
     dual_matrix, warm_start, pgs = dual.dual_matrix, dual.warm_start, dual.pgs
 
-    @ti.func
-    def rows(w, t: ti.template()):
-        """The rows of world w's active constraints, and qacc_smooth kept; ``t`` holds the step
-        kernel's tables by name (physics/step/pipeline.py).
+    def rows_of(apart: bool):
+        @ti.func
+        def rows(w, t: ti.template()):
+            """The rows of world w's active constraints, and qacc_smooth kept; ``t`` holds the step
+            kernel's tables by name (physics/step/pipeline.py).
 
-        Reads: the model tables (sizes, body_*, jnt_*, dof_*, q_f, opt_f, geom_i, eq_i, eq_f,
-        ten_i, ten_f, wrap_*), the state (qpos, qvel), qacc (qacc_smooth), frames and com
-        quantities (body_d), the contacts (con_f, con_i, con_n) and tendon lengths (ten_d).
-        Writes: efc_J, efc_f and efc_n (count, overflow; solver iterations zeroed), eq_d's
-        row bookkeeping and dof_d's qacc_smooth."""
-        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        nefc = 0
-        A.set_nefc_overflow(t.efc_n, w, 0)
-        A.set_solver_niter(t.efc_n, w, 0)
-        disabled = t.sizes[L.SIZE_DISABLE]
-        if (disabled & DSBL_CONSTRAINT) == 0:
-            if ti.static(features.equality):
-                if (disabled & DSBL_EQUALITY) == 0:
-                    nefc = equalities(w, nefc, t.sizes, t.body_i, t.body_f, t.jnt_i, t.dof_i, t.dof_f, t.q_f, t.qpos,
-                                      t.qvel, t.body_d, t.dof_d, t.eq_i, t.eq_f, t.eq_d, t.efc_J, t.efc_f, t.efc_n)
-            if ti.static(features.frictionloss):
-                if (disabled & DSBL_FRICTIONLOSS) == 0 and t.sizes[L.SIZE_SMOOTH_FRICTION] == 0:
-                    nefc = friction_loss(w, nefc, t.sizes, t.jnt_i, t.dof_f, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f,
-                                         t.efc_J, t.efc_f, t.efc_n)
-            if (disabled & DSBL_LIMIT) == 0:
-                nefc = joint_limits(w, nefc, t.sizes, t.jnt_i, t.jnt_f, t.dof_f, t.qpos, t.efc_J, t.efc_f, t.efc_n)
-                if ti.static(features.physx_limits):
-                    nefc = physx_limits(w, nefc, t.sizes, t.jnt_i, t.jnt_f, t.dof_f, t.opt_f, t.qpos, t.qvel, t.efc_J,
-                                        t.efc_f, t.efc_n)
-                if ti.static(features.tendons):
-                    nefc = tendon_limits(w, nefc, t.sizes, t.jnt_i, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f, t.ten_d,
-                                         t.efc_J, t.efc_f, t.efc_n)
-            if ti.static(features.contacts):
-                if (disabled & DSBL_CONTACT) == 0:
-                    nefc = contacts(w, nefc, t.sizes, t.body_i, t.body_f, t.body_d, t.dof_d, t.geom_i, t.con_f, t.con_i,
-                                    t.con_n, t.efc_J, t.efc_f, t.efc_n)
-        A.set_nefc(t.efc_n, w, nefc)
-        for d in range(t.sizes[L.SIZE_NV]):
-            A.set_dof_qacc_smooth(t.dof_d, o_dof, d, t.qacc[env_index(w, d)])
+            Reads: the model tables (sizes, body_*, jnt_*, dof_*, q_f, opt_f, geom_i, eq_i, eq_f,
+            ten_i, ten_f, wrap_*), the state (qpos, qvel), qacc (qacc_smooth), frames and com
+            quantities (body_d), the contacts (con_f, con_i, con_n) and tendon lengths (ten_d).
+            Writes: efc_J, efc_f and efc_n (count, overflow; solver iterations zeroed), eq_d's
+            row bookkeeping and dof_d's qacc_smooth."""
+            o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+            nefc = 0
+            A.set_nefc_overflow(t.efc_n, w, 0)
+            A.set_solver_niter(t.efc_n, w, 0)
+            disabled = t.sizes[L.SIZE_DISABLE]
+            if (disabled & DSBL_CONSTRAINT) == 0:
+                if ti.static(features.equality):
+                    if (disabled & DSBL_EQUALITY) == 0:
+                        nefc = equalities(w, nefc, t.sizes, t.body_i, t.body_f, t.jnt_i, t.dof_i, t.dof_f, t.q_f,
+                                          t.qpos, t.qvel, t.body_d, t.dof_d, t.eq_i, t.eq_f, t.eq_d, t.efc_J, t.efc_f,
+                                          t.efc_n)
+                if ti.static(features.frictionloss):
+                    if (disabled & DSBL_FRICTIONLOSS) == 0 and t.sizes[L.SIZE_SMOOTH_FRICTION] == 0:
+                        nefc = friction_loss(w, nefc, t.sizes, t.jnt_i, t.dof_f, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f,
+                                             t.efc_J, t.efc_f, t.efc_n)
+                if (disabled & DSBL_LIMIT) == 0:
+                    nefc = joint_limits(w, nefc, t.sizes, t.jnt_i, t.jnt_f, t.dof_f, t.qpos, t.efc_J, t.efc_f, t.efc_n)
+                    if ti.static(features.physx_limits):
+                        nefc = physx_limits(w, nefc, t.sizes, t.jnt_i, t.jnt_f, t.dof_f, t.opt_f, t.qpos, t.qvel,
+                                            t.efc_J, t.efc_f, t.efc_n)
+                    if ti.static(features.tendons):
+                        nefc = tendon_limits(w, nefc, t.sizes, t.jnt_i, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f, t.ten_d,
+                                             t.efc_J, t.efc_f, t.efc_n)
+                if ti.static(features.contacts):
+                    if (disabled & DSBL_CONTACT) == 0:
+                        if ti.static(apart):
+                            nefc = contact_addresses(w, nefc, t.sizes, t.con_i, t.con_n, t.efc_n)
+                        else:
+                            nefc = contacts(w, nefc, t.sizes, t.body_i, t.body_f, t.body_d, t.dof_d, t.geom_i, t.con_f,
+                                            t.con_i, t.con_n, t.efc_J, t.efc_f, t.efc_n)
+            A.set_nefc(t.efc_n, w, nefc)
+            for d in range(t.sizes[L.SIZE_NV]):
+                A.set_dof_qacc_smooth(t.dof_d, o_dof, d, t.qacc[env_index(w, d)])
+
+        return rows
+
+    # the fused rows, and the staged schedule's: its contacts only placed (each contact's
+    # efc_address), their rows made a thread per env and contact by contact_row
+    rows, rows_apart = rows_of(False), rows_of(True)
+
+    @ti.func
+    def contact_row(w, c, t: ti.template()):
+        """Contact c's rows, where rows_apart placed them."""
+        if c < A.ncon(t.con_n, w):
+            address = A.contact_efc_address(t.con_i, w, c)
+            if address >= 0:
+                contact_table_rows.contact_rows(w, c, address, t.sizes, t.body_i, t.body_f, t.body_d, t.dof_d,
+                                                t.geom_i, t.con_f, t.con_i, t.efc_J, t.efc_f)
 
     @ti.func
     def solve(w, t: ti.template()):
@@ -222,6 +243,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                 for d in range(nv):
                     t.qacc[env_index(w, d)] += A.dof_constraint_vel(t.dof_s, o_s, d)
 
-    return types.SimpleNamespace(rows=rows, solve=solve, soft_row=soft_row, cone_row=cone_row,
-                                 reference_row=reference_row, float32_rows=float32_rows, forces=forces,
+    return types.SimpleNamespace(rows=rows, rows_apart=rows_apart, contact_row=contact_row, solve=solve,
+                                 soft_row=soft_row, cone_row=cone_row, reference_row=reference_row,
+                                 float32_rows=float32_rows, forces=forces,
                                  constraint_force=constraint_force, acceleration=acceleration)

@@ -42,48 +42,87 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                       A.contact_frame_at(con_f, w, c, 3 * k + 2))
 
     @ti.func
+    def row_count(w, c, con_i: ti.template()):
+        """The rows contact c makes: one frictionless row, a pyramid's 2 (condim - 1)
+        edges, or an elliptic cone's condim rows."""
+        dim = A.contact_dim(con_i, w, c)
+        nrow = 1 if dim == 1 else 2 * (dim - 1)
+        if ti.static(cone == "elliptic"):
+            if dim > 1:
+                nrow = dim
+        return nrow
+
+    @ti.func
+    def place(w, c, n, sizes: ti.template(), con_i: ti.template(), efc_n: ti.template()):
+        """Contact c's first row, given the n rows before it, kept as its efc_address: -1
+        where it makes none (excluded, or its rows past the capacity, counted as overflow)."""
+        address = -1
+        if A.contact_exclude(con_i, w, c) == 0:
+            nrow = row_count(w, c, con_i)
+            if n + nrow > sizes[L.SIZE_NEFC]:
+                A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + nrow)
+            else:
+                address = n
+        A.set_contact_efc_address(con_i, w, c, address)
+        return address
+
+    @ti.func
+    def addresses(w, nefc, sizes: ti.template(), con_i: ti.template(), con_n: ti.template(),
+                  efc_n: ti.template()):
+        """Each contact's place among env w's rows (its efc_address), from row nefc on, and
+        the env's row count after them: contacts(), less the rows themselves, which
+        :func:`contact_rows` then makes a contact at a time."""
+        n = nefc
+        for c in range(A.ncon(con_n, w)):
+            address = place(w, c, n, sizes, con_i, efc_n)
+            if address >= 0:
+                n = address + row_count(w, c, con_i)
+        return n
+
+    @ti.func
     def contacts(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), body_d: ti.template(),
                  dof_d: ti.template(), geom_i: ti.template(), con_f: ti.template(), con_i: ti.template(),
                  con_n: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
-        """Rows of each contact: one frictionless row, the 2 (condim - 1) edges of the
-        friction pyramid J_n +- mu_k J_k, or the condim rows of an elliptic cone
-        (MuJoCo's mj_instantiateContact)."""
+        """Rows of each contact, from row nefc on (MuJoCo's mj_instantiateContact), and the
+        env's row count after them."""
         n = nefc
-        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         for c in range(A.ncon(con_n, w)):
-            if A.contact_exclude(con_i, w, c) == 0:
-                dim = A.contact_dim(con_i, w, c)
-                nrow = 1 if dim == 1 else 2 * (dim - 1)
-                if ti.static(cone == "elliptic"):
-                    if dim > 1:
-                        nrow = dim
-                if n + nrow > sizes[L.SIZE_NEFC]:
-                    A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + nrow)
-                else:
-                    b1 = A.geom_body(geom_i, A.contact_geom1(con_i, w, c))
-                    b2 = A.geom_body(geom_i, A.contact_geom2(con_i, w, c))
-                    point = m.vec3(A.contact_pos_at(con_f, w, c, 0), A.contact_pos_at(con_f, w, c, 1), A.contact_pos_at(con_f, w, c, 2))
-                    tran = A.body_invweight0_at(body_f, mb, b1, 0) + A.body_invweight0_at(body_f, mb, b2, 0)
-                    rot = A.body_invweight0_at(body_f, mb, b1, 1) + A.body_invweight0_at(body_f, mb, b2, 1)
-                    nv = sizes[L.SIZE_NV]
-                    # frame rows: the normal and tangents; geom2 moves relative to geom1
-                    frame = ti.Matrix.rows([contact_axis(w, c, con_f, 0), contact_axis(w, c, con_f, 1),
-                                            contact_axis(w, c, con_f, 2)])
-                    relative_jacobian(w, n, dim, nv, b2, point, b1, point, frame, body_i, body_d, dof_d, efc_J)
-                    if ti.static(cone == "elliptic"):
-                        if dim > 1:
-                            elliptic_rows(w, n, c, dim, tran, rot, con_f, efc_f)
-                        else:
-                            pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
-                    else:
-                        pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
-                    for r in range(nrow):
-                        for k in ti.static(range(2)):
-                            A.set_efc_solref_at(efc_f, w, n + r, k, A.contact_solref_at(con_f, w, c, k))
-                        for k in ti.static(range(5)):
-                            A.set_efc_solimp_at(efc_f, w, n + r, k, A.contact_solimp_at(con_f, w, c, k))
-                    n += nrow
+            address = place(w, c, n, sizes, con_i, efc_n)
+            if address >= 0:
+                contact_rows(w, c, address, sizes, body_i, body_f, body_d, dof_d, geom_i, con_f, con_i, efc_J, efc_f)
+                n = address + row_count(w, c, con_i)
         return n
+
+    @ti.func
+    def contact_rows(w, c, n, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(),
+                     body_d: ti.template(), dof_d: ti.template(), geom_i: ti.template(), con_f: ti.template(),
+                     con_i: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+        """Contact c's rows from row n on (its efc_address)."""
+        dim = A.contact_dim(con_i, w, c)
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
+        b1 = A.geom_body(geom_i, A.contact_geom1(con_i, w, c))
+        b2 = A.geom_body(geom_i, A.contact_geom2(con_i, w, c))
+        point = m.vec3(A.contact_pos_at(con_f, w, c, 0), A.contact_pos_at(con_f, w, c, 1),
+                       A.contact_pos_at(con_f, w, c, 2))
+        tran = A.body_invweight0_at(body_f, mb, b1, 0) + A.body_invweight0_at(body_f, mb, b2, 0)
+        rot = A.body_invweight0_at(body_f, mb, b1, 1) + A.body_invweight0_at(body_f, mb, b2, 1)
+        nv = sizes[L.SIZE_NV]
+        # frame rows: the normal and tangents; geom2 moves relative to geom1
+        frame = ti.Matrix.rows([contact_axis(w, c, con_f, 0), contact_axis(w, c, con_f, 1),
+                                contact_axis(w, c, con_f, 2)])
+        relative_jacobian(w, n, dim, nv, b2, point, b1, point, frame, body_i, body_d, dof_d, efc_J)
+        if ti.static(cone == "elliptic"):
+            if dim > 1:
+                elliptic_rows(w, n, c, dim, tran, rot, con_f, efc_f)
+            else:
+                pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
+        else:
+            pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
+        for r in range(row_count(w, c, con_i)):
+            for k in ti.static(range(2)):
+                A.set_efc_solref_at(efc_f, w, n + r, k, A.contact_solref_at(con_f, w, c, k))
+            for k in ti.static(range(5)):
+                A.set_efc_solimp_at(efc_f, w, n + r, k, A.contact_solimp_at(con_f, w, c, k))
 
     @ti.func
     def pyramid_rows(w, n, c, dim, nv, tran, rot, con_f: ti.template(), efc_J: ti.template(),
@@ -133,4 +172,4 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
             A.set_efc_fric(efc_f, w, n + k, A.contact_friction_at(con_f, w, c, k - 1) if k > 0 else fp(0.0))
         A.set_efc_cone_at(efc_f, w, n, 5, dim)
 
-    return types.SimpleNamespace(contacts=contacts)
+    return types.SimpleNamespace(contacts=contacts, addresses=addresses, contact_rows=contact_rows)
