@@ -142,10 +142,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
     def contact_row(w, c, t: ti.template()):
         """Contact c's rows, where rows_apart placed them."""
         if c < A.ncon(t.con_n, w):
-            address = A.contact_efc_address(t.con_i, w, c)
-            if address >= 0:
-                contact_table_rows.contact_rows(w, c, address, t.sizes, t.body_i, t.body_f, t.body_d, t.dof_d,
-                                                t.geom_i, t.con_f, t.con_i, t.efc_J, t.efc_f)
+            contact_table_rows.contact_rows(w, c, t.sizes, t.body_i, t.body_f, t.body_d, t.dof_d, t.geom_i, t.con_f,
+                                            t.con_i, t.efc_J, t.efc_f)
 
     @ti.func
     def solve(w, t: ti.template()):

@@ -42,10 +42,9 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                       A.contact_frame_at(con_f, w, c, 3 * k + 2))
 
     @ti.func
-    def row_count(w, c, con_i: ti.template()):
-        """The rows contact c makes: one frictionless row, a pyramid's 2 (condim - 1)
-        edges, or an elliptic cone's condim rows."""
-        dim = A.contact_dim(con_i, w, c)
+    def row_count(dim):
+        """The rows a contact of condim ``dim`` makes: one frictionless row, a pyramid's
+        2 (condim - 1) edges, or an elliptic cone's condim rows."""
         nrow = 1 if dim == 1 else 2 * (dim - 1)
         if ti.static(cone == "elliptic"):
             if dim > 1:
@@ -54,17 +53,18 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
 
     @ti.func
     def place(w, c, n, sizes: ti.template(), con_i: ti.template(), efc_n: ti.template()):
-        """Contact c's first row, given the n rows before it, kept as its efc_address: -1
-        where it makes none (excluded, or its rows past the capacity, counted as overflow)."""
-        address = -1
+        """Contact c's first row, given the n rows before it, kept as its efc_address, and
+        its row count: the address -1 where it makes none (excluded, or its rows past the
+        capacity, counted as overflow)."""
+        address, nrow = -1, 0
         if A.contact_exclude(con_i, w, c) == 0:
-            nrow = row_count(w, c, con_i)
+            nrow = row_count(A.contact_dim(con_i, w, c))
             if n + nrow > sizes[L.SIZE_NEFC]:
                 A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + nrow)
             else:
                 address = n
         A.set_contact_efc_address(con_i, w, c, address)
-        return address
+        return address, nrow
 
     @ti.func
     def addresses(w, nefc, sizes: ti.template(), con_i: ti.template(), con_n: ti.template(),
@@ -74,9 +74,9 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
         :func:`contact_rows` then makes a contact at a time."""
         n = nefc
         for c in range(A.ncon(con_n, w)):
-            address = place(w, c, n, sizes, con_i, efc_n)
+            address, nrow = place(w, c, n, sizes, con_i, efc_n)
             if address >= 0:
-                n = address + row_count(w, c, con_i)
+                n += nrow
         return n
 
     @ti.func
@@ -84,22 +84,35 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                  dof_d: ti.template(), geom_i: ti.template(), con_f: ti.template(), con_i: ti.template(),
                  con_n: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """Rows of each contact, from row nefc on (MuJoCo's mj_instantiateContact), and the
-        env's row count after them."""
-        n = nefc
+        env's row count after them. The contacts are placed first, in a loop of their own:
+        an integer store among the rows' loads (the contact's efc_address) would make LLVM
+        load the model's integer tables again after it (Ant's step ~3% slower)."""
+        n = addresses(w, nefc, sizes, con_i, con_n, efc_n)
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         for c in range(A.ncon(con_n, w)):
-            address = place(w, c, n, sizes, con_i, efc_n)
+            address = A.contact_efc_address(con_i, w, c)
             if address >= 0:
-                contact_rows(w, c, address, sizes, body_i, body_f, body_d, dof_d, geom_i, con_f, con_i, efc_J, efc_f)
-                n = address + row_count(w, c, con_i)
+                rows_at(w, c, address, row_count(A.contact_dim(con_i, w, c)), mb, sizes, body_i, body_f, body_d,
+                        dof_d, geom_i, con_f, con_i, efc_J, efc_f)
         return n
 
     @ti.func
-    def contact_rows(w, c, n, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(),
+    def contact_rows(w, c, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(),
                      body_d: ti.template(), dof_d: ti.template(), geom_i: ti.template(), con_f: ti.template(),
                      con_i: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
-        """Contact c's rows from row n on (its efc_address)."""
+        """Contact c's rows where :func:`addresses` placed them (none where it placed none)."""
+        address = A.contact_efc_address(con_i, w, c)
+        if address >= 0:
+            mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
+            rows_at(w, c, address, row_count(A.contact_dim(con_i, w, c)), mb, sizes, body_i, body_f, body_d, dof_d,
+                    geom_i, con_f, con_i, efc_J, efc_f)
+
+    @ti.func
+    def rows_at(w, c, n, nrow, mb, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(),
+                body_d: ti.template(), dof_d: ti.template(), geom_i: ti.template(), con_f: ti.template(),
+                con_i: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+        """Contact c's ``nrow`` rows from row n on; ``mb`` the env's row of body_f."""
         dim = A.contact_dim(con_i, w, c)
-        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         b1 = A.geom_body(geom_i, A.contact_geom1(con_i, w, c))
         b2 = A.geom_body(geom_i, A.contact_geom2(con_i, w, c))
         point = m.vec3(A.contact_pos_at(con_f, w, c, 0), A.contact_pos_at(con_f, w, c, 1),
@@ -118,7 +131,7 @@ def make_contact_rows(fp, cone: str = "pyramidal"):
                 pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
         else:
             pyramid_rows(w, n, c, dim, nv, tran, rot, con_f, efc_J, efc_f)
-        for r in range(row_count(w, c, con_i)):
+        for r in range(nrow):
             for k in ti.static(range(2)):
                 A.set_efc_solref_at(efc_f, w, n + r, k, A.contact_solref_at(con_f, w, c, k))
             for k in ti.static(range(5)):
