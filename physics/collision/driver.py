@@ -28,11 +28,11 @@ from ..collision.convex import make_convex
 from ..collision.hfield import make_hfield
 from ..collision.narrowphase import (
     CON_DIM,
+    CON_EFC_ADDRESS,
     CON_EXCLUDE,
     CON_GEOM1,
     CON_GEOM2,
     CON_PAIR,
-    CON_EFC_ADDRESS,
     CONTACT_F,
     NCON,
     NCON_F,

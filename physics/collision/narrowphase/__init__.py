@@ -26,11 +26,11 @@ from .box_face import BOX_DUPEPS, BOX_MAXVERT
 from .capsule_box import make_capsule_box
 from .contact import (
     CON_DIM,
+    CON_EFC_ADDRESS,
     CON_EXCLUDE,
     CON_GEOM1,
     CON_GEOM2,
     CON_PAIR,
-    CON_EFC_ADDRESS,
     CONTACT_F,
     FAR,
     MAXVAL,
@@ -63,5 +63,5 @@ def make_narrowphase(fp):
 
 
 __all__ = ["BOX_DUPEPS", "BOX_EDGEBIAS", "BOX_MAXVERT", "BOX_PAREPS", "BOX_SEPEPS", "BOX_SGNEPS",
-           "CON_DIM", "CON_EFC_ADDRESS", "CON_EXCLUDE", "CON_GEOM1", "CON_GEOM2", "CON_PAIR", "CONTACT_F", "FAR", "MAXVAL",
-           "MINVAL", "NCON", "NCON_F", "NCON_I", "NOVERFLOW", "make_narrowphase"]
+           "CON_DIM", "CON_EFC_ADDRESS", "CON_EXCLUDE", "CON_GEOM1", "CON_GEOM2", "CON_PAIR", "CONTACT_F", "FAR",
+           "MAXVAL", "MINVAL", "NCON", "NCON_F", "NCON_I", "NOVERFLOW", "make_narrowphase"]
