@@ -21,7 +21,7 @@ user sees is the same.
 the interleaved layout on the CPU backend this way). The default is env-major everywhere:
 on an H200 the fused one-thread-per-env kernel stepped Ant 14% slower interleaved (223k
 against 260k physics steps/s at 16,384 envs, 21.8k against 24.3k at 1,024;
-docs/probe/2026-11-27-h200-interleaved.jsonl). Its warps diverge through contacts and
+results/probe/2026-11-27-h200-interleaved.jsonl). Its warps diverge through contacts and
 solver iterations, so their lanes seldom load the same entry together, while each lane
 loses its rows' locality; the layout is for kernels whose warps run in step (one stage
 across env x element threads).

@@ -5,7 +5,7 @@
     python scripts/leaderboard.py --render-only                    # tables and plots from finished cells
     python scripts/leaderboard.py --protocol configs/leaderboard/v5.yaml --seeds 3 4  # only those seeds' cells
     python scripts/leaderboard.py --ray-address auto               # cells as Ray tasks on a cluster
-    python scripts/leaderboard.py --publish docs/leaderboard/v4    # records into the repository, its page
+    python scripts/leaderboard.py --publish results/leaderboard/v4 # records into the repository, its page
     taigym leaderboard ...                                         # the same, as a subcommand
 
 A protocol (YAML) names the tasks with their training budget in env steps, the algorithms
@@ -563,7 +563,7 @@ def parse_args(argv=None):
     p.add_argument("--render-only", action="store_true", help="only render tables and plots of finished cells")
     p.add_argument("--publish", type=Path, metavar="DEST",
                    help="store the finished records in DEST/cells (curves thinned) and write the page DEST.md "
-                        "from them, e.g. docs/leaderboard/v4; runs no cell")
+                        "from them, e.g. results/leaderboard/v4; runs no cell")
     p.add_argument("--only", nargs="*", default=None, metavar="KEY",
                    help="run only these cells (their keys, e.g. InvertedPendulum-v0-PPO-0 or, on Gymnasium, "
                         "InvertedPendulum-v5-PPO-0)")
