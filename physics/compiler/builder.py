@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import model as M
 from ..errors import ModelError
+from ..compiler.integers import int32
 from ..compiler.mass_properties import combine, geom_inertia, geom_volume, principal_axes
 from ..compiler.transforms import quat_normalize
 
@@ -41,8 +42,6 @@ _GEOM_TYPES = {
 _DEFAULT_SOLREF = (0.02, 1.0)
 _DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
 _MINVAL = 1e-15
-# The Model's integer arrays are 32-bit, as MuJoCo's: integer attributes stay within them
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 @dataclass
@@ -228,15 +227,6 @@ class JointLimit:
     acceleration: bool = False
     cone: Optional[Sequence[float]] = None
     twist: Optional[Sequence[float]] = None
-
-
-def int32(value, element, attribute) -> int:
-    """``value`` as a model integer; out of 32 bits, a ModelError naming the attribute."""
-    number = int(value)
-    if not INT32_MIN <= number <= INT32_MAX:
-        raise ModelError(f"number is too large: {number} (an integer from {INT32_MIN} to {INT32_MAX})",
-                         element=element, attribute=attribute)
-    return number
 
 
 def _vec(value, n, what) -> np.ndarray:

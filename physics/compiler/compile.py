@@ -7,7 +7,7 @@ import copy
 import numpy as np
 
 from .. import model as M
-from ..compiler.builder import int32
+from ..compiler.integers import int32
 from ..compiler.invweight import invweight0
 from ..compiler.mass_matrix import body_simple
 from ..errors import ModelError

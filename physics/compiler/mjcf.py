@@ -43,7 +43,8 @@ import numpy as np
 
 from .. import model as M
 from ..compiler.xml_source import Node, XmlReader, parse_xml
-from ..compiler.builder import INT32_MAX, INT32_MIN, ModelBuilder
+from ..compiler.builder import ModelBuilder
+from ..compiler.integers import INT32_MAX, INT32_MIN
 from ..errors import ModelError
 from ..model import Model
 from ..compiler.transforms import axis_angle_to_quat, euler_to_quat, frame_to_quat, quat_mul, quat_normalize, quat_rotate
