@@ -95,10 +95,10 @@ def model_features(model: Model, pairs: B.PairTable) -> Features:
 
 def choose_features(model: Model, pairs: B.PairTable, features: Features | None = None) -> Features:
     """A World's features: those given, which must hold every part ``model`` needs, or by
-    default the model's own (every part with ``TAIGYM_FEATURES=all`` in the environment)."""
+    default the model's own (every part with ``TAIGYM_KERNELS=shared`` in the environment)."""
     needed = model_features(model, pairs)
     if features is None:
-        return ALL if _settings.current().all_features else needed
+        return ALL if _settings.current().shared_kernels else needed
     if not isinstance(features, Features):
         raise WorldError(f"features must be a physics.features.Features, got {type(features).__name__}")
     missing = [name for name in _PART_NAMES if getattr(needed, name) and not getattr(features, name)]

@@ -8,17 +8,14 @@ script that sets a variable after importing taigym, or a test that sets one with
 ``monkeypatch.setenv``, calls next). ``Settings.from_env(mapping)`` builds one from any
 mapping without touching the cached one.
 
-Some switches are read when the runtime starts (``taichi``, ``debug``, ``ti_init``,
-``optimize``) and Taichi keeps them for the process; the others when a World is made or a
-kernel is traced.
+``taichi`` and ``debug`` are read when the runtime starts, and Taichi keeps them for the
+process; the others when a World is made or a kernel is traced.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import types
 from collections.abc import Mapping
 
 from .errors import WorldError
@@ -38,12 +35,6 @@ def _choice(*allowed):
     return parse
 
 
-def _switch(name, text):
-    if text not in ("0", "1"):
-        raise SettingsError(f"{name} must be 0 or 1, got {text!r}")
-    return text == "1"
-
-
 def _integer_flag(name, text):
     try:
         return bool(int(text))
@@ -51,77 +42,35 @@ def _integer_flag(name, text):
         raise SettingsError(f"{name} must be an integer (0 off, else on), got {text!r}") from None
 
 
-def _json_object(name, text):
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SettingsError(f"{name} must be a JSON object of ti.init settings: {e}") from None
-    if not isinstance(value, dict):
-        raise SettingsError(f"{name} must be a JSON object of ti.init settings, got {text!r}")
-    return types.MappingProxyType(value)
-
-
-def _all_features(name, text):
-    return _choice("all", "model")(name, text) == "all"
-
-
 def _variable(env: str, parse, default):
-    metadata = {"env": env, "parse": parse}
-    if isinstance(default, Mapping):  # unhashable: each Settings gets its own
-        return dataclasses.field(default_factory=lambda: types.MappingProxyType(dict(default)), hash=False,
-                                 metadata=metadata)
-    return dataclasses.field(default=default, metadata=metadata)
+    return dataclasses.field(default=default, metadata={"env": env, "parse": parse})
 
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """The engine's switches: each field's variable, values and default.
+    """The engine's switches: each field's variable, values and default. Each is one a
+    user sets, or one a measurement in docs/engine.md ("Switches") still has to decide.
 
     Attributes:
         taichi: ``TAIGYM_TAICHI=taichi|quadrants``, which Taichi to import; None: the
             first of them that imports (physics/runtime/backend.py).
         debug: ``TAIGYM_DEBUG``, an integer: nonzero starts Taichi with its debug mode
             and bounds checks.
-        ti_init: ``TAIGYM_TI_INIT``, a JSON object of extra ``ti.init`` settings (how
-            scripts/gpu_probe.py measures compile options).
-        optimize: ``TAIGYM_OPTIMIZE=0|1``, Taichi's whole-kernel optimizations; None: by
-            device (on for CUDA, off for the CPU). See :meth:`optimize_on`.
-        launch: ``TAIGYM_LAUNCH=reuse|plain``: ``plain`` runs Taichi as it is, with none of
-            the engine's shortcuts into its internals (physics/runtime/taichi_adapter/).
-        scalar_loops: ``TAIGYM_SCALAR_LOOPS=0|1``, the step kernel's loops kept from LLVM's
-            vectorizer (CPU, taichi 1.7.4, with outlining).
-        expand_access: ``TAIGYM_EXPAND_ACCESS=0|1``, table accessors and small matrix
-            operations expanded in place while tracing.
-        layout: ``TAIGYM_LAYOUT=env_major|interleaved``, the per-env tables' layout
-            (physics/lanes.py).
-        all_features: ``TAIGYM_FEATURES=all|model``: ``all`` compiles every part of the
-            step kernel into each World's kernel rather than its model's own parts.
-        outline: ``TAIGYM_OUTLINE=0|1``, the constraint stage as a function of its own
-            (physics/step/outline.py).
-        lanes: ``TAIGYM_LANES=strided|consecutive``, how env loops deal envs to threads;
-            None: by device (consecutive on CUDA).
-        serial: ``TAIGYM_SERIAL=0|1``, small batches stepped in the calling thread.
-        machine_code: ``TAIGYM_MACHINE_CODE=0|1``, a serial step kernel's machine code kept
-            beside Taichi's cache and launched from there in later processes
-            (physics/runtime/taichi_adapter/machine_code.py).
         schedule: ``TAIGYM_SCHEDULE=fused|staged``, how a World's step kernel is scheduled
             (physics/step/schedule.py) where the World does not say.
+        layout: ``TAIGYM_LAYOUT=env_major|interleaved``, the per-env tables' layout
+            (physics/lanes.py), until a GPU measurement of the staged schedule decides it.
+        kernels: ``TAIGYM_KERNELS=own|shared``: ``shared`` gives every World of the
+            process the one step kernel of its precision, solver and cone, with every
+            part of the step compiled in and one-env Worlds on the batched launch, for a
+            process that goes through many models (physics/features.py).
     """
 
     taichi: str | None = _variable("TAIGYM_TAICHI", _choice("taichi", "quadrants"), None)
     debug: bool = _variable("TAIGYM_DEBUG", _integer_flag, False)
-    ti_init: Mapping = _variable("TAIGYM_TI_INIT", _json_object, {})
-    optimize: bool | None = _variable("TAIGYM_OPTIMIZE", _switch, None)
-    launch: str = _variable("TAIGYM_LAUNCH", _choice("reuse", "plain"), "reuse")
-    scalar_loops: bool = _variable("TAIGYM_SCALAR_LOOPS", _switch, True)
-    expand_access: bool = _variable("TAIGYM_EXPAND_ACCESS", _switch, True)
-    layout: str = _variable("TAIGYM_LAYOUT", _choice("interleaved", "env_major"), "env_major")
-    all_features: bool = _variable("TAIGYM_FEATURES", _all_features, False)
-    outline: bool = _variable("TAIGYM_OUTLINE", _switch, True)
-    lanes: str | None = _variable("TAIGYM_LANES", _choice("strided", "consecutive"), None)
-    serial: bool = _variable("TAIGYM_SERIAL", _switch, True)
-    machine_code: bool = _variable("TAIGYM_MACHINE_CODE", _switch, True)
     schedule: str = _variable("TAIGYM_SCHEDULE", _choice("fused", "staged"), "fused")
+    layout: str = _variable("TAIGYM_LAYOUT", _choice("interleaved", "env_major"), "env_major")
+    kernels: str = _variable("TAIGYM_KERNELS", _choice("own", "shared"), "own")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -136,13 +85,9 @@ class Settings:
         return cls(**values)
 
     @property
-    def plain(self) -> bool:
-        """Whether Taichi runs as it is (``TAIGYM_LAUNCH=plain``)."""
-        return self.launch == "plain"
-
-    def optimize_on(self, device: str) -> bool:
-        """Whether kernels on ``device`` get Taichi's whole-kernel optimizations."""
-        return self.optimize if self.optimize is not None else device == "cuda"
+    def shared_kernels(self) -> bool:
+        """Whether every World takes its precision's and solver's one shared kernel."""
+        return self.kernels == "shared"
 
 
 def variables() -> dict[str, str]:

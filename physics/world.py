@@ -75,8 +75,8 @@ class World:
         serial: step the envs in the calling thread, without waking Taichi's thread pool
             (which costs some 60 µs per launch on a small VM, more than one env's physics
             step); by default on a CPU World whose step is little work (one env, or a
-            few envs of a small model; ``TAIGYM_SERIAL=0`` in the environment turns the
-            default off). A World with another setting compiles its
+            few envs of a small model; not with ``TAIGYM_KERNELS=shared`` in the
+            environment). A World with another setting compiles its
             own kernels, so an env made beside a batch (an evaluation or video env) passes
             ``serial=False`` to share the batch's.
         name: what the World simulates (a task id), named in the line printed to stderr
@@ -85,7 +85,7 @@ class World:
             (physics/features.py): by default only what the model has (its pairs'
             narrow-phase routines, its integrator, equality, tendon, friction-loss and
             limit-model code where it has such elements), so a model compiles and loads
-            a smaller kernel; ``features.ALL`` (or ``TAIGYM_FEATURES=all`` in the
+            a smaller kernel; ``features.ALL`` (or ``TAIGYM_KERNELS=shared`` in the
             environment) compiles everything, one kernel that every model of a precision
             and solver shares.
         schedule: ``"fused"``, one parallel loop over envs walking each env's whole step
@@ -113,7 +113,7 @@ class World:
         contacts_off = model.opt.disableflags & (DSBL_CONTACT | DSBL_CONSTRAINT)
         self._pairs = B.no_pairs() if contacts_off else B.candidate_pairs(model)
         if serial is None:
-            serial = self._small_batch(model) and _settings.current().serial
+            serial = self._small_batch(model) and not _settings.current().shared_kernels
         self.serial = bool(serial) and self.device == "cpu"
         self.features = choose_features(model, self._pairs, features)
         # scalar loops only with the constraint stage outlined: inlined, they stepped slower

@@ -394,7 +394,9 @@ import time
 start = time.perf_counter()
 import json, sys
 from taigym import physics
+from taigym.physics.runtime.backend import set_init_overrides
 from taigym.scripts.benchmark import load_our_model
+set_init_overrides(**json.loads(sys.argv[4]))
 model, _ = load_our_model(sys.argv[1])
 world = physics.World(model, num_envs=1, device=sys.argv[3], precision=sys.argv[2])
 world.step(n=1)
@@ -403,15 +405,17 @@ print(json.dumps({"seconds": time.perf_counter() - start}))
 """
 
 
-def time_startup(path, precision: str, device: str = "cpu") -> dict:
+def time_startup(path, precision: str, device: str = "cpu", init: dict | None = None) -> dict:
     """Import to first completed step in fresh processes: with an empty Taichi kernel cache
-    (cold, compiles the step kernel) and with the cache the cold process filled (warm)."""
+    (cold, compiles the step kernel) and with the cache the cold process filled (warm);
+    ``init``: ti.init settings of the run's own (physics.runtime.backend.set_init_overrides)."""
     result = {}
     with tempfile.TemporaryDirectory(prefix="taigym-ticache-") as cache:
         env = dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=cache, QD_OFFLINE_CACHE_FILE_PATH=cache)  # taichi, quadrants
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         for kind in ("cold_s", "warm_s"):
-            proc = subprocess.run([sys.executable, "-c", _STARTUP_CHILD, str(path), precision, device],
+            proc = subprocess.run([sys.executable, "-c", _STARTUP_CHILD, str(path), precision, device,
+                                   json.dumps(init or {})],
                                   cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
             if proc.returncode != 0:
                 raise RuntimeError(f"start-up measurement failed:\n{proc.stderr[-2000:]}")
@@ -443,7 +447,7 @@ def benchmark_model(name: str, args) -> dict:
     for precision in args.precision:
         info["one_step_max_qpos_diff"][precision] = one_step_difference(model, mjm, states, precision, args.device)
         if not args.no_startup:
-            t = info["startup"][precision] = time_startup(path, precision, args.device)
+            t = info["startup"][precision] = time_startup(path, precision, args.device, init_settings(args))
             print(f"  ours {precision} start-up: cold {t['cold_s']:.1f} s, warm {t['warm_s']:.1f} s", flush=True)
     with contextlib.ExitStack() as stack:
         cases = [ours_case(model, states, n, p, args.device) for p in args.precision for n in args.num_envs]
@@ -507,8 +511,8 @@ def markdown_report(report: dict) -> str:
          f"{mach['load_average_at_end']}. Each row: median of repetitions lasting ~{s['seconds']} s in all."),
         "",
         (f"Engine: {report['engine']['path']} (git {report['engine']['git'] or 'unknown'}); kernels compiled "
-         + ("with Taichi's whole-kernel optimizations (TAIGYM_OPTIMIZE=1)."
-            if mach.get("taichi_whole_kernel_optimization") else "with the default settings (TAIGYM_OPTIMIZE=0).")),
+         + ("with Taichi's whole-kernel optimizations (--optimize)."
+            if mach.get("taichi_whole_kernel_optimization") else "with the device's default settings.")),
     ]
     for m in report["models"]:
         one, roll = m["mujoco_1thread"], m["mujoco_rollout"]
@@ -563,7 +567,7 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-startup", action="store_true", help="skip the cold/warm start-up measurement")
     p.add_argument("--optimize", action="store_true",
-                   help="compile our kernels with Taichi's whole-kernel optimizations (TAIGYM_OPTIMIZE=1): "
+                   help="compile our kernels with Taichi's whole-kernel optimizations (CUDA's default): "
                         "faster steps, about a minute more to compile each step kernel the first time")
     p.add_argument("--constraints", action="store_true",
                    help="keep contacts, limits and equality constraints on both sides (default: smooth dynamics)")
@@ -591,6 +595,11 @@ def parse_args(argv):
     return args
 
 
+def init_settings(args) -> dict:
+    """The ti.init settings the run asks for: Taichi's whole-kernel CSE with ``--optimize``."""
+    return {"advanced_optimization": True, "cfg_optimization": False} if args.optimize else {}
+
+
 def load_average():
     """The 1, 5 and 15-minute load averages, where the platform has them."""
     return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
@@ -606,11 +615,9 @@ def warn_if_busy(load) -> None:
 def main(argv=None) -> int:
     start = time.perf_counter()
     args = parse_args(argv)
-    if args.optimize:  # read when Taichi starts, here and in the start-up children
-        os.environ["TAIGYM_OPTIMIZE"] = "1"
-        from taigym.physics import settings
+    from taigym.physics.runtime.backend import set_init_overrides
 
-        settings.reload()  # importing taigym read them already
+    set_init_overrides(**init_settings(args))  # read when Taichi starts, here and in the start-up children
     from taigym.scripts.results import engine_version
 
     load_at_start = load_average()

@@ -8,13 +8,13 @@ build is taken while the machine is in the same mood. The table gives each build
 steps/s and the median and range of its per-round ratio.
 
 A build is ``NAME=SPEC``, where SPEC is empty (this checkout as installed), ``KEY=VALUE``
-settings for the worker's environment separated by commas (``TAIGYM_SCALAR_LOOPS=0``), or
+settings for the worker's environment separated by commas (``TAIGYM_LAYOUT=interleaved``), or
 ``tree:PATH``: the source tree at PATH imported instead of the installed one, for example
 a ``git worktree add --detach ../before HEAD~3`` (settings may follow after a comma:
-``tree:../before,TAIGYM_OPTIMIZE=1``).
+``tree:../before,TAIGYM_SCHEDULE=staged``).
 
     taigym benchmark-variants --model ant --num-envs 1024 \\
-        --variant now= --variant llvm_loops=TAIGYM_SCALAR_LOOPS=0 --variant before=tree:../before
+        --variant now= --variant interleaved=TAIGYM_LAYOUT=interleaved --variant before=tree:../before
 
 Every build starts from the same states (benchmark.py's, settled with contacts unless
 ``--smooth``, under held or, with ``--controls random``, redrawn random controls) and steps ``World.step(n=5)`` in float64 (``--precision``). Each worker

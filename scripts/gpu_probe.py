@@ -25,7 +25,7 @@ measured before. The items, in order of value:
 - ``env_steps``: the vector env with torch outputs (random actions drawn anew each step,
   autoresets included);
 - ``variant``: Ant's physics steps/s in float32 under other compile options (thread block
-  size, register limit, Taichi's whole-kernel CSE, the old strided env-to-lane mapping),
+  size, register limit, Taichi's whole-kernel CSE),
   layouts (the interleaved tables, under each schedule) and, where it is installed,
   quadrants (its staged launch one graph kernel, and its fused kernel), each compiled in
   a process and cache of its own;
@@ -58,19 +58,18 @@ FULL = {"num_envs": (1024, 4096, 16384, 65536), "env_num_envs": (4096, 16384), "
         "settled_states": 8192, "trajectory_envs": 64, "trajectory_steps": 60}
 QUICK = {"num_envs": (2, 4), "env_num_envs": (2,), "seconds": 0.05, "settle": 0.02,
          "settled_states": 4, "trajectory_envs": 3, "trajectory_steps": 4}
-# compile options tried against the default build (Ant, float32): environment settings each
+# builds tried against the default one (Ant, float32): the engine's switches in the child's
+# environment, and under TI_INIT the probe's own ti.init settings for the child
+# (physics.runtime.backend.set_init_overrides)
+TI_INIT = "ti_init"
 VARIANTS = {
     "default": {},
-    # the CUDA build before the probe's first run: env-major tables, strided lanes, Taichi's
-    # 128 threads per block, no whole-kernel CSE
-    "before": {"TAIGYM_LAYOUT": "env_major", "TAIGYM_LANES": "strided", "TAIGYM_OPTIMIZE": "0",
-               "TAIGYM_TI_INIT": '{"default_gpu_block_dim": 128}'},
     "layout_interleaved": {"TAIGYM_LAYOUT": "interleaved"},
-    "lanes_strided": {"TAIGYM_LANES": "strided"},
-    "block_dim_32": {"TAIGYM_TI_INIT": '{"default_gpu_block_dim": 32}'},
-    "block_dim_128": {"TAIGYM_TI_INIT": '{"default_gpu_block_dim": 128}'},
-    "optimize_off": {"TAIGYM_OPTIMIZE": "0"},
-    "max_reg_64": {"TAIGYM_TI_INIT": '{"gpu_max_reg": 64}'},
+    "block_dim_32": {TI_INIT: {"default_gpu_block_dim": 32}},
+    "block_dim_128": {TI_INIT: {"default_gpu_block_dim": 128}},
+    # Taichi's whole-kernel CSE off, its control-flow pass on: the CPU's compile options
+    "optimize_off": {TI_INIT: {"advanced_optimization": False, "cfg_optimization": True}},
+    "max_reg_64": {TI_INIT: {"gpu_max_reg": 64}},
     # each phase of the step a parallel loop over env x element (physics/step/schedule.py)
     "staged": {"TAIGYM_SCHEDULE": "staged"},
     # the layout made for warps whose lanes run in step: the staged schedule's
@@ -323,6 +322,9 @@ def run_child(argv: list[str]) -> int:
     label = {k: v for k, v in params.items() if k not in ("sizes", "work")}
     start = time.perf_counter()
     try:
+        from taigym.physics.runtime.backend import set_init_overrides
+
+        set_init_overrides(**params.pop(TI_INIT, {}))
         result = CHILDREN[item](outdir, device, **params)
     except (Exception, SystemExit) as e:  # noqa: BLE001 - recorded: the probe's other items go on
         append(outdir, {"item": item, **label, "device": device, "error": f"{type(e).__name__}: {e}"[-2000:]})
@@ -351,7 +353,11 @@ class Probe:
     def child(self, item: str, params: dict, limit: float, env: dict | None = None, device: str | None = None,
               cwd: Path | None = None) -> bool:
         """Run one measurement; a time-out or crash is recorded in its place. Whether it
-        succeeded (a child that failed recorded its own error)."""
+        succeeded (a child that failed recorded its own error). ``env`` may hold the
+        child's ti.init settings under TI_INIT."""
+        env = dict(env or {})
+        if TI_INIT in env:
+            params = {**params, TI_INIT: env.pop(TI_INIT)}
         limit = min(limit, self.left())
         if limit < 5 and not self.quick:
             append(self.outdir, {"item": item, **params, "skipped": "the probe's budget is spent"})
@@ -392,8 +398,7 @@ class Probe:
         ptx_dir = self.work / "ptx" / tag
         ptx_dir.mkdir(parents=True, exist_ok=True)
         if kind == "cold" and self.device == "cuda":
-            init = json.loads(env.get("TAIGYM_TI_INIT", "{}"))
-            env["TAIGYM_TI_INIT"] = json.dumps({**init, "print_kernel_asm": True})
+            env[TI_INIT] = {**env.get(TI_INIT, {}), "print_kernel_asm": True}
         params = {"model": model, "precision": precision, "num_envs": list(num_envs), "cache": kind}
         if variant:
             params["variant"] = variant
@@ -429,7 +434,6 @@ class Probe:
             self.child("rollout", {"model": model, "num_envs": max(s["num_envs"])}, limit=120, device="cpu")
             if model == MODELS[0]:
                 self.phases(model)
-                self.variants(["before"])  # today's build against the last one, in the same run
         self.trajectory()
         self.variants(["layout_interleaved", "staged_interleaved", "quadrants_staged"])
         for n in s["env_num_envs"]:
@@ -438,18 +442,17 @@ class Probe:
             self.physics_item(model, "float32", [])
         for model in MODELS:
             self.physics_item(model, "float64", s["num_envs"])
-        self.variants([v for v in VARIANTS if v not in ("default", "before", "layout_interleaved", "staged",
+        self.variants([v for v in VARIANTS if v not in ("default", "layout_interleaved", "staged",
                                                         "staged_interleaved", "quadrants_staged")])
         self.cuda_tests()
 
     def trajectory(self) -> None:
         """The GPU's Ant trajectory against the CPU's (on the CPU alone, the rehearsal compares
-        the CPU's env-to-thread dealing with consecutive lanes, the GPU's)."""
+        the env-major tables with the interleaved ones, and the fused schedule with the staged)."""
         runs = {"cpu": ("cpu", {}), self.device: (self.device, {}),
                 f"{self.device}-staged": (self.device, VARIANTS["staged"])}
         if self.device == "cpu":
-            runs = {"cpu": ("cpu", {}), "cpu-interleaved": ("cpu", {"TAIGYM_LANES": "consecutive",
-                                                          "TAIGYM_LAYOUT": "interleaved"}),
+            runs = {"cpu": ("cpu", {}), "cpu-interleaved": ("cpu", VARIANTS["layout_interleaved"]),
                     "cpu-staged": ("cpu", VARIANTS["staged"])}
         for label, (device, env) in runs.items():
             self.child("trajectory", {"label": label}, limit=150, device=device, env=env)
@@ -467,13 +470,13 @@ class Probe:
         """The staged schedule's time per phase at the largest batch, in the staged cache."""
         env = dict(VARIANTS["staged"], TI_OFFLINE_CACHE_FILE_PATH=str(self.work / "ticache-staged"),
                    QD_OFFLINE_CACHE_FILE_PATH=str(self.work / "ticache-staged"),
-                   TAIGYM_TI_INIT=json.dumps({"kernel_profiler": True}))
+                   **{TI_INIT: {"kernel_profiler": True}})
         self.child("phases", {"model": model, "num_envs": max(self.sizes["num_envs"][:3])}, limit=150, env=env)
 
     def variants(self, names) -> None:
         """Ant float32 at VARIANT_NUM_ENVS under each compile option, in a cache of its own."""
         if self.device != "cuda":
-            names = [n for n in names if "TAIGYM_TI_INIT" not in VARIANTS[n]]  # GPU options only
+            names = [n for n in names if TI_INIT not in VARIANTS[n]]  # GPU options only
         sizes = VARIANT_NUM_ENVS if not self.quick else self.sizes["num_envs"][:1]
         for name in names:
             if name in QUADRANTS_VARIANTS and importlib.util.find_spec("quadrants") is None:

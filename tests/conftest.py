@@ -16,13 +16,11 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/oracle.py
-# one-env Worlds share the batched kernels here, so the suite compiles each variant once;
-# tests/test_world_api.py checks the serial kernels against them
-os.environ.setdefault("TAIGYM_SERIAL", "0")
-# and the suite's many small models share the kernel with every part (physics/features.py)
-# rather than compile one each; tests/test_features.py checks the models' own kernels
-# against it, every shipped task's among them
-os.environ.setdefault("TAIGYM_FEATURES", "all")
+# the suite's many models share one kernel per precision and solver, with every part
+# (physics/features.py), and one-env Worlds share the batched kernels, so the suite compiles
+# each variant once; tests/test_features.py checks the models' own kernels against it (every
+# shipped task's among them) and tests/test_world_api.py the serial kernels
+os.environ.setdefault("TAIGYM_KERNELS", "shared")
 
 GYM_MODELS = [
     "ant", "half_cheetah", "hopper", "walker2d_v5", "humanoid", "humanoidstandup",

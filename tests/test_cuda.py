@@ -37,7 +37,7 @@ LEFT_OUT = {
     "test_term_program.py": "env-level: the env step as a World program against its host reference",
     "test_terms_closed_form.py": "env-level: each step term against its closed form on task Worlds",
     # CPU-only machinery
-    "test_optimized_kernels.py": "TAIGYM_OPTIMIZE's build against the default one, in a CPU subprocess",
+    "test_optimized_kernels.py": "the CPU built with CUDA's compile options against its default build, in a subprocess",
     "test_outline.py": "the step kernel's parts are compiled as functions of their own on the CPU backend only",
     "test_scalar_loops.py": "the second loop exits that keep LLVM's CPU vectorizer away",
     "test_machine_code.py": "the serial CPU step kernel's kept machine code; a CUDA World runs no serial kernel",

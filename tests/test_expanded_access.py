@@ -2,62 +2,23 @@
 step a World exactly as the ``@ti.func`` accessors do: same loads, stores and index
 arithmetic, so float64 states must agree to the bit, not to round-off."""
 
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
-from taigym.physics import settings
 from taigym.physics.access import make_access
-from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.runtime.taichi_adapter import expansion, implementation, traced_access
-from every_part import every_part_mjcf
-from test_outline import rollout
 
 # the expansions build what taichi 1.7's tracer builds; on quadrants (an empty patch list,
 # taichi_adapter/quadrants.py) accessors stay @ti.funcs and matrix operations are the fork's own
 EXPANDED = expansion.MATRIX_OPS in implementation(ti).PATCHES
 
 
-def test_accessors_are_expanded_by_default_with_a_switch_to_functions(monkeypatch):
+def test_accessors_are_expanded_where_taichi_is_the_one_this_knows():
     ensure_runtime("cpu")
     assert (traced_access() is not None) is EXPANDED
     if EXPANDED:
         assert not hasattr(make_access(ti.f64).body_xpos, "_primal")  # a plain function, not Taichi's
-    monkeypatch.setenv("TAIGYM_EXPAND_ACCESS", "0")
-    settings.reload()
-    assert traced_access() is None
-    monkeypatch.delenv("TAIGYM_EXPAND_ACCESS")
-    monkeypatch.setenv("TAIGYM_LAUNCH", "plain")
-    settings.reload()
-    assert traced_access() is None
-
-
-def test_expanded_accessors_step_as_the_functions(tmp_path, device):
-    if device != "cpu":
-        pytest.skip("the subprocess compares on CPU; accessors are device-independent Python")
-    model = load_mjcf_string(every_part_mjcf("RK4"))
-    world, expanded = rollout(model, seed=3, steps=25)
-    assert world.contacts()["ncon"].max() > 0
-    out = tmp_path / "functions.npz"
-    script = textwrap.dedent(f"""
-        import sys, numpy as np
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
-        from taigym.physics.compiler.mjcf import load_mjcf_string
-        from every_part import every_part_mjcf
-        from test_outline import rollout
-        _, states = rollout(load_mjcf_string(every_part_mjcf("RK4")), seed=3, steps=25)
-        np.savez({str(out)!r}, *states)
-    """)
-    env = {**os.environ, "TAIGYM_EXPAND_ACCESS": "0"}
-    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=900)
-    functions = np.load(out)
-    assert len(functions.files) == len(expanded)
-    for i, state in enumerate(expanded):
-        np.testing.assert_array_equal(state, functions[f"arr_{i}"])
 
 
 def test_an_accessor_called_with_the_wrong_arguments_is_named():

@@ -1,7 +1,7 @@
 """Specialized step kernels (physics/features.py): a World compiles only the parts its model
 has, and gives the results of the kernel with every part, float64, to round-off.
 
-The rest of the suite runs on the kernel with every part (``TAIGYM_FEATURES=all``, set in
+The rest of the suite runs on the kernel with every part (``TAIGYM_KERNELS=shared``, set in
 conftest.py), so that its many small models share a few compiled kernels; this module
 checks the specialized kernels against it: on models that hold every part, and on every
 shipped task through its env, as a user runs it.
@@ -85,7 +85,7 @@ def _pairs_scene() -> str:
 def own_kernels(monkeypatch):
     """Worlds here compile their model's own kernel unless told otherwise (conftest.py
     gives the rest of the suite the full one)."""
-    monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
+    monkeypatch.delenv("TAIGYM_KERNELS", raising=False)
     settings.reload()
 
 
@@ -162,13 +162,9 @@ def test_every_task_steps_the_same_on_its_own_kernel(path, monkeypatch):
     The batch env is what gym.make_vec and (with the agents' actions joined) the PettingZoo
     envs step."""
     runs = []
-    for features in (None, "all"):
-        if features:
-            monkeypatch.setenv("TAIGYM_FEATURES", features)
-            settings.reload()
-        else:
-            monkeypatch.delenv("TAIGYM_FEATURES", raising=False)
-            settings.reload()
+    for kernels in ("own", "shared"):
+        monkeypatch.setenv("TAIGYM_KERNELS", kernels)
+        settings.reload()
         env = TaiGymVectorEnv(str(path), 2, overrides={"simulation.precision": "float64"})
         obs, _ = env.reset(seed=3)
         rng = np.random.default_rng(3)

@@ -27,7 +27,7 @@ def kept(tmp_path, monkeypatch, device):
     built or loaded any; serial Worlds by default, as outside the suite."""
     if device != "cpu":
         pytest.skip("the machine code is the CPU's serial kernel")
-    monkeypatch.delenv("TAIGYM_SERIAL", raising=False)
+    monkeypatch.delenv("TAIGYM_KERNELS", raising=False)
     settings.reload()
     ensure_runtime("cpu")
     monkeypatch.setattr(mc, "folder", lambda: tmp_path)
@@ -78,16 +78,9 @@ def test_kept_machine_code_that_cannot_be_read_is_built_again(kept):
     assert physics.World(model, precision="float64").machine_code
 
 
-def test_switched_off_or_in_debug_mode_no_machine_code_is_used(kept, monkeypatch):
+def test_machine_code_is_kept_for_serial_kernels_only(kept):
     assert mc.available(serial=True)
     assert not mc.available(serial=False)  # the batched kernel runs in Taichi's thread pool
-    for variable, value in (("TAIGYM_MACHINE_CODE", "0"), ("TAIGYM_LAUNCH", "plain")):
-        monkeypatch.setenv(variable, value)
-        settings.reload()
-        assert not mc.available(serial=True)
-        monkeypatch.delenv(variable)
-    settings.reload()
-    assert mc.available(serial=True)
 
 
 _TASK = textwrap.dedent("""\
@@ -157,7 +150,7 @@ _PROCESS = textwrap.dedent("""\
 
 def _process(cache, **environ):
     env = {**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(cache), **environ}
-    env.pop("TAIGYM_SERIAL", None)  # the suite's: one env steps serially, as for a user
+    env.pop("TAIGYM_KERNELS", None)  # the suite's: one env steps serially, as for a user
     proc = subprocess.run([sys.executable, "-c", _PROCESS], env=env, capture_output=True, text=True, timeout=600,
                           check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -170,6 +163,4 @@ def test_a_later_process_steps_from_the_machine_code_without_tracing(tmp_path):
     assert not first["machine_code"] and first["traced"] == 1
     later = _process(tmp_path)
     assert later["machine_code"] and later["traced"] == 0  # the step kernel's Python was never traced
-    taichis = _process(tmp_path, TAIGYM_MACHINE_CODE="0")  # Taichi's launcher, from its own cache
-    assert not taichis["machine_code"]
-    assert later["rows"] == first["rows"] == taichis["rows"]
+    assert later["rows"] == first["rows"]  # the first process stepped through Taichi's launcher

@@ -1,5 +1,6 @@
-"""Kernels compiled with Taichi's whole-kernel optimizations (TAIGYM_OPTIMIZE=1) compute
-what the default build computes.
+"""Kernels compiled with Taichi's whole-kernel optimizations (CUDA's default; on the CPU a
+measurement tool's init setting, physics.runtime.backend.set_init_overrides) compute what
+the CPU's default build computes.
 
 The setting is read when Taichi starts, once per process, so the optimized run is a
 subprocess; it steps gymnasium's ant with contacts and limits from states MuJoCo settled,
@@ -15,8 +16,8 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import gym_asset
-from taigym.physics import settings
-from taigym.physics.runtime.backend import _optimize_flag
+from taigym.physics.runtime import backend
+from taigym.physics.runtime.backend import set_init_overrides
 
 from taigym import physics
 
@@ -25,6 +26,9 @@ import sys
 import numpy as np
 from taigym import physics
 
+from taigym.physics.runtime.backend import optimized, set_init_overrides
+
+set_init_overrides(advanced_optimization=True, cfg_optimization=False)
 states = np.load(sys.argv[1])
 world = physics.World(physics.load_model(sys.argv[2]), num_envs=len(states["qpos"]), precision="float64")
 world.set_state(qpos=states["qpos"], qvel=states["qvel"])
@@ -33,7 +37,7 @@ world.forward()
 out = {name: world.get(name) for name in ("qM", "qfrc_bias", "xpos", "qacc")}
 world.step(n=25)
 out.update(qpos_after=world.get("qpos"), qvel_after=world.get("qvel"), nefc_after=world.get("nefc"))
-np.savez(sys.argv[3], optimized=physics.runtime.backend.optimized(), **out)
+np.savez(sys.argv[3], optimized=optimized(), **out)
 """
 
 
@@ -62,8 +66,7 @@ def test_optimized_build_matches_the_default_build_and_mujoco(tmp_path, device):
     np.savez(tmp_path / "states.npz", qpos=qpos, qvel=qvel, ctrl=ctrl)
     # ant's own kernel (physics/features.py), as a user builds it: the full one takes Taichi's
     # optimizing passes several times as long
-    env = {k: v for k, v in os.environ.items() if k != "TAIGYM_FEATURES"}
-    env["TAIGYM_OPTIMIZE"] = "1"
+    env = {k: v for k, v in os.environ.items() if k != "TAIGYM_KERNELS"}
     proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "states.npz"), gym_asset("ant"),
                            str(tmp_path / "out.npz")], env=env, capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -95,23 +98,14 @@ def test_optimized_build_matches_the_default_build_and_mujoco(tmp_path, device):
         np.testing.assert_allclose(opt["xpos"][e], data.xpos, rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("value, expected", [("0", False), ("1", True), (" 1 ", True)])
-def test_optimize_flag_reads_the_environment(monkeypatch, value, expected):
-    monkeypatch.setenv("TAIGYM_OPTIMIZE", value)
-    settings.reload()
-    assert _optimize_flag() is expected
+def test_init_overrides_are_refused_after_the_runtime_started_or_unknown(device):
+    backend.ensure_runtime(device)
+    with pytest.raises(physics.WorldError, match="before the first World"):
+        set_init_overrides(advanced_optimization=True)
+    assert backend.optimized() is (device == "cuda")
 
 
-def test_optimize_flag_defaults_to_on_for_cuda_only(monkeypatch):
-    monkeypatch.delenv("TAIGYM_OPTIMIZE", raising=False)
-    settings.reload()
-    assert _optimize_flag("cuda") is True and _optimize_flag("cpu") is False and _optimize_flag() is False
-    monkeypatch.setenv("TAIGYM_OPTIMIZE", "0")
-    settings.reload()
-    assert _optimize_flag("cuda") is False
-
-
-def test_optimize_flag_rejects_other_values(monkeypatch):
-    monkeypatch.setenv("TAIGYM_OPTIMIZE", "yes")
-    with pytest.raises(physics.WorldError, match="TAIGYM_OPTIMIZE must be 0 or 1"):
-        settings.reload()
+def test_unknown_init_overrides_are_named(monkeypatch):
+    monkeypatch.setattr(backend, "_arch", None)
+    with pytest.raises(physics.WorldError, match="no_such_option"):
+        set_init_overrides(no_such_option=1)

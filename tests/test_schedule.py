@@ -274,18 +274,16 @@ np.savez(out, trajectory=np.array(trajectory), ncon=world.contacts()["ncon"], sc
 @SWEEP
 @pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda", reason="the GPU's layout on the CPU backend")
 def test_staged_in_the_gpus_layout_steps_as_fused_on_the_cpu(tmp_path):
-    """The staged schedule with the GPU's defaults (interleaved tables, consecutive lanes),
-    each in a process of its own (the layout is fixed when kernels are traced), against
-    the CPU's fused kernel."""
+    """The staged schedule in the GPU's layout (interleaved tables), each in a process of its
+    own (the layout is fixed when kernels are traced), against the CPU's fused kernel."""
     import subprocess
     import sys
 
     path = os.path.join(ASSETS, "ant.xml")
-    runs = {"fused": {}, "staged": {"TAIGYM_SCHEDULE": "staged", "TAIGYM_LAYOUT": "interleaved",
-                                    "TAIGYM_LANES": "consecutive"}}
+    runs = {"fused": {}, "staged": {"TAIGYM_SCHEDULE": "staged", "TAIGYM_LAYOUT": "interleaved"}}
     out = {}
     for name, extra in runs.items():
-        env = {k: v for k, v in os.environ.items() if k not in ("TAIGYM_SCHEDULE", "TAIGYM_LAYOUT", "TAIGYM_LANES")}
+        env = {k: v for k, v in os.environ.items() if k not in ("TAIGYM_SCHEDULE", "TAIGYM_LAYOUT")}
         env.update(extra)
         target = tmp_path / f"{name}.npz"
         subprocess.run([sys.executable, "-c", GPU_SHAPE_CHILD, path, str(target)], env=env, check=True, timeout=600)

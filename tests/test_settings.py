@@ -12,36 +12,21 @@ from taigym import physics
 
 REPO = Path(__file__).resolve().parent.parent
 
-DEFAULTS = dict(taichi=None, debug=False, ti_init={}, optimize=None, launch="reuse", scalar_loops=True,
-                expand_access=True, layout="env_major", all_features=False, outline=True, lanes=None, serial=True,
-                machine_code=True, schedule="fused")
+DEFAULTS = dict(taichi=None, debug=False, schedule="fused", layout="env_major", kernels="own")
 
 # each variable, a value it takes and the field that value gives
 PARSED = [
     ("TAIGYM_TAICHI", "quadrants", "taichi", "quadrants"),
     ("TAIGYM_DEBUG", "1", "debug", True),
     ("TAIGYM_DEBUG", "0", "debug", False),
-    ("TAIGYM_TI_INIT", '{"default_gpu_block_dim": 32}', "ti_init", {"default_gpu_block_dim": 32}),
-    ("TAIGYM_OPTIMIZE", " 1 ", "optimize", True),
-    ("TAIGYM_OPTIMIZE", "0", "optimize", False),
-    ("TAIGYM_LAUNCH", "plain", "launch", "plain"),
-    ("TAIGYM_SCALAR_LOOPS", "0", "scalar_loops", False),
-    ("TAIGYM_EXPAND_ACCESS", "0", "expand_access", False),
-    ("TAIGYM_LAYOUT", "interleaved", "layout", "interleaved"),
-    ("TAIGYM_FEATURES", "all", "all_features", True),
-    ("TAIGYM_FEATURES", "model", "all_features", False),
-    ("TAIGYM_OUTLINE", "0", "outline", False),
-    ("TAIGYM_LANES", "strided", "lanes", "strided"),
-    ("TAIGYM_SERIAL", "0", "serial", False),
-    ("TAIGYM_MACHINE_CODE", "0", "machine_code", False),
     ("TAIGYM_SCHEDULE", "staged", "schedule", "staged"),
+    ("TAIGYM_LAYOUT", "interleaved", "layout", "interleaved"),
+    ("TAIGYM_KERNELS", " shared ", "kernels", "shared"),
+    ("TAIGYM_KERNELS", "own", "kernels", "own"),
 ]
 
-REFUSED = [("TAIGYM_TAICHI", "taichi2"), ("TAIGYM_DEBUG", "yes"), ("TAIGYM_TI_INIT", "[1]"),
-           ("TAIGYM_TI_INIT", "{"), ("TAIGYM_OPTIMIZE", "2"), ("TAIGYM_LAUNCH", "fast"),
-           ("TAIGYM_SCALAR_LOOPS", "off"), ("TAIGYM_EXPAND_ACCESS", "true"), ("TAIGYM_LAYOUT", "striped"),
-           ("TAIGYM_FEATURES", "some"), ("TAIGYM_OUTLINE", "no"), ("TAIGYM_LANES", "random"),
-           ("TAIGYM_MACHINE_CODE", "yes"), ("TAIGYM_SERIAL", "-1"), ("TAIGYM_SCHEDULE", "tiled")]
+REFUSED = [("TAIGYM_TAICHI", "taichi2"), ("TAIGYM_DEBUG", "yes"), ("TAIGYM_SCHEDULE", "tiled"),
+           ("TAIGYM_LAYOUT", "striped"), ("TAIGYM_KERNELS", "all")]
 
 
 def test_an_empty_environment_gives_the_defaults():
@@ -68,25 +53,27 @@ def test_a_bad_value_is_refused_with_its_variable(env, text):
     assert isinstance(error.value, physics.WorldError) and isinstance(error.value, ValueError)
 
 
-def test_optimize_by_device_where_unset():
-    assert Settings().optimize_on("cuda") and not Settings().optimize_on("cpu")
-    assert Settings(optimize=False).optimize_on("cuda") is False
-    assert Settings(optimize=True).optimize_on("cpu") is True
+def test_at_most_six_switches_each_documented_for_users():
+    assert len(settings.variables()) <= 6
+    engine = (REPO / "docs" / "engine.md").read_text()
+    section = engine[engine.index("## Switches"):]
+    for variable in settings.variables().values():
+        assert f"`{variable}" in section, f"docs/engine.md's Switches section does not name {variable}"
 
 
 def test_settings_are_read_once_and_reread_on_reload(monkeypatch):
     before = settings.current()
     assert settings.current() is before
-    monkeypatch.setenv("TAIGYM_OUTLINE", "0" if before.outline else "1")
+    monkeypatch.setenv("TAIGYM_SCHEDULE", "fused" if before.schedule == "staged" else "staged")
     assert settings.current() is before  # the environment is not read again by itself
-    assert settings.reload().outline is not before.outline
-    assert settings.current().outline is not before.outline
+    assert settings.reload().schedule != before.schedule
+    assert settings.current().schedule != before.schedule
 
 
 def test_settings_are_frozen_and_hashable():
     with pytest.raises(AttributeError):
-        Settings().launch = "plain"
-    hash(Settings.from_env({"TAIGYM_TI_INIT": '{"gpu_max_reg": 64}'}))
+        Settings().schedule = "staged"
+    hash(Settings.from_env({"TAIGYM_KERNELS": "shared"}))
 
 
 def test_only_the_settings_module_reads_the_environment():

@@ -190,7 +190,7 @@ def test_a_failed_check_in_a_real_process_steps_on_taichis_own_path(tmp_path):
         pytest.skip("the version check is taichi 1.7.4's")
     from taigym import physics
 
-    env = {k: v for k, v in os.environ.items() if k != "TAIGYM_FEATURES"}  # the model's own, smaller kernel
+    env = {k: v for k, v in os.environ.items() if k != "TAIGYM_KERNELS"}  # the model's own, smaller kernel
     env["TI_OFFLINE_CACHE_FILE_PATH"] = str(tmp_path / "cache")
     proc = subprocess.run([sys.executable, "-c", OTHER_VERSION, gym_asset("inverted_pendulum"), str(tmp_path / "q.npy")],
                           env=env, capture_output=True, text=True, timeout=900, check=False)

@@ -104,7 +104,7 @@ def test_tensors_in_and_out_on_the_worlds_device(device, precision, device_kerne
 @pytest.mark.parametrize("path", ["reuse", "plain"])
 def test_reused_launch_matches_taichis_own_path(device, path, monkeypatch):
     # a launch on the same arrays reuses its setup; new arrays or scalars still take effect.
-    # "plain" is the public fallback (another Taichi, CUDA, TAIGYM_LAUNCH=plain)
+    # "plain" is the public fallback (another Taichi, CUDA)
     from taigym.physics.runtime.backend import ti
     from taigym.physics.runtime.taichi_adapter import ReusedLaunch
     from taigym.physics.runtime.taichi_adapter import launch as _launch
@@ -163,7 +163,7 @@ def test_env_loop_deals_every_env_once_and_spreads_them_over_tasks(device):
 def test_serial_one_env_world_steps_as_the_batched_kernels(device, monkeypatch):
     # a one-env CPU World loops over its env in the calling thread by default; the same
     # code with the thread pool gives the same bits (contacts, constraints, cfrc_ext)
-    monkeypatch.delenv("TAIGYM_SERIAL", raising=False)
+    monkeypatch.delenv("TAIGYM_KERNELS", raising=False)
     settings.reload()
     model = physics.load_model(gym_asset("ant"))
     serial = physics.World(model, device=device, precision="float64")
@@ -186,11 +186,13 @@ def test_serial_one_env_world_steps_as_the_batched_kernels(device, monkeypatch):
 @pytest.mark.parametrize("path", ["reuse", "plain"])
 def test_cpu_tables_are_read_and_written_in_place(device, path, monkeypatch):
     # on CPU the World reads its tables through numpy views of their memory and writes
-    # controls and states into them; the plain path copies through kernels, with the same result
+    # controls and states into them; the plain path (CUDA, another Taichi) copies through
+    # kernels, with the same result
+    from taigym.physics import data as _data
     from taigym.physics.runtime.taichi_adapter import launch as _launch
 
-    monkeypatch.setenv("TAIGYM_LAUNCH", path)
-    settings.reload()
+    if path == "plain":
+        monkeypatch.setattr(_data, "host_view", lambda table: None)
     world = physics.World(_model(), num_envs=3, device=device, precision="float64")
     in_place = path == "reuse" and device == "cpu"
     assert (world._view_of(world._d["qpos"]) is not None) == in_place
@@ -446,14 +448,14 @@ def test_an_inlined_function_is_parsed_once_and_traced_at_every_call(device, mon
                     reason="which CPU Worlds run serially: the serial kernels are CPU-only")
 def test_serial_by_default_where_a_step_is_little_work(monkeypatch):
     # waking the thread pool costs more than it saves on small batches of small models
-    monkeypatch.delenv("TAIGYM_SERIAL", raising=False)
+    monkeypatch.delenv("TAIGYM_KERNELS", raising=False)
     settings.reload()
     pendulum, ant = physics.load_model(gym_asset("inverted_pendulum")), physics.load_model(gym_asset("ant"))
     serial = {(name, n): physics.World(m, n, precision="float64").serial
               for name, m in (("pendulum", pendulum), ("ant", ant)) for n in (1, 4, 8, 64)}
     assert serial == {("pendulum", 1): True, ("pendulum", 4): True, ("pendulum", 8): True, ("pendulum", 64): False,
                       ("ant", 1): True, ("ant", 4): True, ("ant", 8): False, ("ant", 64): False}
-    monkeypatch.setenv("TAIGYM_SERIAL", "0")
+    monkeypatch.setenv("TAIGYM_KERNELS", "shared")
     settings.reload()
     assert not physics.World(pendulum, 1).serial
     assert physics.World(ant, 64, serial=True).serial  # asked for: as asked

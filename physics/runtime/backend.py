@@ -35,6 +35,7 @@ NAME = ti.__name__  # "taichi" or "quadrants"
 VERSION = ".".join(map(str, ti.__version__))
 
 _arch = None  # the device the runtime was started on: "cpu" or "cuda"
+_init_overrides: dict = {}  # set_init_overrides(): a measurement tool's ti.init settings
 # threads per block of the CUDA kernels: one thread steps one env through the fused kernel,
 # and on an H200 64 stepped Ant 17% faster than Taichi's 128 at 16,384 envs and 8% at 1,024
 # (32: 14% and 17%; 256: 8% slower) -- smaller blocks spread the envs over more SMs
@@ -55,7 +56,8 @@ def _probe_cuda() -> bool:
 
 def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> str:
     """Start Taichi on ``device`` ("cpu", "cuda" or "auto") once, with the engine's
-    ``switches`` (default: ``settings.current()``); return the device used.
+    ``switches`` (default: ``settings.current()``) and any :func:`set_init_overrides`;
+    return the device used.
 
     Taichi runs one backend per process, so asking for another device later is an error
     rather than a silent restart that would invalidate every existing World.
@@ -76,7 +78,7 @@ def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> s
     if want == "cuda" and not _probe_cuda():
         raise WorldError("device='cuda' was requested but no NVIDIA GPU/driver is available; use 'cpu' or 'auto'")
     switches = switches if switches is not None else _settings.current()
-    optimize = switches.optimize_on(want)
+    optimize = want == "cuda"
     init = dict(
         arch=ti.cuda if want == "cuda" else ti.cpu,
         offline_cache=True,
@@ -84,14 +86,12 @@ def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> s
         # when full; one step kernel variant (precision, solver, cone, convex) takes 5-25 MB,
         # so a machine running a few tasks recompiled kernels it had compiled before
         offline_cache_max_size_of_files=1 << 30,
-        # Taichi's own IR passes grow superlinearly on our fused step kernel, so by default
-        # they are off and LLVM alone optimizes. Opted in (TAIGYM_OPTIMIZE=1), the one that
-        # pays is the whole-kernel CSE: it loads each array's data pointer once, where
-        # LLVM alone reloads it after every store (steps 4-8% faster on CPU, 7% on an H200);
-        # its cost is about a minute more to compile each step kernel on the CPU and 12 s on
-        # CUDA, once per machine (the offline cache keeps it), so CUDA has it by default. Its
-        # control-flow pass would take minutes more and gains nothing, so it is off then (and
-        # at Taichi's default otherwise).
+        # Taichi's own IR passes grow superlinearly on our fused step kernel. The one that
+        # pays is the whole-kernel CSE: it loads each array's data pointer once, where LLVM
+        # alone reloads it after every store (steps 4-8% faster on CPU, 7% on an H200); it
+        # costs about a minute more to compile each step kernel on the CPU and 12 s on CUDA,
+        # so CUDA has it and the CPU leaves Taichi's passes off. Its control-flow pass would
+        # take minutes more and gains nothing, so it is off with it.
         advanced_optimization=optimize,
         cfg_optimization=not optimize,
         default_fp=ti.f32,
@@ -101,12 +101,12 @@ def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> s
     )
     if want == "cuda":
         init["default_gpu_block_dim"] = CUDA_BLOCK_DIM
-    ti.init(**{**init, **_init_overrides(switches)})
+    ti.init(**{**init, **_init_overrides})
     from . import taichi_adapter  # here: it needs this module's ti
 
     # the one place the engine's patches to Taichi are installed; the scalar loops' field is
     # then the process's first (an offline-cache key covers it)
-    taichi_adapter.install(ti, switches)
+    taichi_adapter.install(ti)
     started = "cuda" if current_cfg().arch == ti.cuda else "cpu"
     if want == "cuda" and started != "cuda":
         raise WorldError("device='cuda' was requested but Taichi could not start its CUDA backend")
@@ -114,28 +114,26 @@ def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> s
     return _arch
 
 
-def _init_overrides(switches: _settings.Settings) -> dict:
-    """Extra ``ti.init`` settings from ``TAIGYM_TI_INIT``, a JSON object (compile options
-    such as ``default_gpu_block_dim`` or ``gpu_max_reg``, or ``print_kernel_asm`` to dump
-    the CUDA kernels' PTX): how scripts/gpu_probe.py measures compile options, each in a
-    process of its own since Taichi reads them once."""
-    overrides = dict(switches.ti_init)
+def set_init_overrides(**overrides) -> None:
+    """Extra ``ti.init`` settings for this process's runtime: compile options such as
+    ``default_gpu_block_dim``, ``gpu_max_reg`` or ``advanced_optimization``, or
+    ``print_kernel_asm``. For the measurement tools (scripts/gpu_probe.py,
+    scripts/benchmark.py), each variant in a process of its own, since Taichi reads them
+    once: call it before the first World."""
+    if _arch is not None:
+        raise WorldError("the Taichi runtime has started; set its init settings before the first World")
     known = set(dir(ti.lang.impl.default_cfg())) | {"arch", "offline_cache_file_path"}
     unknown = sorted(set(overrides) - known)
     if unknown:
-        raise WorldError(f"TAIGYM_TI_INIT names settings {ti.__name__} does not have: {', '.join(unknown)}")
-    return overrides
-
-
-def _optimize_flag(device: str = "cpu") -> bool:
-    """TAIGYM_OPTIMIZE, or the device's default where it is unset: on for CUDA."""
-    return _settings.current().optimize_on(device)
+        raise WorldError(f"ti.init settings {ti.__name__} does not have: {', '.join(unknown)}")
+    _init_overrides.clear()
+    _init_overrides.update(overrides)
 
 
 def optimized() -> bool:
     """Whether this process's kernels are compiled with Taichi's whole-kernel
-    optimizations (TAIGYM_OPTIMIZE=1 when the runtime started)."""
-    return bool(current_cfg().advanced_optimization) if _arch is not None else _optimize_flag()
+    optimizations (CUDA's default, or an init override)."""
+    return bool(current_cfg().advanced_optimization) if _arch is not None else False
 
 
 def current_device():

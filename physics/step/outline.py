@@ -20,8 +20,8 @@ and at 1.00 and 0.99 with the constraint stage outlined. So the two go together.
 
 Outlining needs a Taichi whose real functions may call inlined functions (taichi 1.7.4
 with the fix in physics/runtime/taichi_adapter/real_functions.py) and the CPU backend (the
-only one tried); elsewhere, and with ``TAIGYM_OUTLINE=0``, the parts are inlined as before. Both build the
-same arithmetic, so results agree to round-off (tests/test_outline.py).
+only one tried); elsewhere the parts are inlined. Both build the same arithmetic, so
+results agree to round-off (tests/test_outline.py).
 """
 
 import collections
@@ -29,15 +29,13 @@ import functools
 import inspect
 import types
 
-from .. import settings as _settings
 from ..runtime.backend import current_device, ti
 from ..runtime.taichi_adapter import calls_inside_real_functions
 
 
 def outlining() -> bool:
     """Whether this process's step kernels call their parts as functions."""
-    return (_settings.current().outline and current_device() == "cpu"
-            and calls_inside_real_functions())
+    return current_device() == "cpu" and calls_inside_real_functions()
 
 
 def table_types(fp) -> tuple:

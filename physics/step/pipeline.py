@@ -14,8 +14,8 @@ then every ``ntask * TASK``-th after it): each block is a task a thread takes, s
 ``ntask`` at least the thread count every core works from 2 envs up. On CUDA ``ntask`` is
 ``ceil(num_envs / TASK)`` and thread t steps env t: the 32 lanes of a warp step 32
 consecutive envs, whose copies of a table entry lie side by side under the interleaved
-layout (physics/lanes.py; ``TAIGYM_LANES=strided`` keeps the CPU's dealing there too, to
-measure the two: on an H200 they stepped Ant at the same rate with env-major tables).
+layout (physics/lanes.py; on an H200 the CPU's dealing and this stepped Ant at the same
+rate with env-major tables).
 """
 
 
@@ -23,7 +23,6 @@ import functools
 import inspect
 import types
 
-from .. import settings as _settings
 from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import current_device, ti
@@ -46,8 +45,7 @@ def env_tasks(num_envs: int, device: str, threads: int) -> int:
 def consecutive_lanes() -> bool:
     """Whether env loops give thread t env t (CUDA) rather than dealing envs round-robin
     into blocks of TASK (the CPU's thread pool)."""
-    lanes = _settings.current().lanes
-    return lanes == "consecutive" or (current_device() == "cuda" and lanes != "strided")
+    return current_device() == "cuda"
 
 
 def array_parameters(kernel) -> tuple:

@@ -6,7 +6,7 @@ loops LLVM leaves scalar (loops.py), accessors and small matrix operations expan
 place (expansion.py) and launches that skip argument setup (launch.py). The patches to
 Taichi's modules are installed by :func:`install`, which the runtime calls once when it
 starts (physics/runtime/backend.py), from the list for the running implementation
-(taichi_174.py, quadrants.py); with ``TAIGYM_LAUNCH=plain`` none is.
+(taichi_174.py, quadrants.py).
 
 Every patch acts on the engine's own kernels and functions only (ownership.py) and hands
 anything else to Taichi's original: a user's Taichi code in the same process compiles,
@@ -35,12 +35,11 @@ _installed: dict[str, bool] = {}
 _done = False
 
 
-def install(ti, settings) -> dict[str, bool]:
+def install(ti) -> dict[str, bool]:
     """Install the patches for ``ti`` (the imported Taichi, its runtime started) once per
-    process: nothing with ``settings.plain``. Returns each patch's name and whether it is
-    in place."""
+    process. Returns each patch's name and whether it is in place."""
     global _done
-    if _done or settings.plain:
+    if _done:
         return dict(_installed)
     _done = True
     for patch in implementation(ti).PATCHES:

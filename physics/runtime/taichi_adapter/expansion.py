@@ -24,8 +24,7 @@ def traced_helper(function):
 def traced_access():
     """The primitives the table accessors are written in when they are expanded in place
     while Taichi traces a kernel (a :class:`TracedAccess`), or None where they stay
-    ``@ti.func``s: not with ``TAIGYM_LAUNCH=plain`` or ``TAIGYM_EXPAND_ACCESS=0``, and only
-    on taichi 1.7, whose tracer this knows.
+    ``@ti.func``s: they are expanded only on taichi 1.7, whose tracer this knows.
 
     An accessor is one index expression and a load or store. Traced as a ``@ti.func``,
     each of a step kernel's ~900 accessor calls costs Taichi a fresh trace of the function
@@ -37,10 +36,6 @@ def traced_access():
     written entry by entry is copied first, as the function did, so that it cannot read
     entries it has already overwritten).
     """
-    from ... import settings
-
-    if settings.current().plain or not settings.current().expand_access:
-        return None
     try:
         return TracedAccess(_find_access(ti))
     except (ImportError, AttributeError, Unsupported):
@@ -109,12 +104,6 @@ def _find_matrix_ops(ti):
     originals = {name: getattr(ops, name) for name in ("cross", "dot", "matmul", "sum", "norm_sqr", "norm")}
     ops.Vector, ops.Matrix, impl.inside_kernel  # noqa: B018
     return impl, ops, sqrt, originals
-
-
-def _expanding_applies(ti) -> bool:
-    from ... import settings
-
-    return settings.current().expand_access
 
 
 def _apply_matrix_ops(ti, found):
@@ -225,5 +214,4 @@ class _MatrixExpansion:
 
 MATRIX_OPS = Patch("expanded matrix operations", "lang.matrix_ops' cross, dot, matmul, sum, norm_sqr and norm, "
                    "looked up by Taichi's Matrix methods at each call, and lang.impl's subscript, expr_init, "
-                   "expr_init_func and get_runtime().current_kernel", _find_matrix_ops, _apply_matrix_ops,
-                   _expanding_applies)
+                   "expr_init_func and get_runtime().current_kernel", _find_matrix_ops, _apply_matrix_ops)

@@ -19,16 +19,15 @@ than the copy: a parallel loop wakes Taichi's thread pool).
 These are calls the engine makes on its own kernels and arrays, not patches: nothing of
 Taichi is replaced. The public fallback is Taichi's own call and copies through kernels,
 every time. It is taken where the internals are not the ones this module knows (checked
-once per process by :func:`fast_path_available`), on CUDA (Taichi's CUDA launcher points
+once per process by :func:`fast_path_available`) and on CUDA (Taichi's CUDA launcher points
 the context's argument buffer at a device copy that it frees after the launch, so a CUDA
-context cannot be launched twice), and with ``TAIGYM_LAUNCH=plain`` in the environment.
+context cannot be launched twice).
 """
 
 import ctypes
 
 import numpy as np
 
-from ... import settings as _settings
 from ..backend import ti
 from .patch import log
 
@@ -42,7 +41,7 @@ def fast_path_available() -> bool:
     if _fast_path is None:
         from .implementations import implementation
 
-        wanted = not _settings.current().plain and implementation(ti).LAUNCH_REUSE
+        wanted = implementation(ti).LAUNCH_REUSE
         _fast_path = wanted and _internals()
         if wanted and _fast_path is False:
             _log_public_path("its ndarray and primitive types are not where launch reuse looks")
@@ -181,9 +180,9 @@ def _same(arg, kept) -> bool:
 
 def host_view(table):
     """A numpy array over a CPU Taichi ndarray's own memory (reads and writes reach the
-    ndarray at once), or None where this Taichi, this device or ``TAIGYM_LAUNCH=plain``
-    says to copy through kernels instead."""
-    if _settings.current().plain or table.element_shape:
+    ndarray at once), or None where this Taichi or this device says to copy through
+    kernels instead."""
+    if table.element_shape:
         return None
     try:
         from importlib import import_module

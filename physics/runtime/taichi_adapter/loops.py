@@ -15,8 +15,7 @@ _EXIT_NAMES = ("__taigym_loop_mask__", "__taigym_loop_unreachable__")  # a funct
 
 def scalar_loops() -> bool:
     """Whether kernels marked by :func:`scalar_loops_in` compile their loops as scalar loops
-    in this process: the CPU backend of taichi 1.7.4, not with ``TAIGYM_SCALAR_LOOPS=0`` or
-    ``TAIGYM_LAUNCH=plain``.
+    in this process: the CPU backend of taichi 1.7.4.
 
     Taichi optimizes CPU code with LLVM at -O3 and no per-loop control, and LLVM 15
     vectorizes and runtime-unrolls every loop whose trip count is known only at run time:
@@ -32,9 +31,7 @@ def scalar_loops() -> bool:
     iteration. A World takes them only with its constraint stage
     outlined (physics/step/outline.py says why). The fallback: every loop as LLVM makes it.
     """
-    from ... import settings
-
-    return _applied and settings.current().scalar_loops and not settings.current().plain
+    return _applied
 
 
 def scalar_loops_in(enabled: bool):
@@ -64,10 +61,9 @@ _applied = False
 
 def applies(ti) -> bool:
     """Only taichi's CPU backend is LLVM at -O3 with no per-loop control: nothing to do on CUDA."""
-    from ... import settings
     from ..backend import current_cfg
 
-    return current_cfg().arch == ti.cpu and settings.current().scalar_loops
+    return current_cfg().arch == ti.cpu
 
 
 def _find(ti):

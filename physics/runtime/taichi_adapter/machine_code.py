@@ -24,8 +24,7 @@ where a check fails (one line on the ``taigym`` logger): one task function; call
 LLVM's intrinsics and the C math library; the runtime read only for its first root; an
 argument struct with one member per kernel parameter, each laid out as its annotation
 says. The path is taken on Linux x86-64 with taichi 1.7.4, not in Taichi's debug mode
-(its bounds checks call the runtime), and ``TAIGYM_MACHINE_CODE=0`` or
-``TAIGYM_LAUNCH=plain`` turn it off.
+(its bounds checks call the runtime).
 """
 
 from __future__ import annotations
@@ -75,8 +74,7 @@ def available(serial: bool) -> bool:
     """Whether a World's step kernel may run from kept machine code in this process."""
     from .implementations import implementation
 
-    switches = _settings.current()
-    if not (serial and switches.machine_code and not switches.plain and implementation(ti).MACHINE_CODE):
+    if not (serial and implementation(ti).MACHINE_CODE):
         return False
     if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
         return False

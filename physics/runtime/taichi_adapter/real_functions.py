@@ -21,9 +21,7 @@ _applied = False
 def calls_inside_real_functions() -> bool:
     """Whether the engine's real functions may call inlined functions in this process (the
     patch is installed), and so whether the step kernel may outline its stages."""
-    from ... import settings
-
-    return _applied and not settings.current().plain
+    return _applied
 
 
 def _find(ti):
