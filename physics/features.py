@@ -15,25 +15,29 @@ run-time values of the compiled code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import colliders as C
 from . import settings as _settings
-from .collision import broadphase as B
 from .errors import WorldError
 from .model import INTEGRATORS, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING, Model
 
-ALL_COLLIDERS = frozenset(range(B.COLLIDE_PLANE_SPHERE, B.COLLIDE_HFIELD_CONVEX + 1))
-HFIELD_COLLIDERS = frozenset((B.COLLIDE_HFIELD_SPHERE, B.COLLIDE_HFIELD_CAPSULE, B.COLLIDE_HFIELD_BOX,
-                              B.COLLIDE_HFIELD_CONVEX))
-CONVEX_COLLIDERS = frozenset((B.COLLIDE_CONVEX, B.COLLIDE_HFIELD_CONVEX))
+if TYPE_CHECKING:
+    from .collision.broadphase import PairTable
+
+ALL_COLLIDERS = frozenset(range(C.COLLIDE_PLANE_SPHERE, C.COLLIDE_HFIELD_CONVEX + 1))
+HFIELD_COLLIDERS = frozenset((C.COLLIDE_HFIELD_SPHERE, C.COLLIDE_HFIELD_CAPSULE, C.COLLIDE_HFIELD_BOX,
+                              C.COLLIDE_HFIELD_CONVEX))
+CONVEX_COLLIDERS = frozenset((C.COLLIDE_CONVEX, C.COLLIDE_HFIELD_CONVEX))
 
 
 @dataclass(frozen=True)
 class Features:
     """The parts of the step kernel a model uses; the defaults compile everything.
 
-    colliders: the COLLIDE_* codes of the candidate pairs (physics/collision/broadphase.py);
+    colliders: the COLLIDE_* codes of the candidate pairs (physics/colliders.py);
         none leaves out the collision stage and the contact rows.
     equality: equality constraints (neq > 0).
     tendons: fixed tendons: their lengths, springs, limits and friction loss.
@@ -75,7 +79,7 @@ ALL = Features()
 _PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid")
 
 
-def model_features(model: Model, pairs: B.PairTable) -> Features:
+def model_features(model: Model, pairs: PairTable) -> Features:
     """The parts ``model`` needs, given its candidate contact ``pairs`` (none when its
     contacts are disabled)."""
     limit_model = np.asarray(model.jnt_limit_model)  # the kernels read it whether or not a joint is limited
@@ -93,7 +97,7 @@ def model_features(model: Model, pairs: B.PairTable) -> Features:
     )
 
 
-def choose_features(model: Model, pairs: B.PairTable, features: Features | None = None) -> Features:
+def choose_features(model: Model, pairs: PairTable, features: Features | None = None) -> Features:
     """A World's features: those given, which must hold every part ``model`` needs, or by
     default the model's own (every part with ``TAIGYM_KERNELS=shared`` in the environment)."""
     needed = model_features(model, pairs)

@@ -25,19 +25,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..colliders import (
+    COLLIDE_BOX_BOX,
+    COLLIDE_CAPSULE_BOX,
+    COLLIDE_CAPSULE_CAPSULE,
+    COLLIDE_CONVEX,
+    COLLIDE_HFIELD_BOX,
+    COLLIDE_HFIELD_CAPSULE,
+    COLLIDE_HFIELD_CONVEX,
+    COLLIDE_HFIELD_SPHERE,
+    COLLIDE_PLANE_BOX,
+    COLLIDE_PLANE_CAPSULE,
+    COLLIDE_PLANE_CYLINDER,
+    COLLIDE_PLANE_ELLIPSOID,
+    COLLIDE_PLANE_SPHERE,
+    COLLIDE_SPHERE_BOX,
+    COLLIDE_SPHERE_CAPSULE,
+    COLLIDE_SPHERE_CYLINDER,
+    COLLIDE_SPHERE_SPHERE,
+)
 from ..model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_PLANE, GEOM_SPHERE, Model
 
 DSBL_FILTERPARENT = 1024  # mjDSBL_FILTERPARENT
 MINVAL = 1e-15  # mjMINVAL
 
-# Narrow-phase routine of each (lower type, higher type) pair, and the most contacts it
-# can produce (MuJoCo's mj_maxContact for the primitive colliders).
-COLLIDE_PLANE_SPHERE, COLLIDE_PLANE_CAPSULE, COLLIDE_PLANE_BOX, COLLIDE_PLANE_CYLINDER = 1, 2, 3, 4
-COLLIDE_PLANE_ELLIPSOID, COLLIDE_SPHERE_SPHERE, COLLIDE_SPHERE_CAPSULE, COLLIDE_SPHERE_CYLINDER = 5, 6, 7, 8
-COLLIDE_SPHERE_BOX, COLLIDE_CAPSULE_CAPSULE, COLLIDE_CAPSULE_BOX, COLLIDE_BOX_BOX = 9, 10, 11, 12
-COLLIDE_HFIELD_SPHERE, COLLIDE_HFIELD_CAPSULE, COLLIDE_HFIELD_BOX = 13, 14, 15  # physics/collision/hfield/
-COLLIDE_CONVEX = 16  # physics/collision/convex/: GJK and EPA on support functions
-COLLIDE_HFIELD_CONVEX = 17  # physics/collision/hfield/, with the prisms through physics/collision/convex/
+# Narrow-phase routine (physics/colliders.py) of each (lower type, higher type) pair, and the
+# most contacts it can produce (MuJoCo's mj_maxContact for the primitive colliders).
 COLLIDERS = {
     (GEOM_PLANE, GEOM_SPHERE): (COLLIDE_PLANE_SPHERE, 1),
     (GEOM_PLANE, GEOM_CAPSULE): (COLLIDE_PLANE_CAPSULE, 2),
