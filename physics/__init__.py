@@ -41,10 +41,14 @@ def __getattr__(name):
         from .render.raycast import Renderer
 
         return Renderer
-    if name in ("eval_fk", "eval_ik"):
-        from .compiler import articulation
+    if name == "eval_fk":
+        from .fk import eval_fk
 
-        return getattr(articulation, name)
+        return eval_fk
+    if name == "eval_ik":
+        from .compiler.articulation import eval_ik
+
+        return eval_ik
     raise AttributeError(f"module 'taigym.physics' has no attribute {name!r}")
 
 

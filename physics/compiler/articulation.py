@@ -1,4 +1,5 @@
-"""Newton's articulation view: body poses <-> joint coordinates.
+"""Newton's articulation view: body poses <-> joint coordinates. Here eval_ik, on the host;
+eval_fk runs a World's kinematics (physics/fk.py).
 
 ``body_q`` is (n, nbody, 7): world position and (w, x, y, z) quaternion of each body
 frame; ``joint_q`` is MuJoCo's qpos. The child pose is x_wc = x_wp * x_pj * x_j * x_cj^-1:
@@ -10,21 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import DSBL_CONSTRAINT, JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE, Model
+from ..model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE, Model
 from ..compiler.transforms import axis_angle_to_quat, quat_conj, quat_mul, quat_normalize, quat_to_mat
-
-
-def eval_fk(model: Model, joint_q, *, device: str = "cpu") -> np.ndarray:
-    """Body poses (n, nbody, 7) from joint coordinates (n, nq), in float64."""
-    from ..world import World
-
-    joint_q = np.atleast_2d(np.asarray(joint_q, dtype=float))
-    # kinematics only: constraints (and their collision pairs) play no part in body poses
-    kinematic = model.with_options(disableflags=model.opt.disableflags | DSBL_CONSTRAINT)
-    world = World(kinematic, num_envs=joint_q.shape[0], device=device, precision="float64")
-    world.set_state(qpos=joint_q)
-    world.forward()
-    return world.get("body_q")
 
 
 def eval_ik(model: Model, body_q, *, iterations: int = 50, tol: float = 1e-13) -> np.ndarray:
