@@ -53,7 +53,7 @@ class Settings:
 
     Attributes:
         taichi: ``TAIGYM_TAICHI=taichi|quadrants``, which Taichi to import; None: the
-            first of them that imports (physics/runtime/backend.py).
+            first of them that imports (physics/runtime/taichi_import.py).
         debug: ``TAIGYM_DEBUG``, an integer: nonzero starts Taichi with its debug mode
             and bounds checks.
         schedule: ``TAIGYM_SCHEDULE=fused|staged``, how a World's step kernel is scheduled

@@ -23,7 +23,7 @@ from .features import choose_features
 from .lanes import device_rows, env_rows
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, INT_RK4, Model
 from .readback import Copies
-from .runtime import device_io, kernel_cache
+from .runtime import device_io, kernel_cache, source_cache
 from .runtime.backend import current_cfg, ensure_runtime
 from .runtime.taichi_adapter import ReusedLaunch, machine_code, scalar_loops
 from .step.outline import outlining
@@ -411,6 +411,7 @@ class World:
                      + (", staged" if self._staged else ""))
             with kernel_cache.FirstLaunch(self._kernel_key, label, self.name):
                 self._launch_kernel(n, advance, ids, nids, pre | post << 8)
+            source_cache.keep()  # the sources the tracing read, for the next process
             _LAUNCHED.add(self._kernel_key)
         if self._machine_key and not self.machine_code:  # for later Worlds and processes, once
             machine_code.build_later(self._machine_key, self._kernels.step)

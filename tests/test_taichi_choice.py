@@ -1,4 +1,4 @@
-"""The engine imports Taichi in one place (physics/runtime/backend.py), runs on taichi 1.7.4 and on
+"""The engine imports Taichi in one place (physics/runtime/taichi_import.py), runs on taichi 1.7.4 and on
 the quadrants fork, and touches Taichi's internals only in physics/runtime/taichi_adapter/."""
 
 import importlib.util
@@ -19,14 +19,14 @@ SOURCES = [p for folder in ("physics", "envs", "tasks", "scripts", "taigym") for
 
 def test_only_one_module_imports_taichi():
     importers = sorted(str(p.relative_to(REPO)) for p in SOURCES if imported_modules(p) & set(TAICHIS))
-    assert importers == []  # physics/runtime/backend.py imports it by name, with importlib
-    assert "import_module(name)" in (REPO / "physics" / "runtime" / "backend.py").read_text()
+    assert importers == []  # physics/runtime/taichi_import.py imports it by name, with importlib
+    assert "import_module(name)" in (REPO / "physics" / "runtime" / "taichi_import.py").read_text()
 
 
 def test_only_the_adapter_reaches_into_taichi_internals():
-    # ".lang." is where Taichi keeps what it does not export; current_cfg is read in backend.py
+    # ".lang." is where Taichi keeps what it does not export; current_cfg is read in taichi_import.py
     users = sorted(str(p.relative_to(REPO)) for p in SOURCES if ".lang." in p.read_text() or ".lang " in p.read_text())
-    assert all(u == "physics/runtime/backend.py" or u.startswith("physics/runtime/taichi_adapter/") for u in users), users
+    assert all(u == "physics/runtime/taichi_import.py" or u.startswith("physics/runtime/taichi_adapter/") for u in users), users
 
 
 def test_an_unknown_choice_is_refused_by_name():

@@ -1,38 +1,17 @@
-"""The one place the engine imports Taichi, and its one runtime per process.
+"""Taichi's one runtime per process, started with the engine's patches to Taichi installed.
 
-Two Taichis carry the API the engine is written in (Taichi 1.7's): ``taichi`` 1.7.4 itself
-(the default where it installs: Python 3.10-3.13) and the maintained fork ``quadrants``
-(Python 3.14, and an opt-in extra elsewhere). ``TAIGYM_TAICHI=taichi|quadrants`` picks one
-when both are installed; otherwise the first that imports, in that order. Every engine
-module takes ``ti`` from here, so the choice is made once per process.
+Which Taichi (``taichi`` or ``quadrants``) is taichi_import.py's choice, made once per
+process; every engine module above the runtime takes ``ti`` from here.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 
 from .. import settings as _settings
 from ..errors import WorldError
-
-TAICHIS = ("taichi", "quadrants")  # import names, in order of preference
-
-
-def _import_taichi():
-    wanted = _settings.current().taichi
-    missing = []
-    for name in (wanted,) if wanted else TAICHIS:
-        try:
-            return importlib.import_module(name)
-        except ImportError as error:
-            missing.append(f"{name} ({error})")
-    raise ImportError("taigym needs Taichi: none of " + ", ".join(missing) + " imports; "
-                      "pip install taichi (Python 3.10-3.13) or quadrants")
-
-
-ti = _import_taichi()
-NAME = ti.__name__  # "taichi" or "quadrants"
-VERSION = ".".join(map(str, ti.__version__))
+from . import taichi_adapter
+from .taichi_import import NAME, TAICHIS, VERSION, current_cfg, default_cfg, ti  # noqa: F401 (re-exported)
 
 _arch = None  # the device the runtime was started on: "cpu" or "cuda"
 _init_overrides: dict = {}  # set_init_overrides(): a measurement tool's ti.init settings
@@ -40,11 +19,6 @@ _init_overrides: dict = {}  # set_init_overrides(): a measurement tool's ti.init
 # and on an H200 64 stepped Ant 17% faster than Taichi's 128 at 16,384 envs and 8% at 1,024
 # (32: 14% and 17%; 256: 8% slower) -- smaller blocks spread the envs over more SMs
 CUDA_BLOCK_DIM = 64
-
-
-def current_cfg():
-    """The running program's compile configuration (arch, optimization switches, threads)."""
-    return ti.lang.impl.current_cfg()
 
 
 def _probe_cuda() -> bool:
@@ -102,8 +76,6 @@ def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> s
     if want == "cuda":
         init["default_gpu_block_dim"] = CUDA_BLOCK_DIM
     ti.init(**{**init, **_init_overrides})
-    from . import taichi_adapter  # here: it needs this module's ti
-
     # the one place the engine's patches to Taichi are installed; the scalar loops' field is
     # then the process's first (an offline-cache key covers it)
     taichi_adapter.install(ti)
@@ -122,7 +94,7 @@ def set_init_overrides(**overrides) -> None:
     once: call it before the first World."""
     if _arch is not None:
         raise WorldError("the Taichi runtime has started; set its init settings before the first World")
-    known = set(dir(ti.lang.impl.default_cfg())) | {"arch", "offline_cache_file_path"}
+    known = set(dir(default_cfg())) | {"arch", "offline_cache_file_path"}
     unknown = sorted(set(overrides) - known)
     if unknown:
         raise WorldError(f"ti.init settings {ti.__name__} does not have: {', '.join(unknown)}")

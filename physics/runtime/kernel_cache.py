@@ -20,8 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..runtime.backend import NAME, VERSION, current_cfg
-from . import source_cache
+from ..runtime.taichi_import import NAME, VERSION, current_cfg
 
 # what one step kernel variant took to compile on a 2-core x86 machine, before any was timed here
 _FIRST_GUESS_S = {"taichi": 15.0, "quadrants": 15.0}
@@ -96,7 +95,6 @@ class FirstLaunch:
     def __exit__(self, kind, value, trace):
         if self.collecting:
             gc.enable()
-        source_cache.keep()  # the sources the tracing read, for the next process
         if kind is None and self.fresh:
             record(self.key, time.perf_counter() - self.start, self.label)
         return False

@@ -15,15 +15,15 @@ import json
 import os
 from pathlib import Path
 
+from . import kernel_cache
+
 _VERSION = 1
 _store: dict | None = None  # {"files": {path: [mtime_ns, size]}, "functions": {key: [start, lines]}}
 _dirty = False
 
 
 def _path() -> Path:
-    from .kernel_cache import folder
-
-    return folder() / "function-sources.cache"  # JSON; not *.json, which names kernel markers
+    return kernel_cache.folder() / "function-sources.cache"  # JSON; not *.json, which names kernel markers
 
 
 def _signature(filename: str):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ..backend import ti
+from ..taichi_import import ti
 from .patch import Patch, Unsupported
 
 # --- table accessors expanded where they are called ---------------------------------------

@@ -10,7 +10,7 @@ call. taichi 1.7.4 has neither, so there the staged schedule launches its parts.
 
 from __future__ import annotations
 
-from ..backend import ti
+from ..taichi_import import ti
 from .implementations import implementation
 
 

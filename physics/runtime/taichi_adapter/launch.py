@@ -28,7 +28,7 @@ import ctypes
 
 import numpy as np
 
-from ..backend import ti
+from ..taichi_import import ti
 from .patch import log
 
 _NUMPY_DTYPES = {ti.f32: np.float32, ti.f64: np.float64, ti.i32: np.int32}

@@ -61,7 +61,7 @@ _applied = False
 
 def applies(ti) -> bool:
     """Only taichi's CPU backend is LLVM at -O3 with no per-loop control: nothing to do on CUDA."""
-    from ..backend import current_cfg
+    from ..taichi_import import current_cfg
 
     return current_cfg().arch == ti.cpu
 

@@ -44,7 +44,7 @@ import threading
 from pathlib import Path
 
 from ... import settings as _settings
-from ..backend import VERSION, current_cfg, ti
+from ..taichi_import import VERSION, current_cfg, ti
 from .patch import Unsupported, log
 
 FORMAT = 1  # of the files kept; a change makes every key new
