@@ -1,8 +1,8 @@
 """The device tables of ``num_envs`` worlds: a Model's packed constants and each env's state.
 
-The one place a World's tables are allocated. Each table goes by the name the kernels give
-its parameter (physics/step/pipeline.py), so a kernel's arguments are looked up by the names
-in its signature rather than listed a second time.
+The one place a World's tables are allocated, each as physics/layout.py declares it
+(KERNEL_TABLES): by the name the kernels give its parameter, so a kernel's arguments are
+looked up by the names in its signature rather than listed a second time.
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import layout as L
-from .collision.driver import NGEOM_X, pack_collision_model
-from .collision.narrowphase import NCON_F, NCON_I
+from .collision.driver import pack_collision_model
 from .errors import WorldError
 from .lanes import device_shape, padded_envs, table_lanes
 from .runtime.backend import ti
@@ -20,11 +19,6 @@ from .runtime.taichi_adapter import host_view, upload
 PRECISIONS = {"float32": (ti.f32, np.float32), "float64": (ti.f64, np.float64)}
 MAX_ENTRIES = 2**31 - 1  # Taichi indexes an array's entries with 32-bit integers
 DEFAULT_MAX_CONTACTS = 64
-_MODEL_INT = ("sizes", "body_i", "jnt_i", "dof_i", "act_i", "ten_i", "wrap_i")
-_MODEL_FLOAT = ("body_f", "jnt_f", "dof_f", "q_f", "act_f", "ten_f", "wrap_f", "opt_f")
-# the collision and equality model tables, each with its dtype (None: the World's precision)
-_EXTRA_MODEL = (("pair_i", ti.i32), ("geom_i", ti.i32), ("pair_f", None), ("geom_f", None), ("eq_i", ti.i32),
-                ("eq_f", None))
 
 
 class Tables:
@@ -34,7 +28,8 @@ class Tables:
     one row set per env); ``data``: the per-env tables (mjData's, the contacts, the
     constraint counts, the equality state); ``program``: the program's tables and
     registers; ``all_ids``/``some_ids``: the env ids a launch steps. ``packed`` keeps host
-    copies of the model tables, which per-env parameters edit and upload.
+    copies of the model tables, which per-env parameters edit and upload; ``declared``, the
+    declarations the tables follow (layout.KernelTable by name).
     """
 
     def __init__(self, model, num_envs: int, fp, dtype, pairs, max_contacts=None, staged: bool = False):
@@ -45,13 +40,15 @@ class Tables:
         # contacts one pair makes; elsewhere one unused row
         self.pair_rows = (padded_envs(num_envs, table_lanes()) * pairs.npair if staged and pairs.npair else 1,
                           max(1, int(pairs.maxcon[: pairs.npair].max(initial=1))))
+        self.declared = {t.name: t for t in L.kernel_tables()}
         self.packed = L.pack_model(model, dtype, self.nefc_capacity, pairs.npair)
         self.packed.update(pack_collision_model(model, pairs, dtype))
         self.model = self._model_tables()
-        self.shapes = L.data_shapes(model, num_envs, self.nefc_capacity)
+        self.shapes = L.data_shapes(model, num_envs, self.nefc_capacity, self.max_contacts, pairs.npair,
+                                    self.pair_rows)
         self.lanes = table_lanes()  # the per-env tables' layout (physics/lanes.py)
-        _check_entries({**self.shapes, "pair_con_f": (*self.pair_rows, NCON_F)}, num_envs)
-        self.data = self._data_tables(model)
+        _check_entries(self.shapes, num_envs)
+        self.data = self._data_tables()
         self.program: dict = {}
         self.all_ids = upload(np.arange(num_envs, dtype=np.int32), ti.i32)
         self.some_ids = ti.ndarray(ti.i32, (num_envs,))  # a subset's ids, staged for a launch
@@ -61,32 +58,32 @@ class Tables:
         self._arguments: dict = {}  # (names, every env) -> a kernel's array arguments
         self._views: dict = {}  # id(table) -> (table, numpy array over its memory or None)
 
-    def _model_tables(self) -> dict:
-        out = {name: upload(device_layout(name, self.packed[name]), ti.i32) for name in _MODEL_INT}
-        out.update({name: upload(device_layout(name, self.packed[name]), self.fp) for name in _MODEL_FLOAT})
-        out.update({name: upload(self.packed[name], dtype or self.fp) for name, dtype in _EXTRA_MODEL})
-        return out
+    def _of(self, role: str) -> tuple:
+        return tuple(t for t in self.declared.values() if t.role == role)
 
-    def _data_tables(self, model) -> dict:
-        n, fp, lanes = self.num_envs, self.fp, self.lanes
-        flat_envs = padded_envs(n, lanes)
-        out = {name: ti.ndarray(fp, (flat_envs * int(np.prod(shape[1:])),)) for name, shape in self.shapes.items()
-               if name in L.FLAT_TABLES}
-        shapes = {name: (fp, shape) for name, shape in self.shapes.items() if name not in L.FLAT_TABLES}
-        shapes.update(efc_n=(ti.i32, (n, L.NEFC_N)), eq_d=(ti.i32, (n, max(model.neq, 1), 2)),
-                      geom_x=(fp, (n, max(model.ngeom, 1), NGEOM_X)), con_f=(fp, (n, self.max_contacts, NCON_F)),
-                      con_i=(ti.i32, (n, self.max_contacts, NCON_I)), con_n=(ti.i32, (n, 2)),
-                      pair_hit=(ti.i32, (n, max(self.npair, 1))),  # the broad phase's outcomes
-                      pair_con_f=(fp, (*self.pair_rows, NCON_F)), pair_con_i=(ti.i32, (*self.pair_rows, NCON_I)),
-                      pair_con_n=(ti.i32, (self.pair_rows[0], 2)))
-        out.update({name: ti.ndarray(dtype, device_shape(shape, lanes if name in L.ENV_TABLES else 1))
-                    for name, (dtype, shape) in shapes.items()})
+    def dtype_of(self, name: str):
+        """The element type of declared table ``name``: int32 or the World's precision."""
+        return ti.i32 if self.declared[name].dtype == L.INT else self.fp
+
+    def _model_tables(self) -> dict:
+        return {t.name: upload(self.device_layout(t.name, self.packed[t.name]), self.dtype_of(t.name))
+                for t in self._of(L.MODEL)}
+
+    def _data_tables(self) -> dict:
+        out = {}
+        for t in self._of(L.DATA):
+            shape = self.shapes[t.name]
+            if t.flat:  # 1-D, each env's rows one after another (layout.FLAT_TABLES)
+                shape = (padded_envs(self.num_envs, self.lanes) * int(np.prod(shape[1:])),)
+            elif len(shape) != t.ndim:
+                raise ValueError(f"table {t.name} is declared of rank {t.ndim}, its shape is {shape}")
+            out[t.name] = ti.ndarray(self.dtype_of(t.name), device_shape(shape, 1 if t.flat else self.lanes))
         return out
 
     def set_program(self, program) -> None:
         """The tables of ``program`` (physics/step/program.py), with fresh zeroed registers."""
-        self.program = dict(prog_i=upload(program.ints, ti.i32), prog_f=upload(program.floats, self.fp),
-                            reg=upload(np.zeros((self.num_envs, program.nregisters)), self.fp))
+        host = {"prog_i": program.ints, "prog_f": program.floats, "reg": np.zeros((self.num_envs, program.nregisters))}
+        self.program = {t.name: upload(host[t.name], self.dtype_of(t.name)) for t in self._of(L.PROGRAM)}
         self._arguments.clear()
 
     def arguments(self, names: tuple, every_env: bool = True) -> tuple:
@@ -114,15 +111,25 @@ class Tables:
         key = table + "/per_env"
         if key not in self.packed:
             self.packed[key] = np.repeat(self.packed[table][:1], self.num_envs, axis=0).copy()
-            self.model[table] = upload(device_layout(table, self.packed[key]), self.fp)
+            self.model[table] = upload(self.device_layout(table, self.packed[key]), self.fp)
             self._arguments.clear()
         return self.packed[key]
 
     def upload_per_env(self, table: str) -> None:
         """Copy the per-env host values of a model table (per_env) to the device."""
-        self.model[table].from_numpy(device_layout(table, self.packed[table + "/per_env"]))
+        self.model[table].from_numpy(self.device_layout(table, self.packed[table + "/per_env"]))
+
+    def device_layout(self, name: str, table: np.ndarray) -> np.ndarray:
+        """A packed model table as the kernels index it: raveled where declared flat
+        (layout.FLAT_MODEL_TABLES)."""
+        return np.ascontiguousarray(table).ravel() if self.declared[name].flat else table
 
     # --- host access ---------------------------------------------------------------------------
+    def env_rows(self, name: str) -> bool:
+        """Whether data table ``name`` holds (num_envs, ..., n) rows, interleaved by the
+        lanes layout (layout.ENV_TABLES), rather than flat rows (layout.FLAT_TABLES)."""
+        return not self.declared[name].flat
+
     def view_of(self, table):
         """A numpy array over ``table``'s memory on a CPU World (made once per table), or None."""
         key = id(table)
@@ -158,9 +165,3 @@ def _check_entries(shapes: dict, num_envs: int) -> None:
             f"{entries:,} entries ({' x '.join(f'{d:,}' for d in shape)}), and Taichi indexes an array with 32-bit "
             f"integers; at most {MAX_ENTRIES // per_env:,} envs per World (use several Worlds, or fewer constraint "
             f"rows per env through max_contacts)")
-
-
-def device_layout(name: str, table: np.ndarray) -> np.ndarray:
-    """A packed model table as the kernels index it: flat for layout.FLAT_MODEL_TABLES."""
-    return np.ascontiguousarray(table).ravel() if name in L.FLAT_MODEL_TABLES else table
-

@@ -15,7 +15,7 @@ the true sizes travel in ``SIZES``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -670,6 +670,115 @@ def _pack_limits_and_drives(m: Model, jnt_i, jnt_f, dof_f) -> None:
             _put(dof_f, d, DOF_F, name, getattr(m, "dof_" + name)[d])
 
 
+# --- the kernels' tables --------------------------------------------------------------
+# Every table the step kernels take is declared once, in KERNEL_TABLES below, in the order
+# of the kernels' parameters: their signatures are written from it (physics/step/tables.py)
+# and a World allocates its tables from it (physics/data.py). A table declared there reaches
+# every stage as ``t.<name>`` with no other list to edit; what fills it is its role's:
+MODEL = "model"  # the packed Model (pack_model, collision.driver.pack_collision_model), uploaded
+DATA = "data"  # per-env state, allocated zeroed in its declared shape
+PROGRAM = "program"  # the World's program (physics/step/program.py) and its registers
+IDS = "ids"  # the ids of the envs a launch steps
+INT, FLOAT = "int32", "float"  # element types; FLOAT is the World's precision
+
+
+class Extent(NamedTuple):
+    """What the shapes of a World's data tables follow besides its model and envs."""
+
+    model: Model
+    num_envs: int
+    nefc: int = 0  # constraint rows an env holds (SIZE_NEFC)
+    ncon: int = 1  # contacts an env holds
+    npair: int = 0  # candidate collision pairs
+    pair_rows: tuple = (1, 1)  # the staged narrow phase's per-pair contacts: rows, and contacts a row
+
+
+class KernelTable(NamedTuple):
+    """One table of the step kernels: its parameter's ``name``, element type ``dtype`` (INT
+    or FLOAT), rank ``ndim`` as the kernels take it, and ``role`` (MODEL, DATA, PROGRAM or
+    IDS); a data table's ``shape(extent)``, its (num_envs, ...) rows as the host views them;
+    ``flat``: indexed flat, a data table allocated 1-D (FLAT_TABLES), a model table raveled
+    (FLAT_MODEL_TABLES)."""
+
+    name: str
+    dtype: str
+    ndim: int
+    role: str
+    shape: Callable[[Extent], tuple] | None = None
+    flat: bool = False
+
+
+def _efc_y_shape(e: Extent) -> tuple:
+    # PGS keeps the rows' dual matrix A = J M^-1 J^T here (nefc x nefc); Newton its
+    # nv x nv Hessian's Cholesky factor
+    nefc, nv = _pad(e.nefc), _pad(e.model.nv)
+    return (e.num_envs, max(nefc, nv), nefc if e.model.opt.solver == "PGS" else nv)
+
+
+KERNEL_TABLES = (
+    KernelTable("sizes", INT, 1, MODEL),
+    KernelTable("body_i", INT, 1, MODEL, flat=True),
+    KernelTable("jnt_i", INT, 1, MODEL, flat=True),
+    KernelTable("dof_i", INT, 1, MODEL, flat=True),
+    KernelTable("act_i", INT, 2, MODEL),
+    KernelTable("ten_i", INT, 2, MODEL),
+    KernelTable("wrap_i", INT, 2, MODEL),
+    KernelTable("body_f", FLOAT, 1, MODEL, flat=True),
+    KernelTable("jnt_f", FLOAT, 1, MODEL, flat=True),
+    KernelTable("dof_f", FLOAT, 1, MODEL, flat=True),
+    KernelTable("q_f", FLOAT, 3, MODEL),
+    KernelTable("act_f", FLOAT, 3, MODEL),
+    KernelTable("ten_f", FLOAT, 3, MODEL),
+    KernelTable("wrap_f", FLOAT, 3, MODEL),
+    KernelTable("opt_f", FLOAT, 3, MODEL),
+    # data the step reads (controls, applied forces), then its state, then what it computes
+    KernelTable("ctrl", FLOAT, 2, DATA, lambda e: (e.num_envs, _pad(e.model.nu))),
+    KernelTable("qfrc_applied", FLOAT, 2, DATA, lambda e: (e.num_envs, _pad(e.model.nv))),
+    KernelTable("qpos", FLOAT, 2, DATA, lambda e: (e.num_envs, _pad(e.model.nq))),
+    KernelTable("qvel", FLOAT, 2, DATA, lambda e: (e.num_envs, _pad(e.model.nv))),
+    KernelTable("qacc", FLOAT, 2, DATA, lambda e: (e.num_envs, _pad(e.model.nv))),
+    KernelTable("qpos_start", FLOAT, 2, DATA, lambda e: (e.num_envs, _pad(e.model.nq))),
+    KernelTable("body_d", FLOAT, 1, DATA, lambda e: (e.num_envs, e.model.nbody, NBODY_D), flat=True),
+    KernelTable("jnt_d", FLOAT, 1, DATA, lambda e: (e.num_envs, _pad(e.model.njnt), NJNT_D), flat=True),
+    KernelTable("dof_d", FLOAT, 1, DATA, lambda e: (e.num_envs, _pad(e.model.nv), NDOF_D), flat=True),
+    KernelTable("dof_s", FLOAT, 1, DATA, lambda e: (e.num_envs, _pad(e.model.nv), NDOF_S), flat=True),
+    KernelTable("qM", FLOAT, 1, DATA, lambda e: (e.num_envs, _pad(e.model.nM)), flat=True),
+    KernelTable("qLD", FLOAT, 1, DATA, lambda e: (e.num_envs, _pad(e.model.nM)), flat=True),
+    KernelTable("act_d", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.model.nu), NACT_D)),
+    KernelTable("ten_d", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.model.ntendon), NTEN_D)),
+    KernelTable("efc_J", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.nefc), _pad(e.model.nv))),
+    KernelTable("efc_Y", FLOAT, 3, DATA, _efc_y_shape),
+    KernelTable("efc_f", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.nefc), NEFC_F)),
+    KernelTable("efc_n", INT, 2, DATA, lambda e: (e.num_envs, NEFC_N)),
+    # the collision stage's (physics/collision/); pair_hit holds the broad phase's outcomes
+    KernelTable("pair_i", INT, 2, MODEL),
+    KernelTable("pair_f", FLOAT, 3, MODEL),
+    KernelTable("geom_i", INT, 2, MODEL),
+    KernelTable("geom_f", FLOAT, 3, MODEL),
+    KernelTable("geom_x", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.model.ngeom), GEOM_X.width)),
+    KernelTable("con_f", FLOAT, 3, DATA, lambda e: (e.num_envs, e.ncon, CON_F.width)),
+    KernelTable("con_i", INT, 3, DATA, lambda e: (e.num_envs, e.ncon, CON_I.width)),
+    KernelTable("con_n", INT, 2, DATA, lambda e: (e.num_envs, CON_N.width)),
+    KernelTable("pair_hit", INT, 2, DATA, lambda e: (e.num_envs, _pad(e.npair))),
+    KernelTable("pair_con_f", FLOAT, 3, DATA, lambda e: (*e.pair_rows, CON_F.width)),
+    KernelTable("pair_con_i", INT, 3, DATA, lambda e: (*e.pair_rows, CON_I.width)),
+    KernelTable("pair_con_n", INT, 2, DATA, lambda e: (e.pair_rows[0], CON_N.width)),
+    # equality constraints
+    KernelTable("eq_i", INT, 2, MODEL),
+    KernelTable("eq_f", FLOAT, 3, MODEL),
+    KernelTable("eq_d", INT, 3, DATA, lambda e: (e.num_envs, _pad(e.model.neq), EQ_D.width)),
+    KernelTable("prog_i", INT, 1, PROGRAM),
+    KernelTable("prog_f", FLOAT, 1, PROGRAM),
+    KernelTable("reg", FLOAT, 2, PROGRAM),
+    KernelTable("env_ids", INT, 1, IDS),
+)
+
+
+def kernel_tables(role: str | None = None) -> tuple:
+    """The tables KERNEL_TABLES declares as it stands, or those of one ``role``."""
+    return tuple(t for t in KERNEL_TABLES if role is None or t.role == role)
+
+
 # Data tables that the kernels index flat (per-body, per-joint and per-dof rows; the
 # sparse mass matrix and its factor as rows of one column): env w's row r, column c is
 # entry w * stride + r * columns + c. Indexing a (num_envs, rows, columns) ndarray costs a
@@ -680,44 +789,23 @@ def _pack_limits_and_drives(m: Model, jnt_i, jnt_f, dof_f) -> None:
 # parallel loop's variable, which a flat index never does, so flat tables are updated as
 # `table[i] = table[i] + v` (each env is one thread's). Flat tables are allocated 1-D;
 # data_shapes gives the (num_envs, rows, columns) the host views them as.
-FLAT_TABLES = ("body_d", "jnt_d", "dof_d", "dof_s", "qM", "qLD")
+FLAT_TABLES = tuple(t.name for t in KERNEL_TABLES if t.role == DATA and t.flat)
 # Model tables of the kinematic tree, read in every stage's inner loops (a dof's parent,
 # a body's joints, their frames and inertias): indexed flat as row * columns + column, for
 # the same reason. The float ones hold one row set, or one per env once World.set_param
 # has made them per-env; a kernel finds its env's at (w % sets) * stride.
-FLAT_MODEL_TABLES = ("body_i", "jnt_i", "dof_i", "body_f", "jnt_f", "dof_f")
+FLAT_MODEL_TABLES = tuple(t.name for t in KERNEL_TABLES if t.role == MODEL and t.flat)
 # The other per-env data tables, (num_envs, ..., n) ndarrays: generalized coordinates,
 # controls, the constraint rows and counts, the contacts. Kernels index them through
 # lanes.env_index and their accessors, which the interleaved layout (physics/lanes.py)
 # reshapes to (num_envs / LANES, ..., n * LANES).
-ENV_TABLES = ("qpos", "qvel", "qacc", "ctrl", "qfrc_applied", "qpos_start", "act_d", "ten_d", "efc_J", "efc_Y",
-              "efc_f", "efc_n", "eq_d", "geom_x", "con_f", "con_i", "con_n", "pair_hit", "pair_con_f", "pair_con_i",
-              "pair_con_n")
+ENV_TABLES = tuple(t.name for t in KERNEL_TABLES if t.role == DATA and not t.flat)
 
 
-def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0) -> dict:
-    """Shapes of the per-world data tables (FLAT_TABLES are allocated 1-D with as many
-    entries and viewed with these shapes on the host)."""
-    nv = _pad(m.nv)
-    nefc = _pad(nefc_capacity)
-    return dict(
-        qpos=(num_envs, _pad(m.nq)),
-        qvel=(num_envs, nv),
-        qacc=(num_envs, nv),
-        ctrl=(num_envs, _pad(m.nu)),
-        qfrc_applied=(num_envs, nv),
-        qpos_start=(num_envs, _pad(m.nq)),
-        body_d=(num_envs, m.nbody, NBODY_D),
-        jnt_d=(num_envs, _pad(m.njnt), NJNT_D),
-        dof_d=(num_envs, nv, NDOF_D),
-        dof_s=(num_envs, nv, NDOF_S),
-        qM=(num_envs, _pad(m.nM)),
-        qLD=(num_envs, _pad(m.nM)),
-        act_d=(num_envs, _pad(m.nu), NACT_D),
-        ten_d=(num_envs, _pad(m.ntendon), NTEN_D),
-        efc_J=(num_envs, nefc, nv),
-        # PGS keeps the rows' dual matrix A = J M^-1 J^T here (nefc x nefc); Newton its
-        # nv x nv Hessian's Cholesky factor
-        efc_Y=(num_envs, max(nefc, nv), nefc if m.opt.solver == "PGS" else nv),
-        efc_f=(num_envs, nefc, NEFC_F),
-    )
+def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0, ncon: int = 1, npair: int = 0,
+                pair_rows: tuple = (1, 1)) -> dict:
+    """Shapes of the per-world data tables, by name, as declared in KERNEL_TABLES
+    (FLAT_TABLES are allocated 1-D with as many entries and viewed with these shapes on
+    the host); the arguments as :class:`Extent`'s."""
+    extent = Extent(m, num_envs, nefc_capacity, ncon, npair, pair_rows)
+    return {t.name: t.shape(extent) for t in kernel_tables(DATA)}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import layout as L
 from .lanes import env_major, env_rows
 from .runtime import device_io
 from .runtime.taichi_adapter import ReusedLaunch
@@ -71,12 +70,10 @@ class Copies:
         return self._host[name]
 
     def _env_major(self, name: str, table):
-        # a table as allocated (physics/data.py) in env-major order (physics/lanes.py)
-        if name in L.FLAT_TABLES:
-            return env_major(table, self._tables.num_envs, self._tables.lanes)
-        if name in L.ENV_TABLES:
+        # a data table as allocated (physics/data.py, as declared) in env-major order (physics/lanes.py)
+        if self._tables.env_rows(name):
             return env_rows(table, self._tables.num_envs, self._tables.lanes)
-        return table
+        return env_major(table, self._tables.num_envs, self._tables.lanes)
 
     def _copy(self, name: str, table) -> np.ndarray:
         buffer, copy = self._readers.get(name, (None, None))

@@ -44,7 +44,7 @@ class TableWriter:
 
     def _lanes(self, key: str) -> int:
         # the layout of data table `key` (physics/lanes.py)
-        return self._tables.lanes if key in L.ENV_TABLES else 1
+        return self._tables.lanes if self._tables.env_rows(key) else 1
 
     def _all_rows(self, key: str, rows) -> None:
         # every env's rows (a control every step) go through a staging buffer kept per

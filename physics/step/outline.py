@@ -24,13 +24,12 @@ only one tried); elsewhere the parts are inlined. Both build the same arithmetic
 results agree to round-off (tests/test_outline.py).
 """
 
-import collections
 import functools
-import inspect
 import types
 
 from ..runtime.backend import current_device, ti
 from ..runtime.taichi_adapter import calls_inside_real_functions
+from .tables import TABLES, with_tables
 
 
 def outlining() -> bool:
@@ -50,28 +49,32 @@ def table_types(fp) -> tuple:
 @functools.lru_cache(maxsize=None)
 def make_outline(fp, separate: bool = False):
     """``call(parts, w, t)``, a ``@ti.func`` that runs ``part(w, t)`` for each of a tuple of
-    parts, world ``w`` and the step kernel's tables ``t``: with ``separate`` (where
-    :func:`outlining` holds), each part as a function of its own; and ``Tables``, the
-    namedtuple ``t`` is (the step kernel's array parameters, in order)."""
-    i1, f1, i2, f2, f3, i3 = table_types(fp)
+    parts, world ``w`` and the step kernel's tables ``t`` (a physics/step/tables.py
+    ``StepTables``): with ``separate`` (where :func:`outlining` holds), each part as a
+    function of its own."""
 
+    @ti.func
+    def call(parts: ti.template(), w, t: ti.template()):
+        if ti.static(separate):
+            ti.static(outlined_call(t))(parts, w, t)
+        else:
+            for part in ti.static(parts):
+                part(w, t)
+
+    return types.SimpleNamespace(call=call)
+
+
+def outlined_call(t):
+    """``call_outlined(parts, w, t)`` for tables like ``t``: one real function per
+    ``StepTables`` type, written with a parameter per table of its declaration."""
+    return _outlined_call(type(t))
+
+
+@functools.lru_cache(maxsize=None)
+def _outlined_call(Tables):
     @ti.real_func
-    def outlined(
-        parts: ti.template(), w: ti.i32,
-        sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
-        body_f: f1, jnt_f: f1, dof_f: f1, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
-        ctrl: f2, qfrc_applied: f2, qpos: f2, qvel: f2,
-        qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
-        efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
-        pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2, pair_hit: i2,
-        pair_con_f: f3, pair_con_i: i3, pair_con_n: i2,
-        eq_i: i2, eq_f: f3, eq_d: i3, prog_i: i1, prog_f: f1, reg: f2, env_ids: i1,
-    ):
-        t = ti.static(Tables(
-            sizes, body_i, jnt_i, dof_i, act_i, ten_i, wrap_i, body_f, jnt_f, dof_f, q_f, act_f, ten_f, wrap_f, opt_f,
-            ctrl, qfrc_applied, qpos, qvel, qacc, qpos_start, body_d, jnt_d, dof_d, dof_s, qM, qLD, act_d, ten_d,
-            efc_J, efc_Y, efc_f, efc_n, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n, pair_hit,
-            pair_con_f, pair_con_i, pair_con_n, eq_i, eq_f, eq_d, prog_i, prog_f, reg, env_ids))
+    @with_tables(Tables)
+    def outlined(parts: ti.template(), w: ti.i32, t: TABLES):
         ti.static(parts[0])(w, t)
         if ti.static(len(parts) > 1):
             call_outlined(ti.static(parts[1:]), w, t)
@@ -84,14 +87,4 @@ def make_outline(fp, separate: bool = False):
             # keeps it from inlining the function back into its one caller
             outlined(parts, w, *t)
 
-    Tables = collections.namedtuple("StepTables", list(inspect.signature(outlined).parameters)[2:])
-
-    @ti.func
-    def call(parts: ti.template(), w, t: ti.template()):
-        if ti.static(separate):
-            call_outlined(parts, w, t)
-        else:
-            for part in ti.static(parts):
-                part(w, t)
-
-    return types.SimpleNamespace(call=call, Tables=Tables)
+    return call_outlined

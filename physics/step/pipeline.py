@@ -28,8 +28,9 @@ from ..features import ALL, Features
 from ..runtime.backend import current_device, ti
 from ..runtime.taichi_adapter import expanded_math_in, scalar_loops_in
 from ..step.integrate import make_integrate
-from ..step.outline import make_outline, table_types
+from ..step.outline import table_types
 from ..step.program import make_program
+from ..step.tables import TABLES, step_tables, with_tables
 
 TASK = 512  # iterations per block of Taichi's CPU range-for
 _NDARRAY_TYPE = type(ti.types.ndarray(ndim=1))
@@ -54,7 +55,6 @@ def array_parameters(kernel) -> tuple:
                  if isinstance(p.annotation, _NDARRAY_TYPE))
 
 
-@functools.lru_cache(maxsize=None)
 def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
                  serial: bool = False, outline: bool = False, scalar: bool = False):
     """The kernels for one precision and constraint solver configuration (a model's
@@ -62,53 +62,35 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     ``features`` names (physics/features.py). ``serial`` loops over the envs in the calling
     thread (CPU only); ``outline`` compiles the large stages as functions of their own
     (physics/step/outline.py); ``scalar`` keeps LLVM from vectorizing and unrolling their
-    loops (physics/runtime/taichi_adapter/loops.py, ``scalar_loops``)."""
+    loops (physics/runtime/taichi_adapter/loops.py, ``scalar_loops``). The step kernel takes
+    the tables layout.KERNEL_TABLES declares now."""
+    return _make_kernels(fp, solver, cone, features, serial, outline, scalar, step_tables(fp))
+
+
+@functools.lru_cache(maxsize=None)
+def _make_kernels(fp, solver, cone, features, serial, outline, scalar, StepTables):
     integration = make_integrate(fp, solver, cone, features, outline)
     reaction = make_reaction(fp)
     program = make_program(fp, reaction.rne_post)
     consecutive = consecutive_lanes()
     i1, f1, i2, f2, f3, i3 = table_types(fp)
 
+    # the step kernel's array parameters are the declared tables (physics/step/tables.py),
+    # which it hands to the stages as one StepTables: a World looks its tables up by name
     @ti.kernel
     @scalar_loops_in(scalar)
     @expanded_math_in
-    def step_kernel(
-        # Model:
-        sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
-        body_f: f1, jnt_f: f1, dof_f: f1, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
-        # Data in:
-        ctrl: f2, qfrc_applied: f2,
-        # Data in/out:
-        qpos: f2, qvel: f2,
-        # Data out:
-        qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3, ten_d: f3,
-        efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
-        pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2, pair_hit: i2,
-        pair_con_f: f3, pair_con_i: i3, pair_con_n: i2,
-        eq_i: i2, eq_f: f3, eq_d: i3,
-        # the World's program (physics/step/program.py) and its registers
-        prog_i: i1, prog_f: f1, reg: f2,
-        env_ids: i1, nids: ti.i32, nstep: ti.i32, advance: ti.i32, ntask: ti.i32, segments: ti.i32,
-    ):
+    @with_tables(StepTables)
+    def step_kernel(tables: TABLES, nids: ti.i32, nstep: ti.i32, advance: ti.i32, ntask: ti.i32, segments: ti.i32):
         # the envs stepped are env_ids[:nids]: all of them, or those a reset needs forward;
         # program segment ``segments & 255`` runs before an env's steps, ``segments >> 8`` after,
         # unless the env's override register asks for a forward pass (physics/step/program.py).
-        # The arrays go down as one object, fixed while tracing (ti.static: no kernel variable)
-        tables = ti.static(StepTables(
-            sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i,
-            body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f,
-            ctrl=ctrl, qfrc_applied=qfrc_applied, qpos=qpos, qvel=qvel, qacc=qacc, qpos_start=qpos_start,
-            body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, dof_s=dof_s, qM=qM, qLD=qLD, act_d=act_d, ten_d=ten_d, efc_J=efc_J,
-            efc_Y=efc_Y, efc_f=efc_f, efc_n=efc_n, pair_i=pair_i, pair_f=pair_f, geom_i=geom_i, geom_f=geom_f,
-            geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n, pair_hit=pair_hit, pair_con_f=pair_con_f,
-            pair_con_i=pair_con_i, pair_con_n=pair_con_n, eq_i=eq_i, eq_f=eq_f, eq_d=eq_d,
-            prog_i=prog_i, prog_f=prog_f, reg=reg, env_ids=env_ids))
         ti.loop_config(serialize=serial)
         for t in range(ntask * TASK):
             k = t if ti.static(consecutive) else (t % TASK) * ntask + t // TASK
             while k < nids:
-                w = env_ids[k]
-                code, steps, adv = program.launch_of(w, segments, nstep, advance, prog_i, reg)
+                w = tables.env_ids[k]
+                code, steps, adv = program.launch_of(w, segments, nstep, advance, tables.prog_i, tables.reg)
                 # one call site each for the program and the step: each is inlined once
                 for phase in range(2):
                     program.run(w, (code >> (8 * phase)) & 255, tables)
@@ -117,13 +99,9 @@ def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                             integration.step(w, tables, adv)
                 k += ntask * TASK
 
-    # the step kernel's array parameters by name, in its order: a World looks its tables up
-    # by these names, and the kernel hands them to the stages as one StepTables, which an
-    # outlined stage takes apart into as many parameters (physics/step/outline.py)
-    StepTables = make_outline(fp, outline).Tables
     if StepTables._fields != array_parameters(step_kernel):
         raise AssertionError(f"the step kernel takes {array_parameters(step_kernel)}, "
-                             f"its outlined stages {StepTables._fields}")
+                             f"the declared tables are {StepTables._fields}")
 
     @ti.kernel
     @scalar_loops_in(scalar)

@@ -33,19 +33,18 @@ from ..features import ALL, Features
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import expanded_math_in, graph_kernel, graph_kernels, scalar_loops_in, vector_loops
 from .integrate import make_integrate
-from .outline import make_outline, table_types
 from .pipeline import array_parameters
 from .program import make_program
 from .schedule import DEEPER, DOWN, staged_loops, tree_loop_names, tree_levels
+from .tables import TABLES, step_tables, with_tables
 
 BEGIN, STAGE, FINISH, END, LAUNCH = range(5)
-# the kernels' own tables, after the step kernel's: the envs to run, each env's plan, and
-# the whole-launch kernel's counts of the steps and forward() passes left
-_OWN_ARRAYS = ("env_ids", "plan", "steps_left", "stages_left")
+# the kernels' own tables, after the step kernel's: each env's plan, and the whole-launch
+# kernel's counts of the steps and forward() passes left
+_OWN_ARRAYS = ("plan", "steps_left", "stages_left")
 PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan table
 
 
-@functools.lru_cache(maxsize=None)
 def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
                        serial: bool = False, outline: bool = False, scalar: bool = False,
                        depth: int = TREE_LEVELS + 1):
@@ -55,13 +54,18 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
     where ``whole_launch`` (graph kernels) or else one per part, their array parameters
     ``arrays`` by name, and ``loops``, the names of the STAGE part's top-level loops in
     order (each the names of its phases joined by "+": consecutive per-env phases share a
-    loop, schedule.py's staged_loops; a tree phase's named by level)."""
+    loop, schedule.py's staged_loops; a tree phase's named by level). The kernels take the
+    tables layout.KERNEL_TABLES declares now, then their own."""
+    return _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, depth, step_tables(fp))
+
+
+@functools.lru_cache(maxsize=None)
+def _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, depth, StepTables):
     integration = make_integrate(fp, solver, cone, features, outline)
     program = make_program(fp, make_reaction(fp).rne_post)
     loops = staged_loops(integration.phases)
     A = make_access(fp)
-    i1, f1, i2, f2, f3, i3 = table_types(fp)
-    i0 = ti.types.ndarray(dtype=ti.i32, ndim=0)
+    i0, i2 = ti.types.ndarray(dtype=ti.i32, ndim=0), ti.types.ndarray(dtype=ti.i32, ndim=2)
 
     def kernel_of(part):
         return graph_kernel if part == LAUNCH else ti.kernel
@@ -167,29 +171,11 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
         @kernel_of(part)
         @scalar_loops_in(scalar)
         @expanded_math_in
+        @with_tables(StepTables)
         def staged_kernel(
-            sizes: i1, body_i: i1, jnt_i: i1, dof_i: i1, act_i: i2, ten_i: i2, wrap_i: i2,
-            body_f: f1, jnt_f: f1, dof_f: f1, q_f: f3, act_f: f3, ten_f: f3, wrap_f: f3, opt_f: f3,
-            ctrl: f2, qfrc_applied: f2,
-            qpos: f2, qvel: f2,
-            qacc: f2, qpos_start: f2, body_d: f1, jnt_d: f1, dof_d: f1, dof_s: f1, qM: f1, qLD: f1, act_d: f3,
-            ten_d: f3, efc_J: f3, efc_Y: f3, efc_f: f3, efc_n: i2,
-            pair_i: i2, pair_f: f3, geom_i: i2, geom_f: f3, geom_x: f3, con_f: f3, con_i: i3, con_n: i2, pair_hit: i2,
-            pair_con_f: f3, pair_con_i: i3, pair_con_n: i2,
-            eq_i: i2, eq_f: f3, eq_d: i3,
-            prog_i: i1, prog_f: f1, reg: f2,
-            env_ids: i1, plan: i2, steps_left: i0, stages_left: i0,
+            tables: TABLES, plan: i2, steps_left: i0, stages_left: i0,
             nids: ti.i32, nstep: ti.i32, advance: ti.i32, segments: ti.i32, s: ti.i32, stage: ti.i32,
         ):
-            tables = ti.static(StepTables(
-                sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i,
-                body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f,
-                opt_f=opt_f, ctrl=ctrl, qfrc_applied=qfrc_applied, qpos=qpos, qvel=qvel, qacc=qacc,
-                qpos_start=qpos_start, body_d=body_d, jnt_d=jnt_d, dof_d=dof_d, dof_s=dof_s, qM=qM, qLD=qLD,
-                act_d=act_d, ten_d=ten_d, efc_J=efc_J, efc_Y=efc_Y, efc_f=efc_f, efc_n=efc_n, pair_i=pair_i,
-                pair_f=pair_f, geom_i=geom_i, geom_f=geom_f, geom_x=geom_x, con_f=con_f, con_i=con_i, con_n=con_n,
-                pair_hit=pair_hit, pair_con_f=pair_con_f, pair_con_i=pair_con_i, pair_con_n=pair_con_n, eq_i=eq_i,
-                eq_f=eq_f, eq_d=eq_d, prog_i=prog_i, prog_f=prog_f, reg=reg, env_ids=env_ids))
             if ti.static(part in (BEGIN, LAUNCH)):
                 begin_loops(tables, plan, nids, nstep, advance, segments)
             if ti.static(part == STAGE):
@@ -214,11 +200,10 @@ def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", feat
 
         return staged_kernel
 
-    StepTables = make_outline(fp, outline).Tables
     whole = graph_kernels()
     kernels = tuple(build(part) for part in ((LAUNCH,) if whole else (BEGIN, STAGE, FINISH, END)))
     arrays = array_parameters(kernels[0])
-    if arrays != StepTables._fields[:-1] + _OWN_ARRAYS:
+    if arrays != StepTables._fields + _OWN_ARRAYS:
         raise AssertionError(f"the staged kernel takes {arrays}, the step kernel's tables are {StepTables._fields}")
     names = ("stage_begin", *(name for group in loops for name in (
         tree_loop_names(group[0], depth) if group[0].tree else ("+".join(p.name for p in group),))), "stage_end")
