@@ -30,7 +30,7 @@ code, for a fraction of the tracing and compiling.
 import functools
 
 from . import layout as L
-from .lanes import env_index, table_lanes
+from .runtime.lanes import env_index, table_lanes
 from .runtime.backend import ti
 from .runtime.taichi_adapter import traced_access
 from .runtime.ti_math import flat_entry as _entry
@@ -97,7 +97,7 @@ def _column_access(table, col, elem, traced):
         vtype = ti.types.vector(col.width, elem)
     index = table.index
     if table_lanes() > 1 and table.name in L.FLAT_TABLES + L.ENV_TABLES:
-        # per-env data interleaved (physics/lanes.py; fixed per process); env-major keeps
+        # per-env data interleaved (physics/runtime/lanes.py; fixed per process); env-major keeps
         # the plain accessors, the very same code as before the layout existed
         index = _INTERLEAVED[index]
     if traced is not None:
@@ -157,7 +157,7 @@ def _flat(W, c, n, vtype, is_mat):
     return {"*": get, "set_*": put, "*_at": get_at, "set_*_at": put_at}
 
 
-# interleaved per-env data tables (physics/lanes.py):
+# interleaved per-env data tables (physics/runtime/lanes.py):
 FLAT_DATA = "flat_data"  # a flat one: entry e of the env at o is entry(o, e)
 ROWS_DATA = "rows_data"  # a 3-D one: [env_index(s, r, column)]
 ROW_DATA = "row_data"  # a 2-D one: [env_index(r, column)]
@@ -166,7 +166,7 @@ _INTERLEAVED = {L.FLAT: FLAT_DATA, L.ROWS: ROWS_DATA, L.ROW: ROW_DATA}
 
 def _flat_data(W, c, n, vtype, is_mat):
     """An interleaved flat data table's column: entries entry(o, r * W + c + k)
-    (physics/lanes.py)."""
+    (physics/runtime/lanes.py)."""
     if vtype is None:
         @ti.func
         def get(a: ti.template(), o, r):

@@ -12,7 +12,7 @@ import numpy as np
 from . import layout as L
 from .collision.driver import pack_collision_model
 from .errors import WorldError
-from .lanes import device_shape, padded_envs, table_lanes
+from .runtime.lanes import device_shape, padded_envs, table_lanes
 from .runtime.backend import ti
 from .runtime.taichi_adapter import host_view, upload
 
@@ -46,7 +46,7 @@ class Tables:
         self.model = self._model_tables()
         self.shapes = L.data_shapes(model, num_envs, self.nefc_capacity, self.max_contacts, pairs.npair,
                                     self.pair_rows)
-        self.lanes = table_lanes()  # the per-env tables' layout (physics/lanes.py)
+        self.lanes = table_lanes()  # the per-env tables' layout (physics/runtime/lanes.py)
         _check_entries(self.shapes, num_envs)
         self.data = self._data_tables()
         self.program: dict = {}

@@ -797,7 +797,7 @@ FLAT_TABLES = tuple(t.name for t in KERNEL_TABLES if t.role == DATA and t.flat)
 FLAT_MODEL_TABLES = tuple(t.name for t in KERNEL_TABLES if t.role == MODEL and t.flat)
 # The other per-env data tables, (num_envs, ..., n) ndarrays: generalized coordinates,
 # controls, the constraint rows and counts, the contacts. Kernels index them through
-# lanes.env_index and their accessors, which the interleaved layout (physics/lanes.py)
+# lanes.env_index and their accessors, which the interleaved layout (physics/runtime/lanes.py)
 # reshapes to (num_envs / LANES, ..., n * LANES).
 ENV_TABLES = tuple(t.name for t in KERNEL_TABLES if t.role == DATA and not t.flat)
 

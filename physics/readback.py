@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lanes import env_major, env_rows
+from .runtime.lanes import env_major, env_rows
 from .runtime import device_io
 from .runtime.taichi_adapter import ReusedLaunch
 
@@ -70,7 +70,7 @@ class Copies:
         return self._host[name]
 
     def _env_major(self, name: str, table):
-        # a data table as allocated (physics/data.py, as declared) in env-major order (physics/lanes.py)
+        # a data table as allocated (physics/data.py, as declared) in env-major order (physics/runtime/lanes.py)
         if self._tables.env_rows(name):
             return env_rows(table, self._tables.num_envs, self._tables.lanes)
         return env_major(table, self._tables.num_envs, self._tables.lanes)

@@ -59,7 +59,7 @@ class Settings:
         schedule: ``TAIGYM_SCHEDULE=fused|staged``, how a World's step kernel is scheduled
             (physics/step/schedule.py) where the World does not say.
         layout: ``TAIGYM_LAYOUT=env_major|interleaved``, the per-env tables' layout
-            (physics/lanes.py), until a GPU measurement of the staged schedule decides it.
+            (physics/runtime/lanes.py), until a GPU measurement of the staged schedule decides it.
         kernels: ``TAIGYM_KERNELS=own|shared``: ``shared`` gives every World of the
             process the one step kernel of its precision, solver and cone, with every
             part of the step compiled in and one-env Worlds on the batched launch, for a

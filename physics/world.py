@@ -20,7 +20,7 @@ from .collision import broadphase as B
 from .data import PRECISIONS, Tables
 from .errors import WorldError
 from .features import choose_features
-from .lanes import device_rows, env_rows
+from .runtime.lanes import device_rows, env_rows
 from .model import DSBL_CONSTRAINT, DSBL_CONTACT, INT_RK4, Model
 from .readback import Copies
 from .runtime import device_io, kernel_cache, source_cache

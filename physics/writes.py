@@ -43,7 +43,7 @@ class TableWriter:
         device_io.write_rows(table, rows, ids_beside(rows, ids), lanes)
 
     def _lanes(self, key: str) -> int:
-        # the layout of data table `key` (physics/lanes.py)
+        # the layout of data table `key` (physics/runtime/lanes.py)
         return self._tables.lanes if self._tables.env_rows(key) else 1
 
     def _all_rows(self, key: str, rows) -> None:

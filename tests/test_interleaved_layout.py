@@ -1,4 +1,4 @@
-"""The interleaved layout of the per-env tables (physics/lanes.py) computes what the
+"""The interleaved layout of the per-env tables (physics/runtime/lanes.py) computes what the
 env-major layout computes.
 
 The layout is fixed when a process's kernels are traced, so each run is a process of its
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from conftest import gym_asset
 from taigym.physics import settings
-from taigym.physics.lanes import (LANES, device_rows, device_shape, env_major, env_rows, interleaved, lane_index,
+from taigym.physics.runtime.lanes import (LANES, device_rows, device_shape, env_major, env_rows, interleaved, lane_index,
                                   padded_envs)
 
 CHILD = """
@@ -228,7 +228,7 @@ def test_env_tables_round_trip_through_their_interleaved_shape(shape):
 
 
 def test_layout_setting_is_checked(monkeypatch):
-    from taigym.physics.lanes import table_lanes
+    from taigym.physics.runtime.lanes import table_lanes
 
     monkeypatch.setenv("TAIGYM_LAYOUT", "interleaved")
     settings.reload()

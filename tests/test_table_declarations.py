@@ -12,7 +12,7 @@ from taigym.physics import layout as L
 from taigym.physics.collision import broadphase as B
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.data import Tables
-from taigym.physics.lanes import device_rows, env_index, env_rows
+from taigym.physics.runtime.lanes import device_rows, env_index, env_rows
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.step.outline import make_outline, outlining
 from taigym.physics.step.pipeline import make_kernels

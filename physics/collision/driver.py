@@ -43,7 +43,7 @@ from ..collision.narrowphase import (
 from ..errors import WorldError
 from ..features import ALL_COLLIDERS, CONVEX_COLLIDERS, HFIELD_COLLIDERS
 from .. import layout as L
-from ..lanes import device_shape, env_index, env_rows, table_lanes
+from ..runtime.lanes import device_shape, env_index, env_rows, table_lanes
 from ..model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
 from ..access import make_access
 from ..runtime.backend import ensure_runtime, ti
@@ -124,7 +124,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                   xpos_col, xquat_col, geom_x: ti.template(), lanes: ti.template()):
         """geom_xpos = xpos + R(xquat) geom_pos, geom_xmat = R(xquat * geom_quat), as MuJoCo.
         ``body`` is a flat table: entry k of body b's pose at body_base + (b * body_row +
-        xpos_col/xquat_col + k) * lanes (lanes 1: env-major; else interleaved, physics/lanes.py)."""
+        xpos_col/xquat_col + k) * lanes (lanes 1: env-major; else interleaved, physics/runtime/lanes.py)."""
         mg = w % geom_f.shape[0]
         b = A.geom_body(geom_i, g)
         xquat, xpos = m.vec4(0.0), m.vec3(0.0)
@@ -393,7 +393,7 @@ class Collider:
         self.capacity = max(int(most if max_contacts is None else max_contacts), 1)
         packed = pack_collision_model(model, self.pairs, self.dtype)
         self._m = {k: _upload(v) for k, v in packed.items()}
-        n, self._lanes = self.num_envs, table_lanes()  # laid out as a World's (physics/lanes.py)
+        n, self._lanes = self.num_envs, table_lanes()  # laid out as a World's (physics/runtime/lanes.py)
         self._geom_x = ti.ndarray(self._fp, device_shape((n, max(model.ngeom, 1), NGEOM_X), self._lanes))
         self._con_f = ti.ndarray(self._fp, device_shape((n, self.capacity, NCON_F), self._lanes))
         self._con_i = ti.ndarray(ti.i32, device_shape((n, self.capacity, NCON_I), self._lanes))

@@ -14,7 +14,7 @@ import functools
 import types
 
 from ..access import make_access
-from ..lanes import env_index
+from ..runtime.lanes import env_index
 from ..runtime.backend import ti
 
 _MINVAL = 1e-15

@@ -13,7 +13,7 @@ import types
 
 from .. import layout as L
 from ..constraint.rows import CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL
-from ..lanes import env_index
+from ..runtime.lanes import env_index
 from ..model import DSBL_GRAVITY
 from ..runtime.backend import ti
 from ..access import make_access

@@ -9,7 +9,7 @@ are generic over dtype and rank, so a handful of variants serve every table.
 
 import numpy as np
 
-from ..lanes import LANES, lane_index
+from .lanes import LANES, lane_index
 from ..runtime.backend import ti
 
 _TORCH_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64", np.dtype(np.int32): "int32"}
@@ -31,7 +31,7 @@ def write_rows_kernel(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray(ndim
 @ti.kernel
 def write_lane_rows_kernel(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray(ndim=2),
                            env_ids: ti.types.ndarray(ndim=1)):
-    """write_rows_kernel into a table interleaved by LANES (physics/lanes.py). No template
+    """write_rows_kernel into a table interleaved by LANES (physics/runtime/lanes.py). No template
     parameter picks the layout: a kept launch (ReusedLaunch) needs a kernel without one."""
     for k, j in ti.ndrange(rows.shape[0], rows.shape[1]):
         dst[lane_index(LANES, env_ids[k], j)] = rows[k, j]
@@ -62,7 +62,7 @@ def table_to_tensor(table, device: str):
 
 def write_rows(table, rows, env_ids, lanes: int = 1) -> None:
     """table[env_ids[k], :w] = rows[k] for a (num_envs, W) Taichi ndarray laid out for
-    ``lanes`` (physics/lanes.py); ``rows`` a numpy array or a torch tensor on the table's
+    ``lanes`` (physics/runtime/lanes.py); ``rows`` a numpy array or a torch tensor on the table's
     device, (n, w) with w <= W."""
     if rows.shape[0] == 0 or rows.shape[1] == 0:
         return

@@ -75,7 +75,7 @@ def make_table_access(fp):
         multiplying by the constant width last shows LLVM that every row starts at a
         multiple of it: a row's column offsets then fold into the loads' addresses instead
         of each paying its own add and sign extension (Taichi's i32 index arithmetic
-        carries no no-overflow flags). Row reads run ~25% faster. Interleaved (physics/lanes.py),
+        carries no no-overflow flags). Row reads run ~25% faster. Interleaved (physics/runtime/lanes.py),
         the start is env w's lane in its block, and entry e lies LANES * e after it."""
         if ti.static(_lanes() == 1):
             return (w * (sizes[stride_slot] // width)) * width
@@ -115,7 +115,7 @@ def flat_entry(o, e):
 
 
 def _lanes() -> int:
-    from ..lanes import table_lanes  # at trace time: the runtime has started
+    from .lanes import table_lanes  # at trace time: the runtime has started
 
     return table_lanes()
 

@@ -12,7 +12,7 @@ import functools
 import types
 
 from .. import layout as L
-from ..lanes import env_index
+from ..runtime.lanes import env_index
 from ..model import BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, GAIN_AFFINE, TRN_JOINT
 from ..runtime.backend import ti
 from ..access import make_access

@@ -6,7 +6,7 @@ import functools
 import types
 
 from .. import layout as L
-from ..lanes import env_index
+from ..runtime.lanes import env_index
 from ..model import DSBL_GRAVITY
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import vector_loops

@@ -25,7 +25,7 @@ import functools
 import types
 
 from .. import layout as L
-from ..lanes import env_index
+from ..runtime.lanes import env_index
 from ..model import DSBL_ACTUATION, INT_RK4, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
 from ..access import make_access

@@ -43,7 +43,7 @@ import types
 import numpy as np
 
 from .. import layout as L
-from ..lanes import env_index
+from ..runtime.lanes import env_index
 from ..model import JNT_BALL, JNT_HINGE, JNT_SLIDE, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING
 from ..runtime.backend import ti
 from ..access import make_access

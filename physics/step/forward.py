@@ -10,7 +10,7 @@ from .. import layout as L
 from ..collision.driver import make_collision
 from ..constraint.rows import make_constraint
 from ..features import ALL, Features
-from ..lanes import env_count, env_index, table_lanes
+from ..runtime.lanes import env_count, env_index, table_lanes
 from ..model import DSBL_CONSTRAINT, DSBL_LIMIT
 from ..runtime.backend import ti
 from ..access import make_access

@@ -14,7 +14,7 @@ then every ``ntask * TASK``-th after it): each block is a task a thread takes, s
 ``ntask`` at least the thread count every core works from 2 envs up. On CUDA ``ntask`` is
 ``ceil(num_envs / TASK)`` and thread t steps env t: the 32 lanes of a warp step 32
 consecutive envs, whose copies of a table entry lie side by side under the interleaved
-layout (physics/lanes.py; on an H200 the CPU's dealing and this stepped Ant at the same
+layout (physics/runtime/lanes.py; on an H200 the CPU's dealing and this stepped Ant at the same
 rate with env-major tables).
 """
 

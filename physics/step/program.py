@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import layout as L
-from ..lanes import env_index
+from ..runtime.lanes import env_index
 from ..runtime.backend import ti
 from ..runtime.ti_math import make_math
 

@@ -9,7 +9,7 @@ import types
 
 from ...access import make_access
 from ... import layout as L
-from ...lanes import env_index
+from ...runtime.lanes import env_index
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
 from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC

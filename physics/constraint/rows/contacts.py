@@ -12,7 +12,7 @@ import functools
 import types
 
 from ... import layout as L
-from ...lanes import env_index
+from ...runtime.lanes import env_index
 from ...runtime.backend import ti
 from ...access import make_access
 from ...runtime.ti_math import make_math

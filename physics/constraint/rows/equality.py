@@ -13,7 +13,7 @@ import functools
 import types
 
 from ... import layout as L
-from ...lanes import env_index, env_width
+from ...runtime.lanes import env_index, env_width
 from ...model import EQ_CONNECT, EQ_JOINT, EQ_WELD
 from ...runtime.backend import ti
 from ...access import make_access

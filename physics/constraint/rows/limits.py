@@ -9,7 +9,7 @@ import functools
 import types
 
 from ... import layout as L
-from ...lanes import env_index
+from ...runtime.lanes import env_index
 from ...model import JNT_BALL, JNT_HINGE, JNT_SLIDE
 from ...runtime.backend import ti
 from ...access import make_access

@@ -13,7 +13,7 @@ import functools
 import types
 
 from ... import layout as L
-from ...lanes import env_index
+from ...runtime.lanes import env_index
 from ...model import DSBL_WARMSTART
 from ...runtime.backend import ti
 from ...access import make_access

@@ -30,7 +30,7 @@ import types
 
 from ...access import make_access
 from ... import layout as L
-from ...lanes import env_index
+from ...runtime.lanes import env_index
 from ...model import DSBL_REFSAFE
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math

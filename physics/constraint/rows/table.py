@@ -12,7 +12,7 @@ import types
 
 from ...access import make_access
 from ... import layout as L
-from ...lanes import env_index
+from ...runtime.lanes import env_index
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
 

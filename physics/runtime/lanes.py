@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import settings as _settings
-from .runtime.taichi_adapter import traced_helper
+from .. import settings as _settings
+from .taichi_adapter import traced_helper
 
 LANES = 32  # envs per interleaved block: a warp
 
