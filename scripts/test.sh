@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Install taigym with its test dependencies and run the test suite (quick set: -m "not slow").
-# Works on a fresh machine with Python >= 3.10: everything comes from PyPI.
+# Install taigym with its test dependencies and run the test suite's quick set: everything
+# but the tests marked slow (the long oracle sweeps and the kernel variants compiled for one
+# test). `bash scripts/test.sh -m slow` runs those (a later -m replaces this one); .ci/run
+# runs both. Works on a fresh machine with Python >= 3.10: everything comes from PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet -e ".[dev,train]"
-python3 -m pytest -q "$@"
+# A cold run is mostly Taichi compiling kernels, one core each: a worker per core, up to
+# four (more would compile the kernels every module starts with once per worker). Each
+# worker takes whole test modules, which share their kernels and fixtures.
+workers=$(python3 -c "import os; print(max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1)))")
+python3 -m pytest -q -m "not slow" -n "$workers" --dist loadfile "$@"

@@ -227,6 +227,7 @@ def test_training_benchmark_refuses_a_task_without_counterpart():
         gymnasium_counterpart("TaiGym/QuadrupedFlat-v0")
 
 
+@pytest.mark.slow
 def test_variants_take_turns_and_report_each_build(tmp_path, device):
     if device != "cpu":
         pytest.skip("the workers step on the CPU")

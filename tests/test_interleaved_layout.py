@@ -164,6 +164,7 @@ def _compare(tmp_path, model: str, solver: str = "-", cone: str = "-", atol: flo
         np.testing.assert_allclose(lanes[name], value, rtol=1e-9, atol=atol, err_msg=name)
 
 
+@pytest.mark.slow
 def test_interleaved_layout_steps_the_ant_as_the_env_major_one(tmp_path, device):
     if device != "cpu":
         pytest.skip("both layouts are compared on the CPU backend")
@@ -180,6 +181,7 @@ def test_interleaved_layout_with_every_solver_and_cone(tmp_path, device, model, 
     _compare(tmp_path, model, solver, cone, atol)
 
 
+@pytest.mark.slow
 def test_interleaved_layout_writes_drive_targets_where_the_kernels_read_them(tmp_path, device):
     if device != "cpu":
         pytest.skip("both layouts are compared on the CPU backend")
@@ -241,6 +243,7 @@ def test_layout_setting_is_checked(monkeypatch):
         settings.reload()
 
 
+@pytest.mark.slow
 def test_interleaved_layout_keeps_equality_state_per_env(tmp_path, device):
     if device != "cpu":
         pytest.skip("both layouts are compared on the CPU backend")
@@ -252,6 +255,7 @@ def test_interleaved_layout_keeps_equality_state_per_env(tmp_path, device):
         np.testing.assert_allclose(lanes[name], value, rtol=1e-9, atol=1e-10, err_msg=name)
 
 
+@pytest.mark.slow
 def test_interleaved_layout_in_the_standalone_collision_stage(tmp_path, device):
     if device != "cpu":
         pytest.skip("both layouts are compared on the CPU backend")
@@ -262,6 +266,7 @@ def test_interleaved_layout_in_the_standalone_collision_stage(tmp_path, device):
         np.testing.assert_allclose(lanes[name], value, rtol=0, atol=1e-14, err_msg=name)
 
 
+@pytest.mark.slow
 def test_interleaved_layout_runs_the_vector_env_as_the_env_major_one(tmp_path, device):
     # observations, rewards and resets from the program inside the step launch, the actions
     # written every step

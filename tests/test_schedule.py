@@ -67,8 +67,8 @@ def assert_same_trajectory(model, device, **kwargs):
     return fused_world
 
 
-@pytest.mark.parametrize("robot", ["ant", *(pytest.param(r, marks=SWEEP) for r in ("humanoid", "hopper",
-                                                                                     "inverted_pendulum"))])
+@pytest.mark.parametrize("robot", ["ant", *(pytest.param(r, marks=[SWEEP, pytest.mark.slow])
+                                           for r in ("humanoid", "hopper", "inverted_pendulum"))])
 def test_staged_steps_the_shipped_robots_as_fused(robot, device):
     model = physics.load_model(os.path.join(ASSETS, f"{robot}.xml"))
     world = assert_same_trajectory(model, device)
@@ -113,7 +113,7 @@ SOLVERS = [("Newton", "pyramidal", "Euler"), ("Newton", "elliptic", "RK4"),
            ("CG", "pyramidal", "Euler"), ("CG", "elliptic", "RK4")]
 
 
-@pytest.mark.parametrize("solver,cone,integrator", [SOLVERS[0], pytest.param(*SOLVERS[1], marks=SWEEP)])
+@pytest.mark.parametrize("solver,cone,integrator", [SOLVERS[0], pytest.param(*SOLVERS[1], marks=[SWEEP, pytest.mark.slow])])
 def test_staged_steps_every_part_as_fused(solver, cone, integrator, device):
     world = assert_same_trajectory(load_mjcf_string(every_part_mjcf(integrator, solver, cone)), device)
     assert world.most_contacts > 0
@@ -156,6 +156,7 @@ def random_tree_with_contacts(seed: int, nbody: int = 7, parents: list | None = 
             f"</worldbody><actuator>{motors}</actuator></mujoco>")
 
 
+@pytest.mark.slow
 @SWEEP
 @pytest.mark.parametrize("seed", [0, 1])
 def test_staged_steps_random_trees_with_contacts_as_fused(seed, device):
@@ -163,6 +164,7 @@ def test_staged_steps_random_trees_with_contacts_as_fused(seed, device):
     assert world.most_contacts > 0
 
 
+@pytest.mark.slow
 @SWEEP
 def test_staged_walks_a_tree_deeper_than_its_level_loops_as_fused(device):
     """Levels past TREE_LEVELS run per env, in breadth-first order down the tree and in

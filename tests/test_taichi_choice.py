@@ -65,6 +65,7 @@ def _step_with(name: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_every_installed_taichi_steps_alike():
     installed = [name for name in TAICHIS if importlib.util.find_spec(name) is not None]
     if len(installed) < 2:

@@ -91,8 +91,11 @@ def set_init_overrides(**overrides) -> None:
     ``default_gpu_block_dim``, ``gpu_max_reg`` or ``advanced_optimization``, or
     ``print_kernel_asm``. For the measurement tools (scripts/gpu_probe.py,
     scripts/benchmark.py), each variant in a process of its own, since Taichi reads them
-    once: call it before the first World."""
+    once: call it before the first World (after it, only the settings it started with are
+    accepted)."""
     if _arch is not None:
+        if overrides == _init_overrides:
+            return  # what the runtime started with
         raise WorldError("the Taichi runtime has started; set its init settings before the first World")
     known = set(dir(default_cfg())) | {"arch", "offline_cache_file_path"}
     unknown = sorted(set(overrides) - known)
