@@ -273,3 +273,33 @@ def test_malformed_xml_and_missing_files(tmp_path):
     (tmp_path / "loop.xml").write_text('<mujoco><include file="loop.xml"/></mujoco>')
     with pytest.raises(ModelError, match="include cycle"):
         load_mjcf(tmp_path / "loop.xml")
+
+
+INERTIA_GROUPS = """<mujoco model="inertia groups">
+  <compiler inertiagrouprange="{range}"/>
+  <default><default class="visual"><geom group="3" contype="0" conaffinity="0" density="5000"/></default></default>
+  <worldbody>
+    <body name="arm" pos="0 0 1">
+      <joint type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.05"/>
+      <geom class="visual" type="box" pos="0.2 0.1 0" size="0.2 0.05 0.05"/>
+      <body name="hand" pos="0.4 0 0">
+        <joint type="hinge" axis="0 0 1"/>
+        <geom type="sphere" size="0.06" group="2" mass="0.3"/>
+        <geom class="visual" type="ellipsoid" pos="0.05 0 0" size="0.08 0.04 0.03"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("groups", ["0 5", "0 2", "2 3", "3 3"])
+def test_inertiagrouprange_selects_the_geoms_that_give_mass(groups):
+    text = INERTIA_GROUPS.format(range=groups)
+    assert_matches_mujoco(load_mjcf_string(text), mujoco.MjModel.from_xml_string(text))
+
+
+@pytest.mark.parametrize("groups", ["1", "2 1", "0.5 3"])
+def test_a_bad_inertiagrouprange_is_named(groups):
+    with pytest.raises(ModelError, match="inertiagrouprange"):
+        load_mjcf_string(INERTIA_GROUPS.format(range=groups))

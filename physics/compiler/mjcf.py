@@ -4,7 +4,7 @@ What is read, with MuJoCo's semantics (so that the compiled Model matches ``mjMo
 field by field):
 
 - ``<compiler>``: angle (degree by default), eulerseq, inertiafromgeom (auto, true,
-  false), autolimits, settotalmass, coordinate="local"; ``<option>`` with its
+  false), inertiagrouprange, autolimits, settotalmass, coordinate="local"; ``<option>`` with its
   ``<flag>`` child; ``<size>``, ``<visual>``, ``<statistic>`` (no effect on dynamics).
 - ``<default>`` classes, nested, selected by ``class`` and ``childclass``.
 - ``<body>`` and ``<frame>`` poses (pos with quat, euler, axisangle, xyaxes or zaxis),
@@ -107,7 +107,7 @@ _COMPILER = {"angle", "eulerseq", "inertiafromgeom", "autolimits", "settotalmass
              "inertiagrouprange", "alignfree"}
 # Compiler settings this importer implements only at MuJoCo's default value.
 _COMPILER_DEFAULT_ONLY = {"boundmass": 0.0, "boundinertia": 0.0, "balanceinertia": "false", "fusestatic": "false",
-                          "alignfree": "false", "inertiagrouprange": "0 5"}
+                          "alignfree": "false"}
 _OPTION = {"timestep", "gravity", "wind", "density", "viscosity", "integrator", "iterations", "tolerance", "solver",
            "cone", "jacobian", "impratio", "ls_iterations", "ls_tolerance", "noslip_iterations",
            "noslip_tolerance", "magnetic", "o_margin", "o_solref", "o_solimp", "o_friction", "ccd_iterations",
@@ -135,6 +135,7 @@ class _Reader(XmlReader):
         self.degree = True
         self.eulerseq = "xyz"
         self.inertiafromgeom = "auto"
+        self.inertiagroups = (0, 5)  # geoms of these groups (inclusive) give their bodies mass
         self.autolimits = True
         self.total_mass: Optional[float] = None
         self.meshdir = ""  # where height-field files are, relative to the model's folder
@@ -325,6 +326,12 @@ class _Reader(XmlReader):
         self.inertiafromgeom = self.keyword(a, "inertiafromgeom", node, "compiler", ("auto", "true", "false"),
                                             self.inertiafromgeom)
         self.autolimits = self.flag(a, "autolimits", node, "compiler", self.autolimits)
+        if "inertiagrouprange" in a:
+            low, high = self.parse_floats(a["inertiagrouprange"], node, "inertiagrouprange", "compiler", (2,))
+            if low != int(low) or high != int(high) or low > high:
+                raise self.error(f"inertiagrouprange must be two integers, the first no larger, got "
+                                 f"{a['inertiagrouprange']!r}", node, "compiler", "inertiagrouprange")
+            self.inertiagroups = (int(low), int(high))
         mass = self.number(a, "settotalmass", node, "compiler")
         if mass is not None:
             self.total_mass = mass if mass > 0 else None
@@ -685,6 +692,9 @@ class _Reader(XmlReader):
             raise self.error("an hfield geom needs the name of an <hfield> asset", node, element, "hfield")
         friction = self.vector(a, "friction", node, element, (1.0, 0.005, 0.0001), (1, 2, 3))
         mass = self.number(a, "mass", node, element, minimum=0.0)
+        group = self.integer(a, "group", node, element, 0)
+        if not self.inertiagroups[0] <= group <= self.inertiagroups[1]:
+            mass = 0.0  # outside the compiler's inertiagrouprange: no part of its body's inertia
         kw = dict(
             name=a.get("name", ""), mass=mass, density=self.number(a, "density", node, element, 1000.0, minimum=0.0),
             contype=self.integer(a, "contype", node, element, 1),
