@@ -23,7 +23,7 @@ JNT_NV = {JNT_FREE: 6, JNT_BALL: 3, JNT_SLIDE: 1, JNT_HINGE: 1}
 
 # Geom types, numbered as mjtGeom.
 GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID = 0, 1, 2, 3, 4
-GEOM_CYLINDER, GEOM_BOX = 5, 6
+GEOM_CYLINDER, GEOM_BOX, GEOM_MESH = 5, 6, 7
 
 # Integrators. EULER and RK4 are numbered as mjtIntegrator; the implicit spring-damper
 # integrator treats joint stiffness and damping implicitly (no MuJoCo counterpart).
@@ -205,7 +205,7 @@ class Model:
     geom_solimp: np.ndarray = _f(0, 5)
     geom_rgba: np.ndarray = _f(0, 4)
     geom_name: list = field(default_factory=list)
-    geom_dataid: np.ndarray = _i(0)  # the height field of an hfield geom, -1 for other types
+    geom_dataid: np.ndarray = _i(0)  # the height field of an hfield geom, the mesh of a mesh geom, else -1
 
     # height fields (nhfield,), as mjModel: elevation samples normalized to [0, 1], row r
     # (along y, from -y) and column c (along x) at hfield_adr + r * ncol + c; a sample is
@@ -218,6 +218,23 @@ class Model:
     hfield_adr: np.ndarray = _i(0)
     hfield_data: np.ndarray = _f(0)
     hfield_name: list = field(default_factory=list)
+
+    # meshes (nmesh,), as mjModel: vertices in the mesh's frame (centred at its centre of
+    # mass, along its principal axes; float32 values), triangles, and the convex hull's
+    # vertices (indices into the mesh's own vertices) that collision uses
+    nmesh: int = 0
+    mesh_vertadr: np.ndarray = _i(0)
+    mesh_vertnum: np.ndarray = _i(0)
+    mesh_vert: np.ndarray = _f(0, 3)
+    mesh_faceadr: np.ndarray = _i(0)
+    mesh_facenum: np.ndarray = _i(0)
+    mesh_face: np.ndarray = _i(0, 3)
+    mesh_hulladr: np.ndarray = _i(0)
+    mesh_hullnum: np.ndarray = _i(0)
+    mesh_hull: np.ndarray = _i(0)
+    mesh_pos: np.ndarray = _f(0, 3)  # the mesh frame in the frame its file was written in
+    mesh_quat: np.ndarray = _f(0, 4)
+    mesh_name: list = field(default_factory=list)
 
     # sites (nsite,)
     site_bodyid: np.ndarray = _i(0)

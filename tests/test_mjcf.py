@@ -213,14 +213,14 @@ def test_unsupported_attribute_names_attribute_and_line(tmp_path):
 
 def test_non_strict_warns_once_listing_everything():
     text = ('<mujoco>\n<worldbody>\n<body name="b">\n<joint name="j" springdamper="1 1"/>\n<geom size="0.1"/>\n'
-            '<geom type="mesh" mesh="m"/>\n</body>\n</worldbody>\n<sensor/>\n</mujoco>')
+            '<geom type="sdf" mesh="m"/>\n</body>\n</worldbody>\n<sensor/>\n</mujoco>')
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = load_mjcf_string(text, strict=False)
     messages = [str(w.message) for w in caught if "unsupported MJCF" in str(w.message)]
     assert len(messages) == 1
     assert "ignored 3" in messages[0]
-    for part in ("line 4: attribute 'springdamper'", "line 6: mesh geoms", "line 9: <sensor>"):
+    for part in ("line 4: attribute 'springdamper'", "line 6: sdf geoms", "line 9: <sensor>"):
         assert part in messages[0]
     assert model.ngeom == 1 and model.njnt == 1
 

@@ -44,7 +44,9 @@ from ..colliders import (
     COLLIDE_SPHERE_CYLINDER,
     COLLIDE_SPHERE_SPHERE,
 )
-from ..model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_PLANE, GEOM_SPHERE, Model
+from ..errors import ModelError
+from ..model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_MESH, GEOM_PLANE, GEOM_SPHERE
+from ..model import Model
 
 DSBL_FILTERPARENT = 1024  # mjDSBL_FILTERPARENT
 MINVAL = 1e-15  # mjMINVAL
@@ -140,7 +142,7 @@ def geom_rbound(m: Model) -> np.ndarray:
             r[g] = np.hypot(s[0], s[1])
         elif t == GEOM_ELLIPSOID:
             r[g] = s[:3].max()
-        elif t == GEOM_BOX:
+        elif t in (GEOM_BOX, GEOM_MESH):  # a mesh's size: its box's half extents about its frame
             r[g] = np.linalg.norm(s[:3])
         elif t == GEOM_HFIELD:
             hs = m.hfield_size[m.geom_dataid[g]]
@@ -201,6 +203,10 @@ def _collider(m: Model, g1: int, g2: int):
     key = (int(m.geom_type[g1]), int(m.geom_type[g2]))
     if key in _NEVER:
         return None
+    if key not in COLLIDERS and GEOM_MESH in key:
+        name = m.geom_name[g1 if key[0] == GEOM_MESH else g2] or f"geom {g1 if key[0] == GEOM_MESH else g2}"
+        raise ModelError(f"collisions of mesh geoms are not supported yet ({name!r} can collide; give it contype=0 "
+                         f"conaffinity=0 or a primitive collision geom)", element=name)
     code, maxcon = COLLIDERS[key]
     if code == COLLIDE_CONVEX and m.opt.disableflags & DSBL_MULTICCD:
         maxcon = 1

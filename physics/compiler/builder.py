@@ -27,7 +27,8 @@ from .. import model as M
 from ..errors import ModelError
 from ..compiler.integers import int32
 from ..compiler.mass_properties import combine, geom_inertia, geom_volume, principal_axes
-from ..compiler.transforms import quat_normalize
+from ..compiler.mesh import Mesh, compile_mesh, fitted_size
+from ..compiler.transforms import quat_mul, quat_normalize, quat_rotate
 
 _JOINT_TYPES = {"free": M.JNT_FREE, "ball": M.JNT_BALL, "slide": M.JNT_SLIDE, "hinge": M.JNT_HINGE}
 _GEOM_TYPES = {
@@ -38,6 +39,7 @@ _GEOM_TYPES = {
     "ellipsoid": M.GEOM_ELLIPSOID,
     "cylinder": M.GEOM_CYLINDER,
     "box": M.GEOM_BOX,
+    "mesh": M.GEOM_MESH,
 }
 _DEFAULT_SOLREF = (0.02, 1.0)
 _DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
@@ -97,7 +99,7 @@ class _Geom:
     solref: np.ndarray
     solimp: np.ndarray
     rgba: np.ndarray
-    dataid: int = -1  # height field of an hfield geom
+    dataid: int = -1  # height field of an hfield geom, mesh of a mesh geom
 
 
 @dataclass
@@ -249,6 +251,7 @@ class ModelBuilder:
         self._joints: list[_Joint] = []
         self._geoms: list[_Geom] = []
         self._hfields: list[_HField] = []
+        self._meshes: list[Mesh] = []
         self._sites: list[tuple] = []
         self._actuators: list[_Actuator] = []
         self._tendons: list[_Tendon] = []
@@ -545,15 +548,25 @@ class ModelBuilder:
         solimp=_DEFAULT_SOLIMP,
         rgba=(0.5, 0.5, 0.5, 1.0),
         hfield=None,
+        mesh=None,
+        fitscale: float = 1.0,
     ) -> int:
         """Add a collision/visual shape with MuJoCo's geom parameters (sizes as MuJoCo's).
         An ``hfield`` geom names its height field (name or id from :meth:`add_hfield`);
-        its size comes from the height field, as MuJoCo's."""
+        its size comes from the height field, as MuJoCo's. A ``mesh`` geom names its mesh
+        (:meth:`add_mesh`); ``pos``/``quat`` are those of the mesh's file frame, and the
+        mesh's own frame (centre of mass, principal axes) is folded into them, as MuJoCo
+        does. A primitive type with ``mesh`` is fitted to the mesh's equivalent-inertia
+        box (times ``fitscale``)."""
         b = self.body_id(body)
         where = f"geom '{name}'" if name else f"geom {len(self._geoms)}"
         if type not in _GEOM_TYPES:
             raise ModelError(f"unknown geom type {type!r}; expected one of {sorted(_GEOM_TYPES)}", element=where, attribute="type")
         dataid = -1
+        if mesh is not None:
+            pos, quat, size, dataid = self._mesh_geom(type, mesh, pos, quat, fitscale, where)
+        elif type == "mesh":
+            raise ModelError("a mesh geom needs a mesh", element=where, attribute="mesh")
         if (type == "hfield") != (hfield is not None):
             raise ModelError("an hfield geom, and only an hfield geom, names a height field", element=where,
                              attribute="hfield")
@@ -604,6 +617,43 @@ class ModelBuilder:
             data = data / span
         self._hfields.append(_HField(name, hsize, data.astype(np.float64)))
         return len(self._hfields) - 1
+
+    def add_mesh(self, name: str, vertices, faces=None, *, scale=(1.0, 1.0, 1.0), refpos=(0.0, 0.0, 0.0),
+                 refquat=(1.0, 0.0, 0.0, 0.0), inertia: str = "legacy", maxhullvert: int = -1) -> int:
+        """A mesh asset from vertices (n, 3) and triangles (m, 3), or its convex hull's
+        triangles when ``faces`` is None, compiled as MuJoCo compiles it
+        (physics/compiler/mesh.py): ``inertia`` is MuJoCo's mode (convex, exact, legacy,
+        shell), ``maxhullvert`` caps the hull's vertices (-1: no cap). Returns its id."""
+        where = f"mesh '{name}'" if name else f"mesh {len(self._meshes)}"
+        if name and name in (m.name for m in self._meshes):
+            raise ModelError("duplicate mesh name", element=where, attribute="name")
+        self._meshes.append(compile_mesh(name, vertices, faces, scale=scale, refpos=refpos, refquat=refquat,
+                                         inertia=inertia, maxhullvert=maxhullvert))
+        return len(self._meshes) - 1
+
+    def _mesh_geom(self, type, mesh, pos, quat, fitscale, where):
+        """(pos, quat, size, dataid) of a geom on a mesh: a mesh geom's size is the
+        largest extent of the mesh's box along each axis of its frame (MuJoCo's)."""
+        if type not in ("mesh", "sphere", "capsule", "cylinder", "ellipsoid", "box"):
+            raise ModelError(f"a {type} geom cannot take a mesh", element=where, attribute="mesh")
+        mid = self._mesh_index(mesh, where)
+        m = self._meshes[mid]
+        quat = quat_normalize(_vec(quat, 4, where))
+        pos = _vec(pos, 3, where) + quat_rotate(quat, m.pos)
+        quat = quat_normalize(quat_mul(quat, m.quat))
+        if type == "mesh":
+            return pos, quat, np.maximum(np.abs(m.aamm[:3]), np.abs(m.aamm[3:])), mid
+        return pos, quat, float(fitscale) * fitted_size(_GEOM_TYPES[type], m), -1
+
+    def _mesh_index(self, mesh, where) -> int:
+        if isinstance(mesh, str):
+            names = [m.name for m in self._meshes]
+            if mesh not in names:
+                raise ModelError(f"no mesh named {mesh!r}", element=where, attribute="mesh")
+            return names.index(mesh)
+        if not 0 <= int(mesh) < len(self._meshes):
+            raise ModelError(f"mesh {mesh} does not exist", element=where, attribute="mesh")
+        return int(mesh)
 
     def _hfield_index(self, hfield, where) -> int:
         if isinstance(hfield, str):
@@ -857,11 +907,14 @@ class ModelBuilder:
         for g in self._geoms:
             if g.body != b:
                 continue
-            vol = geom_volume(g.type, g.size)
+            mesh = self._meshes[g.dataid] if g.type == M.GEOM_MESH else None
+            vol = mesh.volume if mesh is not None else geom_volume(g.type, g.size)
             if vol <= 0:
                 continue
             mass = g.mass if g.mass is not None else g.density * vol
-            parts.append((mass, g.pos, g.quat, geom_inertia(g.type, g.size, mass)))
+            # a mesh's frame is its principal frame: its moments per unit volume, scaled
+            moments = mass * mesh.inertia / vol if mesh is not None else geom_inertia(g.type, g.size, mass)
+            parts.append((mass, g.pos, g.quat, moments))
         return combine(parts)
 
 

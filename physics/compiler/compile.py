@@ -184,6 +184,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         qpos0=qpos0, qpos_spring=qpos_spring,
         **_geom_arrays(geoms),
         **_hfields(b),
+        **_meshes(b),
         **_site_arrays(b),
         tendon_adr=np.array(ten_adr, dtype=np.int32), tendon_num=np.array(ten_num, dtype=np.int32),
         tendon_limited=np.array([t.limited for t in b._tendons], dtype=np.int32),
@@ -275,6 +276,27 @@ def _hfields(b) -> dict:
                 hfield_adr=(np.cumsum(counts, dtype=np.int64) - counts).astype(np.int32),
                 hfield_data=np.concatenate([h.data.reshape(-1) for h in b._hfields] or [np.zeros(0)]),
                 hfield_name=[h.name for h in b._hfields])
+
+
+def _meshes(b) -> dict:
+    """Mesh arrays: each mesh's vertices, triangles and hull concatenated (mjModel's)."""
+    meshes = b._meshes
+
+    def starts(counts):
+        return (np.cumsum(counts, dtype=np.int64) - counts).astype(np.int32)
+
+    nv = np.array([len(m.vert) for m in meshes], dtype=np.int32)
+    nf = np.array([len(m.face) for m in meshes], dtype=np.int32)
+    nh = np.array([len(m.hull) for m in meshes], dtype=np.int32)
+    return dict(nmesh=len(meshes), mesh_vertadr=starts(nv), mesh_vertnum=nv,
+                mesh_vert=np.concatenate([m.vert for m in meshes] or [np.zeros((0, 3))]),
+                mesh_faceadr=starts(nf), mesh_facenum=nf,
+                mesh_face=np.concatenate([m.face for m in meshes] or [np.zeros((0, 3))]).astype(np.int32),
+                mesh_hulladr=starts(nh), mesh_hullnum=nh,
+                mesh_hull=np.concatenate([m.hull for m in meshes] or [np.zeros(0)]).astype(np.int32),
+                mesh_pos=np.array([m.pos for m in meshes], dtype=float).reshape(-1, 3),
+                mesh_quat=np.array([m.quat for m in meshes], dtype=float).reshape(-1, 4),
+                mesh_name=[m.name for m in meshes])
 
 
 def _frozen_option(opt: M.Option) -> M.Option:

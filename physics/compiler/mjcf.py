@@ -10,8 +10,10 @@ field by field):
 - ``<body>`` and ``<frame>`` poses (pos with quat, euler, axisangle, xyaxes or zaxis),
   ``<inertial>`` (diaginertia or fullinertia), ``<joint>``/``<freejoint>``, ``<geom>``
   (primitive shapes, fromto, mass or density; inertia derived from geoms where MuJoCo
-  derives it), ``<site>``, ``<camera>``, ``<light>``; ``<asset>`` textures, materials and
-  height fields (``<hfield>`` from nrow/ncol/elevation, a PNG or MuJoCo's binary file).
+  derives it), ``<site>``, ``<camera>``, ``<light>``; ``<asset>`` textures, materials,
+  height fields (``<hfield>`` from nrow/ncol/elevation, a PNG or MuJoCo's binary file) and
+  meshes (``<mesh>`` from STL, OBJ or MuJoCo's .msh, or inline; physics/compiler/mesh.py),
+  with mesh geoms and primitives fitted to meshes.
 - fixed ``<tendon>``s, ``<actuator>`` motor/position/velocity/general on joints and
   tendons, ``<keyframe>``, ``<include>``, ``<custom>`` numeric and text data.
 
@@ -68,7 +70,7 @@ _JOINT = {"name", "class", "type", "pos", "axis", "range", "limited", "ref", "sp
           "group", "user", *_TAIGYM_LIMIT, *_TAIGYM_DRIVE}
 _GEOM = {"name", "class", "type", "mesh", "hfield", "size", "fromto", "mass", "density", "contype", "conaffinity", "condim",
          "friction", "margin", "gap", "solref", "solimp", "rgba", "material", "group", "user", "fluidshape",
-         *_POSE}
+         "fitscale", *_POSE}
 _SITE = {"name", "class", "type", "size", "fromto", "rgba", "material", "group", "user", *_POSE}
 _CAMERA = {"name", "class", "mode", "target", "fovy", "ipd", "resolution", "focal", "focalpixel", "principal",
            "principalpixel", "sensorsize", "orthographic", "user", *_POSE}
@@ -91,6 +93,9 @@ _TEXTURE = {"name", "type", "content_type", "file", "gridsize", "gridlayout", "f
             "filedown", "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark", "markrgb", "random", "width",
             "height", "hflip", "vflip", "nchannel", "colorspace"}
 _HFIELD = {"name", "file", "content_type", "nrow", "ncol", "size", "elevation"}
+# normals, texture coordinates and smoothnormal shape only what is drawn
+_MESH = {"name", "class", "file", "content_type", "vertex", "face", "scale", "refpos", "refquat", "maxhullvert",
+         "inertia", "smoothnormal", "normal", "texcoord", "material"}
 _PAIR = {"name", "class", "geom1", "geom2", "condim", "friction", "solref", "solimp", "margin", "gap"}
 _EQUALITY_COMMON = {"name", "class", "active", "solref", "solimp", "taigym:break_force", "taigym:break_torque"}
 _EQUALITIES = {
@@ -100,14 +105,15 @@ _EQUALITIES = {
 }
 # Default children and the element schemas their attributes are checked against.
 _DEFAULTABLE = {"joint": _JOINT, "geom": _GEOM, "site": _SITE, "camera": _CAMERA, "light": _LIGHT,
-                "tendon": _TENDON, "material": _MATERIAL, "equality": _EQUALITY_COMMON, "pair": _PAIR, **_ACTUATORS}
+                "tendon": _TENDON, "material": _MATERIAL, "equality": _EQUALITY_COMMON, "pair": _PAIR, "mesh": _MESH,
+                **_ACTUATORS}
 _COMPILER = {"angle", "eulerseq", "inertiafromgeom", "autolimits", "settotalmass", "coordinate", "meshdir",
              "texturedir", "assetdir", "discardvisual", "strippath", "usethread", "exactmeshinertia", "fitaabb",
              "saveinertial", "maxhullvert", "boundmass", "boundinertia", "balanceinertia", "fusestatic",
              "inertiagrouprange", "alignfree"}
 # Compiler settings this importer implements only at MuJoCo's default value.
 _COMPILER_DEFAULT_ONLY = {"boundmass": 0.0, "boundinertia": 0.0, "balanceinertia": "false", "fusestatic": "false",
-                          "alignfree": "false"}
+                          "alignfree": "false", "fitaabb": "false", "exactmeshinertia": "false", "maxhullvert": -1}
 _OPTION = {"timestep", "gravity", "wind", "density", "viscosity", "integrator", "iterations", "tolerance", "solver",
            "cone", "jacobian", "impratio", "ls_iterations", "ls_tolerance", "noslip_iterations",
            "noslip_tolerance", "magnetic", "o_margin", "o_solref", "o_solimp", "o_friction", "ccd_iterations",
@@ -138,7 +144,8 @@ class _Reader(XmlReader):
         self.inertiagroups = (0, 5)  # geoms of these groups (inclusive) give their bodies mass
         self.autolimits = True
         self.total_mass: Optional[float] = None
-        self.meshdir = ""  # where height-field files are, relative to the model's folder
+        self.meshdir = ""  # where height-field and mesh files are, relative to the model's folder
+        self.strippath = False  # file names lose their folders (MuJoCo's compiler strippath)
         self.classes: dict[str, dict[str, dict]] = {}
         self.nodes: dict[tuple[str, str], tuple[Node, str]] = {}  # (kind, name) -> where, for builder errors
         self.b.visual.update(cameras=[], lights=[], materials={}, textures={}, sites=[], geom_material=[],
@@ -340,6 +347,7 @@ class _Reader(XmlReader):
         for key, default in _COMPILER_DEFAULT_ONLY.items():
             self.default_only(a, node, "compiler", key, default)
         self.meshdir = a.get("meshdir", a.get("assetdir", self.meshdir))
+        self.strippath = self.flag(a, "strippath", node, "compiler", self.strippath)
 
     def option(self, node: Node) -> None:
         a, opt, where = node.attrib, self.b.opt, "option"
@@ -414,10 +422,12 @@ class _Reader(XmlReader):
         return own
 
     def assets(self, node: Node) -> None:
-        self.check(node, "asset", (), ("texture", "material", "hfield"))
+        self.check(node, "asset", (), ("texture", "material", "hfield", "mesh"))
         for child in node.children:
             if child.tag == "hfield":
                 self.hfield(child)
+            elif child.tag == "mesh":
+                self.mesh(child)
             elif child.tag == "texture":
                 self.check(child, "texture", _TEXTURE)
                 name = child.attrib.get("name") or child.attrib.get("type", "texture")
@@ -458,6 +468,48 @@ class _Reader(XmlReader):
                 values = self.parse_floats(a["elevation"], node, "elevation", element, (nrow * ncol,))
                 data = values.reshape(nrow, ncol)[::-1]  # the text lists the +y row first
         self.guard(node, element, self.b.add_hfield, name, data, size)
+
+    def mesh(self, node: Node) -> None:
+        """A mesh from ``file`` (STL, OBJ or MuJoCo's .msh, in meshdir) or from ``vertex``
+        (and optionally ``face``) given inline; its defaults come from its class."""
+        from ..compiler.mesh_files import MeshFileError, read_mesh
+
+        file = node.attrib.get("file")
+        if file is not None and self.strippath:
+            file = Path(file.replace("\\", "/")).name
+        name = node.attrib.get("name") or (Path(file).stem if file else "")
+        element = f"mesh '{name}'" if name else "mesh"
+        a = self.attrs(node, "mesh", "main", element)
+        self.check(node, element, _MESH)
+        if file is not None:
+            if "vertex" in a or "face" in a:
+                raise self.error("a mesh is given by a file or by vertex/face, not both", node, element,
+                                 "vertex" if "vertex" in a else "face")
+            try:
+                vert, face = read_mesh(self.base_dir / self.meshdir / file, a.get("content_type"))
+            except MeshFileError as e:
+                raise self.error(str(e), node, element, "file") from None
+        elif "vertex" in a:
+            vert = self.triples(a, "vertex", node, element, 4)
+            face = None if "face" not in a else self.triples(a, "face", node, element, 1)
+        else:
+            raise self.error("a mesh needs a file or vertices", node, element, "file")
+        kw = dict(scale=self.floats(a, "scale", node, element, 3, (1.0, 1.0, 1.0)),
+                  refpos=self.floats(a, "refpos", node, element, 3, (0.0, 0.0, 0.0)),
+                  refquat=self.floats(a, "refquat", node, element, 4, (1.0, 0.0, 0.0, 0.0)),
+                  inertia=self.keyword(a, "inertia", node, element, ("convex", "exact", "legacy", "shell"), "legacy"),
+                  maxhullvert=self.integer(a, "maxhullvert", node, element, -1))
+        index = self.guard(node, element, self.b.add_mesh, name, np.asarray(vert).reshape(-1, 3),
+                           None if face is None else np.asarray(face).reshape(-1, 3), **kw)
+        self.remember("mesh", name or str(index), node, element)
+
+    def triples(self, a, key, node, element, least: int) -> np.ndarray:
+        """A list of at least ``least`` triples of numbers (vertices, triangles)."""
+        count = len(a[key].split())
+        if count % 3 or count < 3 * least:
+            raise self.error(f"expected at least {least} triples of numbers, got {count} numbers", node, element,
+                             key)
+        return self.parse_floats(a[key], node, key, element, (count,)).reshape(-1, 3)
 
     def hfield_file(self, file: str, content_type, node: Node, element) -> np.ndarray:
         """Samples (nrow, ncol), row 0 at -y, of a PNG or MuJoCo binary hfield file."""
@@ -682,9 +734,14 @@ class _Reader(XmlReader):
         gtype = self.keyword(a, "type", node, element,
                              ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "sdf"),
                              "sphere")
-        if gtype in ("mesh", "sdf"):
+        if gtype == "sdf":
             self.unsupported(f"{gtype} geoms", node, element, "type")
             return
+        mesh = a.get("mesh") if gtype == "mesh" or "mesh" in a else None
+        if gtype == "mesh" and not mesh:
+            raise self.error("a mesh geom needs the name of a <mesh> asset", node, element, "mesh")
+        if mesh is not None and "fromto" in a:
+            raise self.error("fromto cannot be used with a mesh", node, element, "fromto")
         self.default_only(a, node, element, "fluidshape", "none", "the ellipsoid fluid model")
         size, pos, quat = self.shape(a, node, element, gtype)
         hfield = a.get("hfield") if gtype == "hfield" else None
@@ -705,6 +762,8 @@ class _Reader(XmlReader):
             solimp=self.vector(a, "solimp", node, element, _SOLIMP, (3, 5)),
             rgba=self.floats(a, "rgba", node, element, 4, (0.5, 0.5, 0.5, 1.0)),
         )
+        if mesh is not None:
+            kw.update(mesh=mesh, fitscale=self.number(a, "fitscale", node, element, 1.0))
         pos, quat = _compose(fpos, fquat, pos, quat)
         self.guard(node, element, self.b.add_geom, body, gtype, size=size, pos=pos, quat=quat, hfield=hfield, **kw)
         self.b.visual["geom_material"].append(a.get("material", ""))

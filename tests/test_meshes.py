@@ -1,0 +1,205 @@
+"""Mesh assets and mesh geoms against the mujoco package's compiled model (float64).
+
+Meshes are generated here with trimesh (boxes, icospheres, a non-convex L) and written as
+binary STL, OBJ and MuJoCo's .msh; dm_control's dog brings 162 real meshes. Compared:
+body mass, centre of mass and inertia tensor, geom pos, size and bounding radius, the
+mesh's vertices and convex hull placed in the body frame, and the geom frame up to the
+sign of each principal axis (an eigenvector's sign is arbitrary; the vertices carry it).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+trimesh = pytest.importorskip("trimesh")
+
+from taigym.physics import ModelError  # noqa: E402
+from taigym.physics.collision.broadphase import candidate_pairs, geom_rbound  # noqa: E402
+from taigym.physics.compiler.mjcf import load_mjcf, load_mjcf_string  # noqa: E402
+from taigym.physics.compiler.transforms import quat_to_mat  # noqa: E402
+
+TOL = 1e-9  # float64 sums over triangles; MuJoCo's own arithmetic differs in the last bits
+VERT_TOL = 1e-7  # vertices are single precision, as mjModel.mesh_vert
+
+
+def write_msh(path, vert, face):
+    header = np.array([len(vert), 0, 0, len(face)], dtype="<i4")
+    path.write_bytes(header.tobytes() + np.asarray(vert, "<f4").tobytes() + np.asarray(face, "<i4").tobytes())
+
+
+@pytest.fixture(scope="module")
+def assets(tmp_path_factory):
+    d = tmp_path_factory.mktemp("meshes")
+    box = trimesh.creation.box(extents=(0.3, 0.2, 0.1))
+    box.apply_transform(trimesh.transformations.rotation_matrix(0.4, [1, 2, 3]))
+    box.apply_translation([0.1, -0.05, 0.2])
+    box.export(d / "box.stl")
+    box.export(d / "box_ascii.stl", file_type="stl_ascii")
+    ico = trimesh.creation.icosphere(subdivisions=2, radius=0.1)
+    ico.apply_scale([1.0, 0.7, 0.4])
+    ico.apply_transform(trimesh.transformations.rotation_matrix(1.0, [0, 1, 1]))
+    ico.export(d / "ico.obj")
+    ico.export(d / "ico.stl")
+    write_msh(d / "ico.msh", ico.vertices, ico.faces)
+    bar = trimesh.creation.box(extents=(0.3, 0.1, 0.1))
+    leg = trimesh.creation.box(extents=(0.1, 0.3, 0.1))
+    leg.apply_translation([0.1, 0.1, 0])
+    trimesh.util.concatenate([bar, leg]).export(d / "L.stl")
+    return d
+
+
+MODEL = """<mujoco><compiler meshdir="{meshdir}"/>
+<default><mesh scale="1 1 1"/><default class="big"><mesh scale="1.5 1.5 1.5"/></default></default>
+<asset>
+ <mesh name="box" file="box.stl" scale="1 2 1.5"/>
+ <mesh name="ico" file="ico.obj" refpos="0.01 0.02 0" refquat="0.9 0.1 0.2 0.3"/>
+ <mesh name="icoh" file="ico.stl" inertia="convex" maxhullvert="12"/>
+ <mesh name="icomsh" file="ico.msh" class="big"/>
+ <mesh name="Lc" file="L.stl" inertia="convex"/>
+ <mesh name="Ll" file="L.stl"/>
+ <mesh name="Ls" file="L.stl" inertia="shell"/>
+ <mesh name="boxe" file="box.stl" inertia="exact"/>
+ <mesh name="tet" vertex="0 0 0  0.2 0 0  0 0.1 0  0 0 0.3"/>
+</asset>
+<worldbody>
+ <body name="a" pos="0 0 1"><freejoint/><geom type="mesh" mesh="box" pos="0.1 0 0" euler="10 20 30"/></body>
+ <body name="b"><freejoint/><geom type="mesh" mesh="ico" density="300"/>
+   <geom type="mesh" mesh="icoh" pos="0 0.2 0" group="1"/></body>
+ <body name="c"><freejoint/><geom type="mesh" mesh="Lc"/><geom type="mesh" mesh="icomsh" mass="2" pos="0 0 0.3"/></body>
+ <body name="d"><freejoint/><geom type="mesh" mesh="Ll" quat="0 1 0 0"/></body>
+ <body name="e"><freejoint/><geom type="mesh" mesh="Ls"/></body>
+ <body name="f"><freejoint/><geom type="mesh" mesh="boxe"/><geom type="mesh" mesh="tet" pos="0.4 0 0"/></body>
+ <body name="g"><freejoint/><geom mesh="ico"/><geom type="box" mesh="ico"/>
+   <geom type="capsule" mesh="ico" fitscale="1.2"/><geom type="cylinder" mesh="Ll"/><geom type="ellipsoid" mesh="box"/></body>
+</worldbody></mujoco>"""
+
+
+def mesh_vertices(model, mesh):
+    return model.mesh_vert[model.mesh_vertadr[mesh]:model.mesh_vertadr[mesh] + model.mesh_vertnum[mesh]]
+
+
+def in_body_frame(model, g, vert):
+    return vert @ quat_to_mat(model.geom_quat[g]).T + model.geom_pos[g]
+
+
+def same_point_sets(a, b, tol):
+    from scipy.spatial import cKDTree
+
+    assert len(a) == len(b)
+    assert cKDTree(b).query(a)[0].max() <= tol and cKDTree(a).query(b)[0].max() <= tol
+
+
+def mujoco_hull(mj, mesh):
+    adr = mj.mesh_graphadr[mesh]
+    nv = mj.mesh_graph[adr]
+    return mesh_vertices(mj, mesh)[mj.mesh_graph[adr + 2 + nv: adr + 2 + 2 * nv]]
+
+
+def tensor(quat, moments):
+    rot = quat_to_mat(quat)
+    return rot @ np.diag(moments) @ rot.T
+
+
+def assert_meshes_match(ours, mj, *, size_rtol=1e-6, hull=True):
+    assert (ours.nbody, ours.ngeom, ours.nmesh) == (mj.nbody, mj.ngeom, mj.nmesh)
+    np.testing.assert_array_equal(ours.geom_type, mj.geom_type)
+    np.testing.assert_allclose(ours.body_mass, mj.body_mass, rtol=TOL, atol=0)
+    np.testing.assert_allclose(ours.body_ipos, mj.body_ipos, rtol=0, atol=TOL)
+    for b in range(mj.nbody):
+        ref = tensor(mj.body_iquat[b], mj.body_inertia[b])
+        np.testing.assert_allclose(tensor(ours.body_iquat[b], ours.body_inertia[b]), ref, rtol=0,
+                                   atol=1e-7 * max(np.abs(ref).max(), 1e-300), err_msg=f"body {b}")
+    np.testing.assert_allclose(ours.geom_pos, mj.geom_pos, rtol=0, atol=TOL)
+    np.testing.assert_allclose(ours.geom_size, mj.geom_size, rtol=size_rtol, atol=0)
+    np.testing.assert_allclose(geom_rbound(ours), mj.geom_rbound, rtol=size_rtol, atol=0)
+    for g in range(mj.ngeom):
+        # the same frame up to the sign of each axis
+        flips = quat_to_mat(mj.geom_quat[g]).T @ quat_to_mat(ours.geom_quat[g])
+        if size_rtol <= 1e-6:
+            np.testing.assert_allclose(np.abs(flips), np.eye(3), atol=1e-6, err_msg=f"geom {g} frame")
+        if mj.geom_type[g] != mujoco.mjtGeom.mjGEOM_MESH:
+            continue
+        m, k = mj.geom_dataid[g], ours.geom_dataid[g]
+        same_point_sets(in_body_frame(ours, g, mesh_vertices(ours, k)), in_body_frame(mj, g, mesh_vertices(mj, m)),
+                        VERT_TOL)
+        if hull and mj.mesh_graphadr[m] >= 0:
+            hull_ours = mesh_vertices(ours, k)[ours.mesh_hull[ours.mesh_hulladr[k]:][:ours.mesh_hullnum[k]]]
+            same_point_sets(in_body_frame(ours, g, hull_ours), in_body_frame(mj, g, mujoco_hull(mj, m)), VERT_TOL)
+
+
+def test_meshes_of_every_format_and_inertia_mode_match_mujoco(assets):
+    text = MODEL.format(meshdir=str(assets))
+    assert_meshes_match(load_mjcf_string(text), mujoco.MjModel.from_xml_string(text))
+
+
+def test_ascii_stl_reads_as_binary(assets):
+    # MuJoCo reads only binary STL; the ASCII one must give the same mesh
+    text = MODEL.format(meshdir=str(assets))
+    ours = load_mjcf_string(text)
+    ascii_ = load_mjcf_string(text.replace('file="box.stl" scale', 'file="box_ascii.stl" scale'))
+    np.testing.assert_array_equal(ascii_.mesh_vert, ours.mesh_vert)
+    np.testing.assert_array_equal(ascii_.body_inertia, ours.body_inertia)
+
+
+@pytest.mark.parametrize("compiler", ['inertiafromgeom="true"', 'inertiagrouprange="0 0"', 'assetdir="{d}"'])
+def test_compiler_settings_apply_to_meshes(assets, compiler):
+    text = MODEL.format(meshdir=str(assets))
+    if "assetdir" in compiler:
+        text = text.replace(f'meshdir="{assets}"', compiler.format(d=assets))
+    else:
+        text = text.replace("<compiler ", f"<compiler {compiler} ")
+    text = text.replace('<freejoint/><geom type="mesh" mesh="box"',
+                        '<freejoint/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/><geom type="mesh" mesh="box"')
+    assert_meshes_match(load_mjcf_string(text), mujoco.MjModel.from_xml_string(text))
+
+
+def test_meshdir_is_relative_to_the_model_file(assets):
+    text = MODEL.format(meshdir=".")
+    path = assets / "model.xml"
+    path.write_text(text)
+    assert_meshes_match(load_mjcf(path), mujoco.MjModel.from_xml_path(str(path)))
+
+
+def test_dm_control_dog_matches_mujoco():
+    suite = pytest.importorskip("dm_control.suite")
+    path = os.path.join(os.path.dirname(suite.__file__), "dog.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = load_mjcf(path, strict=False)  # its sensors, priorities and muscles are others' concern
+    mj = mujoco.MjModel.from_xml_path(path)
+    assert ours.nmesh == 162
+    # two of its bones have two nearly equal principal moments: their principal frames (and
+    # so their boxes) are defined only to 1e-4; the solids themselves agree to float precision
+    assert_meshes_match(ours, mj, size_rtol=1e-4, hull=False)
+
+
+@pytest.mark.parametrize("mesh, words", [
+    ('<mesh name="m" file="part.dae"/>', ".dae meshes are not supported; convert it to STL or OBJ"),
+    ('<mesh name="m" file="missing.stl"/>', "cannot read mesh file"),
+    ('<mesh name="m" vertex="0 0 0 1 0 0 0 1 0 1 1 0"/>', "in a plane"),
+    ('<mesh name="m" vertex="0 0 0 1 0 0 0 1 0"/>', "at least 4"),
+    ('<mesh name="m" file="L.stl" maxhullvert="3"/>', "maxhullvert"),
+    ('<mesh name="m" file="L.stl" inertia="solid"/>', "inertia"),
+    ('<mesh name="m" builtin="sphere" params="3"/>', "builtin"),
+])
+def test_bad_meshes_are_refused_in_one_line(assets, mesh, words):
+    text = (f'<mujoco><compiler meshdir="{assets}"/><asset>{mesh}</asset><worldbody><body><freejoint/>'
+            '<geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
+    with pytest.raises(ModelError, match=None) as info:
+        load_mjcf_string(text)
+    assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_colliding_mesh_geom_is_refused_until_meshes_collide(assets):
+    text = (f'<mujoco><compiler meshdir="{assets}"/><asset><mesh file="box.stl"/></asset><worldbody>'
+            '<geom type="plane" size="1 1 1"/><body><freejoint/><geom name="m" type="mesh" mesh="box"/></body>'
+            '</worldbody></mujoco>')
+    with pytest.raises(ModelError, match="collisions of mesh geoms are not supported"):
+        candidate_pairs(load_mjcf_string(text))
+    quiet = load_mjcf_string(text.replace('mesh="box"/>', 'mesh="box" contype="0" conaffinity="0"/>'))
+    assert candidate_pairs(quiet).npair == 0
