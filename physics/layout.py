@@ -204,7 +204,7 @@ TEN_F = Table(
     ("stiffness", 1, "spring stiffness", "N/m"), ("damping", 1, "damping", "N s/m"),
     ("frictionloss", 1, "dry friction", "N"), ("lengthspring", 2, "spring's dead band: lower and upper rest length", "m"),
     ("range", 2, "length limits", "m"), ("margin", 1, "limit margin", "m"),
-    ("invweight0", 1, "inverse inertia at qpos0", "1/kg"),
+    ("invweight0", 1, "inverse inertia at qpos0", "1/kg"), ("length0", 1, "length at qpos0", "m"),
     ("solref_lim", 2, "limit reference", _SOLREF), ("solimp_lim", 5, "limit impedance", "dmin, dmax, width, mid, power"),
     ("solref_fri", 2, "friction-loss reference", _SOLREF),
     ("solimp_fri", 5, "friction-loss impedance", "dmin, dmax, width, mid, power"))
@@ -212,8 +212,10 @@ WRAP_I = Table("wrap_i", "wrap_", ROW, "int", "fixed tendons' terms", ("objid", 
 WRAP_F = Table("wrap_f", "wrap_", ROWS, "float", "fixed tendons' terms", ("prm", 1, "the term's coefficient", "m/rad or 1"))
 EQ_I = Table(
     "eq_i", "eq_", ROW, "int", "equality constraints",
-    ("type", 1, "mjtEq: connect 0, weld 1, joint 2", "enum"), ("obj1", 1, "first body or joint", _ID),
-    ("obj2", 1, "second body or joint (-1: the world or none)", _ID), ("active0", 1, "1 if active at reset", "flag"))
+    ("type", 1, "mjtEq: connect 0, weld 1, joint 2, tendon 3", "enum"),
+    ("obj1", 1, "first body, joint or tendon", _ID),
+    ("obj2", 1, "second body, joint or tendon (-1: the world or none)", _ID),
+    ("active0", 1, "1 if active at reset", "flag"))
 # quat2: a weld's orientation is held as conj(q2 quat2) q1 relpose; quat2 is the second
 # site's frame for site-based welds, the identity otherwise
 EQ_F = Table(
@@ -441,8 +443,9 @@ def _pad(n):
 
 
 def equality_rows(m: Model) -> int:
-    """Rows of the equality constraints: 3 per connect, 6 per weld, 1 per joint coupling."""
-    return int(sum({0: 3, 1: 6, 2: 1}[int(t)] for t in m.eq_type))
+    """Rows of the equality constraints: 3 per connect, 6 per weld, 1 per joint or tendon
+    coupling."""
+    return int(sum({0: 3, 1: 6, 2: 1, 3: 1}[int(t)] for t in m.eq_type))
 
 
 def limit_rows(m: Model) -> int:
@@ -595,6 +598,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
         _put(ten_f, t, TEN_F, "range", m.tendon_range[t])
         _put(ten_f, t, TEN_F, "margin", m.tendon_margin[t])
         _put(ten_f, t, TEN_F, "invweight0", m.tendon_invweight0[t])
+        _put(ten_f, t, TEN_F, "length0", m.tendon_length0[t])
         _put(ten_f, t, TEN_F, "solref_lim", m.tendon_solref_lim[t])
         _put(ten_f, t, TEN_F, "solimp_lim", m.tendon_solimp_lim[t])
         _put(ten_f, t, TEN_F, "solref_fri", m.tendon_solref_fri[t])

@@ -31,8 +31,9 @@ INT_EULER, INT_RK4, INT_IMPLICIT_SPRING_DAMPER = 0, 1, 2
 INTEGRATORS = {"Euler": INT_EULER, "RK4": INT_RK4, "implicitspringdamper": INT_IMPLICIT_SPRING_DAMPER}
 
 # Equality constraint types, numbered as mjtEq.
-EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
-OBJ_BODY, OBJ_JOINT, OBJ_SITE = 1, 3, 6  # mjtObj: what an equality constraint's obj1id/obj2id name
+EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
+# mjtObj: what an equality constraint's obj1id/obj2id name
+OBJ_BODY, OBJ_JOINT, OBJ_SITE, OBJ_TENDON = 1, 3, 6, 18
 
 # Joint-limit models (jnt_limit_model): MuJoCo's soft constraint, the normalized cubic
 # penalty, PhysX's hard limit (restitution, contact distance) and PhysX's spring limit.
@@ -298,7 +299,8 @@ class Model:
     exclude_body2: np.ndarray = _i(0)
 
     # equality constraints (neq,), as mjModel: connect and weld join bodies (obj2 0 is the
-    # world), joint couples joints (obj2 -1: a joint held at a polynomial's constant)
+    # world), joint couples joints and tendon fixed tendons (obj2 -1: the first held at a
+    # polynomial's constant)
     eq_type: np.ndarray = _i(0)
     eq_obj1id: np.ndarray = _i(0)
     eq_obj2id: np.ndarray = _i(0)
@@ -306,13 +308,13 @@ class Model:
     eq_solref: np.ndarray = _f(0, 2)
     eq_solimp: np.ndarray = _f(0, 5)
     # connect: anchor in body1, anchor in body2; weld: anchor in body2, anchor in body1,
-    # relative orientation (4), torquescale; joint: polynomial coefficients (5)
+    # relative orientation (4), torquescale; joint, tendon: polynomial coefficients (5)
     eq_data: np.ndarray = _f(0, 11)
     # breakable constraints: the constraint turns off in an env when its force [N] or torque
     # [N m] exceeds these (inf: unbreakable)
     eq_break_force: np.ndarray = _f(0)
     eq_break_torque: np.ndarray = _f(0)
-    eq_objtype: np.ndarray = _i(0)  # OBJ_BODY or OBJ_SITE (connect, weld), OBJ_JOINT
+    eq_objtype: np.ndarray = _i(0)  # OBJ_BODY or OBJ_SITE (connect, weld), OBJ_JOINT, OBJ_TENDON
     eq_name: list = field(default_factory=list)
 
     # Rendering-only elements, kept as parsed: lists of dicts (material, texture,

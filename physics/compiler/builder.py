@@ -145,8 +145,8 @@ class _Tendon:
 @dataclass
 class _Equality:
     type: int
-    obj1: object  # body or joint: name or id
-    obj2: object  # None: the world (connect, weld) or no second joint (joint)
+    obj1: object  # body, site, joint or tendon: name or id
+    obj2: object  # None: the world (connect, weld) or no second joint or tendon
     data: np.ndarray  # (11,) user data; the compile step fills the qpos0-derived parts
     name: str
     active: bool
@@ -154,7 +154,7 @@ class _Equality:
     solimp: np.ndarray
     break_force: float
     break_torque: float
-    objtype: int  # OBJ_BODY / OBJ_SITE (obj1, obj2 name sites) / OBJ_JOINT
+    objtype: int  # OBJ_BODY / OBJ_SITE (obj1, obj2 name sites) / OBJ_JOINT / OBJ_TENDON
 
 
 def _equality_objects(body1, body2, site1, site2, name):
@@ -852,13 +852,15 @@ class ModelBuilder:
                            solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP, break_force=np.inf) -> int:
         """Couple hinge/slide joints: q1 - q1_0 = c0 + c1 d + c2 d^2 + c3 d^3 + c4 d^4 with
         d = q2 - q2_0; without joint2, q1 - q1_0 = c0 (a joint held in place)."""
-        data = np.zeros(11)
-        coef = np.asarray(polycoef, dtype=float).reshape(-1)
-        if coef.size > 5 or not np.all(np.isfinite(coef)):
-            raise ModelError(f"polycoef takes up to 5 finite numbers, got {polycoef!r}", element=f"equality '{name}'",
-                             attribute="polycoef")
-        data[: coef.size] = coef
-        return self._add_equality(M.EQ_JOINT, joint1, joint2, data, name, active, solref, solimp, break_force)
+        return self._add_equality(M.EQ_JOINT, joint1, joint2, _polynomial(polycoef, name), name, active, solref,
+                                  solimp, break_force)
+
+    def add_equality_tendon(self, tendon1, tendon2=None, *, polycoef=(0.0, 1.0, 0.0, 0.0, 0.0), name="", active=True,
+                            solref=_DEFAULT_SOLREF, solimp=_DEFAULT_SOLIMP, break_force=np.inf) -> int:
+        """Couple fixed tendons' lengths: L1 - L1_0 = c0 + c1 d + ... + c4 d^4 with
+        d = L2 - L2_0 (lengths at qpos0 subtracted); without tendon2, L1 - L1_0 = c0."""
+        return self._add_equality(M.EQ_TENDON, tendon1, tendon2, _polynomial(polycoef, name), name, active, solref,
+                                  solimp, break_force, objtype=M.OBJ_TENDON)
 
     def _add_equality(self, kind, obj1, obj2, data, name, active, solref, solimp, break_force=np.inf,
                       break_torque=np.inf, objtype=None) -> int:
@@ -916,6 +918,17 @@ class ModelBuilder:
             moments = mass * mesh.inertia / vol if mesh is not None else geom_inertia(g.type, g.size, mass)
             parts.append((mass, g.pos, g.quat, moments))
         return combine(parts)
+
+
+def _polynomial(polycoef, name) -> np.ndarray:
+    """A joint or tendon coupling's eq_data: its polynomial's coefficients, zero-padded."""
+    data = np.zeros(11)
+    coef = np.asarray(polycoef, dtype=float).reshape(-1)
+    if coef.size > 5 or not np.all(np.isfinite(coef)):
+        raise ModelError(f"polycoef takes up to 5 finite numbers, got {polycoef!r}", element=f"equality '{name}'",
+                         attribute="polycoef")
+    data[: coef.size] = coef
+    return data
 
 
 def _range(lower, upper):

@@ -146,7 +146,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
             act_trnid.append(_resolve(a.target, ten_names, where, "tendon"))
 
     eq = _equalities(b, [bd.name for bd in b._bodies], jnt_names, jnt_compiled_id, jnt_type,
-                     [s[4] for s in b._sites], [s[0] for s in b._sites])
+                     [s[4] for s in b._sites], [s[0] for s in b._sites], ten_names)
 
     nu = len(b._actuators)
     keys = []
@@ -379,7 +379,7 @@ def _limit_models_and_drives(b, jnt_order, jnt_type, jnt_dofadr, nv) -> dict:
     return {**out, **drive}
 
 
-def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type, site_names, site_body) -> dict:
+def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type, site_names, site_body, ten_names) -> dict:
     """Equality constraints with their objects resolved to compiled ids."""
     out = dict(type=[], obj1=[], obj2=[], active=[], solref=[], solimp=[], data=[], name=[], brk_f=[], brk_t=[],
                objtype=[])
@@ -392,6 +392,9 @@ def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type, site_names,
                 if j >= 0 and jnt_type[j] not in (M.JNT_HINGE, M.JNT_SLIDE):
                     raise ModelError("joint equality couples hinge and slide joints only", element=where,
                                      attribute="joint")
+        elif e.type == M.EQ_TENDON:
+            obj1 = _resolve(e.obj1, ten_names, where, "tendon")
+            obj2 = -1 if e.obj2 is None else _resolve(e.obj2, ten_names, where, "tendon")
         elif e.objtype == M.OBJ_SITE:
             obj1 = _resolve(e.obj1, site_names, where, "site")
             obj2 = _resolve(e.obj2, site_names, where, "site")

@@ -15,7 +15,8 @@ field by field):
   meshes (``<mesh>`` from STL, OBJ or MuJoCo's .msh, or inline; physics/compiler/mesh.py),
   with mesh geoms and primitives fitted to meshes.
 - fixed ``<tendon>``s, ``<actuator>`` motor/position/velocity/general on joints and
-  tendons, ``<keyframe>``, ``<include>``, ``<custom>`` numeric and text data.
+  tendons, ``<equality>`` connect, weld, joint and tendon, ``<keyframe>``, ``<include>``,
+  ``<custom>`` numeric and text data.
 
 Cameras, lights, materials, textures and custom data are kept in ``Model.visual``.
 taigym's own joint attributes, in the namespace ``xmlns:taigym="urn:taigym"`` declared on
@@ -25,7 +26,7 @@ acceleration``, ``taigym:cone``, ``taigym:twist``, ``taigym:drive_stiffness/damp
 forcelimit/acceleration``; see ``_Reader.taigym_joint``); they may sit in defaults. MuJoCo
 itself rejects them, so a file that uses them is for this engine only.
 
-Everything else (meshes, equality constraints, sensors, spatial tendons,
+Everything else (meshes, flex equalities, sensors, spatial tendons,
 actuator dynamics...) raises a ModelError naming the file, line, element and attribute;
 ``strict=False`` skips it and issues one warning that lists everything skipped.
 
@@ -102,6 +103,7 @@ _EQUALITIES = {
     "connect": _EQUALITY_COMMON | {"body1", "body2", "anchor", "site1", "site2"},
     "weld": _EQUALITY_COMMON | {"body1", "body2", "anchor", "relpose", "torquescale", "site1", "site2"},
     "joint": _EQUALITY_COMMON | {"joint1", "joint2", "polycoef"},
+    "tendon": _EQUALITY_COMMON | {"tendon1", "tendon2", "polycoef"},
 }
 # Default children and the element schemas their attributes are checked against.
 _DEFAULTABLE = {"joint": _JOINT, "geom": _GEOM, "site": _SITE, "camera": _CAMERA, "light": _LIGHT,
@@ -944,8 +946,9 @@ class _Reader(XmlReader):
                     kw[key] = self.number(a, attr, e, element)
                     if not kw[key] > 0:
                         raise self.error(f"{attr} must be > 0, got {kw[key]:g}", e, element, attr)
-            first, second = ("joint1", "joint2") if e.tag == "joint" else ("body1", "body2")
-            if e.tag != "joint" and ("site1" in a or "site2" in a):
+            first, second = {"joint": ("joint1", "joint2"), "tendon": ("tendon1", "tendon2")}.get(
+                e.tag, ("body1", "body2"))
+            if e.tag in ("connect", "weld") and ("site1" in a or "site2" in a):
                 self.site_equality(e, element, a, kw)
                 continue
             if first not in a:
@@ -964,7 +967,7 @@ class _Reader(XmlReader):
                 add = self.b.add_equality_weld
             else:
                 kw["polycoef"] = self.floats(a, "polycoef", e, element, 5, (0, 1, 0, 0, 0))
-                add = self.b.add_equality_joint
+                add = self.b.add_equality_joint if e.tag == "joint" else self.b.add_equality_tendon
             index = self.guard(e, element, add, a[first], a.get(second), **kw)
             self.remember("equality", kw["name"] or str(index), e, element)
 

@@ -107,8 +107,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                 if ti.static(features.equality):
                     if (disabled & DSBL_EQUALITY) == 0:
                         nefc = equalities(w, nefc, t.sizes, t.body_i, t.body_f, t.jnt_i, t.dof_i, t.dof_f, t.q_f,
-                                          t.qpos, t.qvel, t.body_d, t.dof_d, t.eq_i, t.eq_f, t.eq_d, t.efc_J, t.efc_f,
-                                          t.efc_n)
+                                          t.qpos, t.qvel, t.body_d, t.dof_d, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f,
+                                          t.ten_d, t.eq_i, t.eq_f, t.eq_d, t.efc_J, t.efc_f, t.efc_n)
                 if ti.static(features.frictionloss):
                     if (disabled & DSBL_FRICTIONLOSS) == 0 and t.sizes[L.SIZE_SMOOTH_FRICTION] == 0:
                         nefc = friction_loss(w, nefc, t.sizes, t.jnt_i, t.dof_f, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f,

@@ -2,7 +2,8 @@
 
 connect: 3 rows, p1 - p2 = 0 for an anchor point on each body (world frame, m).
 weld: those 3 at the weld's anchor and 3 for the orientation error, the vector part of
-conj(q2) q1 relpose scaled by torquescale. joint: 1 row, q1 - q1_0 = poly(q2 - q2_0).
+conj(q2) q1 relpose scaled by torquescale. joint: 1 row, q1 - q1_0 = poly(q2 - q2_0);
+tendon: the same of two fixed tendons' lengths, L1 - L1_0 = poly(L2 - L2_0).
 The rows of a connect or weld take their impedance from the whole violation (imppos =
 |error|) and subtract Jdot qvel (jdotv) in their reference acceleration, as MuJoCo's.
 An equality with break limits (PhysX's breakable joint) turns itself off, per world,
@@ -14,7 +15,7 @@ import types
 
 from ... import layout as L
 from ...runtime.lanes import env_index, env_width
-from ...model import EQ_CONNECT, EQ_JOINT, EQ_WELD
+from ...model import EQ_CONNECT, EQ_JOINT, EQ_TENDON, EQ_WELD
 from ...runtime.backend import ti
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -34,13 +35,15 @@ def make_equality_rows(fp):
     jac = make_row_jacobian(fp)
     set_row = table.set_row
     relative_jacobian, point_jacdot_qvel, quat_deriv = jac.relative_jacobian, jac.point_jacdot_qvel, jac.quat_deriv
+    tendon_jacobian_add = jac.tendon_jacobian_add
 
     @ti.func
     def equalities(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
                    dof_i: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(),
                    qvel: ti.template(), body_d: ti.template(),
-                   dof_d: ti.template(), eq_i: ti.template(), eq_f: ti.template(), eq_d: ti.template(),
-                   efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
+                   dof_d: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(),
+                   wrap_f: ti.template(), ten_d: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
+                   eq_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """Rows of the equality constraints active in world w (MuJoCo's mj_instantiateEquality)."""
         n = nefc
         me = w % eq_f.shape[0]
@@ -55,11 +58,12 @@ def make_equality_rows(fp):
                 if n + nrow > sizes[L.SIZE_NEFC]:
                     A.set_nefc_overflow(efc_n, w, A.nefc_overflow(efc_n, w) + nrow)
                 else:
-                    if kind == EQ_JOINT:
-                        # a joint row fills only its joints' columns (body rows write all theirs)
+                    if kind == EQ_JOINT or kind == EQ_TENDON:
+                        # a coupling row adds into its objects' columns (body rows write all theirs)
                         for d in range(sizes[L.SIZE_NV]):
                             efc_J[env_index(w, n, d)] = 0
-                        joint_coupling(w, n, e, me, sizes, jnt_i, dof_f, q_f, qpos, eq_i, eq_f, efc_J, efc_f)
+                        coupling(w, n, e, me, kind, sizes, jnt_i, dof_f, q_f, qpos, ten_i, ten_f, wrap_i, wrap_f,
+                                 ten_d, eq_i, eq_f, efc_J, efc_f)
                     else:
                         body_equality(w, n, e, me, kind, sizes, body_i, body_f, jnt_i, dof_i, qvel, body_d, dof_d,
                                       eq_i, eq_f,
@@ -98,22 +102,46 @@ def make_equality_rows(fp):
             i += nrow
 
     @ti.func
-    def joint_coupling(w, row, e, me, sizes: ti.template(), jnt_i: ti.template(), dof_f: ti.template(),
-                       q_f: ti.template(), qpos: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
-                       efc_J: ti.template(), efc_f: ti.template()):
-        """q1 - q1_0 = c0 + c1 d + ... + c4 d^4 with d = q2 - q2_0 (or q1 - q1_0 = c0)."""
+    def coupled(w, kind, obj, md, mt, jnt_i: ti.template(), dof_f: ti.template(), q_f: ti.template(),
+                qpos: ti.template(), ten_f: ti.template(), ten_d: ti.template()):
+        """(value less its value at qpos0, inverse weight) of a joint's coordinate or a
+        fixed tendon's length."""
+        dif = fp(0.0)
+        invweight = fp(0.0)
+        if kind == EQ_JOINT:
+            a = A.jnt_qposadr(jnt_i, obj)
+            dif = qpos[env_index(w, a)] - A.qpos0(q_f, 0, a)
+            invweight = A.dof_invweight0(dof_f, md, A.jnt_dofadr(jnt_i, obj))
+        else:
+            dif = A.ten_length(ten_d, w, obj) - A.tendon_length0(ten_f, mt, obj)
+            invweight = A.tendon_invweight0(ten_f, mt, obj)
+        return dif, invweight
+
+    @ti.func
+    def coupled_jacobian_add(w, row, kind, obj, scale, jnt_i: ti.template(), ten_i: ti.template(),
+                             wrap_i: ti.template(), wrap_f: ti.template(), efc_J: ti.template()):
+        if kind == EQ_JOINT:
+            efc_J[env_index(w, row, A.jnt_dofadr(jnt_i, obj))] += scale
+        else:
+            tendon_jacobian_add(w, row, obj, scale, ten_i, jnt_i, wrap_i, wrap_f, efc_J)
+
+    @ti.func
+    def coupling(w, row, e, me, kind, sizes: ti.template(), jnt_i: ti.template(), dof_f: ti.template(),
+                 q_f: ti.template(), qpos: ti.template(), ten_i: ti.template(), ten_f: ti.template(),
+                 wrap_i: ti.template(), wrap_f: ti.template(), ten_d: ti.template(), eq_i: ti.template(),
+                 eq_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+        """x1 = c0 + c1 d + ... + c4 d^4 with d = x2, or x1 = c0, where x is a joint's
+        coordinate or a fixed tendon's length less its value at qpos0; the Jacobian is
+        J1 - poly'(d) J2, as MuJoCo's."""
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
-        j1 = A.eq_obj1(eq_i, e)
-        j2 = A.eq_obj2(eq_i, e)
-        a1 = A.jnt_qposadr(jnt_i, j1)
-        d1 = A.jnt_dofadr(jnt_i, j1)
-        pos = qpos[env_index(w, a1)] - A.qpos0(q_f, 0, a1) - A.eq_data_at(eq_f, me, e, 0)
-        diag = A.dof_invweight0(dof_f, md, d1)
-        efc_J[env_index(w, row, d1)] = 1
-        if j2 >= 0:
-            a2 = A.jnt_qposadr(jnt_i, j2)
-            d2 = A.jnt_dofadr(jnt_i, j2)
-            dif = qpos[env_index(w, a2)] - A.qpos0(q_f, 0, a2)
+        mt = w % ten_f.shape[0]
+        o1 = A.eq_obj1(eq_i, e)
+        o2 = A.eq_obj2(eq_i, e)
+        pos, diag = coupled(w, kind, o1, md, mt, jnt_i, dof_f, q_f, qpos, ten_f, ten_d)
+        pos -= A.eq_data_at(eq_f, me, e, 0)
+        coupled_jacobian_add(w, row, kind, o1, fp(1.0), jnt_i, ten_i, wrap_i, wrap_f, efc_J)
+        if o2 >= 0:
+            dif, invweight = coupled(w, kind, o2, md, mt, jnt_i, dof_f, q_f, qpos, ten_f, ten_d)
             poly = fp(0.0)
             deriv = fp(0.0)
             for k in ti.static(range(1, 5)):
@@ -121,8 +149,8 @@ def make_equality_rows(fp):
                 poly += c * ti.pow(dif, k)
                 deriv += k * c * ti.pow(dif, k - 1)
             pos -= poly
-            efc_J[env_index(w, row, d2)] -= deriv
-            diag += A.dof_invweight0(dof_f, md, d2)
+            diag += invweight
+            coupled_jacobian_add(w, row, kind, o2, -deriv, jnt_i, ten_i, wrap_i, wrap_f, efc_J)
         set_row(w, row, efc_f, CNSTR_EQUALITY, e, pos, fp(0.0), diag, fp(-_INF), fp(_INF))
 
     @ti.func
