@@ -204,6 +204,10 @@ class Model:
     geom_gap: np.ndarray = _f(0)  # [m]
     geom_solref: np.ndarray = _f(0, 2)
     geom_solimp: np.ndarray = _f(0, 5)
+    # a contact takes the higher-priority geom's condim, friction, solref and solimp; at
+    # equal priority solmix weighs the two geoms' solref and solimp
+    geom_priority: np.ndarray = _i(0)
+    geom_solmix: np.ndarray = _f(0)
     geom_rgba: np.ndarray = _f(0, 4)
     geom_name: list = field(default_factory=list)
     geom_dataid: np.ndarray = _i(0)  # the height field of an hfield geom, the mesh of a mesh geom, else -1

@@ -82,8 +82,8 @@ def _write_mass(params, param, rows, ids):
 
 
 def _write_friction(params, param, rows, ids):
-    # a geom's own value; contacts read their pair's, the max of its geoms' (explicit <pair>s
-    # keep their own)
+    # a geom's own value; contacts read their pair's: the higher-priority geom's, the max of
+    # the two at equal priority (explicit <pair>s keep their own)
     frictions = params.geom_friction()
     frictions[ids] = rows
     pairs = params.pairs
@@ -91,7 +91,10 @@ def _write_friction(params, param, rows, ids):
     if not len(auto):
         return None
     host = params.tables.per_env(param.table)
-    mixed = np.maximum(frictions[ids][:, pairs.geom1[auto]], frictions[ids][:, pairs.geom2[auto]])
+    g1, g2 = pairs.geom1[auto], pairs.geom2[auto]
+    f1, f2 = frictions[ids][:, g1], frictions[ids][:, g2]
+    p1, p2 = params.model.geom_priority[g1], params.model.geom_priority[g2]
+    mixed = np.where(p1 > p2, f1, np.where(p1 < p2, f2, np.maximum(f1, f2)))
     for k in range(2):  # both tangent directions slide with the mixed coefficient
         host[ids[:, None], auto[None, :], P_FRICTION + k] = mixed
     params.tables.upload_per_env(param.table)

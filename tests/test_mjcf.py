@@ -226,7 +226,7 @@ def test_non_strict_warns_once_listing_everything():
 
 
 def test_error_in_included_file_names_that_file(tmp_path):
-    (tmp_path / "part.xml").write_text('<mujoco>\n<body>\n<geom size="0.1" priority="2"/>\n</body>\n</mujoco>')
+    (tmp_path / "part.xml").write_text('<mujoco>\n<body>\n<geom size="0.1" priority="2.5"/>\n</body>\n</mujoco>')
     (tmp_path / "main.xml").write_text('<mujoco><worldbody><include file="part.xml"/></worldbody></mujoco>')
     with pytest.raises(ModelError) as info:
         load_mjcf(tmp_path / "main.xml")

@@ -168,9 +168,10 @@ def bitmask_pass(m: Model, g1: int, g2: int) -> bool:
 
 
 def contact_params(m: Model, g1: int, g2: int):
-    """condim, friction (5), solref, solimp of an automatic pair, mixed as mj_contactParam."""
-    priority = getattr(m, "geom_priority", np.zeros(m.ngeom, np.int32))
-    solmix = getattr(m, "geom_solmix", np.ones(m.ngeom))
+    """condim, friction (5), solref, solimp of an automatic pair, as mj_contactParam: the
+    higher-priority geom's outright; at equal priority the larger condim and frictions, and
+    solref and solimp weighed by the geoms' solmix."""
+    priority, solmix = m.geom_priority, m.geom_solmix
     if priority[g1] != priority[g2]:
         g = g1 if priority[g1] > priority[g2] else g2
         condim, solref, solimp, fri = m.geom_condim[g], m.geom_solref[g], m.geom_solimp[g], m.geom_friction[g]

@@ -100,6 +100,8 @@ class _Geom:
     solimp: np.ndarray
     rgba: np.ndarray
     dataid: int = -1  # height field of an hfield geom, mesh of a mesh geom
+    priority: int = 0
+    solmix: float = 1.0
 
 
 @dataclass
@@ -546,6 +548,8 @@ class ModelBuilder:
         gap: float = 0.0,
         solref=_DEFAULT_SOLREF,
         solimp=_DEFAULT_SOLIMP,
+        priority: int = 0,
+        solmix: float = 1.0,
         rgba=(0.5, 0.5, 0.5, 1.0),
         hfield=None,
         mesh=None,
@@ -557,7 +561,8 @@ class ModelBuilder:
         (:meth:`add_mesh`); ``pos``/``quat`` are those of the mesh's file frame, and the
         mesh's own frame (centre of mass, principal axes) is folded into them, as MuJoCo
         does. A primitive type with ``mesh`` is fitted to the mesh's equivalent-inertia
-        box (times ``fitscale``)."""
+        box (times ``fitscale``). ``priority`` and ``solmix`` choose or weigh this geom's
+        contact parameters against the other geom's, as MuJoCo's (mj_contactParam)."""
         b = self.body_id(body)
         where = f"geom '{name}'" if name else f"geom {len(self._geoms)}"
         if type not in _GEOM_TYPES:
@@ -590,6 +595,7 @@ class ModelBuilder:
             int32(conaffinity, where, "conaffinity"),
             int(condim), _vec(friction, 3, where), float(margin), float(gap),
             _vec(solref, 2, where), _vec(solimp, 5, where), _vec(rgba, 4, where), dataid,
+            int32(priority, where, "priority"), float(_vec(solmix, 1, where)[0]),
         ))
         return len(self._geoms) - 1
 

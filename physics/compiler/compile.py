@@ -230,6 +230,8 @@ def _geom_arrays(geoms) -> dict:
         geom_gap=np.array([g.gap for g in geoms], dtype=float),
         geom_solref=np.array([g.solref for g in geoms]).reshape(-1, 2),
         geom_solimp=np.array([g.solimp for g in geoms]).reshape(-1, 5),
+        geom_priority=np.array([g.priority for g in geoms], dtype=np.int32),
+        geom_solmix=np.array([g.solmix for g in geoms], dtype=float),
         geom_rgba=np.array([g.rgba for g in geoms]).reshape(-1, 4),
         geom_name=[g.name for g in geoms],
         geom_dataid=np.array([g.dataid for g in geoms], dtype=np.int32),

@@ -70,8 +70,8 @@ _JOINT = {"name", "class", "type", "pos", "axis", "range", "limited", "ref", "sp
           "armature", "frictionloss", "margin", "solreflimit", "solimplimit", "solreffriction", "solimpfriction",
           "group", "user", *_TAIGYM_LIMIT, *_TAIGYM_DRIVE}
 _GEOM = {"name", "class", "type", "mesh", "hfield", "size", "fromto", "mass", "density", "contype", "conaffinity", "condim",
-         "friction", "margin", "gap", "solref", "solimp", "rgba", "material", "group", "user", "fluidshape",
-         "fitscale", *_POSE}
+         "friction", "margin", "gap", "solref", "solimp", "priority", "solmix", "rgba", "material", "group", "user",
+         "fluidshape", "fitscale", *_POSE}
 _SITE = {"name", "class", "type", "size", "fromto", "rgba", "material", "group", "user", *_POSE}
 _CAMERA = {"name", "class", "mode", "target", "fovy", "ipd", "resolution", "focal", "focalpixel", "principal",
            "principalpixel", "sensorsize", "orthographic", "user", *_POSE}
@@ -762,6 +762,7 @@ class _Reader(XmlReader):
             margin=self.number(a, "margin", node, element, 0.0), gap=self.number(a, "gap", node, element, 0.0),
             solref=self.floats(a, "solref", node, element, 2, (0.02, 1.0)),
             solimp=self.vector(a, "solimp", node, element, _SOLIMP, (3, 5)),
+            priority=self.integer(a, "priority", node, element, 0), solmix=self.number(a, "solmix", node, element, 1.0),
             rgba=self.floats(a, "rgba", node, element, 4, (0.5, 0.5, 0.5, 1.0)),
         )
         if mesh is not None:
