@@ -59,3 +59,22 @@ def test_bad_pairs_are_refused():
     with pytest.raises(ModelError, match="needs attribute 'body2'") as info:
         load_mjcf_string(base + '<contact><exclude body1="a"/></contact></mujoco>')
     assert info.value.element == "exclude"
+
+
+def test_a_pair_leaves_out_what_mujocos_defaults_fill():
+    """A <pair>'s missing attributes take MuJoCo's pair defaults (and its default class),
+    not the two geoms' mix."""
+    xml = """<mujoco>
+      <default><pair solref="0.05 0.9"/></default>
+      <worldbody>
+        <geom name="p" type="plane" size="5 5 0.1" margin="0.03" gap="0.01" solref="0.03 1.1" condim="6"
+              solimp="0.7 0.96 0.002 0.4 2.5" friction="1.2 0.006 0.0003"/>
+        <body pos="0 0 0.12"><freejoint/><geom name="s" size="0.1" margin="0.05" condim="4"/></body>
+      </worldbody>
+      <contact><pair geom1="p" geom2="s"/><pair geom1="s" geom2="p" friction="0.7" margin="0.01"/></contact>
+    </mujoco>"""
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    model = load_mjcf_string(xml)
+    for name in ("dim", "friction", "solref", "solimp", "margin", "gap"):
+        np.testing.assert_allclose(getattr(model, "pair_" + name), getattr(mjm, "pair_" + name), rtol=1e-15,
+                                   err_msg=name)

@@ -805,7 +805,8 @@ class ModelBuilder:
     def add_contact_pair(self, geom1, geom2, *, condim=None, friction=None, solref=None, solimp=None, margin=None,
                          gap=None, name="") -> int:
         """Geoms (names or ids) that always go to the narrow phase, with these contact
-        parameters; a parameter left None is mixed from the two geoms as for any pair."""
+        parameters; a parameter left None is mixed from the two geoms as for any pair
+        (MJCF's <pair> passes MuJoCo's pair defaults instead)."""
         where = f"pair '{name}'" if name else f"pair {len(self._pairs)}"
         if condim is not None and condim not in (1, 3, 4, 6):
             raise ModelError(f"condim must be 1, 3, 4 or 6, got {condim}", element=where, attribute="condim")

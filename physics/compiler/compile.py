@@ -421,7 +421,8 @@ def _equalities(b, body_names, jnt_names, jnt_compiled_id, jnt_type, site_names,
 
 
 def _contact_filters(b, model: M.Model) -> dict:
-    """Explicit pairs (parameters not given are mixed from the geoms, as MuJoCo) and
+    """Explicit pairs (parameters the builder was not given are mixed from the geoms, as
+    MuJoCo mixes an automatic pair's; MJCF's <pair> gives MuJoCo's pair defaults) and
     excluded body pairs, as Model arrays."""
     from ..collision.broadphase import contact_params
 

@@ -918,15 +918,14 @@ class _Reader(XmlReader):
             for key in ("geom1", "geom2"):
                 if key not in a:
                     raise self.error(f"<pair> needs attribute '{key}'", c, element, key)
-            friction = self.floats(a, "friction", c, element, (1, 2, 3, 4, 5))
-            if friction is not None:
-                friction = self.vector(a, "friction", c, element, (1.0, 1.0, 0.005, 0.0001, 0.0001), (1, 2, 3, 4, 5))
+            # what a <pair> leaves out takes MuJoCo's pair defaults, not the geoms' mix
             index = self.guard(
                 c, element, self.b.add_contact_pair, a["geom1"], a["geom2"], name=a.get("name", ""),
-                condim=self.integer(a, "condim", c, element, None) if "condim" in a else None, friction=friction,
-                solref=self.floats(a, "solref", c, element, 2), solimp=None if "solimp" not in a else
-                self.vector(a, "solimp", c, element, _SOLIMP, (3, 5)), margin=self.number(a, "margin", c, element),
-                gap=self.number(a, "gap", c, element))
+                condim=self.integer(a, "condim", c, element, 3),
+                friction=self.vector(a, "friction", c, element, (1.0, 1.0, 0.005, 0.0001, 0.0001), (1, 2, 3, 4, 5)),
+                solref=self.floats(a, "solref", c, element, 2, (0.02, 1.0)),
+                solimp=self.vector(a, "solimp", c, element, _SOLIMP, (3, 5)),
+                margin=self.number(a, "margin", c, element, 0.0), gap=self.number(a, "gap", c, element, 0.0))
             self.remember("pair", a.get("name", "") or str(index), c, element)
 
     def equalities(self, node: Node) -> None:
