@@ -45,6 +45,7 @@ class Features:
     cubic_limits, physx_limits: joints with the cubic penalty limit, and with the hard or
         spring limit (physics/smooth/limits.py).
     fluid: drag of the medium (Option density or viscosity above 0).
+    sensors: the sensor stage (nsensor > 0, physics/sensors.py).
     integrators: the MJCF integrators (INT_* codes) compiled in: the model's own.
     """
 
@@ -55,6 +56,7 @@ class Features:
     cubic_limits: bool = True
     physx_limits: bool = True
     fluid: bool = True
+    sensors: bool = True
     integrators: frozenset = frozenset(INTEGRATORS.values())
 
     @property
@@ -76,7 +78,7 @@ class Features:
 
 
 ALL = Features()
-_PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid")
+_PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors")
 
 
 def model_features(model: Model, pairs: PairTable) -> Features:
@@ -93,6 +95,7 @@ def model_features(model: Model, pairs: PairTable) -> Features:
         cubic_limits=bool(np.any(limit_model == LIMIT_CUBIC)),
         physx_limits=bool(np.isin(limit_model, (LIMIT_HARD, LIMIT_SPRING)).any()),
         fluid=model.opt.density > 0 or model.opt.viscosity > 0,
+        sensors=model.nsensor > 0,
         integrators=frozenset((int(model.opt.integrator),)),
     )
 

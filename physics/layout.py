@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .compiler import sensors as S
 from .model import EQ_CONNECT, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING, OBJ_SITE, Model
 
 # How a table is indexed, which fixes its accessors' arguments (physics/access.py):
@@ -117,7 +118,11 @@ SIZE_DOFS_STRIDE = 23
 # (physics/step/staged.py).
 TREE_LEVELS = 8
 SIZE_LEVEL_START = 24
-NSIZES = SIZE_LEVEL_START + TREE_LEVELS + 1
+# sensors computed in each forward pass (0 where the model has none or disables them), and
+# 1 where one of them reads the post-constraint accelerations and forces
+SIZE_NSENSOR = SIZE_LEVEL_START + TREE_LEVELS + 1
+SIZE_SENSOR_RNE_POST = SIZE_NSENSOR + 1
+NSIZES = SIZE_SENSOR_RNE_POST + 1
 # The solver and cone are compile-time choices (physics/step/pipeline.py), not sizes.
 SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
@@ -234,7 +239,23 @@ OPT_F = Table(
     ("friction_smoothing", 1, "slope of smooth friction loss's tanh", "s/rad or s/m"),
     ("tolerance", 1, "solver tolerance", "1"), ("impratio", 1, "frictional-to-normal impedance ratio", "ratio"),
     ("meaninertia", 1, "mean diagonal of the mass matrix at qpos0", "kg m^2"),
-    ("ls_tolerance", 1, "line-search tolerance", "1"))
+    ("ls_tolerance", 1, "line-search tolerance", "1"), ("magnetic", 3, "the magnetic field", "T"))
+# Sensors (physics/sensors.py): the object each reads as its body and a frame in that body
+# (a site, geom or the inertial frame), and the same of the reference frame of a frame sensor
+SENSOR_I = Table(
+    "sensor_i", "sensor_", ROW, "int", "sensors (mjModel's sensor_* arrays)",
+    ("type", 1, "mjtSensor", "enum"), ("objtype", 1, "mjtObj of the object read", "enum"),
+    ("objid", 1, "the object read", _ID), ("body", 1, "the object's body", _ID),
+    ("reftype", 1, "mjtObj of the reference frame, 0: the world", "enum"), ("refbody", 1, "the reference's body", _ID),
+    ("adr", 1, "first sensordata entry", _ID), ("dim", 1, "sensordata entries", "count"),
+    ("datatype", 1, "mjtDataType: real 0, positive 1 (cutoff applies), axis 2, quaternion 3", "enum"),
+    ("zone", 1, "mjtGeom of a touch sensor's site", "enum"))
+SENSOR_F = Table(
+    "sensor_f", "sensor_", ROWS, "float", "sensor constants",
+    ("cutoff", 1, "bound of the value (0: none)", "the sensor's"),
+    ("pos", 3, "the object's frame in its body", "m"), ("quat", 4, "the object's orientation in its body", _QUAT),
+    ("size", 3, "a site's size (a touch sensor's zone)", "m"),
+    ("refpos", 3, "the reference frame in its body", "m"), ("refquat", 4, "the reference's orientation in its body", _QUAT))
 
 # --- per-world data tables ------------------------------------------------------------
 BODY_D = Table(
@@ -406,7 +427,7 @@ RENDER_TABLES = (DRAW_F, DRAW_X, CAM, SCENE)
 
 # Every table a kernel reads by column, in one list: physics/access.py makes their accessors.
 TABLES = (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F, Q_F, ACT_I, ACT_F, TEN_I, TEN_F, WRAP_I, WRAP_F, EQ_I, EQ_F,
-          EQ_D, OPT_F, BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D, *COLLISION_TABLES, *RENDER_TABLES)
+          EQ_D, OPT_F, SENSOR_I, SENSOR_F, BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D, *COLLISION_TABLES, *RENDER_TABLES)
 
 # Row widths, and the column positions the host side packs and reads by
 NBODY_I, NBODY_F, NJNT_I, NJNT_F, NDOF_I, NDOF_F = (t.width for t in (BODY_I, BODY_F, JNT_I, JNT_F, DOF_I, DOF_F))
@@ -530,7 +551,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
                       nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
                       m.opt.frictionloss == "smooth", m.opt.ls_iterations, *strides, m.nbody * NBODY_F,
                       _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F, _pad(m.nv) * NDOF_I,
-                      int(np.prod(shapes["dof_s"][1:])), *tree_levels(m)[0]], np.int32)
+                      int(np.prod(shapes["dof_s"][1:])), *tree_levels(m)[0], *_sensor_sizes(m)], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -623,6 +644,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     _put(opt_f, 0, OPT_F, "impratio", m.opt.impratio)
     _put(opt_f, 0, OPT_F, "meaninertia", m.stat_meaninertia)
     _put(opt_f, 0, OPT_F, "ls_tolerance", m.opt.ls_tolerance)
+    _put(opt_f, 0, OPT_F, "magnetic", m.opt.magnetic)
 
     eq_i = np.zeros((_pad(m.neq), NEQ_I), np.int32)
     eq_f = np.zeros((_pad(m.neq), NEQ_F))
@@ -634,10 +656,55 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
 
     _pack_limits_and_drives(m, jnt_i, jnt_f, dof_f)
 
-    floats = dict(eq_f=eq_f, body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f)
+    sensor_i, sensor_f = pack_sensors(m)
+    floats = dict(eq_f=eq_f, body_f=body_f, jnt_f=jnt_f, dof_f=dof_f, q_f=q_f, act_f=act_f, ten_f=ten_f, wrap_f=wrap_f, opt_f=opt_f,
+                  sensor_f=sensor_f)
     out = {k: v[None].astype(dtype) for k, v in floats.items()}  # leading axis: shared row
-    out.update(eq_i=eq_i, sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i)
+    out.update(eq_i=eq_i, sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i,
+               sensor_i=sensor_i)
     return out
+
+
+# the sensors that read cacc or cfrc_int, which the post-constraint pass computes
+SENSORS_RNE_POST = tuple(S.KINDS[k].code for k in ("accelerometer", "force", "torque", "framelinacc", "frameangacc"))
+_DSBL_SENSOR = 8192  # mjtDisableBit's mjDSBL_SENSOR: sensordata is left as it is
+
+
+def _sensor_sizes(m: Model) -> tuple:
+    if m.opt.disableflags & _DSBL_SENSOR:
+        return 0, 0
+    return m.nsensor, int(np.isin(m.sensor_type, SENSORS_RNE_POST).any())
+
+
+def _sensor_frame(m: Model, objtype: int, objid: int):
+    """(body, pos, quat, size) of a sensor's object or reference frame: a site's, a geom's,
+    a body's inertial frame or its own; the world's where there is none."""
+    if objtype == S.OBJ_SITE:
+        return m.site_bodyid[objid], m.site_pos[objid], m.site_quat[objid], m.site_size[objid]
+    if objtype == S.OBJ_GEOM:
+        return m.geom_bodyid[objid], m.geom_pos[objid], m.geom_quat[objid], np.zeros(3)
+    if objtype == S.OBJ_BODY:
+        return objid, m.body_ipos[objid], m.body_iquat[objid], np.zeros(3)
+    if objtype == S.OBJ_XBODY:
+        return objid, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
+    return 0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
+
+
+def pack_sensors(m: Model):
+    """The sensor_i and sensor_f tables."""
+    sensor_i = np.zeros((_pad(m.nsensor), SENSOR_I.width), np.int32)
+    sensor_f = np.zeros((_pad(m.nsensor), SENSOR_F.width))
+    for s in range(m.nsensor):
+        objtype, objid = int(m.sensor_objtype[s]), int(m.sensor_objid[s])
+        body, pos, quat, size = _sensor_frame(m, objtype, objid)
+        refbody, refpos, refquat, _ = _sensor_frame(m, int(m.sensor_reftype[s]), int(m.sensor_refid[s]))
+        zone = m.site_type[objid] if objtype == S.OBJ_SITE else 0
+        sensor_i[s] = (m.sensor_type[s], objtype, objid, body, m.sensor_reftype[s], refbody, m.sensor_adr[s],
+                       m.sensor_dim[s], m.sensor_datatype[s], zone)
+        for name, value in (("cutoff", m.sensor_cutoff[s]), ("pos", pos), ("quat", quat), ("size", size),
+                            ("refpos", refpos), ("refquat", refquat)):
+            _put(sensor_f, s, SENSOR_F, name, value)
+    return sensor_i, sensor_f
 
 
 def _equality_frames(m: Model, e: int):
@@ -735,6 +802,8 @@ KERNEL_TABLES = (
     KernelTable("ten_f", FLOAT, 3, MODEL),
     KernelTable("wrap_f", FLOAT, 3, MODEL),
     KernelTable("opt_f", FLOAT, 3, MODEL),
+    KernelTable("sensor_i", INT, 2, MODEL),
+    KernelTable("sensor_f", FLOAT, 3, MODEL),
     # data the step reads (controls, applied forces), then its state, then what it computes
     KernelTable("ctrl", FLOAT, 2, DATA, lambda e: (e.num_envs, _pad(e.model.nu))),
     KernelTable("qfrc_applied", FLOAT, 2, DATA, lambda e: (e.num_envs, _pad(e.model.nv))),
@@ -754,6 +823,7 @@ KERNEL_TABLES = (
     KernelTable("efc_Y", FLOAT, 3, DATA, _efc_y_shape),
     KernelTable("efc_f", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.nefc), NEFC_F)),
     KernelTable("efc_n", INT, 2, DATA, lambda e: (e.num_envs, NEFC_N)),
+    KernelTable("sensordata", FLOAT, 2, DATA, lambda e: (e.num_envs, _pad(e.model.nsensordata))),
     # the collision stage's (physics/collision/); pair_hit holds the broad phase's outcomes
     KernelTable("pair_i", INT, 2, MODEL),
     KernelTable("pair_f", FLOAT, 3, MODEL),

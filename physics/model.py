@@ -68,6 +68,7 @@ class Option:
     timestep: float = 0.002  # [s]
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))  # [m/s^2]
     wind: np.ndarray = field(default_factory=lambda: np.zeros(3))  # [m/s]
+    magnetic: np.ndarray = field(default_factory=lambda: np.array([0.0, -0.5, 0.0]))  # what magnetometers read [T]
     density: float = 0.0  # fluid density [kg/m^3]
     viscosity: float = 0.0  # fluid viscosity [Pa s]
     integrator: int = INT_EULER
@@ -119,6 +120,8 @@ class Model:
     nkey: int = 0
     neq: int = 0  # equality constraints
     nM: int = 0  # nonzeros of the tree-sparse mass matrix's lower triangle
+    nsensor: int = 0
+    nsensordata: int = 0  # sensordata entries: the sensors' dims summed
 
     # bodies (nbody,)
     body_parentid: np.ndarray = _i(1)
@@ -247,6 +250,21 @@ class Model:
     site_quat: np.ndarray = _f(0, 4)
     site_size: np.ndarray = _f(0, 3)
     site_name: list = field(default_factory=list)
+    site_type: np.ndarray = _i(0)  # mjtGeom: the shape of a touch sensor's zone
+
+    # sensors (nsensor,), as mjModel (physics/sensors.py computes them)
+    sensor_type: np.ndarray = _i(0)  # mjtSensor
+    sensor_objtype: np.ndarray = _i(0)  # mjtObj of what is sensed
+    sensor_objid: np.ndarray = _i(0)
+    sensor_reftype: np.ndarray = _i(0)  # mjtObj of the reference frame, 0 if none
+    sensor_refid: np.ndarray = _i(0)  # -1 if none
+    sensor_needstage: np.ndarray = _i(0)  # mjtStage: 1 position, 2 velocity, 3 acceleration
+    sensor_datatype: np.ndarray = _i(0)  # mjtDataType: real 0, positive 1, axis 2, quaternion 3
+    sensor_dim: np.ndarray = _i(0)
+    sensor_adr: np.ndarray = _i(0)  # first entry in sensordata
+    sensor_cutoff: np.ndarray = _f(0)  # 0: none; else the value is clipped to it
+    sensor_noise: np.ndarray = _f(0)  # standard deviation, kept for the user as MuJoCo keeps it
+    sensor_name: list = field(default_factory=list)
 
     # fixed tendons (ntendon,) and their wraps (nwrap,)
     tendon_adr: np.ndarray = _i(0)
@@ -372,6 +390,9 @@ class Model:
 
     def hfield(self, name: str) -> int:
         return _lookup(self.hfield_name, name, "hfield")
+
+    def sensor(self, name: str) -> int:
+        return _lookup(self.sensor_name, name, "sensor")
 
     # --- the articulation (Newton) view ----------------------------------------------
     @property

@@ -15,8 +15,10 @@ from .errors import WorldError
 
 # quantities that are a data table's leading columns: table, and the model size naming them
 DIRECT = {"qpos": "qpos", "joint_q": "qpos", "qvel": "qvel", "joint_qd": "qvel", "qacc": "qacc", "ctrl": "ctrl",
+          "sensordata": "sensordata",
           "qfrc_applied": "qfrc_applied"}
 _DIRECT_SIZE = {"qpos": "nq", "joint_q": "nq", "qvel": "nv", "joint_qd": "nv", "qacc": "nv", "ctrl": "nu",
+                "sensordata": "nsensordata",
                 "qfrc_applied": "nv"}
 # width of each get() quantity when it is a matrix
 _MATRICES = {"xmat": (3, 3), "ximat": (3, 3)}

@@ -359,6 +359,14 @@ class World:
             return Q.efc_rows(name, host("efc_f"), host("efc_n"), self.nefc_capacity)
         return self._view(name, host).copy()
 
+    def sensor(self, name: str) -> np.ndarray:
+        """Sensor ``name``'s values, (num_envs, its dim): its slice of ``get("sensordata")``,
+        the sensors of the last forward pass (after a step, of the state it started from,
+        as MuJoCo's mjData after mj_step)."""
+        s = self.model.sensor(name)
+        adr, dim = int(self.model.sensor_adr[s]), int(self.model.sensor_dim[s])
+        return self.get("sensordata")[:, adr : adr + dim]
+
     def get_tensor(self, name: str):
         """``get(name)`` as a torch tensor on the World's device (a new tensor each call).
         State and mjData quantities are copied device to device; the others (qM, time,

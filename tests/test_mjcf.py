@@ -196,8 +196,8 @@ def _error(text, **kw) -> ModelError:
 
 def test_unsupported_element_names_file_line_element():
     e = _error('<mujoco>\n<worldbody>\n<body name="b">\n<geom size="0.1"/>\n</body>\n</worldbody>\n'
-               '<sensor>\n<jointpos joint="j"/>\n</sensor>\n</mujoco>')
-    assert (e.line, e.element) == (7, "sensor") and "<sensor>" in str(e) and "strict=False" in str(e)
+               '<sensor>\n<rangefinder site="s"/>\n</sensor>\n</mujoco>')
+    assert (e.line, e.element) == (8, "sensor") and "<rangefinder>" in str(e) and "strict=False" in str(e)
 
 
 def test_unsupported_attribute_names_attribute_and_line(tmp_path):
@@ -213,14 +213,14 @@ def test_unsupported_attribute_names_attribute_and_line(tmp_path):
 
 def test_non_strict_warns_once_listing_everything():
     text = ('<mujoco>\n<worldbody>\n<body name="b">\n<joint name="j" springdamper="1 1"/>\n<geom size="0.1"/>\n'
-            '<geom type="sdf" mesh="m"/>\n</body>\n</worldbody>\n<sensor/>\n</mujoco>')
+            '<geom type="sdf" mesh="m"/>\n</body>\n</worldbody>\n<sensor><rangefinder site="s"/></sensor>\n</mujoco>')
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = load_mjcf_string(text, strict=False)
     messages = [str(w.message) for w in caught if "unsupported MJCF" in str(w.message)]
     assert len(messages) == 1
     assert "ignored 3" in messages[0]
-    for part in ("line 4: attribute 'springdamper'", "line 6: sdf geoms", "line 9: <sensor>"):
+    for part in ("line 4: attribute 'springdamper'", "line 6: sdf geoms", "line 9: element <rangefinder>"):
         assert part in messages[0]
     assert model.ngeom == 1 and model.njnt == 1
 

@@ -27,6 +27,7 @@ from .. import model as M
 from ..errors import ModelError
 from ..compiler.integers import int32
 from ..compiler.mass_properties import combine, geom_inertia, geom_volume, principal_axes
+from ..compiler.sensors import FRAME_OBJECTS, KINDS, OBJ_UNKNOWN, SensorSpec, where as sensor_where
 from ..compiler.mesh import Mesh, compile_mesh, fitted_size
 from ..compiler.transforms import quat_mul, quat_normalize, quat_rotate
 
@@ -41,6 +42,7 @@ _GEOM_TYPES = {
     "box": M.GEOM_BOX,
     "mesh": M.GEOM_MESH,
 }
+_SITE_TYPES = {k: _GEOM_TYPES[k] for k in ("sphere", "capsule", "ellipsoid", "cylinder", "box")}
 _DEFAULT_SOLREF = (0.02, 1.0)
 _DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
 _MINVAL = 1e-15
@@ -255,6 +257,7 @@ class ModelBuilder:
         self._hfields: list[_HField] = []
         self._meshes: list[Mesh] = []
         self._sites: list[tuple] = []
+        self._sensors: list = []  # compiler.sensors.SensorSpec, resolved when the model compiles
         self._actuators: list[_Actuator] = []
         self._tendons: list[_Tendon] = []
         self._keys: list[tuple] = []
@@ -696,12 +699,48 @@ class ModelBuilder:
         grid spans x, y in [-radius, radius], its surface rises along z."""
         return self.add_geom(body, "hfield", hfield=hfield, **kw)
 
-    def add_site(self, body, *, pos=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0), size=(0.01, 0, 0), name="") -> int:
+    def add_site(self, body, *, pos=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0), size=(0.01, 0, 0), name="",
+                 type="sphere") -> int:
+        """A site: a frame on ``body`` that sensors and equality constraints name; ``type``
+        (sphere, capsule, ellipsoid, cylinder, box) and ``size`` shape a touch sensor's zone."""
         b = self.body_id(body)
+        if type not in _SITE_TYPES:
+            raise ModelError(f"site type must be one of {list(_SITE_TYPES)}, got {type!r}", element=f"site {name!r}",
+                             attribute="type")
         size = np.asarray(size, dtype=float).reshape(-1)
         size = np.concatenate([size, np.zeros(3 - size.size)]) if size.size < 3 else size[:3]
-        self._sites.append((b, _vec(pos, 3, "site"), quat_normalize(_vec(quat, 4, "site")), size, name))
+        self._sites.append((b, _vec(pos, 3, "site"), quat_normalize(_vec(quat, 4, "site")), size, name,
+                            _SITE_TYPES[type]))
         return len(self._sites) - 1
+
+    def add_sensor(self, kind: str, obj: str = "", *, objtype: str | None = None, ref: str = "",
+                   reftype: str | None = None, name: str = "", cutoff: float = 0.0, noise: float = 0.0) -> int:
+        """A sensor as MuJoCo's (``kind`` its MJCF element: jointpos, framequat, touch...,
+        compiler.sensors.KINDS), reading the object named ``obj``: a site, joint,
+        actuator, tendon or body as the kind takes, or for the frame sensors an object of
+        ``objtype`` (body, xbody, geom, site), optionally relative to ``ref`` of ``reftype``.
+        ``cutoff`` > 0 clips real values to [-cutoff, cutoff] (positive ones to cutoff)."""
+        where = sensor_where(kind, name, len(self._sensors))
+        if kind not in KINDS:
+            raise ModelError(f"unknown sensor kind; known: {sorted(KINDS)}", element=where)
+        spec_kind = KINDS[kind]
+        if spec_kind.attribute == "objname":
+            if objtype not in FRAME_OBJECTS or objtype == "camera":
+                raise ModelError(f"objtype must be one of body, xbody, geom, site, got {objtype!r}", element=where,
+                                 attribute="objtype")
+            otype = FRAME_OBJECTS[objtype]
+        else:
+            otype = spec_kind.objtype
+        rtype = OBJ_UNKNOWN
+        if ref or reftype:
+            if reftype not in FRAME_OBJECTS or reftype == "camera" or not ref:
+                raise ModelError(f"a reference frame needs refname and a reftype of body, xbody, geom or site, "
+                                 f"got {reftype!r}", element=where, attribute="reftype")
+            rtype = FRAME_OBJECTS[reftype]
+        if cutoff < 0 or noise < 0:
+            raise ModelError("cutoff and noise must be >= 0", element=where, attribute="cutoff" if cutoff < 0 else "noise")
+        self._sensors.append(SensorSpec(kind, name, otype, obj, rtype, ref, float(cutoff), float(noise)))
+        return len(self._sensors) - 1
 
     # --- tendons and actuators ----------------------------------------------------------
     def add_tendon_fixed(self, terms, *, name="", limited=None, range=None, stiffness=0.0, damping=0.0,

@@ -10,6 +10,7 @@ from .. import model as M
 from ..compiler.integers import int32
 from ..compiler.invweight import invweight0
 from ..compiler.mass_matrix import body_simple
+from ..compiler.sensors import sensor_arrays
 from ..errors import ModelError
 from ..compiler.transforms import quat_conj, quat_mul, quat_rotate
 
@@ -211,6 +212,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     model.eq_data = equality_reference_data(model)
     for key, value in _contact_filters(b, model).items():
         setattr(model, key, value)
+    for key, value in sensor_arrays(model, b._sensors).items():
+        setattr(model, key, value)
     return model.freeze()
 
 
@@ -246,6 +249,7 @@ def _site_arrays(b) -> dict:
         site_quat=np.array([s[2] for s in b._sites]).reshape(-1, 4),
         site_size=np.array([s[3] for s in b._sites]).reshape(-1, 3),
         site_name=[s[4] for s in b._sites],
+        site_type=np.array([s[5] for s in b._sites], dtype=np.int32),
     )
 
 

@@ -48,6 +48,7 @@ from .. import model as M
 from ..compiler.xml_source import Node, XmlReader, parse_xml
 from ..compiler.builder import ModelBuilder
 from ..compiler.integers import INT32_MAX, INT32_MIN
+from ..compiler.mjcf_sensors import read_sensors
 from ..errors import ModelError
 from ..model import Model
 from ..compiler.transforms import axis_angle_to_quat, euler_to_quat, frame_to_quat, quat_mul, quat_normalize, quat_rotate
@@ -317,7 +318,9 @@ class _Reader(XmlReader):
             self.equalities(node)
         for node in sections["contact"]:
             self.contact_filters(node)
-        for tag in ("sensor", "extension", "deformable"):
+        for node in sections["sensor"]:
+            read_sensors(self, node)
+        for tag in ("extension", "deformable"):
             for node in sections[tag]:
                 self.unsupported(f"<{tag}>", node, tag)
         return self.b
@@ -359,6 +362,7 @@ class _Reader(XmlReader):
             raise self.error("timestep must be > 0", node, where, "timestep")
         opt.gravity = self.floats(a, "gravity", node, where, 3, opt.gravity)
         opt.wind = self.floats(a, "wind", node, where, 3, opt.wind)
+        opt.magnetic = self.floats(a, "magnetic", node, where, 3, opt.magnetic)
         opt.density = self.number(a, "density", node, where, opt.density, minimum=0.0)
         opt.viscosity = self.number(a, "viscosity", node, where, opt.viscosity, minimum=0.0)
         if "integrator" in a:
@@ -800,7 +804,8 @@ class _Reader(XmlReader):
         stype = self.keyword(a, "type", node, element, ("sphere", "capsule", "ellipsoid", "cylinder", "box"), "sphere")
         size, pos, quat = self.shape(a, node, element, stype, (0.005, 0.005, 0.005))
         pos, quat = _compose(fpos, fquat, pos, quat)
-        self.guard(node, element, self.b.add_site, body, pos=pos, quat=quat, size=size, name=a.get("name", ""))
+        self.guard(node, element, self.b.add_site, body, pos=pos, quat=quat, size=size, name=a.get("name", ""),
+                   type=stype)
         self.b.visual["sites"].append(dict(type=stype, rgba=a.get("rgba", "0.5 0.5 0.5 1"), group=a.get("group", "0")))
 
     def camera(self, node: Node, body: int, cls: str, fpos, fquat) -> None:

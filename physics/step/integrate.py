@@ -21,6 +21,7 @@ from ..access import make_access
 from ..features import ALL, Features
 from ..runtime.ti_math import make_math
 from ..smooth.inertia import make_inertia
+from ..sensors import make_sensors
 from ..step.forward import make_forward
 
 
@@ -32,6 +33,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
     A = make_access(fp)
     inertia = make_inertia(fp)
     forward = make_forward(fp, solver, cone, features, outline)
+    sensors = make_sensors(fp)
     # the integrators compiled in: the model's own, unless features holds them all
     rk4, first_order = features.integrates(INT_RK4), features.integrates(INT_EULER, INT_IMPLICIT_SPRING_DAMPER)
 
@@ -151,7 +153,11 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
 
     @ti.func
     def stage_end(w, t: ti.template(), stage, nstage):
-        """RK4 keeps each stage's velocity and acceleration."""
+        """The sensors read the first pass, the state the step starts from (MuJoCo's RK4
+        skips them in its later stages); RK4 keeps each stage's velocity and acceleration."""
+        if ti.static(features.sensors):
+            if stage == 0:
+                sensors.compute(w, t)
         if ti.static(rk4):
             if nstage == 4:
                 o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)

@@ -45,8 +45,8 @@ ROW = 8
 (LOAD, STORE, COPY, AFFINE, CLIP, SIN, COS, SQUARE, EXP, SQRT, ADD, SUB, MUL, SUM, OUTSIDE, ANY, NONFINITE, ROT_T,
  CROSS, GREATER, RNE_POST, CONST) = range(22)
 # sources LOAD reads and STORE writes
-SRC_QPOS, SRC_QVEL, SRC_CTRL, SRC_BODY, SRC_DOF = range(5)
-_DIRECT = {"qpos": SRC_QPOS, "qvel": SRC_QVEL, "ctrl": SRC_CTRL}
+SRC_QPOS, SRC_QVEL, SRC_CTRL, SRC_BODY, SRC_DOF, SRC_SENSOR = range(6)
+_DIRECT = {"qpos": SRC_QPOS, "qvel": SRC_QVEL, "ctrl": SRC_CTRL, "sensordata": SRC_SENSOR}
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,9 +64,11 @@ def make_program(fp, rne_post):
 
     @ti.func
     def read(w, src, e, qpos: ti.template(), qvel: ti.template(), ctrl: ti.template(), body_d: ti.template(),
-             dof_d: ti.template(), sizes: ti.template()):
+             dof_d: ti.template(), sensordata: ti.template(), sizes: ti.template()):
         v = fp(0.0)
-        if src == SRC_QPOS:
+        if src == SRC_SENSOR:
+            v = sensordata[env_index(w, e)]
+        elif src == SRC_QPOS:
             v = qpos[env_index(w, e)]
         elif src == SRC_QVEL:
             v = qvel[env_index(w, e)]
@@ -140,7 +142,7 @@ def make_program(fp, rne_post):
             if op == LOAD:
                 for k in range(n):
                     t.reg[w, dst + k] = read(w, b, t.prog_i[a + k], t.qpos, t.qvel, t.ctrl, t.body_d, t.dof_d,
-                                             t.sizes)
+                                             t.sensordata, t.sizes)
             elif op == STORE:
                 for k in range(n):
                     if b == SRC_CTRL:
@@ -428,7 +430,7 @@ def _elements(name, rows, cols):
     elif name in L.DOF_D:
         src, width, (start, count) = SRC_DOF, L.NDOF_D, L.DOF_D[name]
     else:
-        raise ValueError(f"a program cannot read {name!r}: qpos, qvel, ctrl, or a body or dof quantity")
+        raise ValueError(f"a program cannot read {name!r}: qpos, qvel, ctrl, sensordata, or a body or dof quantity")
     cols = list(range(count)) if cols is None else [int(c) for c in np.atleast_1d(cols)]
     if any(not 0 <= c < count for c in cols):
         raise ValueError(f"{name} has {count} columns, asked for {cols}")

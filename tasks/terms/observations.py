@@ -122,6 +122,20 @@ def body_position(model, *, body: str, axes: Axes = [0, 1, 2]):  # noqa: B006
 
 
 @register("observation")
+def sensor(model, *, names: list[str]):
+    """The model's sensors (MJCF ``<sensor>``) named, in that order, each as wide as its
+    values (3 for an accelerometer, 4 for a framequat): those of the physics step's first
+    forward pass, as Gymnasium's envs read ``data.sensordata`` after mj_step."""
+    if not names:
+        raise TermError("names must list at least one sensor", "names")
+    idx = []
+    for name in names:
+        s = lookup(model.sensor_name, name, "sensor", "names")
+        idx.extend(range(model.sensor_adr[s], model.sensor_adr[s] + model.sensor_dim[s]))
+    return Term(size=len(idx), ops=lambda c: c.load("sensordata", idx))
+
+
+@register("observation")
 def qfrc_actuator(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Actuator forces in generalized coordinates, per dof (Gymnasium's Humanoid)."""
     return _coordinates(model, "qvel", joints, start, stop, key="qfrc_actuator")

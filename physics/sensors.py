@@ -1,0 +1,369 @@
+"""The sensor stage: MuJoCo's position, velocity and acceleration sensors, into ``sensordata``.
+
+Run at the end of each step's first forward pass (physics/step/integrate.py, ``stage_end``),
+as MuJoCo's mj_forward computes them: after a step, ``sensordata`` holds the values of the
+state the step started from, as mjData's after mj_step. The acceleration-stage sensors that
+read body accelerations or joint forces (accelerometer, force, torque, framelinacc,
+frameangacc) first run the post-constraint pass (physics/constraint/reaction.py).
+
+Each sensor's object is a frame on a body (layout.SENSOR_F): a site, a geom, the body's
+inertial frame or its own; its pose is the body's composed with it, as MuJoCo composes
+site_xpos and geom_xpos. The subtree sensors sum over the bodies below theirs: the mass-
+weighted velocity, and the angular momentum about the subtree's centre of mass, which
+MuJoCo's mj_subtreeVel accumulates leaf to root.
+"""
+
+import functools
+import types
+
+from . import layout as L
+from .access import make_access
+from .compiler.sensors import KINDS, POSITIVE, REAL
+from .constraint.reaction import make_reaction
+from .constraint.rows import CNSTR_CONTACT_PYRAMIDAL
+from .model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
+from .runtime.backend import ti
+from .runtime.lanes import env_index
+from .runtime.ti_math import make_math
+
+_CODE = {name: kind.code for name, kind in KINDS.items()}
+MINVAL = 1e-15  # mjMINVAL
+BIG = 1e30
+
+
+@functools.lru_cache(maxsize=None)
+def make_sensors(fp):
+    m = make_math(fp)
+    A = make_access(fp)
+    reaction = make_reaction(fp)
+    S = types.SimpleNamespace(**{name: ti.static(code) for name, code in _CODE.items()})
+
+    # --- frames -----------------------------------------------------------------------
+    @ti.func
+    def frame_pos(w, body, local, t: ti.template()):
+        o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        return A.body_xpos(t.body_d, o, body) + A.body_xmat(t.body_d, o, body) @ local
+
+    @ti.func
+    def frame_mat(w, body, quat, t: ti.template()):
+        o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        return m.quat_to_mat(m.quat_mul(A.body_xquat(t.body_d, o, body), quat))
+
+    @ti.func
+    def frame_quat(w, body, quat, t: ti.template()):
+        o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        return m.quat_mul(A.body_xquat(t.body_d, o, body), quat)
+
+    @ti.func
+    def at_point(motion, point, w, body, t: ti.template()):
+        """A com-based motion (or, ``force``, wrench) vector of ``body``'s tree moved to
+        ``point`` (MuJoCo's mju_transformSpatial, world-oriented)."""
+        o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        dif = point - A.body_subtree_com(t.body_d, o, A.body_root(t.body_i, body))
+        return m.spatial(m.ang(motion), m.lin(motion) - dif.cross(m.ang(motion)))
+
+    @ti.func
+    def velocity(w, body, point, t: ti.template()):
+        """(angular, linear) velocity of the frame at ``point`` on ``body``, world-oriented."""
+        o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        return at_point(A.body_cvel(t.body_d, o, body), point, w, body, t)
+
+    @ti.func
+    def acceleration(w, body, point, t: ti.template()):
+        """(angular, linear) acceleration at ``point``, with the Coriolis term of the rotating
+        frame (MuJoCo's mj_objectAcceleration), world-oriented."""
+        o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        acc = at_point(A.body_cacc(t.body_d, o, body), point, w, body, t)
+        vel = velocity(w, body, point, t)
+        return m.spatial(m.ang(acc), m.lin(acc) + m.ang(vel).cross(m.lin(vel)))
+
+    # --- subtrees ---------------------------------------------------------------------
+    @ti.func
+    def in_subtree(b, root, t: ti.template()):
+        a = b
+        while a > root:
+            a = A.body_parent(t.body_i, a)
+        return a == root
+
+    @ti.func
+    def subtree_linvel(w, s, t: ti.template()):
+        o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        mf = m.row_set(w, t.body_f, t.sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
+        momentum = m.vec3(0)
+        for b in range(s, t.sizes[L.SIZE_NBODY]):
+            if in_subtree(b, s, t):
+                momentum += A.body_mass(t.body_f, mf, b) * m.lin(velocity(w, b, A.body_xipos(t.body_d, o, b), t))
+        return momentum / ti.max(fp(MINVAL), A.body_subtree_mass(t.body_d, o, s))
+
+    @ti.func
+    def subtree_angmom(w, s, t: ti.template()):
+        o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        mf = m.row_set(w, t.body_f, t.sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
+        com = A.body_subtree_com(t.body_d, o, s)
+        vcom = subtree_linvel(w, s, t)
+        total = m.vec3(0)
+        for b in range(s, t.sizes[L.SIZE_NBODY]):
+            if in_subtree(b, s, t):
+                xipos = A.body_xipos(t.body_d, o, b)
+                vel = velocity(w, b, xipos, t)
+                rot = A.body_ximat(t.body_d, o, b)
+                spin = rot @ (A.body_inertia(t.body_f, mf, b) * (rot.transpose() @ m.ang(vel)))
+                total += spin + (xipos - com).cross(A.body_mass(t.body_f, mf, b) * (m.lin(vel) - vcom))
+        return total
+
+    # --- touch: contacts whose normal force passes through the site's zone -----------
+    @ti.func
+    def interval_hits(lo, hi):
+        return lo <= hi and hi >= 0
+
+    @ti.func
+    def sphere_hit(p, v, r):
+        """Whether the ray p + s v, s >= 0, meets the ball of radius r at the origin."""
+        pp, pv, vv = p.dot(p), p.dot(v), v.dot(v)
+        return pp <= r * r or (pv < 0 and pp - pv * pv / ti.max(vv, fp(MINVAL)) <= r * r)
+
+    @ti.func
+    def slab(p, v, half):
+        """The ray's parameters inside |x| <= half along one axis: (lo, hi)."""
+        lo, hi = fp(-BIG), fp(BIG)
+        if ti.abs(v) < MINVAL:
+            if ti.abs(p) > half:
+                lo, hi = fp(BIG), fp(-BIG)
+        else:
+            a, b = (-half - p) / v, (half - p) / v
+            lo, hi = ti.min(a, b), ti.max(a, b)
+        return lo, hi
+
+    @ti.func
+    def cylinder_hit(p, v, r, h):
+        lo, hi = slab(p[2], v[2], h)
+        a = v[0] * v[0] + v[1] * v[1]
+        c = p[0] * p[0] + p[1] * p[1] - r * r
+        if a < MINVAL:
+            if c > 0:
+                lo = fp(BIG)
+        else:
+            b = p[0] * v[0] + p[1] * v[1]
+            disc = b * b - a * c
+            if disc < 0:
+                lo = fp(BIG)
+            else:
+                root = ti.sqrt(disc)
+                lo, hi = ti.max(lo, (-b - root) / a), ti.min(hi, (-b + root) / a)
+        return interval_hits(lo, hi)
+
+    @ti.func
+    def zone_hit(zone, size, p, v):
+        """Whether the ray from p along v (the zone's frame) meets the zone, a site's shape
+        (MuJoCo's mju_rayGeom >= 0): convex, so either p is inside or the ray enters ahead."""
+        hit = False
+        if zone == GEOM_SPHERE:
+            hit = sphere_hit(p, v, size[0])
+        elif zone == GEOM_ELLIPSOID:
+            scale = m.vec3(1.0 / size[0], 1.0 / size[1], 1.0 / size[2])
+            hit = sphere_hit(p * scale, v * scale, fp(1.0))
+        elif zone == GEOM_CAPSULE:
+            up = m.vec3(0.0, 0.0, size[1])
+            hit = (cylinder_hit(p, v, size[0], size[1]) or sphere_hit(p - up, v, size[0])
+                   or sphere_hit(p + up, v, size[0]))
+        elif zone == GEOM_CYLINDER:
+            hit = cylinder_hit(p, v, size[0], size[1])
+        elif zone == GEOM_BOX:
+            lo, hi = fp(-BIG), fp(BIG)
+            for k in ti.static(range(3)):
+                a, b = slab(p[k], v[k], size[k])
+                lo, hi = ti.max(lo, a), ti.min(hi, b)
+            hit = interval_hits(lo, hi)
+        return hit
+
+    @ti.func
+    def normal_force(w, adr, dim, t: ti.template()):
+        """The normal force of the contact whose rows start at ``adr`` (mj_contactForce's
+        first component): a pyramid's edges sum to it."""
+        kind = ti.cast(A.efc_type(t.efc_f, w, adr), ti.i32)
+        force = A.efc_force(t.efc_f, w, adr)
+        if kind == CNSTR_CONTACT_PYRAMIDAL:
+            for r in range(1, 2 * (dim - 1)):
+                force += A.efc_force(t.efc_f, w, adr + r)
+        return force
+
+    @ti.func
+    def touch(w, s, t: ti.template()):
+        body = A.sensor_body(t.sensor_i, s)
+        ms = w % t.sensor_f.shape[0]
+        pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
+        rot = frame_mat(w, body, A.sensor_quat(t.sensor_f, ms, s), t)
+        size = A.sensor_size(t.sensor_f, ms, s)
+        zone = A.sensor_zone(t.sensor_i, s)
+        total = fp(0.0)
+        for c in range(A.ncon(t.con_n, w)):
+            adr = A.contact_efc_address(t.con_i, w, c)
+            body1 = A.geom_body(t.geom_i, A.contact_geom1(t.con_i, w, c))
+            body2 = A.geom_body(t.geom_i, A.contact_geom2(t.con_i, w, c))
+            if adr >= 0 and (body1 == body or body2 == body):
+                force = normal_force(w, adr, A.contact_dim(t.con_i, w, c), t)
+                if force > 0:
+                    normal = m.vec3(A.contact_frame_at(t.con_f, w, c, 0), A.contact_frame_at(t.con_f, w, c, 1),
+                                    A.contact_frame_at(t.con_f, w, c, 2))
+                    if body == body2:
+                        normal = -normal
+                    point = m.vec3(A.contact_pos_at(t.con_f, w, c, 0), A.contact_pos_at(t.con_f, w, c, 1),
+                                   A.contact_pos_at(t.con_f, w, c, 2))
+                    if zone_hit(zone, size, rot.transpose() @ (point - pos), rot.transpose() @ normal):
+                        total += force
+        return total
+
+    # --- one sensor ------------------------------------------------------------------
+    @ti.func
+    def write(w, s, k, value, t: ti.template()):
+        """Entry k of sensor s, cut off as MuJoCo's apply_cutoff: real values on both sides,
+        positive ones above."""
+        cutoff = A.sensor_cutoff(t.sensor_f, w % t.sensor_f.shape[0], s)
+        datatype = A.sensor_datatype(t.sensor_i, s)
+        out = value
+        if cutoff > 0:
+            if datatype == REAL:
+                out = ti.min(ti.max(value, -cutoff), cutoff)
+            elif datatype == POSITIVE:
+                out = ti.min(value, cutoff)
+        t.sensordata[env_index(w, A.sensor_adr(t.sensor_i, s) + k)] = out
+
+    @ti.func
+    def write3(w, s, v, t: ti.template()):
+        for k in ti.static(range(3)):
+            write(w, s, k, v[k], t)
+
+    @ti.func
+    def scalar(w, s, kind, obj, t: ti.template()):
+        """The one-entry sensors that read a state or actuator table."""
+        value = fp(0.0)
+        if kind == S.jointpos:
+            value = t.qpos[env_index(w, A.jnt_qposadr(t.jnt_i, obj))]
+        elif kind == S.jointvel:
+            value = t.qvel[env_index(w, A.jnt_dofadr(t.jnt_i, obj))]
+        elif kind == S.jointactuatorfrc:
+            o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+            value = A.dof_qfrc_actuator(t.dof_d, o_dof, A.jnt_dofadr(t.jnt_i, obj))
+        elif kind == S.tendonpos:
+            value = A.ten_length(t.ten_d, w, obj)
+        elif kind == S.tendonvel:
+            value = A.ten_velocity(t.ten_d, w, obj)
+        elif kind == S.actuatorpos:
+            value = A.actuator_length(t.act_d, w, obj)
+        elif kind == S.actuatorvel:
+            value = A.actuator_velocity(t.act_d, w, obj)
+        elif kind == S.actuatorfrc:
+            value = A.actuator_force(t.act_d, w, obj)
+        elif kind == S.touch:
+            value = touch(w, s, t)
+        elif kind == S.tendonactuatorfrc:
+            for u in range(t.sizes[L.SIZE_NU]):
+                if A.actuator_trntype(t.act_i, u) == 3 and A.actuator_trnid(t.act_i, u) == obj:
+                    value += A.actuator_force(t.act_d, w, u)
+        return value
+
+    @ti.func
+    def frame_sensor(w, s, kind, t: ti.template()):
+        """framepos, the frame axes, framequat and the frame velocities and accelerations."""
+        ms = w % t.sensor_f.shape[0]
+        body, refbody = A.sensor_body(t.sensor_i, s), A.sensor_refbody(t.sensor_i, s)
+        has_ref = A.sensor_reftype(t.sensor_i, s) != 0
+        pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
+        refpos = frame_pos(w, refbody, A.sensor_refpos(t.sensor_f, ms, s), t)
+        refmat = frame_mat(w, refbody, A.sensor_refquat(t.sensor_f, ms, s), t)
+        if kind == S.framequat:
+            q = frame_quat(w, body, A.sensor_quat(t.sensor_f, ms, s), t)
+            if has_ref:
+                q = m.quat_mul(m.quat_conj(frame_quat(w, refbody, A.sensor_refquat(t.sensor_f, ms, s), t)), q)
+            for k in ti.static(range(4)):
+                write(w, s, k, q[k], t)
+        elif kind == S.framepos:
+            v = pos
+            if has_ref:
+                v = refmat.transpose() @ (pos - refpos)
+            write3(w, s, v, t)
+        elif kind == S.framexaxis or kind == S.frameyaxis or kind == S.framezaxis:
+            rot = frame_mat(w, body, A.sensor_quat(t.sensor_f, ms, s), t)
+            axis = m.vec3(rot[0, 2], rot[1, 2], rot[2, 2])
+            if kind == S.framexaxis:
+                axis = m.vec3(rot[0, 0], rot[1, 0], rot[2, 0])
+            elif kind == S.frameyaxis:
+                axis = m.vec3(rot[0, 1], rot[1, 1], rot[2, 1])
+            if has_ref:
+                axis = refmat.transpose() @ axis
+            write3(w, s, axis, t)
+        elif kind == S.framelinvel or kind == S.frameangvel:
+            vel = velocity(w, body, pos, t)
+            ang, lin = m.ang(vel), m.lin(vel)
+            if has_ref:
+                ref = velocity(w, refbody, refpos, t)
+                ang = refmat.transpose() @ (ang - m.ang(ref))
+                lin = refmat.transpose() @ (lin - m.lin(ref) + (pos - refpos).cross(m.ang(ref)))
+            write3(w, s, lin if kind == S.framelinvel else ang, t)
+        else:  # framelinacc, frameangacc
+            acc = acceleration(w, body, pos, t)
+            write3(w, s, m.lin(acc) if kind == S.framelinacc else m.ang(acc), t)
+
+    @ti.func
+    def site_sensor(w, s, kind, t: ti.template()):
+        """The sensors read in a site's frame: velocimeter, gyro, accelerometer, force,
+        torque, magnetometer."""
+        ms = w % t.sensor_f.shape[0]
+        body = A.sensor_body(t.sensor_i, s)
+        pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
+        rot = frame_mat(w, body, A.sensor_quat(t.sensor_f, ms, s), t).transpose()
+        v = m.vec3(0)
+        if kind == S.velocimeter:
+            v = rot @ m.lin(velocity(w, body, pos, t))
+        elif kind == S.gyro:
+            v = rot @ m.ang(velocity(w, body, pos, t))
+        elif kind == S.accelerometer:
+            v = rot @ m.lin(acceleration(w, body, pos, t))
+        elif kind == S.magnetometer:
+            v = rot @ A.opt_magnetic(t.opt_f, w % t.opt_f.shape[0], 0)
+        else:  # force, torque: the wrench from the parent, at the site
+            o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+            wrench = A.body_cfrc_int(t.body_d, o, body)
+            dif = pos - A.body_subtree_com(t.body_d, o, A.body_root(t.body_i, body))
+            v = rot @ (m.lin(wrench) if kind == S.force else m.ang(wrench) - dif.cross(m.lin(wrench)))
+        write3(w, s, v, t)
+
+    @ti.func
+    def one(w, s, t: ti.template()):
+        kind = A.sensor_type(t.sensor_i, s)
+        obj = A.sensor_objid(t.sensor_i, s)
+        if kind >= S.framepos and kind <= S.frameangacc:
+            frame_sensor(w, s, kind, t)
+        elif kind <= S.magnetometer and kind != S.touch:
+            site_sensor(w, s, kind, t)
+        elif kind == S.subtreecom:
+            o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+            write3(w, s, A.body_subtree_com(t.body_d, o, obj), t)
+        elif kind == S.subtreelinvel:
+            write3(w, s, subtree_linvel(w, obj, t), t)
+        elif kind == S.subtreeangmom:
+            write3(w, s, subtree_angmom(w, obj, t), t)
+        elif kind == S.ballquat:
+            adr = A.jnt_qposadr(t.jnt_i, obj)
+            q = m.quat_normalize(m.vec4(t.qpos[env_index(w, adr)], t.qpos[env_index(w, adr + 1)],
+                                        t.qpos[env_index(w, adr + 2)], t.qpos[env_index(w, adr + 3)]))
+            for k in ti.static(range(4)):
+                write(w, s, k, q[k], t)
+        elif kind == S.ballangvel:
+            adr = A.jnt_dofadr(t.jnt_i, obj)
+            write3(w, s, m.vec3(t.qvel[env_index(w, adr)], t.qvel[env_index(w, adr + 1)],
+                                t.qvel[env_index(w, adr + 2)]), t)
+        else:
+            write(w, s, 0, scalar(w, s, kind, obj, t), t)
+
+    @ti.func
+    def compute(w, t: ti.template()):
+        """Every sensor of world w from its forward pass just run."""
+        if t.sizes[L.SIZE_SENSOR_RNE_POST] != 0:
+            reaction.rne_post(w, t.sizes, t.body_i, t.opt_f, t.qvel, t.qacc, t.body_d, t.dof_d, t.geom_i, t.con_f,
+                              t.con_i, t.efc_f, t.efc_n)
+        for s in range(t.sizes[L.SIZE_NSENSOR]):
+            one(w, s, t)
+
+    return types.SimpleNamespace(compute=compute)
+
