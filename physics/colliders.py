@@ -8,3 +8,4 @@ COLLIDE_SPHERE_BOX, COLLIDE_CAPSULE_CAPSULE, COLLIDE_CAPSULE_BOX, COLLIDE_BOX_BO
 COLLIDE_HFIELD_SPHERE, COLLIDE_HFIELD_CAPSULE, COLLIDE_HFIELD_BOX = 13, 14, 15  # physics/collision/hfield/
 COLLIDE_CONVEX = 16  # physics/collision/convex/: GJK and EPA on support functions
 COLLIDE_HFIELD_CONVEX = 17  # physics/collision/hfield/, with the prisms through physics/collision/convex/
+COLLIDE_PLANE_MESH = 18  # physics/collision/convex/plane_mesh.py: a mesh's hull vertices below a plane

@@ -365,12 +365,14 @@ PAIR_F = Table(
     ("friction", 5, "tangential, tangential, torsional, rolling, rolling", "1, 1, m, m, m"),
     ("solref", 2, "contact reference", _SOLREF), ("solimp", 5, "contact impedance", "dmin, dmax, width, mid, power"))
 # hfield geoms: flat index of the first elevation sample in geom_f (whose rows past the
-# geoms hold every hfield's samples, NGEOM_F to a row), the grid's rows and columns
+# geoms hold every hfield's samples, NGEOM_F to a row), the grid's rows and columns; mesh
+# geoms: flat index of their hull's first vertex (rows past the height fields) and the
+# hull's vertex count (physics/collision/driver.py, _pack_hulls)
 GEOM_I = Table(
     "geom_i", "geom_", ROW, "int", "geoms",
     ("type", 1, "mjtGeom", "enum"), ("body", 1, "the geom's body", _ID),
-    ("hf_base", 1, "a height field's first sample as a flat index into geom_f", _ID),
-    ("hf_nrow", 1, "a height field's grid rows", "count"), ("hf_ncol", 1, "a height field's grid columns", "count"))
+    ("hf_base", 1, "a height field's first sample (a mesh's first hull vertex) as a flat index into geom_f", _ID),
+    ("hf_nrow", 1, "a height field's grid rows (a mesh's hull vertices)", "count"), ("hf_ncol", 1, "a height field's grid columns", "count"))
 GEOM_F = Table(
     "geom_f", "geom_", ROWS, "float", "geom constants (rows past the geoms hold height-field samples)",
     ("size", 3, "MuJoCo's geom_size", "m"), ("pos", 3, "position in the body frame", "m"),

@@ -228,8 +228,10 @@ class Model:
     hfield_name: list = field(default_factory=list)
 
     # meshes (nmesh,), as mjModel: vertices in the mesh's frame (centred at its centre of
-    # mass, along its principal axes; float32 values), triangles, and the convex hull's
-    # vertices (indices into the mesh's own vertices) that collision uses
+    # mass, along its principal axes; float32 values), triangles, and the convex hull that
+    # collision uses: its vertices (indices into the mesh's own vertices) and its graph,
+    # laid out as mjModel.mesh_graph (counts, vert_edgeadr, vert_globalid, edge_localid,
+    # face_globalid; physics/compiler/mesh.py, hull_graph)
     nmesh: int = 0
     mesh_vertadr: np.ndarray = _i(0)
     mesh_vertnum: np.ndarray = _i(0)
@@ -240,6 +242,8 @@ class Model:
     mesh_hulladr: np.ndarray = _i(0)
     mesh_hullnum: np.ndarray = _i(0)
     mesh_hull: np.ndarray = _i(0)
+    mesh_graphadr: np.ndarray = _i(0)
+    mesh_graph: np.ndarray = _i(0)
     mesh_pos: np.ndarray = _f(0, 3)  # the mesh frame in the frame its file was written in
     mesh_quat: np.ndarray = _f(0, 4)
     mesh_name: list = field(default_factory=list)

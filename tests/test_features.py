@@ -132,7 +132,8 @@ def test_specialized_kernel_matches_the_full_one_on_every_part(integrator, devic
 def test_specialized_kernel_matches_the_full_one_on_every_contact_pair(device):
     model = load_mjcf_string(_pairs_scene())
     world, ours = _rollout(model, None, device, steps=4, num_envs=2)
-    assert world.features.colliders == ALL.colliders
+    # every routine but plane-mesh, whose kernels tests/test_meshes.py runs
+    assert world.features.colliders == ALL.colliders - {B.COLLIDE_PLANE_MESH}
     contacts = world.contacts()
     touching = {tuple(model.geom_type[g]) for g in contacts["geom"][0, : contacts["ncon"][0]]}
     assert len(touching) >= 12  # kinds of geom pair in contact: the routines do run

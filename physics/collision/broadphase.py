@@ -38,6 +38,7 @@ from ..colliders import (
     COLLIDE_PLANE_CAPSULE,
     COLLIDE_PLANE_CYLINDER,
     COLLIDE_PLANE_ELLIPSOID,
+    COLLIDE_PLANE_MESH,
     COLLIDE_PLANE_SPHERE,
     COLLIDE_SPHERE_BOX,
     COLLIDE_SPHERE_CAPSULE,
@@ -45,8 +46,8 @@ from ..colliders import (
     COLLIDE_SPHERE_SPHERE,
 )
 from ..errors import ModelError
-from ..model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_MESH, GEOM_PLANE, GEOM_SPHERE
-from ..model import Model
+from ..model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_MESH, GEOM_PLANE
+from ..model import GEOM_SPHERE, Model
 
 DSBL_FILTERPARENT = 1024  # mjDSBL_FILTERPARENT
 MINVAL = 1e-15  # mjMINVAL
@@ -82,6 +83,15 @@ COLLIDERS = {
     (GEOM_ELLIPSOID, GEOM_BOX): (COLLIDE_CONVEX, 1),
     (GEOM_CYLINDER, GEOM_CYLINDER): (COLLIDE_CONVEX, 5),
     (GEOM_CYLINDER, GEOM_BOX): (COLLIDE_CONVEX, 5),
+    # meshes collide as their convex hulls: against a plane by their vertices, against the
+    # rest through the convex collider
+    (GEOM_PLANE, GEOM_MESH): (COLLIDE_PLANE_MESH, 4),
+    (GEOM_SPHERE, GEOM_MESH): (COLLIDE_CONVEX, 1),
+    (GEOM_CAPSULE, GEOM_MESH): (COLLIDE_CONVEX, 4),
+    (GEOM_ELLIPSOID, GEOM_MESH): (COLLIDE_CONVEX, 1),
+    (GEOM_CYLINDER, GEOM_MESH): (COLLIDE_CONVEX, 4),
+    (GEOM_BOX, GEOM_MESH): (COLLIDE_CONVEX, 4),
+    (GEOM_MESH, GEOM_MESH): (COLLIDE_CONVEX, 4),
 }
 DSBL_MULTICCD = 524288  # mjDSBL_MULTICCD: the convex collider makes one contact a pair
 # MuJoCo collides no plane or hfield with another plane or hfield: static terrain
@@ -125,7 +135,7 @@ class PairTable:
     @property
     def convex(self) -> bool:
         """Whether a pair needs the convex collider (compiled into a kernel only then)."""
-        return bool(np.isin(self.collider, (COLLIDE_CONVEX, COLLIDE_HFIELD_CONVEX)).any())
+        return bool(np.isin(self.collider, (COLLIDE_CONVEX, COLLIDE_HFIELD_CONVEX, COLLIDE_PLANE_MESH)).any())
 
 
 def geom_rbound(m: Model) -> np.ndarray:
@@ -206,12 +216,23 @@ def _collider(m: Model, g1: int, g2: int):
         return None
     if key not in COLLIDERS and GEOM_MESH in key:
         name = m.geom_name[g1 if key[0] == GEOM_MESH else g2] or f"geom {g1 if key[0] == GEOM_MESH else g2}"
-        raise ModelError(f"collisions of mesh geoms are not supported yet ({name!r} can collide; give it contype=0 "
+        raise ModelError(f"height fields do not collide with meshes yet ({name!r} can touch one; give it contype=0 "
                          f"conaffinity=0 or a primitive collision geom)", element=name)
     code, maxcon = COLLIDERS[key]
     if code == COLLIDE_CONVEX and m.opt.disableflags & DSBL_MULTICCD:
         maxcon = 1
+    elif code == COLLIDE_CONVEX and GEOM_MESH in key and maxcon > 1:
+        _refuse_mesh_multicontact(m, g1, g2)
     return code, maxcon
+
+
+def _refuse_mesh_multicontact(m: Model, g1: int, g2: int) -> None:
+    # MuJoCo 4 finds a mesh's extra contacts against a box, a mesh, a capsule or a cylinder
+    # by its own multi-contact search, not by the perturbed poses used here for primitives
+    names = [m.geom_name[g] or f"geom {g}" for g in (g1, g2)]
+    raise ModelError(f"MuJoCo's multiple contacts between a mesh and a capsule, cylinder, box or mesh are not "
+                     f"supported yet ({names[0]!r} and {names[1]!r} can touch); add <flag multiccd=\"disable\"/> to "
+                     f"<option> for one contact a pair, as MuJoCo makes then", element=names[0])
 
 
 def _explicit_pairs(m: Model, pairs):

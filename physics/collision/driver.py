@@ -44,7 +44,7 @@ from ..errors import WorldError
 from ..features import ALL_COLLIDERS, CONVEX_COLLIDERS, HFIELD_COLLIDERS
 from .. import layout as L
 from ..runtime.lanes import device_shape, env_index, env_rows, table_lanes
-from ..model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_PLANE, Model
+from ..model import DSBL_CONSTRAINT, DSBL_CONTACT, GEOM_HFIELD, GEOM_MESH, GEOM_PLANE, Model
 from ..access import make_access
 from ..runtime.backend import ensure_runtime, ti
 from ..runtime.taichi_adapter import upload
@@ -79,6 +79,7 @@ def pack_collision_model(m: Model, pairs: B.PairTable, dtype) -> dict:
         geom_f[: m.ngeom, : G_HSIZE] = np.concatenate([m.geom_size, m.geom_pos, m.geom_quat,
                                                        B.geom_rbound(m)[:, None]], axis=1)
     geom_f = _pack_hfields(m, geom_i, geom_f)
+    geom_f = _pack_hulls(m, geom_i, geom_f)
     return {"pair_i": pair_i, "pair_f": pair_f[None].astype(dtype), "geom_i": geom_i, "geom_f": geom_f[None].astype(dtype)}
 
 
@@ -95,6 +96,53 @@ def _pack_hfields(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarra
     samples = np.zeros(-(-m.nhfielddata // NGEOM_F) * NGEOM_F)
     samples[: m.nhfielddata] = m.hfield_data
     return np.concatenate([geom_f, samples.reshape(-1, NGEOM_F)])
+
+
+def _pack_hulls(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarray:
+    """mesh geoms' convex hulls as rows after the geoms and height fields, each mesh's
+    once: its n hull vertices (x y z each, in the geom's frame), then where each vertex's
+    list of faces starts (relative to the lists) and the lists: the unit normals of the
+    hull's faces around the vertex (coplanar triangles one face), x y z each, each list
+    ended by a zero vector (physics/collision/convex/plane_mesh.py). A mesh geom's first
+    coordinate (a flat index, as a height field's first sample) and n go in the
+    height-field columns."""
+    meshes = sorted({int(k) for k in m.geom_dataid[m.geom_type == GEOM_MESH]}) if m.ngeom else []
+    if not meshes:
+        return geom_f
+    start, parts, offset = {}, [], geom_f.size
+    for k in meshes:
+        graph = m.mesh_graph[m.mesh_graphadr[k]:]
+        n, nface = int(graph[0]), int(graph[1])
+        hull = graph[2 + n: 2 + 2 * n]
+        vert = m.mesh_vert[m.mesh_vertadr[k]:]
+        lists = _face_normals_around(vert, hull, graph[2 + 3 * n + 3 * nface: 2 + 3 * n + 6 * nface].reshape(-1, 3))
+        addr = np.cumsum([0] + [len(x) for x in lists[:-1]])
+        start[k] = offset
+        parts.append(np.concatenate([vert[hull].reshape(-1), addr, *lists]))
+        offset += parts[-1].size
+    for g in np.nonzero(m.geom_type == GEOM_MESH)[0]:
+        geom_i[g, GEOM_HF_BASE] = start[int(m.geom_dataid[g])]
+        geom_i[g, GEOM_HF_NROW] = m.mesh_hullnum[m.geom_dataid[g]]
+    flat = np.concatenate(parts)
+    rows = np.zeros(-(-flat.size // NGEOM_F) * NGEOM_F)
+    rows[: flat.size] = flat
+    return np.concatenate([geom_f, rows.reshape(-1, NGEOM_F)])
+
+
+def _face_normals_around(vert, hull, faces) -> list:
+    """For each hull vertex, the distinct unit normals of the hull triangles around it
+    (those of one flat face agree to float precision), flattened and ended by 0 0 0."""
+    a, b, c = vert[faces[:, 0]], vert[faces[:, 1]], vert[faces[:, 2]]
+    normal = np.cross(b - a, c - a)
+    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-300)
+    out = []
+    for v in hull:
+        mine = []
+        for nrm in normal[np.any(faces == v, axis=1)]:
+            if all(np.abs(nrm - other).max() > 1e-5 for other in mine):
+                mine.append(nrm)
+        out.append(np.concatenate([*mine, np.zeros(3)]))
+    return out
 
 
 @functools.cache
@@ -284,7 +332,10 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                 cvx.collide(v, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
                             A.geom_rbound(geom_f, mg, g1), A.geom_type(geom_i, g2), pos2, mat2,
                             A.geom_size(geom_f, mg, g2), A.geom_rbound(geom_f, mg, g2), margin,
-                            A.pair_maxcon(pair_i, p))
+                            A.pair_maxcon(pair_i, p), hull(geom_i, g1, mg), hull(geom_i, g2, mg), geom_f)
+            elif collider == B.COLLIDE_PLANE_MESH:
+                cvx.plane_mesh(v, con_f, con_n, pos1, mat1, pos2, mat2, A.geom_rbound(geom_f, mg, g2), margin,
+                               hull(geom_i, g2, mg), geom_f)
             else:
                 primitive(v, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
                           mat2, margin)
@@ -294,6 +345,11 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         for c in range(first, A.ncon(con_n, v)):
             nph.complete_frame(v, c, con_f)
             set_params(v, p, c, mp, pair_i, pair_f, con_f, con_i)
+
+    @ti.func
+    def hull(geom_i: ti.template(), g, mg):
+        """A mesh geom's hull in geom_f, as the convex collider takes it (support.with_hull)."""
+        return vec3(A.geom_hf_base(geom_i, g), A.geom_hf_nrow(geom_i, g), mg)
 
     @ti.func
     def collide_pair(w, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),

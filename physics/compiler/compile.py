@@ -300,6 +300,8 @@ def _meshes(b) -> dict:
                 mesh_face=np.concatenate([m.face for m in meshes] or [np.zeros((0, 3))]).astype(np.int32),
                 mesh_hulladr=starts(nh), mesh_hullnum=nh,
                 mesh_hull=np.concatenate([m.hull for m in meshes] or [np.zeros(0)]).astype(np.int32),
+                mesh_graphadr=starts(np.array([len(m.graph) for m in meshes], dtype=np.int32)),
+                mesh_graph=np.concatenate([m.graph for m in meshes] or [np.zeros(0)]).astype(np.int32),
                 mesh_pos=np.array([m.pos for m in meshes], dtype=float).reshape(-1, 3),
                 mesh_quat=np.array([m.quat for m in meshes], dtype=float).reshape(-1, 4),
                 mesh_name=[m.name for m in meshes])

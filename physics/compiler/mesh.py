@@ -35,6 +35,7 @@ class Mesh:
     face: np.ndarray  # (nface, 3) int
     hull: np.ndarray  # indices of the convex hull's vertices into vert
     hull_face: np.ndarray  # (nhullface, 3) hull triangles, outward
+    graph: np.ndarray  # the hull as mjModel.mesh_graph lays it out (hull_graph)
     pos: np.ndarray  # the centre of mass in the frame the vertices were given in
     quat: np.ndarray  # the principal axes in that frame
     volume: float  # volume, or surface area for inertia="shell" [m^3 or m^2]
@@ -58,7 +59,7 @@ def compile_mesh(name: str, vert, face=None, *, scale=(1.0, 1.0, 1.0), refpos=(0
     if maxhullvert != -1 and maxhullvert < 4:
         raise ModelError(f"maxhullvert must be -1 or at least 4, got {maxhullvert}", element=where,
                          attribute="maxhullvert")
-    hull, hull_face = convex_hull(raw, maxhullvert, where)
+    hull, hull_face, simplices = convex_hull(raw, maxhullvert, where)
     face = hull_face.copy() if face is None or len(face) == 0 else _checked_faces(face, len(raw), where)
     if inertia == "exact":
         _check_orientation(raw, face, where)
@@ -76,8 +77,26 @@ def compile_mesh(name: str, vert, face=None, *, scale=(1.0, 1.0, 1.0), refpos=(0
     rot = quat_to_mat(quat)
     local = (dvert - com) @ rot  # rows: R^T (v - com)
     aamm = np.concatenate([local.min(axis=0), local.max(axis=0)])
-    return Mesh(name, local.astype(np.float32).astype(np.float64), face, hull, hull_face, com, quat, volume,
-                moments, aamm)
+    return Mesh(name, local.astype(np.float32).astype(np.float64), face, hull, hull_face,
+                hull_graph(hull, hull_face, simplices), com, quat, volume, moments, aamm)
+
+
+def hull_graph(hull, hull_face, simplices) -> np.ndarray:
+    """MuJoCo's mesh_graph of a hull: vertex and face counts, each hull vertex's first
+    neighbour (vert_edgeadr), its mesh vertex (vert_globalid), the neighbours of each
+    (hull indices, in the order of the hull's triangles, each list ended by -1) and the
+    outward triangles (mesh vertices). The neighbour sets are MuJoCo's; their order, which
+    Qhull's internal lists decide there, may differ."""
+    local = {int(v): i for i, v in enumerate(hull)}
+    neighbours = [[] for _ in hull]
+    for tri in simplices:
+        for a in tri:
+            for b in tri:
+                if a != b and local[int(b)] not in neighbours[local[int(a)]]:
+                    neighbours[local[int(a)]].append(local[int(b)])
+    edges = [n for nb in neighbours for n in nb + [-1]]
+    edgeadr = np.cumsum([0] + [len(nb) + 1 for nb in neighbours[:-1]])
+    return np.concatenate([[len(hull), len(hull_face)], edgeadr, hull, edges, hull_face.reshape(-1)]).astype(np.int32)
 
 
 def transform_vertices(raw, scale, refpos, refquat) -> np.ndarray:
@@ -90,8 +109,9 @@ def transform_vertices(raw, scale, refpos, refquat) -> np.ndarray:
 
 
 def convex_hull(points, maxhullvert: int, where: str):
-    """(hull vertex indices, hull triangles) from Qhull; degenerate point sets (all at one
-    point, on a line or in a plane) are refused as MuJoCo refuses them."""
+    """(hull vertex indices, hull triangles wound outward, Qhull's triangles as it lists
+    them) from Qhull; degenerate point sets (all at one point, on a line or in a plane) are
+    refused as MuJoCo refuses them."""
     from scipy.spatial import ConvexHull, QhullError
 
     _check_spread(points, where)
@@ -101,13 +121,14 @@ def convex_hull(points, maxhullvert: int, where: str):
     except QhullError as e:
         reason = str(e).strip().splitlines()[0] if str(e).strip() else "Qhull failed"
         raise ModelError(f"cannot compute the convex hull: {reason}", element=where) from None
-    faces = hull.simplices.astype(np.int64)
+    simplices = hull.simplices.astype(np.int64)
+    faces = simplices.copy()
     normals = hull.equations[:, :3]
     a, b, c = points[faces[:, 0]], points[faces[:, 1]], points[faces[:, 2]]
     flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), normals) < 0
-    faces[flip] = faces[flip][:, [0, 2, 1]]
+    faces[flip] = faces[flip][:, [1, 0, 2]]  # as MuJoCo turns Qhull's triangles outward
     used = np.unique(faces)
-    return used, faces
+    return used, faces, simplices
 
 
 def _check_spread(points, where: str) -> None:
@@ -221,7 +242,7 @@ def _check_moments(moments, where: str) -> None:
     if moments[0] <= 0 or moments[2] <= 0:
         raise ModelError("the mesh's inertia has a non-positive principal moment", element=where)
     a, b, c = moments
-    tol = lambda x: x * (1.0 - 1e-6) - 1e-9  # noqa: E731 - MuJoCo's tolerance on the triangle inequality
+    tol = lambda x: x * (1.0 - 1e-6) - 1e-9  # MuJoCo's tolerance on the triangle inequality
     if a + b < tol(c) or a + c < tol(b) or b + c < tol(a):
         raise ModelError(f"the mesh's principal moments {moments.tolist()} violate A + B >= C", element=where)
 

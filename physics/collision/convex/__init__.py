@@ -29,7 +29,11 @@ The parts, each a factory of ``@ti.func``s that Taichi inlines where they are ca
 - ``gjk``: GJK's distance and overlap test;
 - ``polytope``, ``epa_start``, ``epa``: EPA's polytope tests, its first polytope, its expansion;
 - ``penetration``: signed distance and witness points of two geoms;
-- ``multiccd``: the contacts, with multi-CCD.
+- ``multiccd``: the contacts, with multi-CCD;
+- ``plane_mesh``: a mesh on a plane, from its hull vertices (MuJoCo's mjc_PlaneConvex).
+
+Meshes collide as their convex hulls (support.py), through GJK/EPA and multi-CCD like the
+primitives above, and against planes by their own routine.
 """
 
 
@@ -51,6 +55,7 @@ from .common import (
 )
 from .multiccd import make_multiccd
 from .penetration import make_penetration
+from .plane_mesh import make_plane_mesh
 from .support import make_support
 
 __all__ = ["BIG", "CCD_ITERATIONS", "CCD_TOLERANCE", "MINVAL", "MULTICCD_ANGLE", "MULTICCD_TOLERANCE", "NFACE",
@@ -67,4 +72,4 @@ def make_convex(fp):
     pen = make_penetration(fp)
     return types.SimpleNamespace(support=sup.support, penetration=pen.penetration, collide=make_multiccd(fp).collide,
                                  make_obj=sup.make_obj, make_prism=sup.make_prism, overlap=pen.overlap,
-                                 normalize=make_common(fp).normalize)
+                                 normalize=make_common(fp).normalize, plane_mesh=make_plane_mesh(fp).plane_mesh)

@@ -60,10 +60,10 @@ def make_epa(fp):
         found = 1
 
     @ti.func
-    def expand(o1: ti.template(), o2: ti.template(), pv: ti.template(), p1: ti.template(), p2: ti.template(),
-               fv: ti.template(), fvec: ti.template(), fd2: ti.template(), fstate: ti.template(), nv: ti.template(),
-               nfaces: ti.template(), center: ti.template(), found: ti.template(), depth: ti.template(),
-               x1: ti.template(), x2: ti.template()):
+    def expand(o1: ti.template(), o2: ti.template(), tab: ti.template(), pv: ti.template(), p1: ti.template(),
+               p2: ti.template(), fv: ti.template(), fvec: ti.template(), fd2: ti.template(), fstate: ti.template(),
+               nv: ti.template(), nfaces: ti.template(), center: ti.template(), found: ti.template(),
+               depth: ti.template(), x1: ti.template(), x2: ti.template()):
         """Grow the polytope until its face nearest the origin is within the tolerance of the
         surface (or the iterations, vertices or faces run out), and measure that face."""
         upper = fp(BIG)
@@ -89,7 +89,7 @@ def make_epa(fp):
             if lower2 <= 0 or nv >= NVERT:
                 break
             lower = ti.sqrt(lower2)
-            wv, wa, wb = msupport(o1, o2, fproj / lower)
+            wv, wa, wb = msupport(o1, o2, tab, fproj / lower)
             wi = nv
             set_row(pv, wi, wv)
             set_row(p1, wi, wa)
@@ -171,7 +171,7 @@ def make_epa(fp):
             witness(pv, p1, p2, fverts, fproj, fdist2, found, depth, x1, x2)
 
     @ti.func
-    def epa(o1, o2, sv: ti.template(), s1: ti.template(), s2: ti.template(), nsimplex):
+    def epa(o1, o2, tab: ti.template(), sv: ti.template(), s1: ti.template(), s2: ti.template(), nsimplex):
         """Penetration depth and witness points from GJK's simplex (2, 3 or 4 vertices
         around the origin). Returns (found, depth, x1, x2)."""
         pv = verts_t(0)
@@ -190,21 +190,21 @@ def make_epa(fp):
         if ns == 4:
             start_tetra(sv, s1, s2, pv, p1, p2, fv, fvec, fd2, fstate, nv, nfaces, center, ok, ns, tri)
         elif ns == 2:
-            start_segment(o1, o2, sv, s1, s2, pv, p1, p2, fv, fvec, fd2, fstate, nv, nfaces, center, ok, ns, tri)
+            start_segment(o1, o2, tab, sv, s1, s2, pv, p1, p2, fv, fvec, fd2, fstate, nv, nfaces, center, ok, ns, tri)
         else:
             for r in ti.static(range(3)):
                 set_row(pv, r, row(sv, r))
                 set_row(p1, r, row(s1, r))
                 set_row(p2, r, row(s2, r))
         if ns == 3 and ok:
-            start_triangle(o1, o2, pv, p1, p2, fv, fvec, fd2, fstate, nv, nfaces, center, ok, tri)
+            start_triangle(o1, o2, tab, pv, p1, p2, fv, fvec, fd2, fstate, nv, nfaces, center, ok, tri)
 
         found = 0
         depth = fp(0.0)
         x1 = vec3(0)
         x2 = vec3(0)
         if ok:
-            expand(o1, o2, pv, p1, p2, fv, fvec, fd2, fstate, nv, nfaces, center, found, depth, x1, x2)
+            expand(o1, o2, tab, pv, p1, p2, fv, fvec, fd2, fstate, nv, nfaces, center, found, depth, x1, x2)
         return found, depth, x1, x2
 
     return types.SimpleNamespace(epa=epa)

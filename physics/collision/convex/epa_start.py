@@ -74,8 +74,8 @@ def make_epa_start(fp):
                 ok = 0
 
     @ti.func
-    def start_segment(o1: ti.template(), o2: ti.template(), sv: ti.template(), s1: ti.template(), s2: ti.template(),
-                      pv: ti.template(), p1: ti.template(), p2: ti.template(), fv: ti.template(),
+    def start_segment(o1: ti.template(), o2: ti.template(), tab: ti.template(), sv: ti.template(), s1: ti.template(),
+                      s2: ti.template(), pv: ti.template(), p1: ti.template(), p2: ti.template(), fv: ti.template(),
                       fvec: ti.template(), fd2: ti.template(), fstate: ti.template(), nv: ti.template(),
                       nfaces: ti.template(), center: ti.template(), ok: ti.template(), ns: ti.template(),
                       tri: ti.template()):
@@ -99,7 +99,7 @@ def make_epa_start(fp):
                    u[1] * u[0] * (1 - cs) + u[2] * sn, cs + u[1] * u[1] * (1 - cs), u[1] * u[2] * (1 - cs) - u[0] * sn,
                    u[0] * u[2] * (1 - cs) - u[1] * sn, u[1] * u[2] * (1 - cs) + u[0] * sn, cs + u[2] * u[2] * (1 - cs))
         for r in range(2, 5):  # three more vertices at 120 degrees about the segment
-            v, a, b = msupport(o1, o2, d / d.norm())
+            v, a, b = msupport(o1, o2, tab, d / d.norm())
             set_row(pv, r, v)
             set_row(p1, r, a)
             set_row(p2, r, b)
@@ -135,10 +135,10 @@ def make_epa_start(fp):
                 ok = 0
 
     @ti.func
-    def start_triangle(o1: ti.template(), o2: ti.template(), pv: ti.template(), p1: ti.template(), p2: ti.template(),
-                       fv: ti.template(), fvec: ti.template(), fd2: ti.template(), fstate: ti.template(),
-                       nv: ti.template(), nfaces: ti.template(), center: ti.template(), ok: ti.template(),
-                       tri: ti.template()):
+    def start_triangle(o1: ti.template(), o2: ti.template(), tab: ti.template(), pv: ti.template(), p1: ti.template(),
+                       p2: ti.template(), fv: ti.template(), fvec: ti.template(), fd2: ti.template(),
+                       fstate: ti.template(), nv: ti.template(), nfaces: ti.template(), center: ti.template(),
+                       ok: ti.template(), tri: ti.template()):
         """The start from the triangle tri of the polytope's vertices (ns 3)."""
         # a triangle (from GJK, or the face of a start that held the origin on it):
         # a bipyramid with the support points on both sides of it
@@ -161,7 +161,7 @@ def make_epa_start(fp):
             ok = 0
         else:
             for r in range(3, 5):  # vertex 3 below the triangle, vertex 4 above
-                v, a, b = msupport(o1, o2, nrm * ((fp(2.0) * (r - 3) - 1) / nn))
+                v, a, b = msupport(o1, o2, tab, nrm * ((fp(2.0) * (r - 3) - 1) / nn))
                 set_row(pv, r, v)
                 set_row(p1, r, a)
                 set_row(p2, r, b)

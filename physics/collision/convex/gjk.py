@@ -36,7 +36,8 @@ def make_gjk(fp):
         return nrm, d
 
     @ti.func
-    def gjk_intersect(o1, o2, sv: ti.template(), s1: ti.template(), s2: ti.template(), k0):
+    def gjk_intersect(o1, o2, tab: ti.template(), sv: ti.template(), s1: ti.template(), s2: ti.template(),
+                      k0):
         """From a tetrahedron, replace the vertex opposite the face nearest the origin until
         the origin is inside (1), outside the Minkowski difference (0) or undecided (-1)."""
         s = ivec4(0, 1, 2, 3)
@@ -65,7 +66,7 @@ def make_gjk(fp):
                 nrm = n2
             elif index == 3:
                 nrm = n3
-            v, a, b = msupport(o1, o2, nrm)
+            v, a, b = msupport(o1, o2, tab, nrm)
             set_row(sv, s[index], v)
             set_row(s1, s[index], a)
             set_row(s2, s[index], b)
@@ -93,7 +94,8 @@ def make_gjk(fp):
         return ret, k
 
     @ti.func
-    def gjk(o1, o2, sv: ti.template(), s1: ti.template(), s2: ti.template(), xw: ti.template(), cutoff):
+    def gjk(o1, o2, tab: ti.template(), sv: ti.template(), s1: ti.template(), s2: ti.template(), xw: ti.template(),
+            cutoff):
         """GJK from the centres in xw's rows 0 and 1 (geom1's, geom2's). With a cutoff > 0 it returns the distance (and the
         witness points in x1, x2); with cutoff 0 it only decides overlap, handing over to
         the tetrahedron test once it has four vertices. Returns (separated, dist, nsimplex);
@@ -113,7 +115,7 @@ def make_gjk(fp):
         while k < CCD_ITERATIONS:
             if xnorm < tol or ti.abs(xprev - xnorm) < fp(MINVAL):
                 break
-            v, a, b = msupport(o1, o2, -xk / xnorm)
+            v, a, b = msupport(o1, o2, tab, -xk / xnorm)
             set_row(sv, n, v)
             set_row(s1, n, a)
             set_row(s2, n, b)
@@ -124,7 +126,7 @@ def make_gjk(fp):
                 done = 1
                 break
             if n == 3 and backup:
-                ret, k = gjk_intersect(o1, o2, sv, s1, s2, k)
+                ret, k = gjk_intersect(o1, o2, tab, sv, s1, s2, k)
                 if ret != -1:
                     done = 1 if ret == 0 else 2
                     break
@@ -159,7 +161,7 @@ def make_gjk(fp):
             if n > 0:
                 set_row(xw, 0, lincomb(s1, lam, n))
                 set_row(xw, 1, lincomb(s2, lam, n))
-            vf, af, bf = msupport(o1, o2, -xk / xnorm)
+            vf, af, bf = msupport(o1, o2, tab, -xk / xnorm)
             if xk.dot(vf) > 0:
                 separated = 1
             dist = xnorm

@@ -28,7 +28,7 @@ def make_multiccd(fp):
 
     @ti.func
     def collide(w, con_f: ti.template(), con_n: ti.template(), type1, pos1, mat1, size1, rbound1, type2, pos2,
-                mat2, size2, rbound2, margin, npass):
+                mat2, size2, rbound2, margin, npass, hull1, hull2, tab: ti.template()):
         """One contact where the geoms (grown by half the margin each) overlap, at the
         midpoint of the witness points, normal from geom1 to geom2; with npass 5, up to
         four more from slightly rotated poses (multi-CCD: the pair table asks for it where
@@ -55,7 +55,7 @@ def make_multiccd(fp):
                 p1 = pos1 - (rot @ (pos0 - pos1) - (pos0 - pos1))
                 m2 = rot.transpose() @ mat2
                 p2 = pos2 - (rot.transpose() @ (pos0 - pos2) - (pos0 - pos2))
-            dist, x1, x2 = penetration(type1, p1, m1, size1, type2, p2, m2, size2, margin)
+            dist, x1, x2 = penetration(type1, p1, m1, size1, type2, p2, m2, size2, margin, hull1, hull2, tab)
             if dist < 0:
                 pos = (x1 + x2) * fp(0.5)
                 nrm = normalize(x1 - x2)

@@ -25,14 +25,15 @@ def make_penetration(fp):
     sup = make_support(fp)
     simplex_t = cm.simplex_t
     row, set_row, normalize = cm.row, cm.set_row, cm.normalize
-    make_obj, center = sup.make_obj, sup.center
+    make_obj, center, with_hull = sup.make_obj, sup.center, sup.with_hull
     gjk = make_gjk(fp).gjk
     epa = make_epa(fp).epa
 
     @ti.func
-    def penetration(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin):
+    def penetration(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1, hull2, tab: ti.template()):
         """Signed distance of the two geoms each grown by margin / 2 (negative: they
-        overlap), and the witness points on them; dist is BIG when they do not overlap."""
+        overlap), and the witness points on them; dist is BIG when they do not overlap.
+        A mesh's hull (support.with_hull) is in tab."""
         half = fp(0.5) * margin
         sv = simplex_t(0)
         s1 = simplex_t(0)
@@ -48,9 +49,9 @@ def make_penetration(fp):
             # a sphere or capsule as its centre point or segment, grown afterwards
             grow1 = size1[0] + half if core1 else fp(0.0)
             grow2 = size2[0] + half if core2 else fp(0.0)
-            o1 = make_obj(type1, pos1, mat1, size1, fp(0.0), fp(0.0) if core1 else half)
-            o2 = make_obj(type2, pos2, mat2, size2, fp(0.0), fp(0.0) if core2 else half)
-            sep0, d, ns0 = gjk(o1, o2, sv, s1, s2, xw, grow1 + grow2)
+            o1 = with_hull(make_obj(type1, pos1, mat1, size1, fp(0.0), fp(0.0) if core1 else half), hull1)
+            o2 = with_hull(make_obj(type2, pos2, mat2, size2, fp(0.0), fp(0.0) if core2 else half), hull2)
+            sep0, d, ns0 = gjk(o1, o2, tab, sv, s1, s2, xw, grow1 + grow2)
             if d > fp(CCD_TOLERANCE):
                 full = False
                 a = row(xw, 0)
@@ -65,15 +66,15 @@ def make_penetration(fp):
                 set_row(xw, 0, pos1)
                 set_row(xw, 1, pos2)
         if full:
-            o1 = make_obj(type1, pos1, mat1, size1, size1[0], half)
-            o2 = make_obj(type2, pos2, mat2, size2, size2[0], half)
-            dist, x1, x2 = overlap(o1, o2)
+            o1 = with_hull(make_obj(type1, pos1, mat1, size1, size1[0], half), hull1)
+            o2 = with_hull(make_obj(type2, pos2, mat2, size2, size2[0], half), hull2)
+            dist, x1, x2 = overlap(o1, o2, tab)
             set_row(xw, 0, x1)
             set_row(xw, 1, x2)
         return dist, row(xw, 0), row(xw, 1)
 
     @ti.func
-    def overlap(o1, o2):
+    def overlap(o1, o2, tab: ti.template()):
         """Signed distance of two objects (negative: they overlap, BIG: they do not) and
         the witness points on them: GJK decides, EPA measures."""
         sv = simplex_t(0)
@@ -83,9 +84,9 @@ def make_penetration(fp):
         set_row(xw, 0, center(o1))
         set_row(xw, 1, center(o2))
         dist = fp(BIG)
-        separated, d, ns = gjk(o1, o2, sv, s1, s2, xw, fp(0.0))
+        separated, d, ns = gjk(o1, o2, tab, sv, s1, s2, xw, fp(0.0))
         if d <= fp(CCD_TOLERANCE) and ns > 1 and not separated:
-            found, depth, w1, w2 = epa(o1, o2, sv, s1, s2, ns)
+            found, depth, w1, w2 = epa(o1, o2, tab, sv, s1, s2, ns)
             if found:
                 dist = -depth
                 set_row(xw, 0, w1)

@@ -6,13 +6,19 @@ A geom is packed into an object (``make_obj``; a height-field prism by ``make_pr
 sphere, capsule, ellipsoid, cylinder and box by their MuJoCo sizes, each grown by half the
 pair's margin; ``msupport`` is the support point of the Minkowski difference geom1 -
 geom2, with the two points it is made of.
+
+A mesh is its convex hull, as MuJoCo collides it: ``with_hull`` records where its hull
+vertices lie in the geom table (flat, x y z each, in the geom's frame; rows past the geoms,
+physics/collision/driver.py) and the support point is the hull vertex farthest along the
+direction, found by visiting them all (MuJoCo climbs the hull's graph to the same vertex).
+The table is the ``tab`` argument of every function that reaches a support point.
 """
 
 
 import functools
 import types
 
-from ...model import GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
+from ...model import GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_MESH, GEOM_SPHERE
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
 from .common import BIG, MINVAL, PRISM, make_common
@@ -54,6 +60,35 @@ def make_support(fp):
         o[5, 0] = fp(float(PRISM))
         o[5, 2] = growth
         return o
+
+    @ti.func
+    def with_hull(o, hull):
+        """A mesh object: ``hull`` = (flat index of its first hull vertex in the table,
+        number of hull vertices, the table's model row), kept in row 6."""
+        set_row(o, 6, hull)
+        return o
+
+    @ti.func
+    def hull_vertex(o, tab: ti.template(), i):
+        k = ti.cast(o[6, 0], ti.i32) + 3 * i
+        mg = ti.cast(o[6, 2], ti.i32)
+        width = tab.shape[2]
+        return vec3(tab[mg, k // width, k % width], tab[mg, (k + 1) // width, (k + 1) % width],
+                    tab[mg, (k + 2) // width, (k + 2) % width])
+
+    @ti.func
+    def hull_support(o, tab: ti.template(), local):
+        """The hull vertex farthest along local (the first of equals), and its index."""
+        best = vec3(0)
+        most = -fp(BIG)
+        index = -1
+        for i in range(ti.cast(o[6, 1], ti.i32)):
+            v = hull_vertex(o, tab, i)
+            if v.dot(local) > most:
+                most = v.dot(local)
+                best = v
+                index = i
+        return best, index
 
     @ti.func
     def center(o):
@@ -120,11 +155,25 @@ def make_support(fp):
         return mat @ (s + local * o[5, 2]) + row(o, 3)
 
     @ti.func
-    def msupport(o1, o2, d):
+    def support_in(o, d, tab: ti.template()):
+        """support, meshes included (their hull vertices are in tab)."""
+        out = vec3(0)
+        if ti.cast(o[5, 0], ti.i32) == GEOM_MESH:
+            mat = obj_mat(o)
+            local = mat.transpose() @ d
+            s, _ = hull_support(o, tab, local)
+            out = mat @ (s + local * o[5, 2]) + row(o, 3)
+        else:
+            out = support(o, d)
+        return out
+
+    @ti.func
+    def msupport(o1, o2, tab: ti.template(), d):
         """Support point of the Minkowski difference geom1 - geom2 along d, and its two parts."""
-        a = support(o1, d)
-        b = support(o2, -d)
+        a = support_in(o1, d, tab)
+        b = support_in(o2, -d, tab)
         return a - b, a, b
 
-    return types.SimpleNamespace(make_obj=make_obj, make_prism=make_prism, center=center, support=support,
-                                 msupport=msupport)
+    return types.SimpleNamespace(make_obj=make_obj, make_prism=make_prism, with_hull=with_hull, center=center,
+                                 support=support, support_in=support_in, hull_vertex=hull_vertex,
+                                 hull_support=hull_support, msupport=msupport)

@@ -40,7 +40,7 @@ def make_prisms(fp):
             v0, v1, v2 = nth_triangle(geom_f, mg, base, ncol, hsize, dx, dy, r0, c0, c1, item)
             if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
                 prism = cvx.make_prism(v0, v1, v2, -hsize[3], half)
-                dist, x1, x2 = cvx.overlap(prism, obj)
+                dist, x1, x2 = cvx.overlap(prism, obj, geom_f)
                 if dist < 0:
                     dist += margin
                     nrm = cvx.normalize(x1 - x2)
