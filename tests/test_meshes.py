@@ -385,3 +385,31 @@ def test_a_dropped_mesh_follows_mujoco(solids, mesh, euler, ncon, device):
     # 0.4 s: the fall, the first impacts, the settling on a face
     assert worst < 1e-6, worst
     assert d.ncon == ncon and world.contacts()["ncon"][0] == ncon
+
+
+# --- drawing ----------------------------------------------------------------------------
+def test_a_mesh_is_drawn_as_its_hull(solids, device):
+    """A box mesh draws as the box primitive of its size does; a tetrahedron as its hull."""
+    from taigym.physics.render import FreeCamera, Renderer
+
+    scene = f"""<mujoco><compiler meshdir="{solids}"/>
+    <asset><mesh name="cube" file="cube.stl"/><mesh name="tet" file="tet.stl"/></asset><worldbody>
+    <geom type="plane" size="2 2 .1" rgba=".9 .9 .9 1"/>
+    <body pos="0 0 .3" euler="10 20 30"><freejoint/>{{shape}}</body></worldbody></mujoco>"""
+    camera = FreeCamera(lookat=(0.0, 0.0, 0.25), distance=1.2, azimuth=60.0, elevation=-25.0, fovy=45.0)
+
+    def draw(shape):
+        model = load_mjcf_string(scene.format(shape=shape))
+        xpos = np.array([model.body_pos])
+        xquat = np.array([model.body_quat])
+        return Renderer(model, width=96, height=72, device=device).render_poses(xpos, xquat, camera=camera)[0]
+
+    mesh = draw('<geom type="mesh" mesh="cube" rgba="0 1 0 1"/>')
+    box = draw('<geom type="box" size=".15 .1 .05" rgba="0 1 0 1"/>')
+    green = lambda frame: frame[..., 1].astype(int) > frame[..., 0].astype(int) + 40  # noqa: E731
+    assert green(box).sum() > 150
+    # the same silhouette and shading, but for pixels along its edges
+    assert (green(mesh) != green(box)).sum() <= 0.03 * green(box).sum()
+    inside = green(mesh) & green(box)
+    assert np.abs(mesh[inside].astype(int) - box[inside].astype(int)).max() <= 2
+    assert green(draw('<geom type="mesh" mesh="tet" rgba="0 1 0 1"/>')).sum() > 100

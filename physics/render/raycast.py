@@ -28,8 +28,10 @@ Cameras (the ``camera`` argument):
 
 Kernels take their arrays as arguments, so they compile once for every model, batch size
 and image size. Height fields are ray-marched cell by cell over their grid (the two
-triangles of each cell, as MuJoCo splits them). Sites, meshes and transparency are not
-drawn.
+triangles of each cell, as MuJoCo splits them). Meshes are drawn as their convex hulls,
+the shape they collide as: a ray is clipped by the planes of the hull's faces (its own
+triangles, which a non-convex mesh would need, through a BVH, are not drawn). Sites and
+transparency are not drawn.
 """
 
 import math
@@ -43,6 +45,7 @@ from ..model import (
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
     GEOM_HFIELD,
+    GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
     JNT_FREE,
@@ -54,7 +57,8 @@ from ..access import make_access
 from ..runtime.backend import ensure_runtime, ti
 from .cameras import Camera, FreeCamera, TrackingCamera
 
-_DRAWN_TYPES = (GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX)
+_DRAWN_TYPES = (GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX,
+                GEOM_MESH)
 _GROUND = (GEOM_PLANE, GEOM_HFIELD)
 _MJ_DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)  # MuJoCo's geom rgba default: the material's colour wins over it
 
@@ -191,7 +195,7 @@ def _bounding_radius(gtype, size) -> float:
         return float(size[0] + size[1])
     if gtype == GEOM_CYLINDER:
         return float(math.hypot(size[0], size[1]))
-    if gtype == GEOM_BOX:
+    if gtype in (GEOM_BOX, GEOM_MESH):  # a mesh's size: its box's half extents about its frame
         return float(np.linalg.norm(size[:3]))
     if gtype == GEOM_ELLIPSOID:
         return float(max(size[:3]))
@@ -209,6 +213,8 @@ def _aabb_half(gtype, size, rot) -> np.ndarray:
         return np.abs(rot) @ size[:3]
     if gtype == GEOM_ELLIPSOID:
         return np.sqrt((rot * rot) @ (size[:3] ** 2))
+    if gtype == GEOM_MESH:
+        return np.full(3, np.linalg.norm(size[:3]))
     return np.full(3, size[0])
 
 
@@ -271,7 +277,43 @@ def _pack_geoms(model: Model):
         draw_f[row, G_CELL:G_CELL + 2] = cell
         draw_f[row, G_RBOUND] = _bounding_radius(model.geom_type[g], model.geom_size[g])
     types = np.array([model.geom_type[g] for g in ids] or [-1], dtype=np.int32)
-    return np.array(ids, dtype=np.int64), types, _pack_hfield_samples(model, ids, draw_f)
+    return np.array(ids, dtype=np.int64), types, _pack_hull_planes(model, ids, _pack_hfield_samples(model, ids, draw_f))
+
+
+def _pack_hull_planes(model: Model, ids, draw_f):
+    """Mesh geoms' hull faces as planes (unit outward normal, offset; 4 floats each, in
+    the geom frame) in rows after the rest; a mesh geom's first plane (flat index) and
+    count in the height-field columns."""
+    meshes = [(row, g) for row, g in enumerate(ids) if model.geom_type[g] == GEOM_MESH]
+    if not meshes:
+        return draw_f
+    start, parts, offset = {}, [], draw_f.size
+    for row, g in meshes:
+        k = int(model.geom_dataid[g])
+        if k not in start:
+            start[k] = (offset, _hull_planes(model, k))
+            parts.append(start[k][1].reshape(-1))
+            offset += parts[-1].size
+        draw_f[row, G_HF_BASE] = start[k][0]
+        draw_f[row, G_HF_NROW] = len(start[k][1])
+    flat = np.concatenate(parts)
+    padded = np.zeros(-(-flat.size // G_WIDTH) * G_WIDTH, dtype=np.float32)
+    padded[: flat.size] = flat
+    return np.concatenate([draw_f, padded.reshape(-1, G_WIDTH)])
+
+
+def _hull_planes(model: Model, k: int) -> np.ndarray:
+    """(nplane, 4): the distinct planes of mesh k's hull triangles (coplanar ones merge)."""
+    graph = model.mesh_graph[model.mesh_graphadr[k]:]
+    n, nface = int(graph[0]), int(graph[1])
+    faces = graph[2 + 3 * n + 3 * nface: 2 + 3 * n + 6 * nface].reshape(-1, 3)
+    vert = model.mesh_vert[model.mesh_vertadr[k]:]
+    a, b, c = vert[faces[:, 0]], vert[faces[:, 1]], vert[faces[:, 2]]
+    normal = np.cross(b - a, c - a)
+    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-300)
+    planes = np.concatenate([normal, np.einsum("ij,ij->i", normal, a)[:, None]], axis=1)
+    scale = max(float(np.abs(vert).max()), 1e-9)
+    return np.unique(np.round(planes / [1, 1, 1, scale], 6), axis=0) * [1, 1, 1, scale]
 
 
 def _pack_hfield_samples(model: Model, ids, draw_f):
@@ -496,6 +538,39 @@ def _hit_hfield(draw_f: ti.template(), g, o, d):
 
 
 @ti.func
+def _draw_at(draw_f: ti.template(), k):
+    width = draw_f.shape[1]
+    return draw_f[k // width, k % width]
+
+
+@ti.func
+def _hit_mesh(draw_f: ti.template(), g, o, d):
+    """A convex hull given by its face planes: the ray enters where the last plane it
+    crosses inward is crossed before the first it crosses outward."""
+    base = ti.cast(A.draw_hf_base(draw_f, g), ti.i32)
+    t_in, t_out = _F(-_INF), _F(_INF)
+    normal = vec3(0)
+    for k in range(ti.cast(A.draw_hf_nrow(draw_f, g), ti.i32)):
+        i = base + 4 * k
+        n = vec3(_draw_at(draw_f, i), _draw_at(draw_f, i + 1), _draw_at(draw_f, i + 2))
+        ahead = _draw_at(draw_f, i + 3) - n.dot(o)  # >= 0: the origin is inside this plane
+        along = n.dot(d)
+        if ti.abs(along) < 1e-12:
+            if ahead < 0:
+                t_out = -_F(_INF)
+        elif along < 0:
+            if ahead / along > t_in:
+                t_in = ahead / along
+                normal = n
+        else:
+            t_out = ti.min(t_out, ahead / along)
+    out = vec4(_INF, 0, 0, 0)
+    if t_in <= t_out and t_in > _EPS:
+        out = vec4(t_in, normal[0], normal[1], normal[2])
+    return out
+
+
+@ti.func
 def _hit_local(gtype, o, d, size):
     out = vec4(_INF, 0, 0, 0)
     if gtype == GEOM_PLANE:
@@ -539,6 +614,8 @@ def _trace(geom_type: ti.template(), draw_f: ti.template(), draw_x: ti.template(
             local = vec4(_INF, 0, 0, 0)
             if gtype == GEOM_HFIELD:
                 local = _hit_hfield(draw_f, g, rot.transpose() @ (o - pos), rot.transpose() @ d)
+            elif gtype == GEOM_MESH:
+                local = _hit_mesh(draw_f, g, rot.transpose() @ (o - pos), rot.transpose() @ d)
             else:
                 local = _hit_local(gtype, rot.transpose() @ (o - pos), rot.transpose() @ d, A.draw_size(draw_f, g))
             if local[0] < best[0]:
