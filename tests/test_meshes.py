@@ -413,3 +413,61 @@ def test_a_mesh_is_drawn_as_its_hull(solids, device):
     inside = green(mesh) & green(box)
     assert np.abs(mesh[inside].astype(int) - box[inside].astype(int)).max() <= 2
     assert green(draw('<geom type="mesh" mesh="tet" rgba="0 1 0 1"/>')).sum() > 100
+
+
+# --- URDF -------------------------------------------------------------------------------
+URDF = """<robot name="r">
+  <link name="base">
+    <inertial><mass value="2"/><inertia ixx=".1" iyy=".1" izz=".1" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0 0 .1" rpy="0 .3 0"/>
+      <geometry><mesh filename="package://pkg/meshes/box.stl" scale="2 1 1"/></geometry></collision>
+    <visual><geometry><mesh filename="package://pkg/meshes/box.stl" scale="2 1 1"/></geometry></visual>
+    <visual><origin xyz=".3 0 0"/><geometry><mesh filename="meshes/ico.obj"/></geometry></visual>
+  </link>
+</robot>"""
+
+
+@pytest.fixture()
+def package(assets, tmp_path):
+    (tmp_path / "pkg" / "meshes").mkdir(parents=True)
+    (tmp_path / "pkg" / "meshes" / "box.stl").write_bytes((assets / "box.stl").read_bytes())
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "ico.obj").write_bytes((assets / "ico.obj").read_bytes())
+    (tmp_path / "robot.urdf").write_text(URDF)
+    return tmp_path
+
+
+@pytest.mark.parametrize("roots", ["parent", "package"])
+def test_urdf_meshes_load_as_mjcf_meshes(package, roots):
+    from taigym.physics.compiler.urdf import load_urdf
+
+    root = package if roots == "parent" else package / "pkg"  # a folder of packages, or the package itself
+    ours = load_urdf(package / "robot.urdf", package_dirs=[root])
+    assert ours.nmesh == 2 and ours.mesh_name == ["box", "ico"]  # the collision and visual box share one
+    assert ours.geom_type.tolist() == [mujoco.mjtGeom.mjGEOM_MESH] * 3
+    assert ours.geom_contype.tolist() == [1, 0, 0] and ours.body_mass[1] == 2.0
+    # the same meshes through MJCF, which is checked against mujoco above
+    mjcf = load_mjcf_string(f"""<mujoco><compiler meshdir="{package}" angle="radian"/><asset>
+      <mesh name="box" file="pkg/meshes/box.stl" scale="2 1 1"/><mesh name="ico" file="meshes/ico.obj"/></asset>
+      <worldbody><body name="base"><inertial pos="0 0 0" mass="2" diaginertia=".1 .1 .1"/>
+      <geom type="mesh" mesh="box" pos="0 0 .1" euler="0 .3 0"/><geom type="mesh" mesh="box"/>
+      <geom type="mesh" mesh="ico" pos=".3 0 0"/></body></worldbody></mujoco>""")
+    for name in ("geom_pos", "geom_quat", "geom_size", "mesh_vert", "mesh_pos", "mesh_quat"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(mjcf, name), atol=1e-12, err_msg=name)
+
+
+def test_urdf_mesh_files_that_cannot_be_read_are_refused_in_one_line(package):
+    from taigym.physics.compiler.urdf import load_urdf
+
+    (package / "pkg" / "meshes" / "arm.dae").write_text("<COLLADA/>")
+    path = package / "robot.urdf"
+    path.write_text(URDF.replace("meshes/box.stl", "meshes/arm.dae"))
+    with pytest.raises(ModelError) as info:
+        load_urdf(path, package_dirs=[package])
+    assert "arm.dae" in str(info.value) and "convert it to STL or OBJ" in str(info.value)
+    assert "\n" not in str(info.value)
+    with pytest.raises(ModelError, match="package not found under package_dirs"):
+        load_urdf(package / "robot.urdf")
+    with pytest.warns(UserWarning, match="package not found"):
+        skipped = load_urdf(package / "robot.urdf", strict=False)
+    assert skipped.ngeom == 1  # the OBJ visual, found beside the URDF

@@ -17,9 +17,16 @@ Mapping (URDF 1.0):
   ``<dynamics damping friction>`` -> damping and frictionloss. Effort and velocity
   limits are read and checked but make no actuators.
 
-Unsupported content (meshes, textures, ``<transmission>``, ``<gazebo>``, unknown
-elements and attributes) is an error under ``strict=True`` and, under ``strict=False``,
-skipped with one warning that lists everything ignored. Planar and mimic joints are
+- ``<mesh filename scale>``: an STL or OBJ file (physics/compiler/mesh_files.py) becomes a
+  mesh asset, named after the file, and a mesh geom, compiled as MuJoCo compiles meshes
+  (physics/compiler/mesh.py). ``package://name/path`` resolves under the ``package_dirs``
+  the loader is given (``dir/name/path``, or ``dir/path`` when ``dir`` is the package
+  ``name`` itself), ``file://`` and plain names against the URDF's folder.
+
+Unsupported content (mesh formats other than STL and OBJ, such as COLLADA, meshes whose
+package is not found, textures, ``<transmission>``, ``<gazebo>``, unknown elements and
+attributes) is an error under ``strict=True`` and, under ``strict=False``, skipped with
+one warning that lists everything ignored. Planar and mimic joints are
 errors in both modes, since dropping them would change the robot's motion.
 """
 
@@ -76,8 +83,11 @@ class _Joint:
 class _Reader(XmlReader):
     format = "URDF"
 
-    def __init__(self, file: str, strict: bool):
+    def __init__(self, file: str, strict: bool, base_dir: Path = Path("."), package_dirs=()):
         super().__init__(file, strict)
+        self.base_dir = base_dir
+        self.package_dirs = [Path(d) for d in package_dirs]
+        self.meshes: dict[tuple, int] = {}  # (file, scale) -> mesh id: each file compiled once
         self.robot = "robot"
         self.materials: dict[str, Optional[np.ndarray]] = {}
         self.links: dict[str, _Link] = {}
@@ -348,8 +358,7 @@ class _Reader(XmlReader):
                                  geometry, where, "geometry")
             shape = geometry.children[0]
             if shape.tag == "mesh":
-                self.unsupported(f"<mesh filename='{shape.attrib.get('filename', '')}'> ({node.tag} shape skipped)",
-                                 shape, where)
+                self.add_mesh(b, body, shape, where, kw, node.tag)
                 continue
             if shape.tag not in ("box", "sphere", "cylinder"):
                 continue  # already reported by check()
@@ -377,6 +386,51 @@ class _Reader(XmlReader):
                 if v <= 0:
                     raise self.error(f"{attr} must be > 0, got {v}", shape, where, attr)
             self.guard(shape, where, b.add_shape_cylinder, body, radius=radius, half_height=length / 2.0, **kw)
+
+    def add_mesh(self, b: ModelBuilder, body: int, shape: _Node, where: str, kw: dict, kind: str) -> None:
+        """A mesh geom on a mesh asset read from the file (each file and scale once)."""
+        from ..compiler.mesh_files import MeshFileError, mesh_format, read_mesh
+
+        self.check(shape, where, ("filename", "scale"))
+        filename = shape.attrib.get("filename", "")
+        if not filename:
+            raise self.error("<mesh> needs a filename", shape, where, "filename")
+        scale = self.floats(shape, "scale", 3, where) if "scale" in shape.attrib else np.ones(3)
+        path = self.mesh_path(filename)
+        if path is None:
+            tried = ", ".join(str(d) for d in self.package_dirs) or "none given"
+            self.unsupported(f"<mesh filename='{filename}'>: package not found under package_dirs ({tried}); "
+                             f"{kind} shape skipped", shape, where, "filename")
+            return
+        try:
+            mesh_format(path)
+        except MeshFileError as e:
+            self.unsupported(f"<mesh filename='{filename}'>: {e} ({kind} shape skipped)", shape, where, "filename")
+            return
+        key = (str(path.resolve()), tuple(scale))
+        if key not in self.meshes:
+            try:
+                vert, face = read_mesh(path)
+            except MeshFileError as e:
+                raise self.error(str(e), shape, where, "filename") from None
+            # named after the file; the same file at another scale is another asset
+            taken = {m.name for m in b._meshes}
+            name = path.stem if path.stem not in taken else f"{path.stem}_{len(self.meshes)}"
+            self.meshes[key] = self.guard(shape, where, b.add_mesh, name, vert, face, scale=scale)
+        self.guard(shape, where, b.add_geom, body, "mesh", mesh=self.meshes[key], **kw)
+
+    def mesh_path(self, filename: str) -> Optional[Path]:
+        """The file a URDF mesh names; None for a package not under package_dirs."""
+        if filename.startswith("package://"):
+            package, _, rest = filename[len("package://"):].partition("/")
+            for root in self.package_dirs:
+                for candidate in (root / package / rest, root / rest if root.name == package else None):
+                    if candidate is not None and candidate.exists():
+                        return candidate
+            return None
+        if filename.startswith("file://"):
+            filename = filename[len("file://"):]
+        return self.base_dir / filename
 
     def visual_rgba(self, node: _Node, where: str) -> Optional[np.ndarray]:
         m = self.one(node, "material", where)
@@ -478,40 +532,43 @@ class _Reader(XmlReader):
             raise self.error(e.reason, node, element, e.attribute) from None
 
 
-def _load(text, file: str, strict: bool, floating: Optional[bool]) -> Model:
-    reader = _Reader(file, strict)
+def _load(text, file: str, strict: bool, floating: Optional[bool], base_dir: Path = Path("."),
+          package_dirs=()) -> Model:
+    reader = _Reader(file, strict, base_dir, package_dirs)
     root = parse_xml(text, file)
     model = reader.finalize(reader.read(root, floating))
     reader.warn_ignored()
     return model
 
 
-def load_urdf(path, *, strict: bool = True, floating: Optional[bool] = None) -> Model:
+def load_urdf(path, *, strict: bool = True, floating: Optional[bool] = None, package_dirs=()) -> Model:
     """Load a URDF file into a Model.
 
     Args:
-        path: the ``.urdf`` file.
-        strict: if False, unsupported content (meshes, transmissions, gazebo tags,
-            unknown elements) is skipped with one warning instead of raising.
+        path: the ``.urdf`` file; mesh file names resolve relative to its folder.
+        strict: if False, unsupported content (COLLADA and other mesh formats,
+            transmissions, gazebo tags, unknown elements) is skipped with one warning
+            instead of raising.
         floating: True gives the root link a free joint (named ``root_joint``);
             None or False weld it to the world.
+        package_dirs: folders ``package://name/...`` mesh names resolve under: each holds
+            the package ``name`` as a subfolder, or is that package's folder.
     """
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise ModelError(f"cannot read the file: {e.strerror}", file=str(path)) from None
-    return _load(data, str(path), strict, floating)
+    return _load(data, str(path), strict, floating, path.resolve().parent, package_dirs)
 
 
-def load_urdf_string(text, *, strict: bool = True, base_dir=None, floating: Optional[bool] = None) -> Model:
-    """Load URDF text into a Model (see :func:`load_urdf`).
-
-    ``base_dir`` is where relative file names would resolve; meshes are not loaded
-    yet, so it only labels errors.
-    """
+def load_urdf_string(text, *, strict: bool = True, base_dir=None, floating: Optional[bool] = None,
+                     package_dirs=()) -> Model:
+    """Load URDF text into a Model (see :func:`load_urdf`); relative mesh file names
+    resolve against ``base_dir`` (default: the working directory)."""
     file = str(Path(base_dir) / _STRING_FILE) if base_dir is not None else _STRING_FILE
-    return _load(text, file, strict, floating)
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    return _load(text, file, strict, floating, base, package_dirs)
 
 
 __all__ = ["load_urdf", "load_urdf_string"]
