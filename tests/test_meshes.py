@@ -382,8 +382,9 @@ def test_a_dropped_mesh_follows_mujoco(solids, mesh, euler, ncon, device):
         world.step(40)
         mujoco.mj_step(mjm, d, 40)
         worst = max(worst, np.abs(world.get("qpos")[0] - d.qpos).max())
-    # 0.4 s: the fall, the first impacts, the settling on a face
-    assert worst < 1e-6, worst
+    # 0.4 s: the fall, the first impacts, the settling on a face (measured: 1e-8 for the
+    # tetrahedron, 1e-15 for the box)
+    assert worst < 1e-7, worst
     assert d.ncon == ncon and world.contacts()["ncon"][0] == ncon
 
 
