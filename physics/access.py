@@ -59,6 +59,9 @@ class Access:
                     if key in self._columns:
                         raise ValueError(f"two table columns give the accessor {key!r}")
                     self._columns[key] = (table, col)
+            if table.tail is not None:
+                for suffix in ("*_at", "set_*_at"):
+                    self._columns[suffix.replace("*", table.prefix + table.tail.name)] = (table, table.tail)
         self.read = _Lookup(self, "")
         self.write = _Lookup(self, "set_")
         self.row_width = {key: table.width for key, (table, _) in self._columns.items()}
@@ -90,6 +93,10 @@ class _Lookup:
 
 
 def _column_access(table, col, elem, traced):
+    if col is table.tail:
+        # entries past the columns, one at a time: a column of one entry's element access
+        tail = _column_access(table, col._replace(width=2), elem, traced)
+        return {k: v for k, v in tail.items() if k.endswith("_at")}
     vtype = None
     if len(col.shape) == 2:
         vtype = ti.types.matrix(*col.shape, elem)

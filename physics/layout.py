@@ -21,7 +21,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .compiler import sensors as S
-from .model import EQ_CONNECT, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING, OBJ_SITE, Model
+from .model import (EQ_CONNECT, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING, OBJ_SITE, WRAP_CYLINDER, WRAP_JOINT, WRAP_SITE,
+                    WRAP_SPHERE, Model)
 
 # How a table is indexed, which fixes its accessors' arguments (physics/access.py):
 FLAT = "flat"  # 1-D, row r of the row set starting at o: a[o + r * width + column]; accessor (a, o, r)
@@ -50,7 +51,8 @@ class Table(Mapping):
     width of 9 with a unit ending in "3x3" being a row-major 3x3 matrix. Read as a
     mapping, name -> (start, width). ``prefix`` + a column's name is its accessor's name."""
 
-    def __init__(self, name: str, prefix: str, index: str, dtype: str, meaning: str, *columns, pow2: bool = False):
+    def __init__(self, name: str, prefix: str, index: str, dtype: str, meaning: str, *columns, pow2: bool = False,
+                 tail: tuple | None = None):
         self.name, self.prefix, self.index, self.dtype, self.meaning = name, prefix, index, dtype, meaning
         self.columns, at = {}, 0
         for col_name, width, col_meaning, unit in columns:
@@ -61,6 +63,10 @@ class Table(Mapping):
             self.columns[col_name] = Column(col_name, at, width, col_meaning, unit, shape)
             at += width
         self.used = at
+        # ``tail`` (name, meaning, unit): entries after the columns, as many as the model
+        # gives its kernel table room for (a row per tendon, then nv entries); read and
+        # written an entry at a time (accessors ``*_at``, ``set_*_at`` only)
+        self.tail = None if tail is None else Column(tail[0], at, 0, tail[1], tail[2], ())
         # flat tables' rows start at multiples of a power of two, which lets column
         # offsets fold into addresses (physics/runtime/ti_math.py, env_start)
         self.width = _pow2(at) if pow2 else at
@@ -202,10 +208,11 @@ ACT_F = Table(
     ("gear", 1, "transmission ratio", "ratio"), ("ctrlrange", 2, "ctrl bounds", "ctrl"),
     ("forcerange", 2, "force bounds", "N m or N"))
 TEN_I = Table(
-    "ten_i", "tendon_", ROW, "int", "fixed tendons",
-    ("adr", 1, "first wrap entry", _ID), ("num", 1, "wrap entries", "count"), ("limited", 1, "1 if limited", "flag"))
+    "ten_i", "tendon_", ROW, "int", "tendons, fixed or spatial",
+    ("adr", 1, "first wrap entry", _ID), ("num", 1, "wrap entries", "count"), ("limited", 1, "1 if limited", "flag"),
+    ("spatial", 1, "1 if a path of sites, wrapping geoms and pulleys", "flag"))
 TEN_F = Table(
-    "ten_f", "tendon_", ROWS, "float", "fixed-tendon constants",
+    "ten_f", "tendon_", ROWS, "float", "tendon constants",
     ("stiffness", 1, "spring stiffness", "N/m"), ("damping", 1, "damping", "N s/m"),
     ("frictionloss", 1, "dry friction", "N"), ("lengthspring", 2, "spring's dead band: lower and upper rest length", "m"),
     ("range", 2, "length limits", "m"), ("margin", 1, "limit margin", "m"),
@@ -213,8 +220,18 @@ TEN_F = Table(
     ("solref_lim", 2, "limit reference", _SOLREF), ("solimp_lim", 5, "limit impedance", "dmin, dmax, width, mid, power"),
     ("solref_fri", 2, "friction-loss reference", _SOLREF),
     ("solimp_fri", 5, "friction-loss impedance", "dmin, dmax, width, mid, power"))
-WRAP_I = Table("wrap_i", "wrap_", ROW, "int", "fixed tendons' terms", ("objid", 1, "the term's joint", _ID))
-WRAP_F = Table("wrap_f", "wrap_", ROWS, "float", "fixed tendons' terms", ("prm", 1, "the term's coefficient", "m/rad or 1"))
+# a spatial tendon's sites and geoms carry their frames in their bodies, so that the
+# tendon stage reads no site or geom table of its own
+WRAP_I = Table(
+    "wrap_i", "wrap_", ROW, "int", "tendons' wraps",
+    ("objid", 1, "a fixed tendon's joint", _ID), ("type", 1, "mjtWrap: joint 1, pulley 2, site 3, sphere 4, cylinder 5", "enum"),
+    ("body", 1, "the site's or geom's body", _ID), ("sidebody", 1, "a wrapping geom's side site's body, -1: none", _ID))
+WRAP_F = Table(
+    "wrap_f", "wrap_", ROWS, "float", "tendons' wraps",
+    ("prm", 1, "a joint's coefficient, a pulley's divisor", "m/rad, 1"),
+    ("pos", 3, "the site's or geom's position in its body", "m"),
+    ("quat", 4, "the geom's orientation in its body", "quaternion"), ("radius", 1, "the geom's radius", "m"),
+    ("sidepos", 3, "the side site's position in its body", "m"))
 EQ_I = Table(
     "eq_i", "eq_", ROW, "int", "equality constraints",
     ("type", 1, "mjtEq: connect 0, weld 1, joint 2, tendon 3", "enum"),
@@ -350,7 +367,8 @@ ACT_D = Table(
     ("velocity", 1, "transmission velocity", "rad/s or m/s"))
 TEN_D = Table(
     "ten_d", "ten_", ROWS, "float", "per-tendon state of one env",
-    ("length", 1, "tendon length", "m"), ("velocity", 1, "tendon velocity", "m/s"))
+    ("length", 1, "tendon length", "m"), ("velocity", 1, "tendon velocity", "m/s"),
+    tail=("J", "the tendon's Jacobian d length / d qvel, nv entries (MuJoCo's ten_J, dense)", "m/rad or 1"))
 
 # --- the collision stage's tables (physics/collision/) -----------------------------------
 PAIR_I = Table(
@@ -443,7 +461,7 @@ NBODY_D, NJNT_D, NDOF_D, NDOF_S, NEFC_F, NEFC_N, NACT_D, NTEN_D = (
 JNT_TYPE, JNT_LIMITED, JNT_LIMIT_MODEL = (JNT_I.start(k) for k in ("type", "limited", "limit_model"))
 DOF_MROWLEN = DOF_I.start("mrowlen")
 EQ_D_ACTIVE, EQ_D_BROKEN = EQ_D.start("active"), EQ_D.start("broken")
-WRAP_OBJID, WRAP_COEF = WRAP_I.start("objid"), WRAP_F.start("prm")
+NWRAP_I, NWRAP_F = WRAP_I.width, WRAP_F.width
 EFC_N, EFC_OVERFLOW, EFC_NITER = (EFC_COUNTS.start(k) for k in EFC_COUNTS)
 
 # The quantities World.get() can return: name -> (table, start, width); width 0 = scalar per row.
@@ -617,7 +635,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     ten_i = np.zeros((_pad(m.ntendon), NTEN_I), np.int32)
     ten_f = np.zeros((_pad(m.ntendon), NTEN_F))
     for t in range(m.ntendon):
-        ten_i[t] = (m.tendon_adr[t], m.tendon_num[t], m.tendon_limited[t])
+        ten_i[t] = (m.tendon_adr[t], m.tendon_num[t], m.tendon_limited[t], m.wrap_type[m.tendon_adr[t]] != WRAP_JOINT)
         _put(ten_f, t, TEN_F, "range", m.tendon_range[t])
         _put(ten_f, t, TEN_F, "margin", m.tendon_margin[t])
         _put(ten_f, t, TEN_F, "invweight0", m.tendon_invweight0[t])
@@ -630,10 +648,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
         _put(ten_f, t, TEN_F, "damping", m.tendon_damping[t])
         _put(ten_f, t, TEN_F, "frictionloss", m.tendon_frictionloss[t])
         _put(ten_f, t, TEN_F, "lengthspring", m.tendon_lengthspring[t])
-    wrap_i = np.zeros((_pad(m.nwrap), 1), np.int32)
-    wrap_i[: m.nwrap, WRAP_OBJID] = m.wrap_objid
-    wrap_f = np.zeros((_pad(m.nwrap), 1))
-    wrap_f[: m.nwrap, WRAP_COEF] = m.wrap_prm
+    wrap_i, wrap_f = _pack_wraps(m)
 
     opt_f = np.zeros((1, NOPT_F))
     _put(opt_f, 0, OPT_F, "timestep", m.opt.timestep)
@@ -665,6 +680,31 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     out.update(eq_i=eq_i, sizes=sizes, body_i=body_i, jnt_i=jnt_i, dof_i=dof_i, act_i=act_i, ten_i=ten_i, wrap_i=wrap_i,
                sensor_i=sensor_i)
     return out
+
+
+def _pack_wraps(m: Model):
+    """(wrap_i, wrap_f): each wrap's type and object; a site's or geom's body and frame in
+    it, a geom's radius and its side site's body and position."""
+    wrap_i = np.zeros((_pad(m.nwrap), NWRAP_I), np.int32)
+    wrap_f = np.zeros((_pad(m.nwrap), NWRAP_F))
+    wrap_i[:, WRAP_I.start("sidebody")] = -1
+    for k in range(m.nwrap):
+        kind, obj = int(m.wrap_type[k]), int(m.wrap_objid[k])
+        wrap_i[k, : WRAP_I.start("sidebody")] = (obj, kind, -1)
+        _put(wrap_f, k, WRAP_F, "prm", m.wrap_prm[k])
+        if kind == WRAP_SITE:
+            wrap_i[k, WRAP_I.start("body")] = m.site_bodyid[obj]
+            _put(wrap_f, k, WRAP_F, "pos", m.site_pos[obj])
+        elif kind in (WRAP_SPHERE, WRAP_CYLINDER):
+            wrap_i[k, WRAP_I.start("body")] = m.geom_bodyid[obj]
+            _put(wrap_f, k, WRAP_F, "pos", m.geom_pos[obj])
+            _put(wrap_f, k, WRAP_F, "quat", m.geom_quat[obj])
+            _put(wrap_f, k, WRAP_F, "radius", m.geom_size[obj, 0])
+            side = int(round(m.wrap_prm[k]))
+            if side >= 0:
+                wrap_i[k, WRAP_I.start("sidebody")] = m.site_bodyid[side]
+                _put(wrap_f, k, WRAP_F, "sidepos", m.site_pos[side])
+    return wrap_i, wrap_f
 
 
 # the sensors that read cacc or cfrc_int, which the post-constraint pass computes
@@ -820,7 +860,10 @@ KERNEL_TABLES = (
     KernelTable("qM", FLOAT, 1, DATA, lambda e: (e.num_envs, _pad(e.model.nM)), flat=True),
     KernelTable("qLD", FLOAT, 1, DATA, lambda e: (e.num_envs, _pad(e.model.nM)), flat=True),
     KernelTable("act_d", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.model.nu), NACT_D)),
-    KernelTable("ten_d", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.model.ntendon), NTEN_D)),
+    # a tendon's row goes on with its Jacobian (TEN_D's tail: a spatial tendon's moment arms
+    # change with the configuration), in ten_d rather than a table of its own: the staged
+    # step kernel's arguments are at Taichi's limit of 64
+    KernelTable("ten_d", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.model.ntendon), NTEN_D + _pad(e.model.nv))),
     KernelTable("efc_J", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.nefc), _pad(e.model.nv))),
     KernelTable("efc_Y", FLOAT, 3, DATA, _efc_y_shape),
     KernelTable("efc_f", FLOAT, 3, DATA, lambda e: (e.num_envs, _pad(e.nefc), NEFC_F)),

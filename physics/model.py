@@ -42,6 +42,8 @@ LIMIT_MODELS = {"soft": LIMIT_SOFT, "cubic": LIMIT_CUBIC, "hard": LIMIT_HARD, "s
 
 # Actuator transmission, gain and bias types, numbered as in MuJoCo.
 TRN_JOINT, TRN_TENDON = 0, 3
+# Tendon wrap types, numbered as mjtWrap.
+WRAP_JOINT, WRAP_PULLEY, WRAP_SITE, WRAP_SPHERE, WRAP_CYLINDER = 1, 2, 3, 4, 5
 GAIN_FIXED, GAIN_AFFINE = 0, 1
 BIAS_NONE, BIAS_AFFINE = 0, 1
 
@@ -270,7 +272,8 @@ class Model:
     sensor_noise: np.ndarray = _f(0)  # standard deviation, kept for the user as MuJoCo keeps it
     sensor_name: list = field(default_factory=list)
 
-    # fixed tendons (ntendon,) and their wraps (nwrap,)
+    # tendons (ntendon,), fixed or spatial, and their wraps (nwrap,): a fixed tendon's are
+    # joints, a spatial one's a path of sites, wrapping geoms and pulleys
     tendon_adr: np.ndarray = _i(0)
     tendon_num: np.ndarray = _i(0)
     tendon_limited: np.ndarray = _i(0)
@@ -287,8 +290,9 @@ class Model:
     tendon_solimp_lim: np.ndarray = _f(0, 5)
     tendon_solref_fri: np.ndarray = _f(0, 2)
     tendon_solimp_fri: np.ndarray = _f(0, 5)
-    wrap_objid: np.ndarray = _i(0)  # joint id of each term
-    wrap_prm: np.ndarray = _f(0)  # coefficient of each term
+    wrap_type: np.ndarray = _i(0)  # mjtWrap: WRAP_JOINT, WRAP_PULLEY, WRAP_SITE, WRAP_SPHERE, WRAP_CYLINDER
+    wrap_objid: np.ndarray = _i(0)  # joint, site or geom id (-1 for a pulley)
+    wrap_prm: np.ndarray = _f(0)  # joint: coefficient; geom: side site id or -1; pulley: divisor
 
     # actuators (nu,)
     actuator_trntype: np.ndarray = _i(0)

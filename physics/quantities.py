@@ -26,13 +26,18 @@ _MATRICES = {"xmat": (3, 3), "ximat": (3, 3)}
 EFC_COUNTS = {"nefc": L.EFC_N, "efc_overflow": L.EFC_OVERFLOW, "solver_niter": L.EFC_NITER}
 
 
+# quantities that are a block of a data table: table, rows (a model size), first column,
+# columns (a model size)
+BLOCKS = {"ten_J": ("ten_d", "ntendon", L.TEN_D.tail.start, "nv")}
+
+
 def is_table_view(name: str) -> bool:
     """Whether ``name`` is a slice of one data table (so a device copy of it serves)."""
-    return name in DIRECT or name in L.DATA_VIEWS
+    return name in DIRECT or name in L.DATA_VIEWS or name in BLOCKS
 
 
 def known() -> list:
-    return sorted([*DIRECT, "qM", "time", "body_q", "eq_active", *EFC_COUNTS, *L.DATA_VIEWS,
+    return sorted([*DIRECT, *BLOCKS, "qM", "time", "body_q", "eq_active", *EFC_COUNTS, *L.DATA_VIEWS,
                    *(f"efc_{k}" for k in L.EFC_F)])
 
 
@@ -41,6 +46,9 @@ def table_view(name: str, table_of, model, num_envs: int):
     quantity ``name``; a view into that table."""
     if name in DIRECT:
         return table_of(DIRECT[name])[:, : getattr(model, _DIRECT_SIZE[name])]
+    if name in BLOCKS:
+        table, rows, start, cols = BLOCKS[name]
+        return table_of(table)[:, : getattr(model, rows), start : start + getattr(model, cols)]
     if name not in L.DATA_VIEWS:
         raise WorldError(f"unknown quantity {name!r}; known: {known()}")
     table, start, width = L.DATA_VIEWS[name]

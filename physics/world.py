@@ -338,7 +338,8 @@ class World:
         xipos, ximat, subtree_com, cinert, crb, cvel, cdof, cdof_dot, xanchor, xaxis,
         qfrc_bias, qfrc_passive, qfrc_actuator, qfrc_smooth, actuator_force, cacc,
         cfrc_ext (contact wrenches), cfrc_int (joint reaction wrenches),
-        actuator_length, actuator_velocity, ten_length, ten_velocity, time; the
+        actuator_length, actuator_velocity, ten_length, ten_velocity, ten_J (the
+        tendons' Jacobians, num_envs x ntendon x nv), time; the
         constraint quantities qacc_smooth, qfrc_constraint, nefc (active rows per env),
         efc_overflow (rows that did not fit), efc_force, efc_pos, efc_type, efc_id...
         (num_envs, capacity; rows past nefc are zero); and the articulation view

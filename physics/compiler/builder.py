@@ -144,6 +144,9 @@ class _Tendon:
     solimp: np.ndarray
     solreffriction: np.ndarray
     solimpfriction: np.ndarray
+    # a spatial tendon's path instead of joint terms: ("site", site), ("geom", geom,
+    # side site or None), ("pulley", divisor)
+    spatial: bool = False
 
 
 @dataclass
@@ -233,6 +236,22 @@ class JointLimit:
     acceleration: bool = False
     cone: Optional[Sequence[float]] = None
     twist: Optional[Sequence[float]] = None
+
+
+def _check_spatial_path(kinds, where) -> None:
+    """MuJoCo's rules for a spatial path: two entries or more, a site beside every geom
+    and a non-pulley beside every site, no pulley last or after another pulley."""
+    if len(kinds) < 2:
+        raise ModelError("a spatial tendon's path needs at least two entries", element=where)
+    for k, kind in enumerate(kinds):
+        before = kinds[k - 1] if k > 0 else None
+        after = kinds[k + 1] if k + 1 < len(kinds) else None
+        if kind == "pulley" and (after is None or before == "pulley"):
+            raise ModelError(f"pulley at path entry {k} must be followed by a branch", element=where)
+        if kind == "site" and before in (None, "pulley") and after in (None, "pulley"):
+            raise ModelError(f"site at path entry {k} needs a neighbour that is not a pulley", element=where)
+        if kind == "geom" and (before != "site" or after != "site"):
+            raise ModelError(f"geom at path entry {k} must sit between two sites", element=where)
 
 
 def _vec(value, n, what) -> np.ndarray:
@@ -753,6 +772,42 @@ class ModelBuilder:
         where = f"tendon '{name}'" if name else f"tendon {len(self._tendons)}"
         if not terms:
             raise ModelError("a fixed tendon needs at least one joint", element=where)
+        return self._add_tendon([(t, float(c)) for t, c in terms], False, where, name, limited, range, stiffness,
+                                damping, frictionloss, lengthspring, margin, solref, solimp, solreffriction,
+                                solimpfriction)
+
+    def add_tendon_spatial(self, path, *, name="", limited=None, range=None, stiffness=0.0, damping=0.0,
+                           frictionloss=0.0, lengthspring=None, margin=0.0, solref=_DEFAULT_SOLREF,
+                           solimp=_DEFAULT_SOLIMP, solreffriction=_DEFAULT_SOLREF,
+                           solimpfriction=_DEFAULT_SOLIMP) -> int:
+        """Spatial tendon along ``path``, MuJoCo's <spatial>: ("site", site) points it passes
+        through, ("geom", geom) or ("geom", geom, sidesite) a sphere or cylinder it wraps
+        around when the straight line would cross it (between two sites; the side site picks
+        the side), ("pulley", divisor) dividing the lengths of the branch that follows.
+        Sites and geoms by name or id; the other arguments as add_tendon_fixed's."""
+        where = f"tendon '{name}'" if name else f"tendon {len(self._tendons)}"
+        entries = []
+        for k, entry in enumerate(path):
+            entry = tuple(entry)
+            kind = entry[0] if entry else None
+            if kind == "site" and len(entry) == 2:
+                entries.append(entry)
+            elif kind == "geom" and len(entry) in (2, 3):
+                entries.append((kind, entry[1], entry[2] if len(entry) == 3 else None))
+            elif kind == "pulley" and len(entry) == 2:
+                if float(entry[1]) <= 0:
+                    raise ModelError(f"pulley {k} needs a positive divisor, got {entry[1]}", element=where,
+                                     attribute="divisor")
+                entries.append((kind, float(entry[1])))
+            else:
+                raise ModelError(f"path entry {k} {entry!r} is not ('site', s), ('geom', g[, sidesite]) or "
+                                 "('pulley', divisor)", element=where)
+        _check_spatial_path([e[0] for e in entries], where)
+        return self._add_tendon(entries, True, where, name, limited, range, stiffness, damping, frictionloss,
+                                lengthspring, margin, solref, solimp, solreffriction, solimpfriction)
+
+    def _add_tendon(self, terms, spatial, where, name, limited, range, stiffness, damping, frictionloss,
+                    lengthspring, margin, solref, solimp, solreffriction, solimpfriction) -> int:
         rng = np.zeros(2) if range is None else _vec(range, 2, where)
         limited = (range is not None) if limited is None else bool(limited)
         if limited and rng[0] > rng[1]:
@@ -761,10 +816,10 @@ class ModelBuilder:
         if lengthspring is not None:
             ls = np.asarray(lengthspring, dtype=float).reshape(-1)
             ls = np.array([ls[0], ls[0]]) if ls.size == 1 else _vec(ls, 2, where)
-        self._tendons.append(_Tendon([(t, float(c)) for t, c in terms], name, limited, rng, float(stiffness),
+        self._tendons.append(_Tendon(terms, name, limited, rng, float(stiffness),
                                      float(damping), float(frictionloss), ls, float(margin), _vec(solref, 2, where),
                                      _vec(solimp, 5, where), _vec(solreffriction, 2, where),
-                                     _vec(solimpfriction, 5, where)))
+                                     _vec(solimpfriction, 5, where), spatial))
         return len(self._tendons) - 1
 
     def add_actuator(

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import model as M
 from ..compiler.integers import int32
-from ..compiler.invweight import invweight0
+from ..compiler.invweight import invweight0, tendon_lengths0
 from ..compiler.mass_matrix import body_simple
 from ..compiler.sensors import sensor_arrays
 from ..errors import ModelError
@@ -116,20 +116,22 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         subtreemass[parent[i]] += subtreemass[i]
 
     # tendons
-    ten_adr, ten_num, wrap_obj, wrap_prm = [], [], [], []
+    ten_adr, ten_num, wrap_type, wrap_obj, wrap_prm = [], [], [], [], []
     for t in b._tendons:
         ten_adr.append(len(wrap_obj))
         ten_num.append(len(t.terms))
-        for target, coef in t.terms:
-            jid = _resolve(target, jnt_names, f"tendon '{t.name}'", "joint", jnt_compiled_id)
-            if jnt_type[jid] not in (M.JNT_HINGE, M.JNT_SLIDE):
-                raise ModelError("fixed tendons couple hinge and slide joints only", element=f"tendon '{t.name}'", attribute="joint")
-            wrap_obj.append(jid)
-            wrap_prm.append(coef)
+        wraps = _spatial_wraps(b, t, geoms) if t.spatial else _joint_wraps(t, jnt_names, jnt_compiled_id, jnt_type)
+        for kind, obj, prm in wraps:
+            wrap_type.append(kind)
+            wrap_obj.append(obj)
+            wrap_prm.append(prm)
+    wrap_type = np.array(wrap_type, dtype=np.int32)
     wrap_obj = np.array(wrap_obj, dtype=np.int32)
     wrap_prm = np.array(wrap_prm, dtype=float)
-    length0 = np.array([sum(qpos0[jnt_qposadr[wrap_obj[k]]] * wrap_prm[k] for k in range(a, a + n))
-                        for a, n in zip(ten_adr, ten_num)], dtype=float)
+    # spatial tendons' lengths at qpos0 need the compiled model's frames: set once it exists
+    length0 = np.array([0.0 if t.spatial else sum(qpos0[jnt_qposadr[wrap_obj[k]]] * wrap_prm[k]
+                                                  for k in range(a, a + n))
+                        for t, a, n in zip(b._tendons, ten_adr, ten_num)], dtype=float)
     lengthspring = np.array([t.lengthspring if t.lengthspring is not None else (length0[i], length0[i])
                              for i, t in enumerate(b._tendons)], dtype=float).reshape(-1, 2)
     ten_names = [t.name for t in b._tendons]
@@ -194,7 +196,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         tendon_damping=np.array([t.damping for t in b._tendons], dtype=float),
         tendon_frictionloss=np.array([t.frictionloss for t in b._tendons], dtype=float),
         tendon_lengthspring=lengthspring, tendon_length0=length0, tendon_name=ten_names,
-        wrap_objid=wrap_obj, wrap_prm=wrap_prm,
+        wrap_type=wrap_type, wrap_objid=wrap_obj, wrap_prm=wrap_prm,
         **_actuator_arrays(b, act_trnid),
         key_qpos=np.array([k[1] for k in keys]).reshape(len(keys), nq),
         key_qvel=np.array([k[2] for k in keys]).reshape(len(keys), nv),
@@ -208,6 +210,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     )
     model.body_simple = body_simple(model)
     model.body_simple.setflags(write=False)
+    _spatial_lengths0(model, b._tendons)
     model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
     model.eq_data = equality_reference_data(model)
     for key, value in _contact_filters(b, model).items():
@@ -485,6 +488,57 @@ def equality_reference_data(model: M.Model) -> np.ndarray:
             data[3:6] = quat_rotate(quat_conj(xquat[b1]), world - xpos[b1])
             data[6:10] = quat_mul(quat_conj(xquat[b1]), xquat[b2])
     return out
+
+
+def _joint_wraps(t, jnt_names, jnt_compiled_id, jnt_type) -> list:
+    """[(WRAP_JOINT, joint id, coefficient)] of fixed tendon t."""
+    out = []
+    for target, coef in t.terms:
+        jid = _resolve(target, jnt_names, f"tendon '{t.name}'", "joint", jnt_compiled_id)
+        if jnt_type[jid] not in (M.JNT_HINGE, M.JNT_SLIDE):
+            raise ModelError("fixed tendons couple hinge and slide joints only", element=f"tendon '{t.name}'",
+                             attribute="joint")
+        out.append((M.WRAP_JOINT, jid, coef))
+    return out
+
+
+def _spatial_wraps(b, t, geoms) -> list:
+    """[(mjtWrap, object id, prm)] of spatial tendon t's path: a site's id; a geom's id
+    and its side site's id (-1: none); a pulley's divisor (object -1)."""
+    where = f"tendon '{t.name}'"
+    site_names = [s[4] for s in b._sites]
+    geom_names = [g.name for g in geoms]
+    # add_geom's ids count geoms as added; compiled, they are ordered by body
+    order = sorted(range(len(b._geoms)), key=lambda i: b._geoms[i].body)
+    geom_id = {old: new for new, old in enumerate(order)}
+    out = []
+    for entry in t.terms:
+        if entry[0] == "site":
+            out.append((M.WRAP_SITE, _resolve(entry[1], site_names, where, "site"), 0.0))
+        elif entry[0] == "pulley":
+            out.append((M.WRAP_PULLEY, -1, entry[1]))
+        else:
+            g = _resolve(entry[1], geom_names, where, "geom", geom_id)
+            if geoms[g].type not in (M.GEOM_SPHERE, M.GEOM_CYLINDER):
+                raise ModelError(f"geom {entry[1]!r} is not a sphere or cylinder: tendons wrap those only",
+                                 element=where, attribute="geom")
+            side = -1 if entry[2] is None else _resolve(entry[2], site_names, where, "sidesite")
+            out.append((M.WRAP_CYLINDER if geoms[g].type == M.GEOM_CYLINDER else M.WRAP_SPHERE, g, float(side)))
+    return out
+
+
+def _spatial_lengths0(model, tendons) -> None:
+    """Spatial tendons' lengths at qpos0, and the rest length of springs left to it."""
+    spatial = [i for i, t in enumerate(tendons) if t.spatial]
+    if not spatial:
+        return
+    lengths = tendon_lengths0(model)
+    length0, spring = model.tendon_length0.copy(), model.tendon_lengthspring.copy()
+    for i in spatial:
+        length0[i] = lengths[i]
+        if tendons[i].lengthspring is None:
+            spring[i] = lengths[i]
+    model.tendon_length0, model.tendon_lengthspring = length0, spring
 
 
 def _resolve(target, names, where, kind, id_map=None) -> int:

@@ -3,7 +3,7 @@
 The soft-constraint model scales each constraint's regularizer by an estimate of the
 constraint-space inverse inertia, A_ii = J_i M^-1 J_i^T. Like MuJoCo, the estimate is taken
 once, at qpos0, per body (translation and rotation at the centre of mass), per dof and per
-tendon, and combined per constraint row when the rows are made. This host-side pass
+tendon (fixed or spatial), and combined per constraint row when the rows are made. This host-side pass
 computes those weights from the compiled arrays with numpy, in float64.
 """
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import model as M
 from ..compiler.mass_matrix import drop_simple_coupling, factor, solve
+from ..compiler.tendon_paths import spatial_tendon
 from ..compiler.transforms import quat_mul, quat_rotate, quat_to_mat
 
 _MINVAL = 1e-15
@@ -133,12 +134,42 @@ def _dof_weights(m: M.Model, lower, d) -> np.ndarray:
     return out
 
 
-def _tendon_weights(m: M.Model, lower, d) -> np.ndarray:
-    """(ntendon,): J M^-1 J^T of each fixed tendon."""
-    jac = np.zeros((m.nv, m.ntendon))
+def _tendons_at(m: M.Model, xpos, xquat, axes, anchors, rotational):
+    """(lengths (ntendon,), Jacobians (nv, ntendon)) of the tendons at qpos0."""
+    lengths, jac = np.zeros(m.ntendon), np.zeros((m.nv, m.ntendon))
+    rot = [quat_to_mat(q) for q in xquat]
+    site_xpos = np.array([xpos[b] + rot[b] @ p for b, p in zip(m.site_bodyid, m.site_pos)]).reshape(-1, 3)
+
+    def geom_frame(g):
+        b = m.geom_bodyid[g]
+        return xpos[b] + rot[b] @ m.geom_pos[g], rot[b] @ quat_to_mat(m.geom_quat[g])
+
+    def point_jacobian(b, point):
+        out = np.zeros((3, m.nv))
+        dofs = np.array(_body_dofs(m, b), dtype=int)
+        if dofs.size:
+            out[:, dofs] = np.where(rotational[dofs], np.cross(axes[dofs], point - anchors[dofs]).T, axes[dofs].T)
+        return out
+
     for t in range(m.ntendon):
-        for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
-            jac[m.jnt_dofadr[m.wrap_objid[k]], t] += m.wrap_prm[k]
+        adr, num = m.tendon_adr[t], m.tendon_num[t]
+        if m.wrap_type[adr] == M.WRAP_JOINT:
+            for k in range(adr, adr + num):
+                jac[m.jnt_dofadr[m.wrap_objid[k]], t] += m.wrap_prm[k]
+                lengths[t] += m.wrap_prm[k] * m.qpos0[m.jnt_qposadr[m.wrap_objid[k]]]
+        else:
+            lengths[t], jac[:, t] = spatial_tendon(m, t, site_xpos, geom_frame, point_jacobian)
+    return lengths, jac
+
+
+def tendon_lengths0(m: M.Model) -> np.ndarray:
+    """(ntendon,): the tendons' lengths at qpos0 (MuJoCo's tendon_length0)."""
+    xpos, xquat = _reference_frames(m)
+    return _tendons_at(m, xpos, xquat, *_motion_axes(m, xpos, xquat))[0]
+
+
+def _tendon_weights(m: M.Model, jac, lower, d) -> np.ndarray:
+    """(ntendon,): J M^-1 J^T of each tendon, J (nv, ntendon) at qpos0."""
     return np.einsum("it,it->t", jac, solve(lower, d, jac)) if m.ntendon else np.zeros(0)
 
 
@@ -153,5 +184,6 @@ def invweight0(m: M.Model):
     axes, anchors, rotational = _motion_axes(m, xpos, xquat)
     mass_matrix, jacobians = _mass_matrix(m, xpos, xquat, axes, anchors, rotational)
     lower, d = factor(mass_matrix)
-    return (_body_weights(m, jacobians, lower, d), _dof_weights(m, lower, d), _tendon_weights(m, lower, d),
+    tendon_jac = _tendons_at(m, xpos, xquat, axes, anchors, rotational)[1]
+    return (_body_weights(m, jacobians, lower, d), _dof_weights(m, lower, d), _tendon_weights(m, tendon_jac, lower, d),
             max(float(np.trace(mass_matrix)) / m.nv, _MINVAL))

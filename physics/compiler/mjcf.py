@@ -14,7 +14,7 @@ field by field):
   height fields (``<hfield>`` from nrow/ncol/elevation, a PNG or MuJoCo's binary file) and
   meshes (``<mesh>`` from STL, OBJ or MuJoCo's .msh, or inline; physics/compiler/mesh.py),
   with mesh geoms and primitives fitted to meshes.
-- fixed ``<tendon>``s, ``<actuator>`` motor/position/velocity/general on joints and
+- fixed and spatial ``<tendon>``s, ``<actuator>`` motor/position/velocity/general on joints and
   tendons, ``<equality>`` connect, weld, joint and tendon, ``<keyframe>``, ``<include>``,
   ``<custom>`` numeric and text data.
 
@@ -26,7 +26,7 @@ acceleration``, ``taigym:cone``, ``taigym:twist``, ``taigym:drive_stiffness/damp
 forcelimit/acceleration``; see ``_Reader.taigym_joint``); they may sit in defaults. MuJoCo
 itself rejects them, so a file that uses them is for this engine only.
 
-Everything else (meshes, flex equalities, sensors, spatial tendons,
+Everything else (meshes, flex equalities, sensors,
 actuator dynamics...) raises a ModelError naming the file, line, element and attribute;
 ``strict=False`` skips it and issues one warning that lists everything skipped.
 
@@ -834,17 +834,13 @@ class _Reader(XmlReader):
         self.check(node, "tendon", (), ("fixed", "spatial"))
         for t in node.children:
             element = _element(t)
-            if t.tag == "spatial":
-                self.unsupported("spatial tendons", t, element)
-                continue
             a = self.attrs(t, "tendon", "main", element)
-            self.check(t, element, _TENDON, ("joint",))
-            terms = []
-            for j in t.all("joint"):
-                self.check(j, f"{element} <joint>", ("joint", "coef"))
-                if "joint" not in j.attrib:
-                    raise self.error("a tendon <joint> needs attribute 'joint'", j, element, "joint")
-                terms.append((j.attrib["joint"], self.number(j.attrib, "coef", j, f"{element} <joint>", 1.0)))
+            if t.tag == "spatial":
+                self.check(t, element, _TENDON, ("site", "geom", "pulley"))
+                terms, add = self.spatial_path(t, element), self.b.add_tendon_spatial
+            else:
+                self.check(t, element, _TENDON, ("joint",))
+                terms, add = self.fixed_terms(t, element), self.b.add_tendon_fixed
             spring = self.floats(a, "springlength", t, element, (1, 2))
             if spring is not None and spring[0] < 0:
                 spring = None  # MuJoCo's -1: the length at qpos0
@@ -857,8 +853,36 @@ class _Reader(XmlReader):
                       solimpfriction=self.vector(a, "solimpfriction", t, element, _SOLIMP, (3, 5)))
             for key in ("stiffness", "damping", "frictionloss"):
                 kw[key] = self.number(a, key, t, element, 0.0, minimum=0.0)
-            self.guard(t, element, self.b.add_tendon_fixed, terms, **kw)
+            self.guard(t, element, add, terms, **kw)
             self.remember("tendon", kw["name"], t, element)
+
+    def fixed_terms(self, t: Node, element: str) -> list:
+        terms = []
+        for j in t.all("joint"):
+            self.check(j, f"{element} <joint>", ("joint", "coef"))
+            if "joint" not in j.attrib:
+                raise self.error("a tendon <joint> needs attribute 'joint'", j, element, "joint")
+            terms.append((j.attrib["joint"], self.number(j.attrib, "coef", j, f"{element} <joint>", 1.0)))
+        return terms
+
+    def spatial_path(self, t: Node, element: str) -> list:
+        """A <spatial>'s children in order, as add_tendon_spatial's path."""
+        path = []
+        for c in t.children:
+            where = f"{element} <{c.tag}>"
+            if c.tag == "pulley":
+                self.check(c, where, ("divisor",))
+                path.append(("pulley", self.number(c.attrib, "divisor", c, where, 0.0)))
+                continue
+            if c.tag not in ("site", "geom"):
+                continue  # refused by check unless strict=False
+            names = {"site": ("site",), "geom": ("geom", "sidesite")}[c.tag]
+            self.check(c, where, names)
+            if c.tag not in c.attrib:
+                raise self.error(f"a tendon <{c.tag}> needs attribute '{c.tag}'", c, element, c.tag)
+            path.append(("site", c.attrib["site"]) if c.tag == "site"
+                        else ("geom", c.attrib["geom"], c.attrib.get("sidesite")))
+        return path
 
     def actuators(self, node: Node) -> None:
         for child in node.children:

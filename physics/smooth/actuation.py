@@ -37,7 +37,6 @@ def make_actuation(fp):
     ):
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         ma = w % act_f.shape[0]
-        mw = w % wrap_f.shape[0]
         for d in range(sizes[L.SIZE_NV]):
             A.set_dof_qfrc_actuator(dof_d, o_dof, d, 0)
         for u in range(sizes[L.SIZE_NU]):
@@ -67,14 +66,11 @@ def make_actuation(fp):
             A.set_actuator_force(act_d, w, u, force)
             A.set_actuator_length(act_d, w, u, length)
             A.set_actuator_velocity(act_d, w, u, velocity)
+            # a tendon transmission's force acts through the tendon's Jacobian: added by
+            # physics/smooth/tendons.py's tendon_actuation
             if A.actuator_trntype(act_i, u) == TRN_JOINT:
                 da = A.jnt_dofadr(jnt_i, trnid)
                 A.set_dof_qfrc_actuator(dof_d, o_dof, da, A.dof_qfrc_actuator(dof_d, o_dof, da)
                                                                 + gear * force)
-            else:
-                for n in range(A.tendon_adr(ten_i, trnid), A.tendon_adr(ten_i, trnid) + A.tendon_num(ten_i, trnid)):
-                    da = A.jnt_dofadr(jnt_i, A.wrap_objid(wrap_i, n))
-                    A.set_dof_qfrc_actuator(dof_d, o_dof, da, A.dof_qfrc_actuator(dof_d, o_dof, da)
-                                                                    + gear * A.wrap_prm(wrap_f, mw, n) * force)
 
     return types.SimpleNamespace(actuation=actuation)

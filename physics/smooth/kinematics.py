@@ -1,5 +1,5 @@
-"""Position and velocity kinematics: body frames, com-based inertias and dofs, velocities,
-fixed-tendon lengths (MuJoCo's mj_kinematics, mj_comPos, mj_comVel, mj_tendon).
+"""Position and velocity kinematics: body frames, com-based inertias and dofs, velocities
+(MuJoCo's mj_kinematics, mj_comPos, mj_comVel; tendons are physics/smooth/tendons.py).
 
 Each function handles one world ``w``; the pipeline calls them inside its env loop.
 """
@@ -21,7 +21,7 @@ from .tree import make_tree
 @functools.lru_cache(maxsize=None)
 def make_kinematics(fp):
     """Positions (body frames, com-based inertias and dofs), then velocities (cvel,
-    cdof_dot) and fixed tendons, of one world."""
+    cdof_dot), of one world."""
     positions, velocities = make_positions(fp), make_velocities(fp)
     return types.SimpleNamespace(**vars(positions), **vars(velocities))
 
@@ -335,25 +335,4 @@ def make_velocities(fp):
                 k += 3
         A.set_body_cvel(body_d, o_body, b, cvel)
 
-    @ti.func
-    def tendons(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), qpos: ti.template(), qvel: ti.template(), ten_d: ti.template()):
-        """Fixed tendon lengths and velocities: sums of coef * joint coordinate."""
-        for t in range(sizes[L.SIZE_NTENDON]):
-            tendon_state(w, t, jnt_i, ten_i, wrap_i, wrap_f, qpos, qvel, ten_d)
-
-    @ti.func
-    def tendon_state(w, t, jnt_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
-                     qpos: ti.template(), qvel: ti.template(), ten_d: ti.template()):
-        """Fixed tendon t's length and velocity."""
-        mw = w % wrap_f.shape[0]
-        length = fp(0.0)
-        vel = fp(0.0)
-        for k in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
-            j = A.wrap_objid(wrap_i, k)
-            coef = A.wrap_prm(wrap_f, mw, k)
-            length += coef * qpos[env_index(w, A.jnt_qposadr(jnt_i, j))]
-            vel += coef * qvel[env_index(w, A.jnt_dofadr(jnt_i, j))]
-        A.set_ten_length(ten_d, w, t, length)
-        A.set_ten_velocity(ten_d, w, t, vel)
-
-    return types.SimpleNamespace(com_vel=com_vel, tree_velocity=tree_velocity, tendons=tendons, tendon_state=tendon_state)
+    return types.SimpleNamespace(com_vel=com_vel, tree_velocity=tree_velocity)

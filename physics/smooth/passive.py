@@ -1,4 +1,4 @@
-"""Passive forces: joint springs and dampers, fixed-tendon springs and dampers, smooth
+"""Passive forces: joint springs and dampers, tendon springs and dampers, smooth
 joint friction loss, and fluid drag from the inertia-box model (MuJoCo's mj_passive)."""
 
 
@@ -88,10 +88,12 @@ def make_passive(fp, features: Features = ALL):
                                                               - f * ti.tanh(qvel[env_index(w, d)] * s))
 
     @ti.func
-    def tendon_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), opt_f: ti.template(), ten_d: ti.template(), dof_d: ti.template()):
+    def tendon_springs_dampers(w, sizes: ti.template(), ten_f: ti.template(), opt_f: ti.template(), ten_d: ti.template(),
+                               dof_d: ti.template()):
+        """Each tendon's spring (outside its dead band), damper and smoothed friction loss,
+        a force along the tendon applied as J^T f."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         mt = w % ten_f.shape[0]
-        mw = w % wrap_f.shape[0]
         s = A.opt_friction_smoothing(opt_f, w % opt_f.shape[0], 0)
         for t in range(sizes[L.SIZE_NTENDON]):
             length = A.ten_length(ten_d, w, t)
@@ -107,10 +109,10 @@ def make_passive(fp, features: Features = ALL):
             frc -= A.tendon_damping(ten_f, mt, t) * vel
             if sizes[L.SIZE_SMOOTH_FRICTION] != 0:
                 frc -= A.tendon_frictionloss(ten_f, mt, t) * ti.tanh(vel * s)
-            for n in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
-                da = A.jnt_dofadr(jnt_i, A.wrap_objid(wrap_i, n))
-                A.set_dof_qfrc_passive(dof_d, o_dof, da, A.dof_qfrc_passive(dof_d, o_dof, da)
-                                                               + A.wrap_prm(wrap_f, mw, n) * frc)
+            if frc != 0:
+                for d in range(sizes[L.SIZE_NV]):
+                    A.set_dof_qfrc_passive(dof_d, o_dof, d, A.dof_qfrc_passive(dof_d, o_dof, d)
+                                                                 + A.ten_J_at(ten_d, w, t, d) * frc)
 
     @ti.func
     def fluid_inertia_box(w, sizes: ti.template(), body_i: ti.template(), dof_i: ti.template(), body_f: ti.template(), opt_f: ti.template(), body_d: ti.template(), dof_d: ti.template()):
@@ -152,7 +154,7 @@ def make_passive(fp, features: Features = ALL):
     def passive(
         w,
         # Model:
-        sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), ten_f: ti.template(), wrap_f: ti.template(), opt_f: ti.template(),
+        sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(), dof_i: ti.template(), body_f: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), ten_f: ti.template(), opt_f: ti.template(),
         # Data in:
         qpos: ti.template(), qvel: ti.template(), body_d: ti.template(), ten_d: ti.template(),
         # Data out: qfrc_passive
@@ -167,7 +169,7 @@ def make_passive(fp, features: Features = ALL):
                 if sizes[L.SIZE_SMOOTH_FRICTION] != 0:
                     joint_friction_smooth(w, sizes, dof_f, opt_f, qvel, dof_d)
             if ti.static(features.tendons):
-                tendon_springs_dampers(w, sizes, jnt_i, ten_i, ten_f, wrap_i, wrap_f, opt_f, ten_d, dof_d)
+                tendon_springs_dampers(w, sizes, ten_f, opt_f, ten_d, dof_d)
             if ti.static(features.fluid):
                 mo = w % opt_f.shape[0]
                 if A.opt_density(opt_f, mo, 0) > 0 or A.opt_viscosity(opt_f, mo, 0) > 0:

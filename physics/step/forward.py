@@ -22,6 +22,7 @@ from ..smooth.inertia import make_inertia
 from ..smooth.kinematics import make_kinematics
 from ..smooth.limits import make_limits
 from ..smooth.passive import make_passive
+from ..smooth.tendons import make_tendons
 from ..step.outline import make_outline
 from ..step.schedule import DOWN, UP, Phase
 
@@ -44,6 +45,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     lim = make_limits(fp)
     act = make_actuation(fp)
     cons = make_constraint(fp, solver, cone, features)
+    ten = make_tendons(fp)
     col = make_collision(fp, features.colliders)
 
     call = make_outline(fp, outline).call
@@ -57,7 +59,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         return t.sizes[L.SIZE_NBODY]
 
     @ti.func
-    def fixed_tendons(t: ti.template()):
+    def tendons(t: ti.template()):
         return t.sizes[L.SIZE_NTENDON]
 
     @ti.func
@@ -105,7 +107,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
 
     @ti.func
     def tendon(w, k, t: ti.template()):
-        kin.tendon_state(w, k, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ten_d)
+        ten.tendon_state(w, k, t.sizes, t.body_i, t.jnt_i, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.body_d,
+                         t.dof_d, t.ten_d)
 
     @ti.func
     def posed_geoms(t: ti.template()):
@@ -193,10 +196,12 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
 
     @ti.func
     def passive_and_actuation(w, t: ti.template()):
-        passive.passive(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.ten_i, t.wrap_i, t.body_f, t.jnt_f, t.dof_f, t.q_f,
-                        t.ten_f, t.wrap_f, t.opt_f, t.qpos, t.qvel, t.body_d, t.ten_d, t.dof_d)
+        passive.passive(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.body_f, t.jnt_f, t.dof_f, t.q_f, t.ten_f, t.opt_f,
+                        t.qpos, t.qvel, t.body_d, t.ten_d, t.dof_d)
         act.actuation(w, t.sizes, t.jnt_i, t.act_i, t.act_f, t.ten_i, t.wrap_i, t.wrap_f, t.qpos, t.qvel, t.ctrl,
                       t.ten_d, t.act_d, t.dof_d)
+        if ti.static(features.tendons):
+            ten.tendon_actuation(w, t.sizes, t.act_i, t.act_f, t.act_d, t.ten_d, t.dof_d)
 
     # PD drives (after the forces they hold), then cubic limits: forces and the terms the
     # integrator treats implicitly
@@ -291,7 +296,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                                                         Phase("subtree_mean", subtree_mean, bodies))),
               Phase("cinert", cinert, bodies),
               Phase("cdof", cdof, joints),
-              *((Phase("tendons", tendon, fixed_tendons),) if features.tendons else ()),
+              *((Phase("tendons", tendon, tendons),) if features.tendons else ()),
               *((Phase("geom_poses", geom_pose, posed_geoms), Phase("broad_phase", broad_phase, pairs),
                  Phase("contacts", contacts, staged=(Phase("pair_contacts", pair_contacts, pairs),
                                                      Phase("contact_table", contact_table))))

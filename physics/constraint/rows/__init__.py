@@ -107,11 +107,11 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                 if ti.static(features.equality):
                     if (disabled & DSBL_EQUALITY) == 0:
                         nefc = equalities(w, nefc, t.sizes, t.body_i, t.body_f, t.jnt_i, t.dof_i, t.dof_f, t.q_f,
-                                          t.qpos, t.qvel, t.body_d, t.dof_d, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f,
+                                          t.qpos, t.qvel, t.body_d, t.dof_d, t.ten_i, t.ten_f,
                                           t.ten_d, t.eq_i, t.eq_f, t.eq_d, t.efc_J, t.efc_f, t.efc_n)
                 if ti.static(features.frictionloss):
                     if (disabled & DSBL_FRICTIONLOSS) == 0 and t.sizes[L.SIZE_SMOOTH_FRICTION] == 0:
-                        nefc = friction_loss(w, nefc, t.sizes, t.jnt_i, t.dof_f, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f,
+                        nefc = friction_loss(w, nefc, t.sizes, t.jnt_i, t.dof_f, t.ten_i, t.ten_f, t.ten_d,
                                              t.efc_J, t.efc_f, t.efc_n)
                 if (disabled & DSBL_LIMIT) == 0:
                     nefc = joint_limits(w, nefc, t.sizes, t.jnt_i, t.jnt_f, t.dof_f, t.qpos, t.efc_J, t.efc_f, t.efc_n)
@@ -119,7 +119,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                         nefc = physx_limits(w, nefc, t.sizes, t.jnt_i, t.jnt_f, t.dof_f, t.opt_f, t.qpos, t.qvel,
                                             t.efc_J, t.efc_f, t.efc_n)
                     if ti.static(features.tendons):
-                        nefc = tendon_limits(w, nefc, t.sizes, t.jnt_i, t.ten_i, t.ten_f, t.wrap_i, t.wrap_f, t.ten_d,
+                        nefc = tendon_limits(w, nefc, t.sizes, t.jnt_i, t.ten_i, t.ten_f, t.ten_d,
                                              t.efc_J, t.efc_f, t.efc_n)
                 if ti.static(features.contacts):
                     if (disabled & DSBL_CONTACT) == 0:

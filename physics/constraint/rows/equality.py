@@ -41,8 +41,8 @@ def make_equality_rows(fp):
     def equalities(w, nefc, sizes: ti.template(), body_i: ti.template(), body_f: ti.template(), jnt_i: ti.template(),
                    dof_i: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(),
                    qvel: ti.template(), body_d: ti.template(),
-                   dof_d: ti.template(), ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(),
-                   wrap_f: ti.template(), ten_d: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
+                   dof_d: ti.template(), ten_i: ti.template(), ten_f: ti.template(),
+                   ten_d: ti.template(), eq_i: ti.template(), eq_f: ti.template(),
                    eq_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """Rows of the equality constraints active in world w (MuJoCo's mj_instantiateEquality)."""
         n = nefc
@@ -62,7 +62,7 @@ def make_equality_rows(fp):
                         # a coupling row adds into its objects' columns (body rows write all theirs)
                         for d in range(sizes[L.SIZE_NV]):
                             efc_J[env_index(w, n, d)] = 0
-                        coupling(w, n, e, me, kind, sizes, jnt_i, dof_f, q_f, qpos, ten_i, ten_f, wrap_i, wrap_f,
+                        coupling(w, n, e, me, kind, sizes, jnt_i, dof_f, q_f, qpos, ten_i, ten_f,
                                  ten_d, eq_i, eq_f, efc_J, efc_f)
                     else:
                         body_equality(w, n, e, me, kind, sizes, body_i, body_f, jnt_i, dof_i, qvel, body_d, dof_d,
@@ -118,20 +118,20 @@ def make_equality_rows(fp):
         return dif, invweight
 
     @ti.func
-    def coupled_jacobian_add(w, row, kind, obj, scale, jnt_i: ti.template(), ten_i: ti.template(),
-                             wrap_i: ti.template(), wrap_f: ti.template(), efc_J: ti.template()):
+    def coupled_jacobian_add(w, row, kind, obj, scale, sizes: ti.template(), jnt_i: ti.template(),
+                             ten_d: ti.template(), efc_J: ti.template()):
         if kind == EQ_JOINT:
             efc_J[env_index(w, row, A.jnt_dofadr(jnt_i, obj))] += scale
         else:
-            tendon_jacobian_add(w, row, obj, scale, ten_i, jnt_i, wrap_i, wrap_f, efc_J)
+            tendon_jacobian_add(w, row, obj, scale, sizes, ten_d, efc_J)
 
     @ti.func
     def coupling(w, row, e, me, kind, sizes: ti.template(), jnt_i: ti.template(), dof_f: ti.template(),
                  q_f: ti.template(), qpos: ti.template(), ten_i: ti.template(), ten_f: ti.template(),
-                 wrap_i: ti.template(), wrap_f: ti.template(), ten_d: ti.template(), eq_i: ti.template(),
+                 ten_d: ti.template(), eq_i: ti.template(),
                  eq_f: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
         """x1 = c0 + c1 d + ... + c4 d^4 with d = x2, or x1 = c0, where x is a joint's
-        coordinate or a fixed tendon's length less its value at qpos0; the Jacobian is
+        coordinate or a tendon's length less its value at qpos0; the Jacobian is
         J1 - poly'(d) J2, as MuJoCo's."""
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         mt = w % ten_f.shape[0]
@@ -139,7 +139,7 @@ def make_equality_rows(fp):
         o2 = A.eq_obj2(eq_i, e)
         pos, diag = coupled(w, kind, o1, md, mt, jnt_i, dof_f, q_f, qpos, ten_f, ten_d)
         pos -= A.eq_data_at(eq_f, me, e, 0)
-        coupled_jacobian_add(w, row, kind, o1, fp(1.0), jnt_i, ten_i, wrap_i, wrap_f, efc_J)
+        coupled_jacobian_add(w, row, kind, o1, fp(1.0), sizes, jnt_i, ten_d, efc_J)
         if o2 >= 0:
             dif, invweight = coupled(w, kind, o2, md, mt, jnt_i, dof_f, q_f, qpos, ten_f, ten_d)
             poly = fp(0.0)
@@ -150,7 +150,7 @@ def make_equality_rows(fp):
                 deriv += k * c * ti.pow(dif, k - 1)
             pos -= poly
             diag += invweight
-            coupled_jacobian_add(w, row, kind, o2, -deriv, jnt_i, ten_i, wrap_i, wrap_f, efc_J)
+            coupled_jacobian_add(w, row, kind, o2, -deriv, sizes, jnt_i, ten_d, efc_J)
         set_row(w, row, efc_f, CNSTR_EQUALITY, e, pos, fp(0.0), diag, fp(-_INF), fp(_INF))
 
     @ti.func

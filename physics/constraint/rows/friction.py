@@ -30,7 +30,7 @@ def make_friction_rows(fp):
 
     @ti.func
     def friction_loss(w, nefc, sizes: ti.template(), jnt_i: ti.template(), dof_f: ti.template(),
-                      ten_i: ti.template(), ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
+                      ten_i: ti.template(), ten_f: ti.template(), ten_d: ti.template(),
                       efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """A row per dof and per tendon with friction loss: a force bounded by +-frictionloss
         that opposes motion (MuJoCo's mj_instantiateFriction)."""
@@ -53,7 +53,7 @@ def make_friction_rows(fp):
             if loss > 0:
                 row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                 if row >= 0:
-                    tendon_jacobian_add(w, row, t, fp(1.0), ten_i, jnt_i, wrap_i, wrap_f, efc_J)
+                    tendon_jacobian_add(w, row, t, fp(1.0), sizes, ten_d, efc_J)
                     set_row(w, row, efc_f, CNSTR_FRICTION_TENDON, t, fp(0.0), fp(0.0), A.tendon_invweight0(ten_f, mt, t),
                             -loss, loss)
                     copy_sol(w, row, efc_f, A.tendon_solref_fri(ten_f, mt, t), A.tendon_solimp_fri(ten_f, mt, t))

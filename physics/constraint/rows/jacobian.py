@@ -4,7 +4,7 @@ relative_jacobian: a frame's components of the velocity of a point on one body r
 to a point on another, then of their relative angular velocity (MuJoCo's mj_jacDifPair);
 contacts and connect/weld equalities use it. point_jacdot_qvel: dJ/dt qvel of a point
 fixed to a body (MuJoCo's mj_jacDot times qvel), the weld's and connect's Jdot qvel.
-tendon_jacobian_add: d(length)/d(qvel) of a fixed tendon, for tendon friction and limits.
+tendon_jacobian_add: d(length)/d(qvel) of a tendon, for tendon friction, limits and equalities.
 All spatial vectors are com-based (angular 3, linear 3) about the root's subtree_com.
 """
 
@@ -95,12 +95,10 @@ def make_row_jacobian(fp):
                                 omega[0] * q[2] - omega[1] * q[1] + omega[2] * q[0])
 
     @ti.func
-    def tendon_jacobian_add(w, row, t, sign, ten_i: ti.template(), jnt_i: ti.template(), wrap_i: ti.template(),
-                            wrap_f: ti.template(), efc_J: ti.template()):
-        """efc_J[row] += sign * d(length of fixed tendon t)/d(qvel)."""
-        mw = w % wrap_f.shape[0]
-        for n in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
-            efc_J[env_index(w, row, A.jnt_dofadr(jnt_i, A.wrap_objid(wrap_i, n)))] += sign * A.wrap_prm(wrap_f, mw, n)
+    def tendon_jacobian_add(w, row, t, sign, sizes: ti.template(), ten_d: ti.template(), efc_J: ti.template()):
+        """efc_J[row] += sign * d(length of tendon t)/d(qvel), its Jacobian's row in ten_d."""
+        for d in range(sizes[L.SIZE_NV]):
+            efc_J[env_index(w, row, d)] += sign * A.ten_J_at(ten_d, w, t, d)
 
     return types.SimpleNamespace(relative_jacobian=relative_jacobian, point_jacdot_qvel=point_jacdot_qvel,
                                  quat_deriv=quat_deriv, tendon_jacobian_add=tendon_jacobian_add)

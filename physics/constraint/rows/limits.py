@@ -99,9 +99,9 @@ def make_limit_rows(fp):
 
     @ti.func
     def tendon_limits(w, nefc, sizes: ti.template(), jnt_i: ti.template(), ten_i: ti.template(),
-                      ten_f: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(), ten_d: ti.template(),
+                      ten_f: ti.template(), ten_d: ti.template(),
                       efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
-        """Rows for limited fixed tendons within their margin of a bound, as joint limits."""
+        """Rows for limited tendons within their margin of a bound, as joint limits."""
         n = nefc
         mt = w % ten_f.shape[0]
         for t in range(sizes[L.SIZE_NTENDON]):
@@ -114,7 +114,7 @@ def make_limit_rows(fp):
                     if dist < margin:
                         row = new_row(w, n, sizes, efc_J, efc_f, efc_n)
                         if row >= 0:
-                            tendon_jacobian_add(w, row, t, -side, ten_i, jnt_i, wrap_i, wrap_f, efc_J)
+                            tendon_jacobian_add(w, row, t, -side, sizes, ten_d, efc_J)
                             set_row(w, row, efc_f, CNSTR_LIMIT_TENDON, t, dist, margin, A.tendon_invweight0(ten_f, mt, t),
                                     fp(0.0), fp(_INF))
                             copy_sol(w, row, efc_f, A.tendon_solref_lim(ten_f, mt, t), A.tendon_solimp_lim(ten_f, mt, t))
