@@ -15,6 +15,17 @@ _JNT = {0: "free", 1: "ball", 2: "slide", 3: "hinge"}
 _GEOM = {0: "plane", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box"}
 
 
+def _wrap(mjm, k):
+    """Wrap k of a spatial tendon as add_tendon_spatial's path entry (sites and geoms by id:
+    model_from_mujoco adds them in mjModel's order)."""
+    kind, obj, prm = int(mjm.wrap_type[k]), int(mjm.wrap_objid[k]), float(mjm.wrap_prm[k])
+    if kind == 2:  # mjWRAP_PULLEY
+        return ("pulley", prm)
+    if kind == 3:  # mjWRAP_SITE
+        return ("site", obj)
+    return ("geom", obj, int(prm) if prm >= 0 else None)
+
+
 def model_from_mujoco(mjm) -> physics.Model:
     import mujoco
 
@@ -46,11 +57,17 @@ def model_from_mujoco(mjm) -> physics.Model:
     for g in range(mjm.ngeom):
         b.add_geom(int(mjm.geom_bodyid[g]), _GEOM[int(mjm.geom_type[g])], size=mjm.geom_size[g],
                    pos=mjm.geom_pos[g], quat=mjm.geom_quat[g], mass=0.0, name=name(mujoco.mjtObj.mjOBJ_GEOM, g))
+    for s in range(mjm.nsite):
+        b.add_site(int(mjm.site_bodyid[s]), pos=mjm.site_pos[s], quat=mjm.site_quat[s],
+                   name=name(mujoco.mjtObj.mjOBJ_SITE, s))
     for t in range(mjm.ntendon):
         a, n = mjm.tendon_adr[t], mjm.tendon_num[t]
-        b.add_tendon_fixed([(int(mjm.wrap_objid[k]), float(mjm.wrap_prm[k])) for k in range(a, a + n)],
-                           stiffness=float(mjm.tendon_stiffness[t]), damping=float(mjm.tendon_damping[t]),
-                           lengthspring=mjm.tendon_lengthspring[t], name=name(mujoco.mjtObj.mjOBJ_TENDON, t))
+        kw = dict(stiffness=float(mjm.tendon_stiffness[t]), damping=float(mjm.tendon_damping[t]),
+                  lengthspring=mjm.tendon_lengthspring[t], name=name(mujoco.mjtObj.mjOBJ_TENDON, t))
+        if mjm.wrap_type[a] == mujoco.mjtWrap.mjWRAP_JOINT:
+            b.add_tendon_fixed([(int(mjm.wrap_objid[k]), float(mjm.wrap_prm[k])) for k in range(a, a + n)], **kw)
+        else:
+            b.add_tendon_spatial([_wrap(mjm, k) for k in range(a, a + n)], **kw)
     for u in range(mjm.nu):
         tendon = int(mjm.actuator_trntype[u]) == 3
         b.add_actuator(int(mjm.actuator_trnid[u, 0]), kind="general", transmission="tendon" if tendon else "joint",

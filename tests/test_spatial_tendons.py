@@ -16,7 +16,7 @@ import re
 import mujoco
 import numpy as np
 import pytest
-from oracle import rel_err
+from oracle import model_from_mujoco, rel_err
 from taigym.physics import ModelError
 from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.model import WRAP_CYLINDER, WRAP_PULLEY, WRAP_SITE, WRAP_SPHERE
@@ -136,6 +136,16 @@ def test_compiled_paths_match_mujoco():
     np.testing.assert_allclose(model.tendon_lengthspring, mjm.tendon_lengthspring, rtol=0, atol=1e-12)
     # the inside wrap's touch point is a root that the two engines solve for apart: 1e-10
     np.testing.assert_allclose(model.tendon_invweight0, mjm.tendon_invweight0, rtol=1e-10)
+
+
+def test_rebuilt_from_mujoco_through_the_builder():
+    """tests/oracle.py's model_from_mujoco carries spatial tendons over, sites and all."""
+    mjm = mujoco.MjModel.from_xml_string(ARM)
+    model = model_from_mujoco(mjm)
+    np.testing.assert_array_equal(model.wrap_type, mjm.wrap_type)
+    np.testing.assert_array_equal(model.wrap_objid, mjm.wrap_objid)
+    np.testing.assert_array_equal(model.wrap_prm, mjm.wrap_prm)
+    np.testing.assert_allclose(model.tendon_length0, mjm.tendon_length0, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("schedule", ["fused", "staged"])
