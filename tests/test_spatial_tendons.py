@@ -178,6 +178,22 @@ def test_lengths_jacobians_and_forces_match_mujoco(schedule, device):
     assert wrapped > 0  # the geoms were wrapped around, not only passed by
 
 
+def test_single_precision_paths(device):
+    """float32: every wrap's length and Jacobian to single precision, the inside wrap's root
+    included (its Newton iterations stall short of double precision's stop)."""
+    mjm = mujoco.MjModel.from_xml_string(ARM)
+    states = _random_states(mjm, np.random.default_rng(0), 6)
+    world = physics.World(load_mjcf_string(ARM), num_envs=len(states), device=device, precision="float32")
+    world.set_state(qpos=np.array([s[0] for s in states]), qvel=np.array([s[1] for s in states]))
+    world.forward()
+    for e, (qpos, qvel, _) in enumerate(states):
+        d = mujoco.MjData(mjm)
+        d.qpos[:], d.qvel[:] = qpos, qvel
+        mujoco.mj_forward(mjm, d)
+        np.testing.assert_allclose(world.get("ten_length")[e], d.ten_length, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(world.get("ten_J")[e], _dense_ten_J(mjm, d), rtol=0, atol=1e-5)
+
+
 @pytest.mark.parametrize("schedule", ["fused", "staged"])
 @pytest.mark.parametrize("xml, tol", [(OUTSIDE, 1e-9), (ARM, 1e-8)], ids=["outside", "inside"])
 def test_trajectory_matches_mujoco(xml, tol, schedule, device):

@@ -26,6 +26,10 @@ _CROSSING = -10000.0  # the score of a solution whose tangent lines cross
 def make_tendon_wrap(fp):
     m = make_math(fp)
     vec2 = ti.types.vector(2, fp)
+    # single precision computes the residual no closer than ~1e-7: MuJoCo's own stop, or
+    # where the iterate stops moving short of it
+    single = fp == ti.f32
+    converged = _INSIDE_TOLERANCE if single else INSIDE_CONVERGED
 
     @ti.func
     def unit2(v):
@@ -138,13 +142,16 @@ def make_tendon_wrap(fp):
                 f = inside_residual(z, a, b, g)
                 solved = f <= 0
                 it = 0
-                while solved and it < _INSIDE_ITERATIONS and ti.abs(f) > INSIDE_CONVERGED:
+                settled = False
+                while solved and not settled and it < _INSIDE_ITERATIONS and ti.abs(f) > converged:
                     df = (a / ti.max(fp(MINVAL), ti.sqrt(1 - z * z * a * a))
                           + b / ti.max(fp(MINVAL), ti.sqrt(1 - z * z * b * b))
                           - 2 / ti.max(fp(MINVAL), ti.sqrt(1 - z * z)))
                     z1 = z - f / df
                     if df > -MINVAL or z1 > z:
                         solved = False
+                    elif ti.static(single) and z1 == z:
+                        settled = True  # a step below single precision's resolution: the root
                     else:
                         z = z1
                         f = inside_residual(z, a, b, g)
