@@ -18,6 +18,7 @@ from ..runtime.ti_math import make_math
 MINVAL = 1e-15
 _INSIDE_ITERATIONS = 20
 _INSIDE_TOLERANCE = 1e-6  # a residual above it: Newton overshot, MuJoCo's fallback
+_SINGLE_TOLERANCE = 1e-5  # single precision's stop and overshoot
 _INSIDE_START = 1 - 1e-7
 _CROSSING = -10000.0  # the score of a solution whose tangent lines cross
 
@@ -26,10 +27,13 @@ _CROSSING = -10000.0  # the score of a solution whose tangent lines cross
 def make_tendon_wrap(fp):
     m = make_math(fp)
     vec2 = ti.types.vector(2, fp)
-    # single precision computes the residual no closer than ~1e-7: MuJoCo's own stop, or
-    # where the iterate stops moving short of it
+    # single precision computes the residual only to a few 1e-6 (asin's slope near 1 is
+    # ~1/sqrt(1 - z^2), some 80 at the root): it stops within 1e-5 (z then within ~1e-7 of
+    # the root), or where the iterate stops moving short of it, and takes a residual past
+    # +1e-5, not MuJoCo's 1e-6, as an overshoot
     single = fp == ti.f32
-    converged = _INSIDE_TOLERANCE if single else INSIDE_CONVERGED
+    converged = _SINGLE_TOLERANCE if single else INSIDE_CONVERGED
+    overshoot = _SINGLE_TOLERANCE if single else _INSIDE_TOLERANCE
 
     @ti.func
     def unit2(v):
@@ -155,7 +159,7 @@ def make_tendon_wrap(fp):
                     else:
                         z = z1
                         f = inside_residual(z, a, b, g)
-                        if f > _INSIDE_TOLERANCE:
+                        if f > overshoot:
                             solved = False
                         it += 1
                 if solved and it < _INSIDE_ITERATIONS:
