@@ -46,6 +46,7 @@ class Features:
         spring limit (physics/smooth/limits.py).
     fluid: drag of the medium (Option density or viscosity above 0).
     sensors: the sensor stage (nsensor > 0, physics/sensors.py).
+    activation: activation dynamics of stateful actuators (na > 0).
     integrators: the MJCF integrators (INT_* codes) compiled in: the model's own.
     """
 
@@ -57,6 +58,7 @@ class Features:
     physx_limits: bool = True
     fluid: bool = True
     sensors: bool = True
+    activation: bool = True
     integrators: frozenset = frozenset(INTEGRATORS.values())
 
     @property
@@ -78,7 +80,7 @@ class Features:
 
 
 ALL = Features()
-_PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors")
+_PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors", "activation")
 
 
 def model_features(model: Model, pairs: PairTable) -> Features:
@@ -96,6 +98,7 @@ def model_features(model: Model, pairs: PairTable) -> Features:
         physx_limits=bool(np.isin(limit_model, (LIMIT_HARD, LIMIT_SPRING)).any()),
         fluid=model.opt.density > 0 or model.opt.viscosity > 0,
         sensors=model.nsensor > 0,
+        activation=model.na > 0,
         integrators=frozenset((int(model.opt.integrator),)),
     )
 

@@ -201,12 +201,16 @@ ACT_I = Table(
     ("trntype", 1, "mjtTrn: joint 0, tendon 3", "enum"), ("trnid", 1, "the transmission's joint or tendon", _ID),
     ("gaintype", 1, "mjtGain", "enum"), ("biastype", 1, "mjtBias", "enum"),
     ("ctrllimited", 1, "1 if ctrl is clamped to ctrlrange", "flag"),
-    ("forcelimited", 1, "1 if the force is clamped to forcerange", "flag"))
+    ("forcelimited", 1, "1 if the force is clamped to forcerange", "flag"),
+    ("dyntype", 1, "mjtDyn: none 0, integrator 1, filter 2, filterexact 3", "enum"),
+    ("actlimited", 1, "1 if the activation is clamped to actrange", "flag"),
+    ("actearly", 1, "1: the force uses the activation the step ends with", "flag"))
 ACT_F = Table(
     "act_f", "actuator_", ROWS, "float", "actuator constants",
     ("gainprm", 3, "gain parameters", "mjtGain's"), ("biasprm", 3, "bias parameters", "mjtBias's"),
     ("gear", 1, "transmission ratio", "ratio"), ("ctrlrange", 2, "ctrl bounds", "ctrl"),
-    ("forcerange", 2, "force bounds", "N m or N"))
+    ("forcerange", 2, "force bounds", "N m or N"), ("dyntau", 1, "a filter's time constant, dynprm[0]", "s"),
+    ("actrange", 2, "activation bounds", "act"))
 TEN_I = Table(
     "ten_i", "tendon_", ROW, "int", "tendons, fixed or spatial",
     ("adr", 1, "first wrap entry", _ID), ("num", 1, "wrap entries", "count"), ("limited", 1, "1 if limited", "flag"),
@@ -364,7 +368,9 @@ EFC_COUNTS = Table(
 ACT_D = Table(
     "act_d", "actuator_", ROWS, "float", "per-actuator state of one env",
     ("force", 1, "actuator force", "N m or N"), ("length", 1, "transmission length", "rad or m"),
-    ("velocity", 1, "transmission velocity", "rad/s or m/s"))
+    ("velocity", 1, "transmission velocity", "rad/s or m/s"),
+    ("act", 1, "activation of a stateful actuator (MuJoCo's act)", "ctrl"),
+    ("act_dot", 1, "its time derivative", "ctrl/s"))
 TEN_D = Table(
     "ten_d", "ten_", ROWS, "float", "per-tendon state of one env",
     ("length", 1, "tendon length", "m"), ("velocity", 1, "tendon velocity", "m/s"),
@@ -390,7 +396,8 @@ GEOM_I = Table(
     "geom_i", "geom_", ROW, "int", "geoms",
     ("type", 1, "mjtGeom", "enum"), ("body", 1, "the geom's body", _ID),
     ("hf_base", 1, "a height field's first sample (a mesh's first hull vertex) as a flat index into geom_f", _ID),
-    ("hf_nrow", 1, "a height field's grid rows (a mesh's hull vertices)", "count"), ("hf_ncol", 1, "a height field's grid columns", "count"))
+    ("hf_nrow", 1, "a height field's grid rows (a mesh's hull vertices)", "count"), ("hf_ncol", 1, "a height field's grid columns", "count"),
+    ("rayable", 1, "1 if rangefinder rays see the geom (physics/rays.py)", "flag"))
 GEOM_F = Table(
     "geom_f", "geom_", ROWS, "float", "geom constants (rows past the geoms hold height-field samples)",
     ("size", 3, "MuJoCo's geom_size", "m"), ("pos", 3, "position in the body frame", "m"),
@@ -625,7 +632,10 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     act_f = np.zeros((_pad(m.nu), NACT_F))
     for u in range(m.nu):
         act_i[u] = (m.actuator_trntype[u], m.actuator_trnid[u], m.actuator_gaintype[u], m.actuator_biastype[u],
-                    m.actuator_ctrllimited[u], m.actuator_forcelimited[u])
+                    m.actuator_ctrllimited[u], m.actuator_forcelimited[u], m.actuator_dyntype[u],
+                    m.actuator_actlimited[u], m.actuator_actearly[u])
+        _put(act_f, u, ACT_F, "dyntau", max(m.actuator_dynprm[u, 0], 1e-15))  # MuJoCo's mjMINVAL floor
+        _put(act_f, u, ACT_F, "actrange", m.actuator_actrange[u])
         _put(act_f, u, ACT_F, "gainprm", m.actuator_gainprm[u, :3])
         _put(act_f, u, ACT_F, "biasprm", m.actuator_biasprm[u, :3])
         _put(act_f, u, ACT_F, "gear", m.actuator_gear[u, 0])

@@ -40,10 +40,12 @@ OBJ_BODY, OBJ_JOINT, OBJ_SITE, OBJ_TENDON = 1, 3, 6, 18
 LIMIT_SOFT, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING = 0, 1, 2, 3
 LIMIT_MODELS = {"soft": LIMIT_SOFT, "cubic": LIMIT_CUBIC, "hard": LIMIT_HARD, "spring": LIMIT_SPRING}
 
-# Actuator transmission, gain and bias types, numbered as in MuJoCo.
+# Actuator transmission, gain, bias and activation-dynamics types, numbered as in MuJoCo.
 TRN_JOINT, TRN_TENDON = 0, 3
 # Tendon wrap types, numbered as mjtWrap.
 WRAP_JOINT, WRAP_PULLEY, WRAP_SITE, WRAP_SPHERE, WRAP_CYLINDER = 1, 2, 3, 4, 5
+DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT = 0, 1, 2, 3
+DYNAMICS = {"none": DYN_NONE, "integrator": DYN_INTEGRATOR, "filter": DYN_FILTER, "filterexact": DYN_FILTEREXACT}
 GAIN_FIXED, GAIN_AFFINE = 0, 1
 BIAS_NONE, BIAS_AFFINE = 0, 1
 
@@ -307,6 +309,17 @@ class Model:
     actuator_forcelimited: np.ndarray = _i(0)
     actuator_forcerange: np.ndarray = _f(0, 2)
     actuator_name: list = field(default_factory=list)
+    # activation dynamics (mjtDyn): none 0, integrator 1, filter 2, filterexact 3; a stateful
+    # actuator holds one activation, act[actuator_actadr], which its gain multiplies instead
+    # of ctrl (the next step's, with actearly)
+    na: int = 0
+    actuator_dyntype: np.ndarray = _i(0)
+    actuator_dynprm: np.ndarray = _f(0, 10)  # dynprm[0]: a filter's time constant [s]
+    actuator_actadr: np.ndarray = _i(0)  # -1: stateless
+    actuator_actnum: np.ndarray = _i(0)
+    actuator_actlimited: np.ndarray = _i(0)
+    actuator_actrange: np.ndarray = _f(0, 2)
+    actuator_actearly: np.ndarray = _i(0)
 
     # keyframes (nkey,)
     key_qpos: np.ndarray = _f(0, 0)

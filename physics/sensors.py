@@ -22,6 +22,7 @@ from .compiler.sensors import KINDS, POSITIVE, REAL
 from .constraint.reaction import make_reaction
 from .constraint.rows import CNSTR_CONTACT_PYRAMIDAL
 from .model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
+from .rays import make_rays
 from .runtime.backend import ti
 from .runtime.lanes import env_index
 from .runtime.ti_math import make_math
@@ -36,6 +37,7 @@ def make_sensors(fp):
     m = make_math(fp)
     A = make_access(fp)
     reaction = make_reaction(fp)
+    rays = make_rays(fp)
     S = types.SimpleNamespace(**{name: ti.static(code) for name, code in _CODE.items()})
 
     # --- frames -----------------------------------------------------------------------
@@ -256,6 +258,8 @@ def make_sensors(fp):
             value = A.actuator_force(t.act_d, w, obj)
         elif kind == S.touch:
             value = touch(w, s, t)
+        elif kind == S.rangefinder:
+            value = rangefinder(w, s, t)
         elif kind == S.tendonactuatorfrc:
             for u in range(t.sizes[L.SIZE_NU]):
                 if A.actuator_trntype(t.act_i, u) == 3 and A.actuator_trnid(t.act_i, u) == obj:
@@ -303,6 +307,16 @@ def make_sensors(fp):
         else:  # framelinacc, frameangacc
             acc = acceleration(w, body, pos, t)
             write3(w, s, m.lin(acc) if kind == S.framelinacc else m.ang(acc), t)
+
+    @ti.func
+    def rangefinder(w, s, t: ti.template()):
+        """Distance along the site's z axis to the nearest geom not on the site's body, -1
+        if none (MuJoCo's rangefinder on a site)."""
+        ms = w % t.sensor_f.shape[0]
+        body = A.sensor_body(t.sensor_i, s)
+        pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
+        rot = frame_mat(w, body, A.sensor_quat(t.sensor_f, ms, s), t)
+        return rays.cast(w, pos, m.vec3(rot[0, 2], rot[1, 2], rot[2, 2]), body, t)
 
     @ti.func
     def site_sensor(w, s, kind, t: ti.template()):

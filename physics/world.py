@@ -171,6 +171,8 @@ class World:
             self.set_state(qpos=qpos[ids], qvel=zeros_v[ids], env_ids=ids)
             self.set_ctrl(np.zeros((len(ids), m.nu)), env_ids=ids)
             self.time[ids] = 0
+        if m.na:  # and its actuators' activations at zero
+            self._write_activations(np.zeros((len(ids), m.na)), None if env_ids is None else ids)
         # a reset world starts its constraint solver cold, as MuJoCo's mj_resetData
         if m.nv:
             self._write_dof_column("qacc_warmstart", np.zeros((len(ids), m.nv), dtype=self.dtype), ids)
@@ -211,8 +213,9 @@ class World:
         self._copies.changed("eq_d")
         self._d["eq_d"].from_numpy(device_rows(eq_d, self._tables.lanes))
 
-    def set_state(self, qpos=None, qvel=None, *, env_ids=None) -> None:
-        """Set generalized positions (num_envs, nq) and/or velocities (num_envs, nv).
+    def set_state(self, qpos=None, qvel=None, *, act=None, env_ids=None) -> None:
+        """Set generalized positions (num_envs, nq), velocities (num_envs, nv) and/or the
+        stateful actuators' activations (num_envs, na).
 
         A single row (nq,) is broadcast to every env. With ``env_ids`` only those envs
         change and the arrays have one row per id.
@@ -221,6 +224,18 @@ class World:
             self._write("qpos", self._rows(qpos, self.model.nq, "qpos", env_ids), env_ids)
         if qvel is not None:
             self._write("qvel", self._rows(qvel, self.model.nv, "qvel", env_ids), env_ids)
+        if act is not None:
+            self._write_activations(np.asarray(self._rows(np.asarray(act, dtype=float), self.model.na, "act",
+                                                          env_ids)), env_ids)
+
+    def _write_activations(self, act: np.ndarray, env_ids) -> None:
+        # activations are written at resets only: a whole-table round trip
+        self._copies.changed("act_d")
+        act_d = np.array(env_rows(self._d["act_d"].to_numpy(), self.num_envs, self._tables.lanes))
+        rows = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+        stateful = np.flatnonzero(self.model.actuator_actadr >= 0)
+        act_d[rows[:, None], stateful[None, :], L.ACT_D.start("act")] = act
+        self._d["act_d"].from_numpy(device_rows(act_d, self._tables.lanes))
 
     def set_ctrl(self, ctrl, *, env_ids=None) -> None:
         """Set actuator controls (num_envs, nu); non-finite values are refused."""
@@ -352,6 +367,8 @@ class World:
             return Q.dense_mass_matrix(self.model, host("qM"), self.num_envs)
         if name == "body_q":
             return np.concatenate([self.get("xpos"), self.get("xquat")], axis=-1)
+        if name in ("act", "act_dot"):  # the stateful actuators' column, as mjData's (num_envs, na)
+            return self.get("actuator_" + name)[:, self.model.actuator_actadr >= 0]
         if name == "eq_active":
             return host("eq_d")[:, : self.model.neq, L.EQ_D_ACTIVE] != 0
         if name in Q.EFC_COUNTS:

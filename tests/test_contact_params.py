@@ -6,7 +6,6 @@ distance; their parameters agree to 1e-12 and the accelerations to 1e-9 relative
 
 import importlib.util
 import os
-import re
 
 import mujoco
 import numpy as np
@@ -126,14 +125,11 @@ DM_CONTROL = importlib.util.find_spec("dm_control")
 @pytest.mark.skipif(DM_CONTROL is None, reason="dm_control's suite models are not installed")
 def test_dm_control_quadruped_ball_takes_its_own_parameters(device):
     """The quadruped's ball (priority 1, condim 6, friction below the floor's) resting on
-    the floor: its contact takes the ball's parameters, as mujoco's. The model's <sensor>
-    section, which does not act on the dynamics, is left out."""
+    the floor: its contact takes the ball's parameters, as mujoco's."""
     folder = os.path.join(DM_CONTROL.submodule_search_locations[0], "suite")
     path = os.path.join(folder, "quadruped.xml")
     mjm = mujoco.MjModel.from_xml_path(path)
-    text = re.sub(r"<sensor>.*?</sensor>", "", open(path).read(), flags=re.S)
-    with pytest.warns(UserWarning, match="dyntype='filter'"):  # its actuators, idle here
-        model = load_mjcf_string(text, strict=False, base_dir=folder)
+    model = physics.load_model(path)
     np.testing.assert_array_equal(model.geom_priority, mjm.geom_priority)
     ball = mjm.jnt_qposadr[mjm.joint("ball_root").id]
     d = mujoco.MjData(mjm)

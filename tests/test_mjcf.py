@@ -196,31 +196,31 @@ def _error(text, **kw) -> ModelError:
 
 def test_unsupported_element_names_file_line_element():
     e = _error('<mujoco>\n<worldbody>\n<body name="b">\n<geom size="0.1"/>\n</body>\n</worldbody>\n'
-               '<sensor>\n<rangefinder site="s"/>\n</sensor>\n</mujoco>')
-    assert (e.line, e.element) == (8, "sensor") and "<rangefinder>" in str(e) and "strict=False" in str(e)
+               '<sensor>\n<jointlimitpos joint="j"/>\n</sensor>\n</mujoco>')
+    assert (e.line, e.element) == (8, "sensor") and "<jointlimitpos>" in str(e) and "strict=False" in str(e)
 
 
 def test_unsupported_attribute_names_attribute_and_line(tmp_path):
     path = tmp_path / "bad.xml"
-    path.write_text('<mujoco>\n<worldbody>\n<body name="b">\n  <joint name="j" springdamper="1 1"/>\n'
+    path.write_text('<mujoco>\n<worldbody>\n<body name="b">\n  <joint name="j" actuatorfrcrange="-1 1"/>\n'
                     '<geom size="0.1"/>\n</body>\n</worldbody>\n</mujoco>')
     with pytest.raises(ModelError) as info:
         load_mjcf(path)
     e = info.value
-    assert (e.file, e.line, e.element, e.attribute) == (str(path), 4, "joint 'j'", "springdamper")
+    assert (e.file, e.line, e.element, e.attribute) == (str(path), 4, "joint 'j'", "actuatorfrcrange")
     assert f"{path}:4" in str(e)
 
 
 def test_non_strict_warns_once_listing_everything():
-    text = ('<mujoco>\n<worldbody>\n<body name="b">\n<joint name="j" springdamper="1 1"/>\n<geom size="0.1"/>\n'
-            '<geom type="sdf" mesh="m"/>\n</body>\n</worldbody>\n<sensor><rangefinder site="s"/></sensor>\n</mujoco>')
+    text = ('<mujoco>\n<worldbody>\n<body name="b">\n<joint name="j" actuatorfrcrange="-1 1"/>\n<geom size="0.1"/>\n'
+            '<geom type="sdf" mesh="m"/>\n</body>\n</worldbody>\n<sensor><clock/></sensor>\n</mujoco>')
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = load_mjcf_string(text, strict=False)
     messages = [str(w.message) for w in caught if "unsupported MJCF" in str(w.message)]
     assert len(messages) == 1
     assert "ignored 3" in messages[0]
-    for part in ("line 4: attribute 'springdamper'", "line 6: sdf geoms", "line 9: element <rangefinder>"):
+    for part in ("line 4: attribute 'actuatorfrcrange'", "line 6: sdf geoms", "line 9: element <clock>"):
         assert part in messages[0]
     assert model.ngeom == 1 and model.njnt == 1
 
@@ -303,3 +303,27 @@ def test_inertiagrouprange_selects_the_geoms_that_give_mass(groups):
 def test_a_bad_inertiagrouprange_is_named(groups):
     with pytest.raises(ModelError, match="inertiagrouprange"):
         load_mjcf_string(INERTIA_GROUPS.format(range=groups))
+
+
+def test_springdamper_sets_stiffness_and_damping_as_mujoco():
+    text = """<mujoco><worldbody><body pos="0 0 1">
+      <joint name="hinge" axis="0 1 0" springdamper=".2 .7" armature=".01"/>
+      <geom type="capsule" fromto="0 0 0 .3 0 0" size=".05"/>
+      <body pos=".3 0 0"><joint name="ball" type="ball" springdamper=".1 1.5"/><geom size=".06"/>
+        <body pos=".2 0 0"><joint name="slide" type="slide" axis="1 0 0" stiffness="3" damping=".2"/>
+          <geom type="box" size=".05 .04 .03"/></body></body></body></worldbody>
+      <asset><skin name="s" vertex="0 0 0 1 0 0 0 1 0" face="0 1 2">
+        <bone body="world" bindpos="0 0 0" bindquat="1 0 0 0" vertid="0 1 2" vertweight="1 1 1"/></skin></asset>
+      </mujoco>"""
+    mjm = mujoco.MjModel.from_xml_string(text)
+    model = load_mjcf_string(text)
+    np.testing.assert_allclose(model.jnt_stiffness, mjm.jnt_stiffness, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(model.dof_damping, mjm.dof_damping, rtol=1e-12, atol=0)
+    assert model.visual["skins"][0]["name"] == "s"
+    with pytest.raises(ModelError, match="springdamper values must both be > 0"):
+        load_mjcf_string(text.replace('springdamper=".2 .7"', 'springdamper=".2 0"'))
+
+
+def test_the_no_slip_solver_is_refused_by_name():
+    e = _error('<mujoco>\n<option noslip_iterations="3"/>\n<worldbody/>\n</mujoco>')
+    assert (e.line, e.attribute) == (2, "noslip_iterations") and "no-slip" in str(e)

@@ -229,13 +229,13 @@ def test_sensor_by_name_and_errors():
     ball = EVERY_KIND.replace('<ballquat joint="shoulder"/>', '<ballquat joint="elbow"/>')
     with pytest.raises(ModelError, match="ballquat.*must be a ball joint"):
         load_mjcf_string(ball)
-    ranged = EVERY_KIND.replace("<sensor>", '<sensor><rangefinder site="imu"/>')
-    with pytest.raises(ModelError, match=r"<string>:\d+ <sensor>: element <rangefinder> inside <sensor> is not supported"):
+    ranged = EVERY_KIND.replace("<sensor>", '<sensor><clock/>')
+    with pytest.raises(ModelError, match=r"<string>:\d+ <sensor>: element <clock> inside <sensor> is not supported"):
         load_mjcf_string(ranged)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         loose = load_mjcf_string(ranged, strict=False)
-    assert loose.nsensor == model.nsensor and "rangefinder" in str(caught[0].message)
+    assert loose.nsensor == model.nsensor and "clock" in str(caught[0].message)
 
 
 def test_disabled_sensors_stay_zero(device):
@@ -276,3 +276,81 @@ episode_length: 50
     path.write_text(task.replace("[torso_subtreelinvel]", "[torso_subtreelinvl]"))
     with pytest.raises(ConfigError, match="no sensor named 'torso_subtreelinvl'; did you mean 'torso_subtreelinvel'"):
         TaiGymVectorEnv(str(path), 1)
+
+
+RAYS = """
+<mujoco>
+  <asset><hfield name="bumps" nrow="9" ncol="12" size="1.5 1 .4 .1"/></asset>
+  <worldbody>
+    <geom name="floor" type="plane" size="4 4 .1" pos="0 0 -.2"/>
+    <geom name="field" type="hfield" hfield="bumps" pos="2 0 0" euler="0 0 20"/>
+    <geom type="sphere" size=".3" pos="-1.5 .5 .5"/>
+    <geom type="capsule" size=".1 .4" pos="-1 -1.2 .6" euler="30 60 0"/>
+    <geom type="ellipsoid" size=".7 .5 .3" pos=".5 1.9 .7" euler="10 0 40"/>
+    <geom type="cylinder" size=".2 .3" pos="-.5 1.3 .4" euler="80 0 10"/>
+    <geom type="box" size=".3 .2 .4" pos="0 -1.5 .5" euler="0 10 25"/>
+    <geom name="ghost" type="box" size="5 5 .01" pos="0 0 2.2" rgba="1 1 1 0"/>
+    <body name="head" pos="0 0 1">
+      <freejoint/>
+      <geom name="own" type="sphere" size=".15"/>
+      <site name="down" euler="180 0 0"/>
+      <site name="side" euler="0 100 0"/>
+      <site name="back" euler="0 -100 30"/>
+      <site name="up"/>
+      <site name="slant" euler="120 40 0"/>
+      <site name="field_ray" pos=".5 0 0" euler="0 150 0"/>
+    </body>
+  </worldbody>
+  <sensor>
+    <rangefinder site="down"/><rangefinder site="side"/><rangefinder site="back"/>
+    <rangefinder site="up" cutoff="2"/><rangefinder site="slant"/><rangefinder site="field_ray"/>
+  </sensor>
+</mujoco>"""
+
+
+def test_rangefinders_match_mujoco_on_every_geom_kind(device):
+    """Rays from a body turned every way, against each primitive, a height field (cells,
+    walls and base), an invisible geom (not seen) and the sensor's own body (left out)."""
+    rng = np.random.default_rng(6)
+    elevation = np.round(rng.uniform(0, 1, 9 * 12), 3)
+    elevation[:2] = 0, 1  # already normalized: both compile the same samples
+    text = RAYS.replace('size="1.5 1 .4 .1"/>', 'size="1.5 1 .4 .1" elevation="' + " ".join(map(str, elevation))
+                        + '"/>')
+    mjm = mujoco.MjModel.from_xml_string(text)
+    model = load_mjcf_string(text)
+    md = mujoco.MjData(mjm)
+    n = 128
+    world = World(model, n, device=device, precision="float64")
+    qpos = np.zeros((n, 7))
+    qpos[:, :3] = rng.uniform((-1.5, -1.5, 0.3), (3, 1.5, 1.6), (n, 3))
+    quat = rng.standard_normal((n, 4))
+    qpos[:, 3:] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    world.set_state(qpos=qpos)
+    world.forward()
+    ours = world.get("sensordata")
+    hits = np.zeros(mjm.nsensordata)
+    for e in range(n):
+        md.qpos[:] = qpos[e]
+        mujoco.mj_forward(mjm, md)
+        np.testing.assert_allclose(ours[e], md.sensordata, rtol=1e-9, atol=1e-9, err_msg=f"env {e}")
+        hits += md.sensordata >= 0
+    assert hits.min() > 0 and (hits < n).any()  # every ray hits somewhere, and some miss
+
+
+def test_control_suite_quadruped_rangefinders_match_mujoco(device):
+    path = os.path.join(SUITE, "quadruped.xml")
+    model = load_model(path)
+    mjm = mujoco.MjModel.from_xml_path(path)
+    rangefinders = np.flatnonzero(mjm.sensor_type == mujoco.mjtSensor.mjSENS_RANGEFINDER)
+    assert len(rangefinders) == 20 and model.nsensordata == mjm.nsensordata
+    _rollout(model, mjm, 60, seed=7, device=device)
+
+
+def test_rangefinders_beside_visible_meshes_are_refused():
+    text = """<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>
+      <worldbody><geom type="mesh" mesh="tet"/><body pos="0 0 2"><freejoint/><geom size=".1"/>
+      <site name="s"/></body></worldbody><sensor><rangefinder name="rf" site="s"/></sensor></mujoco>"""
+    with pytest.raises(ModelError, match=r"<string>:\d+ <rangefinder 'rf'> attribute 'site': rangefinder rays "
+                                         r"against mesh geoms"):
+        load_mjcf_string(text)
+    assert load_mjcf_string(text.replace('mesh="tet"/>', 'mesh="tet" rgba="1 1 1 0"/>')).nsensor == 1

@@ -26,6 +26,7 @@ import numpy as np
 from ..collision import broadphase as B
 from ..collision.convex import make_convex
 from ..collision.hfield import make_hfield
+from ..compiler.sensors import ray_visible
 from ..collision.narrowphase import (
     CON_DIM,
     CON_EFC_ADDRESS,
@@ -52,7 +53,7 @@ from ..runtime.ti_math import make_math
 
 # --- the stage's tables, described in physics/layout.py; column positions for the host side
 NPAIR_I, NPAIR_F = L.PAIR_I.width, L.PAIR_F.width
-GEOM_TYPE, GEOM_BODY, GEOM_HF_BASE, GEOM_HF_NROW, GEOM_HF_NCOL = (L.GEOM_I.start(k) for k in L.GEOM_I)
+GEOM_TYPE, GEOM_BODY, GEOM_HF_BASE, GEOM_HF_NROW, GEOM_HF_NCOL, GEOM_RAYABLE = (L.GEOM_I.start(k) for k in L.GEOM_I)
 NGEOM_I, NGEOM_F = L.GEOM_I.width, L.GEOM_F.width
 # Geom world poses, (num_envs, ngeom, 12): position, then the rotation matrix row-major.
 NGEOM_X = L.GEOM_X.width
@@ -76,6 +77,7 @@ def pack_collision_model(m: Model, pairs: B.PairTable, dtype) -> dict:
     if m.ngeom:
         geom_i[: m.ngeom, GEOM_TYPE] = m.geom_type
         geom_i[: m.ngeom, GEOM_BODY] = m.geom_bodyid
+        geom_i[: m.ngeom, GEOM_RAYABLE] = ray_visible(m)
         geom_f[: m.ngeom, : G_HSIZE] = np.concatenate([m.geom_size, m.geom_pos, m.geom_quat,
                                                        B.geom_rbound(m)[:, None]], axis=1)
     geom_f = _pack_hfields(m, geom_i, geom_f)

@@ -80,6 +80,7 @@ class _Joint:
     solimp: np.ndarray
     solreffriction: np.ndarray
     solimpfriction: np.ndarray
+    springdamper: tuple = (0.0, 0.0)  # (timeconst, dampratio): stiffness and damping set from them
 
 
 @dataclass
@@ -127,6 +128,11 @@ class _Actuator:
     ctrlrange: np.ndarray
     forcelimited: bool
     forcerange: np.ndarray
+    dyntype: int = M.DYN_NONE
+    dynprm: np.ndarray = None
+    actlimited: bool = False
+    actrange: np.ndarray = None
+    actearly: bool = False
 
 
 @dataclass
@@ -365,11 +371,14 @@ class ModelBuilder:
         solreffriction=_DEFAULT_SOLREF,
         solimpfriction=_DEFAULT_SOLIMP,
         limit: Optional[JointLimit] = None,
+        springdamper=None,
     ) -> int:
         """Add a MuJoCo joint (hinge, slide, ball, free) between ``body`` and its parent.
 
         ``axis`` and ``pos`` (the anchor) are in the body frame; ``range`` is
         (lower, upper) [rad or m] and enables the limit unless ``limited`` is False.
+        ``springdamper`` (timeconst [s], dampratio) sets stiffness and damping from the
+        joint's inertia at qpos0 as MuJoCo's does, in place of those given.
         """
         b = self.body_id(body)
         where = f"joint '{name}'" if name else f"joint {len(self._joints)}"
@@ -400,12 +409,16 @@ class ModelBuilder:
         for attr, value in (("stiffness", stiffness), ("damping", damping), ("armature", armature), ("frictionloss", frictionloss)):
             if not np.isfinite(value) or value < 0:
                 raise ModelError(f"{attr} must be >= 0, got {value}", element=where, attribute=attr)
+        springdamper = (0.0, 0.0) if springdamper is None else tuple(float(v) for v in _vec(springdamper, 2, where))
+        if any(springdamper) and min(springdamper) <= 0:
+            raise ModelError(f"springdamper values must both be > 0, got {list(springdamper)}", element=where,
+                             attribute="springdamper")
         self._joints.append(
             _Joint(
                 b, jtype, axis, _vec(pos, 3, where), name, limited, rng, float(ref), float(springref),
                 float(stiffness), float(damping), float(armature), float(frictionloss), float(margin),
                 _vec(solref, 2, where), _vec(solimp, 5, where), _vec(solreffriction, 2, where),
-                _vec(solimpfriction, 5, where),
+                _vec(solimpfriction, 5, where), springdamper,
             )
         )
         if limit is not None:
@@ -840,12 +853,22 @@ class ModelBuilder:
         gainprm=None,
         biastype: str = "none",
         biasprm=None,
+        dyntype: str = "none",
+        dynprm=None,
+        actlimited: Optional[bool] = None,
+        actrange=None,
+        actearly: bool = False,
     ) -> int:
         """Add an actuator on a joint or tendon (``target``: name or id).
 
         ``kind`` is motor (force = ctrl), position (kp (ctrl - q) - kv qdot), velocity
         (kv (ctrl - qdot)) or general (gain * ctrl + bias with ``gainprm``/``biasprm``).
         Forces are scaled by ``gear`` and clamped to ``forcerange`` when limited.
+        ``dyntype`` gives the actuator an activation, MuJoCo's ``act``, which its gain
+        multiplies instead of ctrl: ``integrator`` (act' = ctrl), ``filter`` or
+        ``filterexact`` (act' = (ctrl - act) / dynprm[0], the latter integrated exactly),
+        clamped to ``actrange`` when ``actlimited``; with ``actearly`` the force uses the
+        activation the step ends with.
         """
         where = f"actuator '{name}'" if name else f"actuator {len(self._actuators)}"
         gear = np.asarray(gear, dtype=float).reshape(-1)
@@ -889,9 +912,23 @@ class ModelBuilder:
             raise ModelError(f"ctrlrange lower {crange[0]} > upper {crange[1]}", element=where, attribute="ctrlrange")
         if forcelimited and frange[0] > frange[1]:
             raise ModelError(f"forcerange lower {frange[0]} > upper {frange[1]}", element=where, attribute="forcerange")
+        if dyntype not in M.DYNAMICS:
+            raise ModelError(f"dyntype must be one of {list(M.DYNAMICS)}, got {dyntype!r}", element=where,
+                             attribute="dyntype")
+        dynprm_ = np.zeros(10)
+        dynprm_[0] = 1.0  # MuJoCo's default time constant
+        if dynprm is not None:
+            src = np.asarray(dynprm, dtype=float).reshape(-1)[:10]
+            dynprm_[:] = 0.0
+            dynprm_[: src.size] = src
+        arange = np.zeros(2) if actrange is None else _vec(actrange, 2, where)
+        actlimited = (actrange is not None) if actlimited is None else bool(actlimited)
+        if actlimited and arange[0] > arange[1]:
+            raise ModelError(f"actrange lower {arange[0]} > upper {arange[1]}", element=where, attribute="actrange")
         self._actuators.append(_Actuator(
             target, M.TRN_JOINT if transmission == "joint" else M.TRN_TENDON, name, gear,
             gaintype_, gainprm_, biastype_, biasprm_, ctrllimited, crange, forcelimited, frange,
+            M.DYNAMICS[dyntype], dynprm_, actlimited, arange, bool(actearly),
         ))
         return len(self._actuators) - 1
 

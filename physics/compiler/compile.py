@@ -212,6 +212,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     model.body_simple.setflags(write=False)
     _spatial_lengths0(model, b._tendons)
     model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
+    _auto_spring_damper(model, joints)
     model.eq_data = equality_reference_data(model)
     for key, value in _contact_filters(b, model).items():
         setattr(model, key, value)
@@ -271,6 +272,42 @@ def _actuator_arrays(b, act_trnid) -> dict:
         actuator_forcelimited=np.array([a.forcelimited for a in b._actuators], dtype=np.int32),
         actuator_forcerange=np.array([a.forcerange for a in b._actuators]).reshape(-1, 2),
         actuator_name=[a.name for a in b._actuators],
+        **_activations(b),
+    )
+
+
+def _auto_spring_damper(model: M.Model, joints) -> None:
+    """Stiffness and damping of joints given by springdamper (timeconst, dampratio), from
+    their dofs' mean inertia at qpos0, 1 / dof_invweight0, as MuJoCo's compiler sets them."""
+    stiffness, damping = model.jnt_stiffness.copy(), model.dof_damping.copy()
+    for j, joint in enumerate(joints):
+        timeconst, dampratio = joint.springdamper
+        if timeconst <= 0 or dampratio <= 0:
+            continue
+        adr, ndim = model.jnt_dofadr[j], M.JNT_NV[int(model.jnt_type[j])]
+        inertia = ndim / max(_MINVAL, float(np.sum(model.dof_invweight0[adr : adr + ndim])))
+        stiffness[j] = inertia / max(_MINVAL, timeconst * timeconst * dampratio * dampratio)
+        damping[adr : adr + ndim] = 2 * inertia / max(_MINVAL, timeconst)
+    model.jnt_stiffness, model.dof_damping = stiffness, damping
+
+
+def _activations(b) -> dict:
+    """The activation arrays: one act per stateful actuator, in actuator order (mjModel's)."""
+    stateful = np.array([a.dyntype != M.DYN_NONE for a in b._actuators], dtype=bool)
+    if stateful.any() and b.opt.integrator == M.INT_RK4:
+        u = int(np.argmax(stateful))
+        raise ModelError("actuator dynamics with the RK4 integrator are not supported (use Euler or "
+                         "implicitspringdamper)", element=f"actuator '{b._actuators[u].name}'"
+                         if b._actuators[u].name else f"actuator {u}", attribute="dyntype")
+    return dict(
+        na=int(stateful.sum()),
+        actuator_dyntype=np.array([a.dyntype for a in b._actuators], dtype=np.int32),
+        actuator_dynprm=np.array([a.dynprm for a in b._actuators]).reshape(-1, 10),
+        actuator_actadr=np.where(stateful, np.cumsum(stateful) - 1, -1).astype(np.int32),
+        actuator_actnum=stateful.astype(np.int32),
+        actuator_actlimited=np.array([a.actlimited for a in b._actuators], dtype=np.int32),
+        actuator_actrange=np.array([a.actrange for a in b._actuators]).reshape(-1, 2),
+        actuator_actearly=np.array([a.actearly for a in b._actuators], dtype=np.int32),
     )
 
 

@@ -69,7 +69,7 @@ _TAIGYM_DRIVE = {"taigym:drive_stiffness", "taigym:drive_damping", "taigym:drive
                  "taigym:drive_acceleration"}
 _JOINT = {"name", "class", "type", "pos", "axis", "range", "limited", "ref", "springref", "stiffness", "damping",
           "armature", "frictionloss", "margin", "solreflimit", "solimplimit", "solreffriction", "solimpfriction",
-          "group", "user", *_TAIGYM_LIMIT, *_TAIGYM_DRIVE}
+          "group", "user", "springdamper", *_TAIGYM_LIMIT, *_TAIGYM_DRIVE}
 _GEOM = {"name", "class", "type", "mesh", "hfield", "size", "fromto", "mass", "density", "contype", "conaffinity", "condim",
          "friction", "margin", "gap", "solref", "solimp", "priority", "solmix", "rgba", "material", "group", "user",
          "fluidshape", "fitscale", *_POSE}
@@ -82,10 +82,11 @@ _TENDON = {"name", "class", "limited", "range", "stiffness", "damping", "frictio
            "solreflimit", "solimplimit", "solreffriction", "solimpfriction", "rgba", "width", "material", "group",
            "user"}
 _ACTUATOR_COMMON = {"name", "class", "group", "ctrllimited", "forcelimited", "ctrlrange", "forcerange", "gear",
-                    "joint", "tendon", "user", "lengthrange"}
+                    "joint", "tendon", "user", "lengthrange", "actlimited", "actrange"}
 _ACTUATORS = {
     "motor": _ACTUATOR_COMMON,
-    "position": _ACTUATOR_COMMON | {"kp", "kv"},
+    "position": _ACTUATOR_COMMON | {"kp", "kv", "timeconst"},
+    "intvelocity": _ACTUATOR_COMMON | {"kp", "kv"},
     "velocity": _ACTUATOR_COMMON | {"kv"},
     "general": _ACTUATOR_COMMON | {"gaintype", "gainprm", "biastype", "biasprm", "dyntype", "dynprm", "actearly"},
 }
@@ -95,6 +96,7 @@ _TEXTURE = {"name", "type", "content_type", "file", "gridsize", "gridlayout", "f
             "filedown", "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark", "markrgb", "random", "width",
             "height", "hflip", "vflip", "nchannel", "colorspace"}
 _HFIELD = {"name", "file", "content_type", "nrow", "ncol", "size", "elevation"}
+_SKIN = {"name", "file", "material", "rgba", "inflate", "vertex", "texcoord", "face", "group"}
 # normals, texture coordinates and smoothnormal shape only what is drawn
 _MESH = {"name", "class", "file", "content_type", "vertex", "face", "scale", "refpos", "refquat", "maxhullvert",
          "inertia", "smoothnormal", "normal", "texcoord", "material"}
@@ -263,7 +265,10 @@ class _Reader(XmlReader):
         cls = node.attrib.get("class", cls)
         if cls not in self.classes:
             raise self.error(f"unknown default class {cls!r}", node, element, "class")
-        schema = _DEFAULTABLE.get(node.tag) or _DEFAULTABLE[kind]
+        # an element's own schema where its defaults are its kind's (an actuator shortcut's);
+        # the kind's where the tag names something else too (<equality><joint>, <tendon>)
+        schema = _DEFAULTABLE[node.tag] if node.tag in _DEFAULTABLE and _default_kind(node.tag) == kind \
+            else _DEFAULTABLE[kind]
         merged = _Attrs({k: v for k, v in self.classes[cls].get(kind, {}).items() if k in schema})
         merged.inherited = dict(merged)
         merged.update(node.attrib)
@@ -378,6 +383,10 @@ class _Reader(XmlReader):
         opt.jacobian = self.keyword(a, "jacobian", node, where, ("dense", "sparse", "auto"), opt.jacobian)
         for key in ("iterations", "ls_iterations", "noslip_iterations"):
             setattr(opt, key, self.integer(a, key, node, where, getattr(opt, key)))
+        if opt.noslip_iterations > 0:  # MuJoCo's no-slip pass after the solver is not implemented
+            self.unsupported(f"the no-slip solver (noslip_iterations={opt.noslip_iterations})", node, where,
+                             "noslip_iterations")
+            opt.noslip_iterations = 0
         for key in ("tolerance", "ls_tolerance", "noslip_tolerance", "impratio"):
             setattr(opt, key, self.number(a, key, node, where, getattr(opt, key), minimum=0.0))
         for flag in node.all("flag"):
@@ -428,9 +437,12 @@ class _Reader(XmlReader):
         return own
 
     def assets(self, node: Node) -> None:
-        self.check(node, "asset", (), ("texture", "material", "hfield", "mesh"))
+        self.check(node, "asset", (), ("texture", "material", "hfield", "mesh", "skin"))
         for child in node.children:
-            if child.tag == "hfield":
+            if child.tag == "skin":  # a deforming visual surface: kept for viewers, not drawn
+                self.check(child, _element(child), _SKIN, ("bone",))
+                self.b.visual.setdefault("skins", []).append(dict(child.attrib))
+            elif child.tag == "hfield":
                 self.hfield(child)
             elif child.tag == "mesh":
                 self.mesh(child)
@@ -679,6 +691,7 @@ class _Reader(XmlReader):
         kw["solimp"] = self.vector(a, "solimplimit", node, element, _SOLIMP, (3, 5))
         kw["solreffriction"] = self.floats(a, "solreffriction", node, element, 2, (0.02, 1.0))
         kw["solimpfriction"] = self.vector(a, "solimpfriction", node, element, _SOLIMP, (3, 5))
+        kw["springdamper"] = self.floats(a, "springdamper", node, element, 2)
         if jtype == "free" and (kw["stiffness"] or kw["ref"] or kw["springref"]):
             self.unsupported("free-joint springs", node, element, "stiffness")
         jid = self.guard(node, element, self.b.add_joint, body, jtype, axis=axis, pos=pos, **kw)
@@ -904,9 +917,18 @@ class _Reader(XmlReader):
                 forcelimited=self.limited(a, "forcelimited", child, element, "forcerange"),
                 forcerange=self.floats(a, "forcerange", child, element, 2),
             )
-            if child.tag == "position":
+            kw.update(actlimited=self.limited(a, "actlimited", child, element, "actrange"),
+                      actrange=self.floats(a, "actrange", child, element, 2))
+            if child.tag in ("position", "intvelocity"):
                 kw.update(kp=self.number(a, "kp", child, element, 1.0, minimum=0.0),
                           kv=self.number(a, "kv", child, element, 0.0, minimum=0.0))
+                timeconst = self.number(a, "timeconst", child, element, 0.0, minimum=0.0)
+                if timeconst > 0:  # MuJoCo's servo with a first-order lag
+                    kw.update(dyntype="filterexact", dynprm=[timeconst])
+                if child.tag == "intvelocity":  # MuJoCo's integrated-velocity servo
+                    if not kw["actlimited"]:
+                        raise self.error("intvelocity needs actrange", child, element, "actrange")
+                    kw.update(kind="position", dyntype="integrator")
             elif child.tag == "velocity":
                 kw.update(kv=self.number(a, "kv", child, element, 1.0, minimum=0.0))
             elif child.tag == "general":
@@ -918,8 +940,12 @@ class _Reader(XmlReader):
             self.remember("actuator", kw["name"], child, element)
 
     def general(self, a, node, element, kw) -> None:
-        if a.get("dyntype", "none") != "none":
-            self.unsupported(f"actuator dynamics dyntype={a['dyntype']!r}", node, element, "dyntype")
+        dyntype = a.get("dyntype", "none")
+        if dyntype not in M.DYNAMICS:
+            self.unsupported(f"actuator dynamics dyntype={dyntype!r}", node, element, "dyntype")
+            dyntype = "none"
+        kw.update(dyntype=dyntype, dynprm=self.vector(a, "dynprm", node, element, (1.0,) + (0.0,) * 9, tuple(range(1, 11))),
+                  actearly=self.flag(a, "actearly", node, element, False))
         for key, choices in (("gaintype", ("fixed", "affine")), ("biastype", ("none", "affine"))):
             value = a.get(key, choices[0])
             if value not in choices:

@@ -37,6 +37,7 @@ KINDS = {
     "force": Kind(4, "site", OBJ_SITE, 3, REAL, STAGE_ACC),
     "torque": Kind(5, "site", OBJ_SITE, 3, REAL, STAGE_ACC),
     "magnetometer": Kind(6, "site", OBJ_SITE, 3, REAL, STAGE_POS),
+    "rangefinder": Kind(7, "site", OBJ_SITE, 1, REAL, STAGE_POS),
     "jointpos": Kind(9, "joint", OBJ_JOINT, 1, REAL, STAGE_POS),
     "jointvel": Kind(10, "joint", OBJ_JOINT, 1, REAL, STAGE_VEL),
     "tendonpos": Kind(11, "tendon", OBJ_TENDON, 1, REAL, STAGE_POS),
@@ -60,7 +61,6 @@ KINDS = {
     "subtreecom": Kind(35, "body", OBJ_BODY, 3, REAL, STAGE_POS),
     "subtreelinvel": Kind(36, "body", OBJ_BODY, 3, REAL, STAGE_VEL),
     "subtreeangmom": Kind(37, "body", OBJ_BODY, 3, REAL, STAGE_VEL),
-    "clock": Kind(45, "", OBJ_UNKNOWN, 1, REAL, STAGE_POS),
 }
 CODES = {k.code: name for name, k in KINDS.items()}
 BALL_JOINT_KINDS = ("ballquat", "ballangvel")
@@ -102,10 +102,36 @@ def _check_kind(model: M.Model, spec: SensorSpec, objid: int, at: str) -> None:
         raise ModelError("the joint must be a hinge or a slide", element=at, attribute="joint")
 
 
+def ray_visible(model: M.Model) -> np.ndarray:
+    """(ngeom,) whether rangefinder rays see each geom: not when it is invisible, its
+    material's alpha (or, without a material, its own) zero, as MuJoCo's mj_ray."""
+    visual = model.visual or {}
+    materials, names = visual.get("materials", {}), visual.get("geom_material", [])
+    out = np.ones(model.ngeom, dtype=bool)
+    for g in range(model.ngeom):
+        material = materials.get(names[g] if g < len(names) else "")
+        alpha = float(model.geom_rgba[g][3]) if material is None else \
+            float(str(material.get("rgba", "1 1 1 1")).split()[3])
+        out[g] = alpha != 0
+    return out
+
+
+def _check_rays(model: M.Model, specs: list) -> None:
+    """Rangefinder rays are cast against primitives and height fields only."""
+    rangefinders = [i for i, s in enumerate(specs) if s.kind == "rangefinder"]
+    meshes = np.flatnonzero((np.asarray(model.geom_type) == M.GEOM_MESH) & ray_visible(model))
+    if rangefinders and meshes.size:
+        i = rangefinders[0]
+        raise ModelError(f"rangefinder rays against mesh geoms (geom {meshes[0]}) are not supported yet; make "
+                         "the meshes invisible to rays (rgba alpha 0) or drop the rangefinder",
+                         element=where("rangefinder", specs[i].name, i), attribute="site")
+
+
 def sensor_arrays(model: M.Model, specs: list) -> dict:
     """mjModel's sensor_* arrays for the sensors ``specs`` (SensorSpec), in declared order."""
     cols = {k: [] for k in ("type", "objtype", "objid", "reftype", "refid", "needstage", "datatype", "dim", "adr",
                             "cutoff", "noise", "name")}
+    _check_rays(model, specs)
     adr = 0
     for i, spec in enumerate(specs):
         kind, at = KINDS[spec.kind], where(spec.kind, spec.name, i)

@@ -1,5 +1,5 @@
 """Actuation: controls to generalized forces through joint or fixed-tendon transmissions
-(MuJoCo's mj_transmission and mj_fwdActuation for stateless actuators).
+(MuJoCo's mj_transmission and mj_fwdActuation), and the activations of stateful actuators.
 
 force = gain * ctrl + bias, gain = g0 (+ g1 * length + g2 * velocity if affine),
 bias = b0 + b1 * length + b2 * velocity (if affine); ctrl is clamped to ctrlrange and
@@ -13,7 +13,8 @@ import types
 
 from .. import layout as L
 from ..runtime.lanes import env_index
-from ..model import BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, GAIN_AFFINE, TRN_JOINT
+from ..model import (BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, DYN_FILTEREXACT, DYN_INTEGRATOR, DYN_NONE,
+                     GAIN_AFFINE, TRN_JOINT)
 from ..runtime.backend import ti
 from ..access import make_access
 from ..runtime.ti_math import make_math
@@ -21,15 +22,57 @@ from ..runtime.ti_math import make_math
 
 
 @functools.lru_cache(maxsize=None)
-def make_actuation(fp):
+def make_actuation(fp, activation: bool = True):
+    """``activation``: compile the activation dynamics (a model with stateful actuators)."""
     m = make_math(fp)
     A = make_access(fp)
+
+    @ti.func
+    def next_activation(w, u, act, act_dot, act_i: ti.template(), act_f: ti.template(), opt_f: ti.template()):
+        """The activation after a step of act_dot (MuJoCo's mj_nextActivation): a filterexact
+        filter integrated exactly, the others by Euler, clamped to actrange when limited."""
+        ma = w % act_f.shape[0]
+        h = A.opt_timestep(opt_f, w % opt_f.shape[0], 0)
+        out = act + act_dot * h
+        if A.actuator_dyntype(act_i, u) == DYN_FILTEREXACT:
+            tau = A.actuator_dyntau(act_f, ma, u)
+            out = act + act_dot * tau * (1 - ti.exp(-h / tau))
+        if A.actuator_actlimited(act_i, u) != 0:
+            out = ti.min(ti.max(out, A.actuator_actrange_at(act_f, ma, u, 0)), A.actuator_actrange_at(act_f, ma, u, 1))
+        return out
+
+    @ti.func
+    def activation_input(w, u, c, sizes: ti.template(), act_i: ti.template(), act_f: ti.template(),
+                         act_d: ti.template(), opt_f: ti.template()):
+        """act_dot of a stateful actuator from its clamped control ``c`` (stored), and what its
+        gain multiplies: its activation, or with actearly the one the step ends with."""
+        act = A.actuator_act(act_d, w, u)
+        act_dot = c
+        if A.actuator_dyntype(act_i, u) != DYN_INTEGRATOR:
+            act_dot = (c - act) / A.actuator_dyntau(act_f, w % act_f.shape[0], u)
+        A.set_actuator_act_dot(act_d, w, u, act_dot)
+        out = act
+        if A.actuator_actearly(act_i, u) != 0:
+            out = next_activation(w, u, act, act_dot, act_i, act_f, opt_f)
+        return out
+
+    @ti.func
+    def advance_activations(w, sizes: ti.template(), act_i: ti.template(), act_f: ti.template(),
+                            act_d: ti.template(), opt_f: ti.template()):
+        """Each stateful actuator's activation at the end of the step (MuJoCo's mj_advance)."""
+        if (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) == 0:
+            for u in range(sizes[L.SIZE_NU]):
+                if A.actuator_dyntype(act_i, u) != DYN_NONE:
+                    A.set_actuator_act(act_d, w, u, next_activation(w, u, A.actuator_act(act_d, w, u),
+                                                                    A.actuator_act_dot(act_d, w, u), act_i, act_f,
+                                                                    opt_f))
 
     @ti.func
     def actuation(
         w,
         # Model:
         sizes: ti.template(), jnt_i: ti.template(), act_i: ti.template(), act_f: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
+        opt_f: ti.template(),
         # Data in:
         qpos: ti.template(), qvel: ti.template(), ctrl: ti.template(), ten_d: ti.template(),
         # Data out:
@@ -53,6 +96,9 @@ def make_actuation(fp):
             c = ctrl[env_index(w, u)]
             if A.actuator_ctrllimited(act_i, u) != 0 and (sizes[L.SIZE_DISABLE] & DSBL_CLAMPCTRL) == 0:
                 c = ti.min(ti.max(c, A.actuator_ctrlrange_at(act_f, ma, u, 0)), A.actuator_ctrlrange_at(act_f, ma, u, 1))
+            if ti.static(activation):
+                if A.actuator_dyntype(act_i, u) != DYN_NONE:
+                    c = activation_input(w, u, c, sizes, act_i, act_f, act_d, opt_f)
             gain = A.actuator_gainprm_at(act_f, ma, u, 0)
             if A.actuator_gaintype(act_i, u) == GAIN_AFFINE:
                 gain += A.actuator_gainprm_at(act_f, ma, u, 1) * length + A.actuator_gainprm_at(act_f, ma, u, 2) * velocity
@@ -73,4 +119,4 @@ def make_actuation(fp):
                 A.set_dof_qfrc_actuator(dof_d, o_dof, da, A.dof_qfrc_actuator(dof_d, o_dof, da)
                                                                 + gear * force)
 
-    return types.SimpleNamespace(actuation=actuation)
+    return types.SimpleNamespace(actuation=actuation, advance_activations=advance_activations)

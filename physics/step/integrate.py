@@ -22,6 +22,7 @@ from ..features import ALL, Features
 from ..runtime.ti_math import make_math
 from ..smooth.inertia import make_inertia
 from ..sensors import make_sensors
+from ..smooth.actuation import make_actuation
 from ..step.forward import make_forward
 
 
@@ -34,6 +35,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
     inertia = make_inertia(fp)
     forward = make_forward(fp, solver, cone, features, outline)
     sensors = make_sensors(fp)
+    actuation = make_actuation(fp, features.activation)
     # the integrators compiled in: the model's own, unless features holds them all
     rk4, first_order = features.integrates(INT_RK4), features.integrates(INT_EULER, INT_IMPLICIT_SPRING_DAMPER)
 
@@ -174,6 +176,8 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
         for d in range(t.sizes[L.SIZE_NV]):
             A.set_dof_qacc_warmstart(t.dof_d, o_dof, d, t.qacc[env_index(w, d)])
+        if ti.static(features.activation):
+            actuation.advance_activations(w, t.sizes, t.act_i, t.act_f, t.act_d, t.opt_f)
         if ti.static(rk4 and first_order):
             if t.sizes[L.SIZE_INTEGRATOR] == INT_RK4:
                 finish_rk4(w, t, h)
