@@ -1,10 +1,10 @@
-"""Actuation: controls to generalized forces through joint or fixed-tendon transmissions
+"""Actuation: controls to generalized forces through joint or tendon transmissions
 (MuJoCo's mj_transmission and mj_fwdActuation), and the activations of stateful actuators.
 
 force = gain * ctrl + bias, gain = g0 (+ g1 * length + g2 * velocity if affine),
 bias = b0 + b1 * length + b2 * velocity (if affine); ctrl is clamped to ctrlrange and
-force to forcerange when limited; qfrc_actuator = moment^T force with moment = gear
-(times the tendon coefficients for tendon transmissions).
+force to forcerange when limited; qfrc_actuator = moment^T force with moment = gear (times
+the tendon's Jacobian for tendon transmissions, physics/smooth/tendons.py).
 """
 
 
@@ -71,7 +71,7 @@ def make_actuation(fp, activation: bool = True):
     def actuation(
         w,
         # Model:
-        sizes: ti.template(), jnt_i: ti.template(), act_i: ti.template(), act_f: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
+        sizes: ti.template(), jnt_i: ti.template(), act_i: ti.template(), act_f: ti.template(),
         opt_f: ti.template(),
         # Data in:
         qpos: ti.template(), qvel: ti.template(), ctrl: ti.template(), ten_d: ti.template(),

@@ -198,7 +198,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     def passive_and_actuation(w, t: ti.template()):
         passive.passive(w, t.sizes, t.body_i, t.jnt_i, t.dof_i, t.body_f, t.jnt_f, t.dof_f, t.q_f, t.ten_f, t.opt_f,
                         t.qpos, t.qvel, t.body_d, t.ten_d, t.dof_d)
-        act.actuation(w, t.sizes, t.jnt_i, t.act_i, t.act_f, t.ten_i, t.wrap_i, t.wrap_f, t.opt_f, t.qpos, t.qvel,
+        act.actuation(w, t.sizes, t.jnt_i, t.act_i, t.act_f, t.opt_f, t.qpos, t.qvel,
                       t.ctrl, t.ten_d, t.act_d, t.dof_d)
         if ti.static(features.tendons):
             ten.tendon_actuation(w, t.sizes, t.act_i, t.act_f, t.act_d, t.ten_d, t.dof_d)
