@@ -10,14 +10,15 @@ What is compared:
   controls reaches, on the ground; all with normal velocities and controls within
   ctrlrange): the mass matrix ``qM``, the
   bias forces ``qfrc_bias``, the accelerations without constraints ``qacc_smooth`` and
-  with them ``qacc``, the number of contacts and each contact's ``dist``;
+  with them ``qacc``, the number of contacts and each contact's ``dist``, and ``sensordata``
+  (each sensor held to its own scale; the row names the sensor);
 - a ``--steps`` rollout from the first keyframe (or qpos0 at rest) with zero or random
   controls and the model's own integrator and solver settings: the largest ``qpos`` and
   ``qvel`` difference along the way.
 
 One table row per quantity: the worst absolute error, the tolerance it is held to, where
-the worst error is (dof, joint or geom names) and ok/FAIL. Exit status 0 when every row
-is within tolerance, 1 when one is not, 2 when either engine cannot load the file (the
+the worst error is (dof, joint, geom or sensor names) and ok/FAIL. Exit status 0 when every
+row is within tolerance, 1 when one is not, 2 when either engine cannot load the file (the
 one-line error names the file, element and attribute).
 
 taigym's own joint attributes (``taigym:drive_*``, ``taigym:limit*``) have no MuJoCo
@@ -28,9 +29,12 @@ Where the engines differ by design, the comparison says so in a note instead of 
 height-field contacts (MuJoCo collides the prisms under the grid with its convex solver,
 taigym the grid's surface, physics/collision/hfield/) are left out, and multi-CCD pairs (cylinder
 with box, cylinder or capsule: which extra contacts survive differs, physics/collision/convex/)
-compare whether they touch and their deepest contact; a state whose contact set differs
-there is left out of the ``qacc`` row. The rollout stays strict: a note names such pairs
-when it touches them, since drift can start there. For RK4 models the rollout's reference
+compare whether they touch and their deepest contact, GJK/EPA pairs their depth within
+EPA's precision; a state whose contact set differs there (or whose GJK/EPA depths differ by
+more than rounding, so that their normals differ too) is left out of the ``qacc`` row and of
+the contact-dependent sensors' (touch, force, torque, accelerometer, framelinacc,
+frameangacc). The rollout stays strict: a note names such pairs when it touches them, since
+drift can start there. For RK4 models the rollout's reference
 is the classic scheme made of mujoco's mj_forward and mj_integratePos (see ``rk4_step``).
 """
 
@@ -58,6 +62,7 @@ TOL_QACC = 1e-6  # both constraint solves run to convergence; contact Jacobians 
 TOL_NCON = 0  # the same pairs pass the same broad and narrow phase: counts are exact
 TOL_DIST = 1e-9  # [m] analytic pairs: the same routines as MuJoCo's, rounding only
 TOL_DIST_CCD = 1e-4  # [m] GJK/EPA pairs: EPA stops within 1e-6 of the surface, deep overlaps further
+TOL_SENSOR = 1e-9  # each sensor scaled by its own values: the same stages' quantities, read out
 # Rollouts run the model's own solver settings: an unconverged solver depends on the order
 # it visits rows in (the humanoid's 50 PGS iterations: 2e-6 in qpos, 1e-5 in qvel over 200
 # steps, 3e-5 and 9e-4 under random controls), and contacts amplify what differences there are.
@@ -167,7 +172,7 @@ def structure_mismatch(model, mjm) -> str:
     """Why the two compiled models cannot be compared element by element ('' if they can)."""
     import mujoco
 
-    for size in ("nq", "nv", "nbody", "njnt", "ngeom", "nu"):
+    for size in ("nq", "nv", "nbody", "njnt", "ngeom", "nu", "nsensordata"):
         if getattr(model, size) != getattr(mjm, size):
             return f"{size}: taigym {getattr(model, size)}, mujoco {getattr(mjm, size)}"
     for j in range(mjm.njnt):
@@ -281,7 +286,8 @@ def contact_list(geoms, dists) -> list[tuple[tuple[int, int], float]]:
 
 
 def taigym_snapshot(model, qpos, qvel, ctrl, device: str, max_contacts: int) -> list[dict]:
-    """Per state: qM, qfrc_bias, qacc_smooth, qacc and the contacts of one forward pass."""
+    """Per state: qM, qfrc_bias, qacc_smooth, qacc, sensordata and the contacts of one forward
+    pass (which computes the sensors, as mj_forward does)."""
     from taigym import physics
 
     world = physics.World(model.with_options(**SNAPSHOT_SOLVER), num_envs=len(qpos), device=device,
@@ -290,7 +296,7 @@ def taigym_snapshot(model, qpos, qvel, ctrl, device: str, max_contacts: int) -> 
     if model.nu:
         world.set_ctrl(ctrl)
     world.forward()
-    got = {k: world.get(k) for k in ("qM", "qfrc_bias", "qacc_smooth", "qacc")}
+    got = {k: world.get(k) for k in ("qM", "qfrc_bias", "qacc_smooth", "qacc", "sensordata")}
     con = world.contacts()
     return [{**{k: v[e] for k, v in got.items()},
              "contacts": contact_list(con["geom"][e, : con["ncon"][e]], con["dist"][e, : con["ncon"][e]])}
@@ -311,7 +317,8 @@ def mujoco_snapshot(mjm, qpos, qvel, ctrl) -> list[dict]:
         full_m = np.zeros((mjm.nv, mjm.nv))
         mujoco.mj_fullM(tight, d, full_m)
         out.append({"qM": full_m, "qfrc_bias": d.qfrc_bias.copy(), "qacc_smooth": d.qacc_smooth.copy(),
-                        "qacc": d.qacc.copy(), "contacts": contact_list(d.contact.geom, d.contact.dist)})
+                    "qacc": d.qacc.copy(), "sensordata": d.sensordata.copy(),
+                    "contacts": contact_list(d.contact.geom, d.contact.dist)})
     return out
 
 
@@ -400,11 +407,44 @@ def contact_rows(mjm, ours: list, refs: list) -> list[Row]:
 
 def differs_by_design(mjm, a: list, b: list) -> bool:
     """Whether two contact sets differ where the engines differ by design (contact_kind):
-    the constrained qacc of such a state is not comparable."""
+    the constrained qacc of such a state is not comparable. That is a height-field pair, a
+    multi-CCD pair with a different number of contacts, or a GJK/EPA pair whose two EPA runs
+    stopped at different depths (more than analytic rounding, TOL_DIST, apart; within
+    TOL_DIST_CCD, which the dist row holds them to): their normals then differ as well, by
+    1e-3 in a deep overlap, and the stiff contact force of a deep overlap magnifies that."""
     a, b = depths_by_pair(a), depths_by_pair(b)
     kinds = {pair: contact_kind(mjm, pair) for pair in set(a) | set(b)}
+
+    def epa_differs(p) -> bool:
+        da, db = sorted(a.get(p, [])), sorted(b.get(p, []))
+        return len(da) != len(db) or any(abs(x - y) > TOL_DIST for x, y in zip(da, db))
+
     return any(k == "hfield" or (k == "multiccd" and len(a.get(p, [])) != len(b.get(p, [])))
-               for p, k in kinds.items())
+               or (k == "ccd" and epa_differs(p)) for p, k in kinds.items())
+
+
+# the sensors that read contact forces or constrained accelerations (mjtSensor codes: touch,
+# accelerometer, force, torque, framelinacc, frameangacc): like qacc, not comparable at a
+# state whose contact set differs by design
+CONTACT_SENSORS = (0, 1, 4, 5, 33, 34)
+
+
+def sensor_row(mjm, ours: list, refs: list, by_design: list) -> Row:
+    """sensordata, each sensor held to TOL_SENSOR x max(1, its largest |MuJoCo value|) at a
+    state; the contact-dependent ones left out at the states listed in ``by_design``."""
+    from taigym.physics.compiler.sensors import CODES, where
+
+    row = Row("sensordata", 0.0, TOL_SENSOR, "-")
+    for s in range(mjm.nsensor):
+        adr, dim, kind = int(mjm.sensor_adr[s]), int(mjm.sensor_dim[s]), int(mjm.sensor_type[s])
+        states = [e for e in range(len(refs)) if not (kind in CONTACT_SENSORS and by_design[e])]
+        name = where(CODES.get(kind, f"sensor type {kind}"), _name(mjm, "mjOBJ_SENSOR", s), s)
+        new = worst_error("sensordata", [ours[e]["sensordata"][adr : adr + dim] for e in states],
+                          [refs[e]["sensordata"][adr : adr + dim] for e in states], TOL_SENSOR,
+                          lambda k, name=name, dim=dim: f"{name}[{k}]" if dim > 1 else name)
+        if new.error / new.tol > row.error / row.tol or row.where == "-":
+            row = new
+    return row
 
 
 def snapshot_rows(mjm, ours: list, refs: list) -> tuple[list[Row], str]:
@@ -412,13 +452,18 @@ def snapshot_rows(mjm, ours: list, refs: list) -> tuple[list[Row], str]:
     rows = [worst_error("qM", [o["qM"] for o in ours], [r["qM"] for r in refs], TOL_QM, matrix_label(dofs))]
     for key, tol in (("qfrc_bias", TOL_BIAS), ("qacc_smooth", TOL_QACC_SMOOTH)):
         rows.append(worst_error(key, [o[key] for o in ours], [r[key] for r in refs], tol, dofs.__getitem__))
-    keep = [e for e in range(len(refs)) if not differs_by_design(mjm, ours[e]["contacts"], refs[e]["contacts"])]
+    by_design = [differs_by_design(mjm, o["contacts"], r["contacts"]) for o, r in zip(ours, refs)]
+    keep = [e for e in range(len(refs)) if not by_design[e]]
     rows.append(worst_error("qacc", [ours[e]["qacc"] for e in keep], [refs[e]["qacc"] for e in keep], TOL_QACC,
                             dofs.__getitem__))
     rows += contact_rows(mjm, [o["contacts"] for o in ours], [r["contacts"] for r in refs])
+    if mjm.nsensor:
+        rows.append(sensor_row(mjm, ours, refs, by_design))
     skipped = len(refs) - len(keep)
     note = (f"{skipped} of {len(refs)} states have contacts that differ by design (height fields: MuJoCo collides "
-            "prisms, taigym the surface; multi-CCD pairs: different extra points): their qacc is not compared, "
+            "prisms, taigym the surface; multi-CCD pairs: different extra points; GJK/EPA pairs: EPA stopped at "
+            "different depths, within the dist row's tolerance): their qacc is not compared, "
+            "nor their contact-dependent sensors (touch, force, torque, accelerometer, framelinacc, frameangacc), "
             "nor height-field contacts; multi-CCD pairs compare their deepest contact") if skipped else ""
     return rows, note
 

@@ -194,3 +194,45 @@ def test_a_different_structure_is_one_failing_row(monkeypatch, capsys):
     hopper = next(p for p in SHIPPED if p.name == "hopper.xml")
     status, out, _ = _run(capsys, hopper)
     assert status == 1 and _row(out, "structure").endswith("FAIL") and "nq" in out, out
+
+
+# --- sensors ------------------------------------------------------
+
+# an arm swinging over a floor, with a motor and position, velocity and touch sensors
+SENSED = """<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="arm" pos="0 0 0.25">
+      <joint name="swing" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.05"/>
+      <site name="tip" pos="0.3 0 0" size="0.06"/>
+    </body>
+  </worldbody>
+  <actuator><motor joint="swing" ctrlrange="-1 1"/></actuator>
+  <sensor>
+    <jointpos name="angle" joint="swing"/>
+    <framepos name="tip_pos" objtype="site" objname="tip"/>
+    <velocimeter name="tip_vel" site="tip"/>
+    <touch name="tip_touch" site="tip"/>
+  </sensor>
+</mujoco>"""
+
+
+def test_sensordata_is_compared_and_names_the_sensor(monkeypatch, tmp_path, capsys):
+    path = tmp_path / "arm.xml"
+    path.write_text(SENSED)
+    status, out, err = _run(capsys, path, "--states", "4", "--steps", "0")
+    assert status == 0, out + err
+    assert _row(out, "sensordata").endswith(" ok"), out
+
+    def cutoff(model):  # taigym clips the joint angle, MuJoCo does not
+        cut = np.array(model.sensor_cutoff, dtype=float)
+        cut[model.sensor("angle")] = 1e-3
+        return {"sensor_cutoff": cut}
+
+    monkeypatch.setattr(fidelity, "load_taigym_model", _perturbed(cutoff))
+    status, out, _ = _run(capsys, path, "--states", "4", "--steps", "0")
+    row = _row(out, "sensordata")
+    assert status == 1 and row.endswith("FAIL") and "jointpos 'angle'" in row, out
+    assert "FAIL: sensordata" in out
+
