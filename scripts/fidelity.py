@@ -2,6 +2,7 @@
 the ``mujoco`` package, compared quantity by quantity in float64.
 
     taigym fidelity robot.xml --states 8 --steps 200
+    taigym fidelity models/ other/robot.urdf      # several: a line each, then a summary
 
 What is compared:
 
@@ -19,7 +20,8 @@ What is compared:
 One table row per quantity: the worst absolute error, the tolerance it is held to, where
 the worst error is (dof, joint, geom or sensor names) and ok/FAIL. Exit status 0 when every
 row is within tolerance, 1 when one is not, 2 when either engine cannot load the file (the
-one-line error names the file, element and attribute).
+one-line error names the file, element and attribute). Several files or directories: one
+line per model and a summary table instead (EPILOG says what counts and the exit status).
 
 taigym's own joint attributes (``taigym:drive_*``, ``taigym:limit*``) have no MuJoCo
 counterpart: they are removed from both sides' copy of the file and listed in a note.
@@ -561,10 +563,25 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(fmt.format(*x).rstrip() for x in [header, *lines])
 
 
+EPILOG = """\
+Several files, or directories (searched recursively for .xml and .urdf files): one line per
+model as it is compared, then a summary table: each model, whether it loaded (yes,
+refused-by-taigym, refused-by-mujoco, or "not a model": a file whose root element is not
+<mujoco> or <robot>, or that MuJoCo compiles to an empty world, as include-only fragments
+of assets, defaults or visual settings do), whether it matched (ok, or FAIL and the failing
+quantities), and the first refusal or worst failing row. Files MuJoCo refuses and files that
+are not models do not count against taigym. Run one file alone for its full table.
+
+exit status: 0 when every model both engines load matches; 1 when one does not (a failing
+row); 2 when taigym refuses a model MuJoCo loads, or a file or option is refused. With
+several files a mismatch (1) takes precedence over a refusal (2)."""
+
+
 def parse_args(argv):
-    p = ArgumentParser(prog="taigym fidelity", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", type=Path, help="an MJCF (.xml) or URDF (.urdf) file")
+    p = ArgumentParser(prog="taigym fidelity", description=__doc__.split("\n\n")[0], epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", type=Path, nargs="+", metavar="PATH",
+                   help="an MJCF (.xml) or URDF (.urdf) file, or a directory of them; several may be given")
     p.add_argument("--states", type=int, default=8, help="random states compared (default 8)")
     p.add_argument("--steps", type=int, default=200, help="rollout steps (default 200; 0 skips the rollout)")
     p.add_argument("--ctrl", choices=("zero", "random"), default="zero",
@@ -603,24 +620,20 @@ def compare(model, mjm, args) -> tuple[list[Row], list[str]]:
     return rows, [n for n in notes if n]
 
 
-def main(argv=None) -> int:
+def check_one_file(path: Path, args) -> int:
+    """The detailed table of one file; its exit status."""
+    import mujoco
     from taigym.physics import WorldError
 
-    args = parse_args(argv)
     try:
-        import mujoco
-    except ImportError:
-        print("error: taigym fidelity compares with the mujoco package: pip install mujoco", file=sys.stderr)
-        return 2
-    try:
-        model, mjm, load_note = load_both(args.model)
+        model, mjm, load_note = load_both(path)
         mismatch = structure_mismatch(model, mjm)
         # a model whose compiled structure differs cannot be compared element by element
         rows, notes = ([Row("structure", 1.0, 0.0, mismatch)], []) if mismatch else compare(model, mjm, args)
     except (LoadError, WorldError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"taigym vs mujoco {mujoco.__version__}: {args.model} ({args.states} random states, "
+    print(f"taigym vs mujoco {mujoco.__version__}: {path} ({args.states} random states, "
           f"{args.steps}-step rollout with {args.ctrl} ctrl, float64, seed {args.seed})")
     print(format_table(rows))
     for note in ([load_note] if load_note else []) + notes:
@@ -629,6 +642,163 @@ def main(argv=None) -> int:
     failed = [r.quantity for r in rows if not r.ok]
     print(f"FAIL: {', '.join(failed)}" if failed else "all within tolerance")
     return 1 if failed else 0
+
+
+# --- several files ------------------------------------------------------------------------
+
+LOADED, REFUSED_TAIGYM, REFUSED_MUJOCO, NOT_A_MODEL = "yes", "refused-by-taigym", "refused-by-mujoco", "not a model"
+DETAIL_CHARS = 100  # a refusal's text in the summary table, shortened to this
+
+
+@dataclass
+class Outcome:
+    """What became of one file in a several-file run."""
+
+    label: str  # the file as the summary names it
+    loaded: str  # LOADED, REFUSED_TAIGYM, REFUSED_MUJOCO or NOT_A_MODEL
+    failed: list  # the failing rows of a loaded model ([] when it matches)
+    detail: str  # the refusal, the worst failing row, or why it is not a model
+    seconds: float = 0.0
+
+    @property
+    def matching(self) -> str:
+        if self.loaded != LOADED:
+            return "-"
+        return "FAIL " + ", ".join(r.quantity for r in self.failed) if self.failed else "ok"
+
+
+def model_files(paths: list[Path]) -> list[tuple[Path, str]]:
+    """(file, label) of every file named and every .xml and .urdf file below every directory
+    named, in order, each once. A directory's files are labelled by their path inside it
+    (prefixed with the directory where several paths are given); FileNotFoundError names a
+    path that does not exist."""
+    out, seen = [], set()
+    for arg in paths:
+        if arg.is_dir():
+            found = sorted(f for f in arg.rglob("*") if f.suffix.lower() in (".xml", ".urdf") and f.is_file())
+            pairs = [(f, str(f.relative_to(arg) if len(paths) == 1 else f)) for f in found]
+        elif arg.is_file():
+            pairs = [(arg, str(arg))]
+        else:
+            raise FileNotFoundError(f"{arg}: no such file or directory")
+        for f, label in pairs:
+            if f.resolve() not in seen:
+                seen.add(f.resolve())
+                out.append((f, label))
+    return out
+
+
+def root_element(path: Path) -> str:
+    """The file's root element's tag ('' when it is not XML)."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        for _, element in ET.iterparse(path, events=("start",)):
+            return element.tag
+    except (ET.ParseError, OSError, UnicodeError, LookupError):
+        pass
+    return ""
+
+
+def shorten(text: str, path: Path, label: str) -> str:
+    text = " ".join(text.split()).replace(str(path), label)
+    return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 3] + "..."
+
+
+def check_model(path: Path, label: str, args) -> Outcome:
+    """One file of a several-file run: is it a model, does each engine load it, do they agree."""
+    from taigym.physics import ModelError, WorldError
+
+    root = root_element(path)
+    if root not in ("mujoco", "robot"):
+        why = f"its root element is <{root}>, not <mujoco> or <robot>" if root else "not an XML file"
+        return Outcome(label, NOT_A_MODEL, [], why)
+    try:
+        mjm = load_mujoco_model(path)
+    except LoadError as e:
+        return Outcome(label, REFUSED_MUJOCO, [], shorten(str(e), path, label))
+    if mjm.nbody == 1 and mjm.ngeom == 0:
+        return Outcome(label, NOT_A_MODEL, [], "no bodies or geoms (a fragment other files include?)")
+    try:
+        model, _ = load_taigym_model(path)
+        mismatch = structure_mismatch(model, mjm)
+        rows = [Row("structure", 1.0, 0.0, mismatch)] if mismatch else compare(model, mjm, args)[0]
+    except (ModelError, LoadError, WorldError) as e:
+        return Outcome(label, REFUSED_TAIGYM, [], shorten(str(e), path, label))
+    failed = [r for r in rows if not r.ok]
+    worst = max(failed, key=lambda r: r.error / r.tol if r.tol else np.inf, default=None)
+    detail = f"{worst.quantity} {worst.error:.2e} > {worst.tol:.1e} at {worst.where}" if worst else ""
+    return Outcome(label, LOADED, failed, detail)
+
+
+def progress_line(o: Outcome) -> str:
+    if o.loaded == LOADED:
+        state = "loaded, " + ("matching" if not o.failed else f"FAIL: {o.detail}")
+    elif o.loaded == NOT_A_MODEL:
+        state = f"not a model: {o.detail}"
+    else:
+        state = f"{o.loaded}: {o.detail}"
+    return f"{o.label}: {state}" + (f" ({o.seconds:.0f} s)" if o.loaded == LOADED else "")
+
+
+def summary_table(outcomes: list[Outcome]) -> str:
+    header = ("model", "loaded", "matching", "first refusal / worst failing row")
+    lines = [(o.label, o.loaded, o.matching, o.detail if o.loaded != LOADED or o.failed else "")
+             for o in outcomes]
+    widths = [max(len(x[i]) for x in [header, *lines]) for i in range(3)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    return "\n".join(fmt.format(*x).rstrip() for x in [header, *lines])
+
+
+def summary_counts(outcomes: list[Outcome]) -> str:
+    count = {k: sum(o.loaded == k for o in outcomes) for k in (LOADED, REFUSED_TAIGYM, REFUSED_MUJOCO, NOT_A_MODEL)}
+    matching = sum(o.loaded == LOADED and not o.failed for o in outcomes)
+    return (f"{len(outcomes)} files: {count[LOADED]} loaded by both engines, {matching} matching, "
+            f"{count[LOADED] - matching} failing; {count[REFUSED_TAIGYM]} refused by taigym, "
+            f"{count[REFUSED_MUJOCO]} refused by mujoco, {count[NOT_A_MODEL]} not models")
+
+
+def check_many(args) -> int:
+    """The one-line-per-model run over several files and directories; its exit status (EPILOG)."""
+    import time
+
+    import mujoco
+
+    try:
+        files = model_files(args.paths)
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not files:
+        print(f"error: no .xml or .urdf files in {', '.join(map(str, args.paths))}", file=sys.stderr)
+        return 2
+    print(f"taigym vs mujoco {mujoco.__version__}: {len(files)} files ({args.states} random states, "
+          f"{args.steps}-step rollout with {args.ctrl} ctrl, float64, seed {args.seed})", flush=True)
+    outcomes = []
+    for path, label in files:
+        start = time.perf_counter()
+        outcome = check_model(path, label, args)
+        outcome.seconds = time.perf_counter() - start
+        outcomes.append(outcome)
+        print(progress_line(outcome), flush=True)
+    print()
+    print(summary_table(outcomes))
+    print(summary_counts(outcomes))
+    if any(o.failed for o in outcomes):
+        return 1
+    return 2 if any(o.loaded == REFUSED_TAIGYM for o in outcomes) else 0
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        print("error: taigym fidelity compares with the mujoco package: pip install mujoco", file=sys.stderr)
+        return 2
+    if len(args.paths) == 1 and not args.paths[0].is_dir():
+        return check_one_file(args.paths[0], args)
+    return check_many(args)
 
 
 if __name__ == "__main__":

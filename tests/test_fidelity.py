@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import re
 from pathlib import Path
 
 import mujoco  # noqa: F401  (a dev dependency: the oracle)
@@ -196,7 +197,7 @@ def test_a_different_structure_is_one_failing_row(monkeypatch, capsys):
     assert status == 1 and _row(out, "structure").endswith("FAIL") and "nq" in out, out
 
 
-# --- sensors ------------------------------------------------------
+# --- sensors and several files at once ------------------------------------------------------
 
 # an arm swinging over a floor, with a motor and position, velocity and touch sensors
 SENSED = """<mujoco>
@@ -236,3 +237,93 @@ def test_sensordata_is_compared_and_names_the_sensor(monkeypatch, tmp_path, caps
     assert status == 1 and row.endswith("FAIL") and "jointpos 'angle'" in row, out
     assert "FAIL: sensordata" in out
 
+
+def _summary(out: str) -> dict[str, list[str]]:
+    """The summary table's rows by model: [loaded, matching, detail]."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("model ") and "loaded" in line)
+    rows = {}
+    for line in lines[start + 1:]:
+        if not line.strip() or line[0].isdigit() and " files: " in line:
+            break
+        cells = re.split(r"\s{2,}", line.strip())
+        rows[cells[0]] = cells[1:] + [""] * (4 - len(cells))
+    return rows
+
+
+def _folder(tmp_path, good=True, refused=True, fragment=True) -> Path:
+    (tmp_path / "sub").mkdir()
+    if good:
+        (tmp_path / "arm.xml").write_text(SENSED)
+    if refused:  # valid MuJoCo that the importer does not support
+        (tmp_path / "sub" / "clock.xml").write_text(PENDULUM.format(attr="", extra="<sensor><clock/></sensor>"))
+    if fragment:  # what a model includes: materials, no bodies
+        (tmp_path / "sub" / "materials.xml").write_text(
+            '<mujoco><asset><material name="red" rgba="1 0 0 1"/></asset></mujoco>')
+        (tmp_path / "sub" / "launch.xml").write_text('<launch><node name="n"/></launch>')  # not MuJoCo at all
+        (tmp_path / "notes.txt").write_text("not searched")
+    return tmp_path
+
+
+def test_a_directory_gives_a_line_per_model_and_a_summary(tmp_path, capsys):
+    folder = _folder(tmp_path)
+    status, out, err = _run(capsys, folder, "--states", "2", "--steps", "10")
+    assert status == 2, out + err  # taigym refuses a model MuJoCo loads
+    assert "arm.xml: loaded, matching" in out
+    assert "sub/clock.xml: refused-by-taigym: " in out and "<clock>" in out
+    assert "sub/materials.xml: not a model" in out and "sub/launch.xml: not a model" in out
+    rows = _summary(out)
+    assert set(rows) == {"arm.xml", "sub/clock.xml", "sub/launch.xml", "sub/materials.xml"}, out
+    assert rows["arm.xml"][:2] == ["yes", "ok"]
+    assert rows["sub/clock.xml"][:2] == ["refused-by-taigym", "-"] and "<clock>" in rows["sub/clock.xml"][2]
+    assert rows["sub/materials.xml"][0] == "not a model" and "<launch>" in rows["sub/launch.xml"][2]
+    assert "4 files: 1 loaded by both engines, 1 matching, 0 failing; 1 refused by taigym, 0 refused by mujoco, " \
+           "2 not models" in out
+
+
+def test_files_that_are_not_models_do_not_fail_a_directory(tmp_path, capsys):
+    folder = _folder(tmp_path, refused=False)
+    status, out, err = _run(capsys, folder, "--states", "2", "--steps", "10")
+    assert status == 0, out + err
+    # files and directories mixed: a directory's files are named with the directory then
+    status, out, _ = _run(capsys, folder / "arm.xml", folder / "sub", "--states", "2", "--steps", "0")
+    assert status == 0 and set(_summary(out)) == {str(folder / "arm.xml"), str(folder / "sub" / "launch.xml"),
+                                                  str(folder / "sub" / "materials.xml")}, out
+
+
+def test_a_mismatch_outranks_a_refusal_in_a_directory(monkeypatch, tmp_path, capsys):
+    def armature(model):
+        arm = np.array(model.dof_armature, dtype=float)
+        arm[:] += 0.05
+        return {"dof_armature": arm}
+
+    monkeypatch.setattr(fidelity, "load_taigym_model", _perturbed(armature))
+    status, out, _ = _run(capsys, _folder(tmp_path), "--states", "2", "--steps", "0")
+    assert status == 1, out
+    assert _summary(out)["arm.xml"][1].startswith("FAIL qM"), out
+    assert "arm.xml: loaded, FAIL: qM " in out and "at swing" in out
+
+
+def test_a_path_that_does_not_exist_is_refused_in_one_line(tmp_path, capsys):
+    status, _, err = _run(capsys, _folder(tmp_path), tmp_path / "missing")
+    assert status == 2 and err.strip() == f"error: {tmp_path / 'missing'}: no such file or directory"
+
+
+@pytest.mark.slow
+def test_the_whole_control_suite_directory_loads_and_matches(capsys):
+    spec = importlib.util.find_spec("dm_control")
+    if spec is None:
+        pytest.skip("dm_control is not installed")
+    suite = Path(spec.submodule_search_locations[0]) / "suite"
+    status, out, err = _run(capsys, suite, "--states", "4", "--steps", "50")
+    rows = _summary(out)
+    models = {p.name for p in suite.glob("*.xml")}
+    assert models <= set(rows) and len(models) >= 19, out
+    assert {name for name, r in rows.items() if r[0] == "not a model"} == set(rows) - models, out
+    for name in sorted(models):
+        loaded, matching, detail = rows[name][:3]
+        if name == "dog.xml" and loaded == "refused-by-taigym":  # until the no-slip solver is in
+            assert "noslip" in detail, out
+            continue
+        assert (loaded, matching) == ("yes", "ok"), f"{name}: {rows[name]}\n{out}{err}"
+    assert status in (0, 2) and (status == 0) == (rows["dog.xml"][0] == "yes"), out
