@@ -21,6 +21,7 @@ import numpy as np
 
 from . import colliders as C
 from . import settings as _settings
+from .compiler.sensors import rangefinders_see_meshes
 from .errors import WorldError
 from .model import INTEGRATORS, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING, Model
 
@@ -46,6 +47,8 @@ class Features:
         spring limit (physics/smooth/limits.py).
     fluid: drag of the medium (Option density or viscosity above 0).
     sensors: the sensor stage (nsensor > 0, physics/sensors.py).
+    ray_meshes: rangefinder rays against meshes' triangles (a rangefinder and a mesh geom
+        it can see, physics/rays.py).
     activation: activation dynamics of stateful actuators (na > 0).
     integrators: the MJCF integrators (INT_* codes) compiled in: the model's own.
     """
@@ -58,6 +61,7 @@ class Features:
     physx_limits: bool = True
     fluid: bool = True
     sensors: bool = True
+    ray_meshes: bool = True
     activation: bool = True
     integrators: frozenset = frozenset(INTEGRATORS.values())
 
@@ -80,7 +84,8 @@ class Features:
 
 
 ALL = Features()
-_PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors", "activation")
+_PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors", "ray_meshes",
+               "activation")
 
 
 def model_features(model: Model, pairs: PairTable) -> Features:
@@ -98,6 +103,7 @@ def model_features(model: Model, pairs: PairTable) -> Features:
         physx_limits=bool(np.isin(limit_model, (LIMIT_HARD, LIMIT_SPRING)).any()),
         fluid=model.opt.density > 0 or model.opt.viscosity > 0,
         sensors=model.nsensor > 0,
+        ray_meshes=rangefinders_see_meshes(model),
         activation=model.na > 0,
         integrators=frozenset((int(model.opt.integrator),)),
     )

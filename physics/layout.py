@@ -391,12 +391,15 @@ PAIR_F = Table(
 # hfield geoms: flat index of the first elevation sample in geom_f (whose rows past the
 # geoms hold every hfield's samples, NGEOM_F to a row), the grid's rows and columns; mesh
 # geoms: flat index of their hull's first vertex (rows past the height fields) and the
-# hull's vertex count (physics/collision/driver.py, _pack_hulls)
+# hull's vertex count (physics/collision/driver.py, _pack_hulls), and where rangefinders
+# see meshes, the flat index in geom_i of their mesh's ray tree, whose ints lie in
+# geom_i's rows past the geoms and floats in geom_f's past the hulls (physics/mesh_rays.py)
 GEOM_I = Table(
-    "geom_i", "geom_", ROW, "int", "geoms",
+    "geom_i", "geom_", ROW, "int", "geoms (rows past them hold meshes' ray trees)",
     ("type", 1, "mjtGeom", "enum"), ("body", 1, "the geom's body", _ID),
     ("hf_base", 1, "a height field's first sample (a mesh's first hull vertex) as a flat index into geom_f", _ID),
-    ("hf_nrow", 1, "a height field's grid rows (a mesh's hull vertices)", "count"), ("hf_ncol", 1, "a height field's grid columns", "count"),
+    ("hf_nrow", 1, "a height field's grid rows (a mesh's hull vertices)", "count"),
+    ("hf_ncol", 1, "a height field's grid columns (a mesh's ray tree, as a flat index into geom_i)", "count"),
     ("rayable", 1, "1 if rangefinder rays see the geom (physics/rays.py)", "flag"))
 GEOM_F = Table(
     "geom_f", "geom_", ROWS, "float", "geom constants (rows past the geoms hold height-field samples)",

@@ -251,6 +251,17 @@ class Model:
     mesh_pos: np.ndarray = _f(0, 3)  # the mesh frame in the frame its file was written in
     mesh_quat: np.ndarray = _f(0, 4)
     mesh_name: list = field(default_factory=list)
+    # trees over the triangles of the meshes that rays see (physics/compiler/mesh_bvh.py):
+    # a mesh's first node and node count (-1, 0: no tree); a node's box in the mesh frame
+    # (min xyz, max xyz) and (first, count): its children first and first + 1 of the mesh's
+    # nodes (count 0), or a leaf's triangles bvh_face[mesh_faceadr + first:][:count];
+    # bvh_face, laid out as mesh_face: each mesh's triangle ids (from 0) leaf by leaf
+    nbvh: int = 0
+    mesh_bvhadr: np.ndarray = _i(0)
+    mesh_bvhnum: np.ndarray = _i(0)
+    bvh_box: np.ndarray = _f(0, 6)
+    bvh_node: np.ndarray = _i(0, 2)
+    bvh_face: np.ndarray = _i(0)
 
     # sites (nsite,)
     site_bodyid: np.ndarray = _i(0)

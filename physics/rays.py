@@ -2,12 +2,15 @@
 
 Distances along the ray (in units of the ray's direction vector) to the nearest geom the
 ray meets ahead of its origin, or -1: planes (from their front), spheres, capsules,
-ellipsoids, cylinders, boxes and height fields, with MuJoCo's rules: a geom of the
+ellipsoids, cylinders, boxes, height fields and meshes, with MuJoCo's rules: a geom of the
 excluded body, or an invisible one (layout.GEOM_I ``rayable``), is not seen; primitives
 first test a bounding sphere; a height field is its base box, the triangles of the grid
 cells the ray's segment through its top box passes over, and the walls of that box below
-the grid's edge. The renderer's ray caster (physics/render/raycast.py) draws in float32;
-these follow MuJoCo's arithmetic in the World's precision.
+the grid's edge; a mesh is its own triangles (not its hull), behind the box of its
+geom_size, through its tree (physics/mesh_rays.py) in the geom tables' rows past the geoms.
+Only a model whose rangefinders can see a mesh compiles the mesh code (Features.ray_meshes).
+The renderer's ray caster (physics/render/raycast.py) draws in float32; these follow
+MuJoCo's arithmetic in the World's precision.
 """
 
 import functools
@@ -15,7 +18,9 @@ import types
 
 from . import layout as L
 from .access import make_access
-from .model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_PLANE, GEOM_SPHERE
+from .mesh_rays import BIG, make_mesh_rays
+from .model import (GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_MESH, GEOM_PLANE,
+                    GEOM_SPHERE)
 from .runtime.backend import ti
 from .runtime.ti_math import make_math
 
@@ -23,10 +28,12 @@ MINVAL = 1e-15  # mjMINVAL
 
 
 @functools.lru_cache(maxsize=None)
-def make_rays(fp):
+def make_rays(fp, meshes: bool = True):
+    """The ray functions; ``meshes``: compile the mesh geoms' path (Features.ray_meshes)."""
     m = make_math(fp)
     A = make_access(fp)
-    vec6, vec2 = ti.types.vector(6, fp), ti.types.vector(2, fp)
+    tri = make_mesh_rays(fp)
+    vec6 = ti.types.vector(6, fp)
 
     @ti.func
     def quad(a, b, c):
@@ -144,30 +151,6 @@ def make_rays(fp):
         return x
 
     @ti.func
-    def triangle(v0, v1, v2, lpnt, lvec, b0, b1):
-        """MuJoCo's ray_triangle: the ray's plane projection inside the triangle's, then the
-        distance to the triangle's plane."""
-        x = fp(-1.0)
-        d0, d1, d2 = v0 - lpnt, v1 - lpnt, v2 - lpnt
-        p0, p1, p2 = vec2(b0.dot(d0), b1.dot(d0)), vec2(b0.dot(d1), b1.dot(d1)), vec2(b0.dot(d2), b1.dot(d2))
-        same_side = False
-        for k in ti.static(range(2)):
-            if (p0[k] > 0 and p1[k] > 0 and p2[k] > 0) or (p0[k] < 0 and p1[k] < 0 and p2[k] < 0):
-                same_side = True
-        if not same_side:
-            a00, a01, a10, a11 = p0[0] - p2[0], p1[0] - p2[0], p0[1] - p2[1], p1[1] - p2[1]
-            det = a00 * a11 - a01 * a10
-            if ti.abs(det) >= MINVAL:
-                t0 = (a11 * -p2[0] - a01 * -p2[1]) / det
-                t1 = (-a10 * -p2[0] + a00 * -p2[1]) / det
-                if t0 >= 0 and t1 >= 0 and t0 + t1 <= 1:
-                    nrm = (v0 - v2).cross(v1 - v2)
-                    denom = lvec.dot(nrm)
-                    if ti.abs(denom) >= MINVAL:
-                        x = -(lpnt - v2).dot(nrm) / denom
-        return x
-
-    @ti.func
     def sample(geom_f: ti.template(), mg, k):
         return geom_f[mg, k // geom_f.shape[2], k % geom_f.shape[2]]
 
@@ -195,15 +178,7 @@ def make_rays(fp):
     def hfield_grid(lpnt, lvec, size, base, nrow, ncol, top, faces, x0, geom_f: ti.template(), mg):
         """The grid's triangles over the ray's segment through the top box, then its walls."""
         x = x0
-        b0 = m.vec3(1.0, 1.0, 1.0)
-        if ti.abs(lvec[0]) >= ti.abs(lvec[1]) and ti.abs(lvec[0]) >= ti.abs(lvec[2]):
-            b0[0] = 0
-        elif ti.abs(lvec[1]) >= ti.abs(lvec[2]):
-            b0[1] = 0
-        else:
-            b0[2] = 0
-        b1 = (b0 - lvec * (lvec.dot(b0) / lvec.dot(lvec))).normalized()
-        b0 = b1.cross(lvec).normalized()
+        b0, b1 = tri.basis(lvec)
         seg0, seg1 = fp(0.0), top
         for i in ti.static(range(6)):
             if faces[i] > seg1:
@@ -224,8 +199,8 @@ def make_rays(fp):
                              sample(geom_f, mg, base + (r + 1) * ncol + c + 1) * size[2])
                 v10 = m.vec3(dx * c - size[0], dy * (r + 1) - size[1],
                              sample(geom_f, mg, base + (r + 1) * ncol + c) * size[2])
-                x = nearer(x, triangle(v00, v01, v11, lpnt, lvec, b0, b1))
-                x = nearer(x, triangle(v00, v11, v10, lpnt, lvec, b0, b1))
+                x = nearer(x, tri.triangle(v00, v01, v11, lpnt, lvec, b0, b1))
+                x = nearer(x, tri.triangle(v00, v11, v10, lpnt, lvec, b0, b1))
         for i in ti.static(range(4)):
             hit = faces[i]
             if hit >= 0 and (hit < x or x < 0):
@@ -249,6 +224,15 @@ def make_rays(fp):
         return x
 
     @ti.func
+    def mesh(g, pos, rot, size, pnt, vec, geom_i: ti.template(), geom_f: ti.template(), mg):
+        """MuJoCo's mj_rayMesh: the box of the geom's size first, then the mesh's triangles."""
+        x = fp(-1.0)
+        if primitive(GEOM_BOX, pos, rot, size, pnt, vec) >= 0:
+            lpnt, lvec = rot.transpose() @ (pnt - pos), rot.transpose() @ vec
+            x, _ = tri.walk(geom_i, geom_f, mg, A.geom_hf_ncol(geom_i, g), lpnt, lvec, fp(0.0), fp(BIG))
+        return x
+
+    @ti.func
     def cast(w, pnt, vec, exclude, t: ti.template()):
         """Distance to the nearest geom along the ray, -1 if none (MuJoCo's mj_ray with every
         group and the static geoms, ``exclude`` the body left out)."""
@@ -267,6 +251,9 @@ def make_rays(fp):
                     sol = hfield(g, pos, rot, pnt, vec, t.geom_i, t.geom_f, mg)
                 else:
                     sol = primitive(gtype, pos, rot, A.geom_size(t.geom_f, mg, g), pnt, vec)
+                if ti.static(meshes):
+                    if gtype == GEOM_MESH:
+                        sol = mesh(g, pos, rot, A.geom_size(t.geom_f, mg, g), pnt, vec, t.geom_i, t.geom_f, mg)
                 x = nearer(x, sol)
         return x
 

@@ -33,11 +33,12 @@ BIG = 1e30
 
 
 @functools.lru_cache(maxsize=None)
-def make_sensors(fp):
+def make_sensors(fp, ray_meshes: bool = True):
+    """The sensor stage; ``ray_meshes``: rangefinders see mesh geoms (Features.ray_meshes)."""
     m = make_math(fp)
     A = make_access(fp)
     reaction = make_reaction(fp)
-    rays = make_rays(fp)
+    rays = make_rays(fp, ray_meshes)
     S = types.SimpleNamespace(**{name: ti.static(code) for name, code in _CODE.items()})
 
     # --- frames -----------------------------------------------------------------------

@@ -346,11 +346,19 @@ def test_control_suite_quadruped_rangefinders_match_mujoco(device):
     _rollout(model, mjm, 60, seed=7, device=device)
 
 
-def test_rangefinders_beside_visible_meshes_are_refused():
+def test_rangefinders_see_visible_meshes(device):
+    """A tetrahedron's triangles (tests/test_mesh_rays.py for non-convex meshes), unless it
+    is invisible."""
     text = """<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>
-      <worldbody><geom type="mesh" mesh="tet"/><body pos="0 0 2"><freejoint/><geom size=".1"/>
-      <site name="s"/></body></worldbody><sensor><rangefinder name="rf" site="s"/></sensor></mujoco>"""
-    with pytest.raises(ModelError, match=r"<string>:\d+ <rangefinder 'rf'> attribute 'site': rangefinder rays "
-                                         r"against mesh geoms"):
-        load_mjcf_string(text)
-    assert load_mjcf_string(text.replace('mesh="tet"/>', 'mesh="tet" rgba="1 1 1 0"/>')).nsensor == 1
+      <worldbody><geom type="mesh" mesh="tet"/><body pos=".2 .3 2"><freejoint/><geom size=".1"/>
+      <site name="s" euler="180 0 0"/></body></worldbody><sensor><rangefinder name="rf" site="s"/></sensor></mujoco>"""
+    seen = []
+    for shown in (text, text.replace('mesh="tet"/>', 'mesh="tet" rgba="1 1 1 0"/>')):
+        world = World(load_mjcf_string(shown), 1, device=device, precision="float64")
+        world.forward()
+        mjm = mujoco.MjModel.from_xml_string(shown)
+        md = mujoco.MjData(mjm)
+        mujoco.mj_forward(mjm, md)
+        np.testing.assert_allclose(world.get("sensordata")[0], md.sensordata, rtol=0, atol=1e-12)
+        seen.append(float(md.sensordata[0]))
+    assert seen == [pytest.approx(1.5), -1.0]  # down onto the face x + y + z = 1; through it unseen

@@ -26,7 +26,7 @@ import numpy as np
 from ..collision import broadphase as B
 from ..collision.convex import make_convex
 from ..collision.hfield import make_hfield
-from ..compiler.sensors import ray_visible
+from ..compiler.sensors import rangefinders_see_meshes, ray_visible
 from ..collision.narrowphase import (
     CON_DIM,
     CON_EFC_ADDRESS,
@@ -42,6 +42,7 @@ from ..collision.narrowphase import (
     make_narrowphase,
 )
 from ..errors import WorldError
+from ..mesh_rays import append_trees
 from ..features import ALL_COLLIDERS, CONVEX_COLLIDERS, HFIELD_COLLIDERS
 from .. import layout as L
 from ..runtime.lanes import device_shape, env_index, env_rows, table_lanes
@@ -82,6 +83,7 @@ def pack_collision_model(m: Model, pairs: B.PairTable, dtype) -> dict:
                                                        B.geom_rbound(m)[:, None]], axis=1)
     geom_f = _pack_hfields(m, geom_i, geom_f)
     geom_f = _pack_hulls(m, geom_i, geom_f)
+    geom_i, geom_f = _pack_ray_trees(m, geom_i, geom_f)
     return {"pair_i": pair_i, "pair_f": pair_f[None].astype(dtype), "geom_i": geom_i, "geom_f": geom_f[None].astype(dtype)}
 
 
@@ -129,6 +131,19 @@ def _pack_hulls(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarray:
     rows = np.zeros(-(-flat.size // NGEOM_F) * NGEOM_F)
     rows[: flat.size] = flat
     return np.concatenate([geom_f, rows.reshape(-1, NGEOM_F)])
+
+
+def _pack_ray_trees(m: Model, geom_i: np.ndarray, geom_f: np.ndarray):
+    """The trees of the meshes rangefinders see (physics/mesh_rays.py), their ints in rows
+    after the geoms, their floats after the hulls; a mesh geom's hf_ncol column holds its
+    tree's header. Only a model whose rangefinders see meshes carries them."""
+    if not rangefinders_see_meshes(m):
+        return geom_i, geom_f
+    geoms = np.flatnonzero((m.geom_type == GEOM_MESH) & (geom_i[: m.ngeom, GEOM_RAYABLE] != 0))
+    geom_i, geom_f, head = append_trees(m, sorted({int(m.geom_dataid[g]) for g in geoms}), geom_i, geom_f)
+    for g in geoms:
+        geom_i[g, GEOM_HF_NCOL] = head[int(m.geom_dataid[g])]
+    return geom_i, geom_f
 
 
 def _face_normals_around(vert, hull, faces) -> list:

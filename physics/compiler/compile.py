@@ -10,6 +10,7 @@ from .. import model as M
 from ..compiler.integers import int32
 from ..compiler.invweight import invweight0, tendon_lengths0
 from ..compiler.mass_matrix import body_simple
+from ..compiler.mesh_bvh import mesh_trees
 from ..compiler.sensors import sensor_arrays
 from ..errors import ModelError
 from ..compiler.transforms import quat_conj, quat_mul, quat_rotate
@@ -217,6 +218,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     for key, value in _contact_filters(b, model).items():
         setattr(model, key, value)
     for key, value in sensor_arrays(model, b._sensors).items():
+        setattr(model, key, value)
+    for key, value in mesh_trees(model).items():
         setattr(model, key, value)
     return model.freeze()
 

@@ -116,22 +116,19 @@ def ray_visible(model: M.Model) -> np.ndarray:
     return out
 
 
-def _check_rays(model: M.Model, specs: list) -> None:
-    """Rangefinder rays are cast against primitives and height fields only."""
-    rangefinders = [i for i, s in enumerate(specs) if s.kind == "rangefinder"]
-    meshes = np.flatnonzero((np.asarray(model.geom_type) == M.GEOM_MESH) & ray_visible(model))
-    if rangefinders and meshes.size:
-        i = rangefinders[0]
-        raise ModelError(f"rangefinder rays against mesh geoms (geom {meshes[0]}) are not supported yet; make "
-                         "the meshes invisible to rays (rgba alpha 0) or drop the rangefinder",
-                         element=where("rangefinder", specs[i].name, i), attribute="site")
+def rangefinders_see_meshes(model: M.Model) -> bool:
+    """Whether a rangefinder's ray can meet a mesh geom: the model has a rangefinder and a
+    mesh geom that rays see (its step then walks the meshes' triangles, physics/rays.py)."""
+    types = np.asarray(model.sensor_type)
+    if not np.any(types == KINDS["rangefinder"].code) or not model.ngeom:
+        return False
+    return bool(np.any((np.asarray(model.geom_type) == M.GEOM_MESH) & ray_visible(model)))
 
 
 def sensor_arrays(model: M.Model, specs: list) -> dict:
     """mjModel's sensor_* arrays for the sensors ``specs`` (SensorSpec), in declared order."""
     cols = {k: [] for k in ("type", "objtype", "objid", "reftype", "refid", "needstage", "datatype", "dim", "adr",
                             "cutoff", "noise", "name")}
-    _check_rays(model, specs)
     adr = 0
     for i, spec in enumerate(specs):
         kind, at = KINDS[spec.kind], where(spec.kind, spec.name, i)
