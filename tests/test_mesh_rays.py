@@ -1,6 +1,7 @@
 """Rays against meshes' own triangles through their trees (physics/compiler/mesh_bvh.py,
 physics/mesh_rays.py): rangefinders against mujoco's (float64) on non-convex prisms written
-as STL and OBJ, with scale, refpos and refquat, on moving bodies.
+as STL and OBJ, with scale, refpos and refquat, on moving bodies; and the renderer's
+silhouette of those prisms against the one computed from their polygons.
 """
 
 import mujoco
@@ -158,3 +159,60 @@ def test_only_models_whose_rangefinders_see_meshes_walk_triangles(solids):
     assert model.nbvh == 0 and model.mesh_bvhadr[0] == -1  # nothing can see it: no tree
     model, blind = features(asset + '<geom type="mesh" mesh="L"/></worldbody></mujoco>')
     assert not blind.ray_meshes and model.nbvh > 1  # the renderer draws it through its tree
+
+
+# --- drawing -----------------------------------------------------------------------------
+def inside(points, polygon):
+    """Whether each point (n, 2) is inside the polygon (even-odd rule)."""
+    x, y = points[:, 0:1], points[:, 1:2]
+    a, b = polygon, np.roll(polygon, -1, axis=0)
+    crosses = (a[:, 1] > y) != (b[:, 1] > y)
+    at = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / np.where(a[:, 1] == b[:, 1], 1, b[:, 1] - a[:, 1])
+    return (np.sum(crosses & (x < at), axis=1) % 2) == 1
+
+
+@pytest.mark.parametrize("shape, name, height", [(L_SHAPE, "L.stl", 0.1), (STAR, "star.obj", 0.15)])
+def test_a_non_convex_mesh_is_drawn_as_its_silhouette(solids, shape, name, height, device):
+    """A prism seen from straight above a point its polygon is star-shaped about, so that
+    its outline in the image is its top face's: its pixels are those whose rays cross the
+    polygon at the top or bottom face, but for a one-pixel border; its hull's others are sky."""
+    from taigym.physics.render import FreeCamera, Renderer
+
+    polygon, centre = shape
+    model = load_mjcf_string(f'<mujoco><asset><mesh name="m" file="{solids / name}"/></asset><worldbody>'
+                             f'<geom type="mesh" mesh="m" rgba="0 1 0 1"/></worldbody></mujoco>')
+    width = height_px = 80
+    lookat, distance, fovy = np.array([*centre, 0.0]), 2.0, np.degrees(2 * np.arctan(0.2))
+    camera = FreeCamera(lookat=tuple(lookat), distance=distance, azimuth=90.0, elevation=-90.0, fovy=fovy)
+    frame = Renderer(model, width=width, height=height_px, device=device, shadows=False).render_poses(
+        np.zeros((1, 1, 3)), np.array([[[1.0, 0, 0, 0]]]), camera=camera)[0]
+    drawn = frame[..., 1].astype(int) > frame[..., 0].astype(int) + 40
+    # each pixel's ray, where it crosses the bottom and the top face (camera: +x right, +y up)
+    tan = np.tan(np.radians(fovy) / 2)
+    cols, rows = np.meshgrid(np.arange(width), np.arange(height_px))
+    sx = (2 * (cols + 0.5) / width - 1) * tan * width / height_px
+    sy = (1 - 2 * (rows + 0.5) / height_px) * tan
+    expected = np.zeros((height_px, width), bool)
+    for z in (0.0, height):
+        depth = distance - z
+        points = np.stack([lookat[0] + sx * depth, lookat[1] + sy * depth], axis=-1).reshape(-1, 2)
+        expected |= inside(points, polygon).reshape(height_px, width)
+    grown = np.zeros_like(expected)
+    shrunk = np.ones_like(expected)
+    padded = np.pad(expected, 1)
+    for dr in range(3):
+        for dc in range(3):
+            grown |= padded[dr:dr + height_px, dc:dc + width]
+            shrunk &= padded[dr:dr + height_px, dc:dc + width]
+    border = grown & ~shrunk
+    assert expected.sum() > 400
+    assert not ((drawn != expected) & ~border).any(), np.argwhere((drawn != expected) & ~border)[:10]
+    hull_only = np.zeros_like(expected)
+    from scipy.spatial import ConvexHull
+    hull = polygon[ConvexHull(polygon).vertices]
+    for z in (0.0, height):
+        depth = distance - z
+        points = np.stack([lookat[0] + sx * depth, lookat[1] + sy * depth], axis=-1).reshape(-1, 2)
+        hull_only |= inside(points, hull).reshape(height_px, width)
+    notch = hull_only & ~grown
+    assert notch.sum() > 50 and not drawn[notch].any()  # the hull is not drawn

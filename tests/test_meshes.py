@@ -389,8 +389,9 @@ def test_a_dropped_mesh_follows_mujoco(solids, mesh, euler, ncon, device):
 
 
 # --- drawing ----------------------------------------------------------------------------
-def test_a_mesh_is_drawn_as_its_hull(solids, device):
-    """A box mesh draws as the box primitive of its size does; a tetrahedron as its hull."""
+def test_a_box_mesh_is_drawn_as_the_box_primitive(solids, device):
+    """A box mesh's triangles draw as the box primitive of its size does; a tetrahedron's
+    are drawn too (tests/test_mesh_rays.py draws non-convex meshes)."""
     from taigym.physics.render import FreeCamera, Renderer
 
     scene = f"""<mujoco><compiler meshdir="{solids}"/>

@@ -28,10 +28,10 @@ Cameras (the ``camera`` argument):
 
 Kernels take their arrays as arguments, so they compile once for every model, batch size
 and image size. Height fields are ray-marched cell by cell over their grid (the two
-triangles of each cell, as MuJoCo splits them). Meshes are drawn as their convex hulls,
-the shape they collide as: a ray is clipped by the planes of the hull's faces (its own
-triangles, which a non-convex mesh would need, through a BVH, are not drawn). Sites and
-transparency are not drawn.
+triangles of each cell, as MuJoCo splits them). Meshes are drawn as their own triangles,
+as MuJoCo draws them (non-convex ones too, though they collide as their convex hulls),
+found through each mesh's tree of boxes (physics/mesh_rays.py) and shaded by the hit
+triangle's normal, turned toward the camera. Sites and transparency are not drawn.
 """
 
 import math
@@ -54,6 +54,7 @@ from ..model import (
 )
 from .. import layout as L
 from ..access import make_access
+from ..mesh_rays import append_trees, make_mesh_rays
 from ..runtime.backend import ensure_runtime, ti
 from .cameras import Camera, FreeCamera, TrackingCamera
 
@@ -83,6 +84,8 @@ vec4 = ti.types.vector(4, ti.f32)
 vec5 = ti.types.vector(5, ti.f32)
 mat3 = ti.types.matrix(3, 3, ti.f32)
 A = make_access(ti.f32)  # the tables' accessors (physics/access.py), in the renderer's float32
+_MESH = make_mesh_rays(ti.f32)  # rays against meshes' triangles through their trees
+_TREE_WIDTH = 16  # entries a row of the mesh_i and mesh_f tables
 _F = ti.f32  # the renderer computes in float32 whatever the World's precision
 
 
@@ -277,43 +280,22 @@ def _pack_geoms(model: Model):
         draw_f[row, G_CELL:G_CELL + 2] = cell
         draw_f[row, G_RBOUND] = _bounding_radius(model.geom_type[g], model.geom_size[g])
     types = np.array([model.geom_type[g] for g in ids] or [-1], dtype=np.int32)
-    return np.array(ids, dtype=np.int64), types, _pack_hull_planes(model, ids, _pack_hfield_samples(model, ids, draw_f))
+    return np.array(ids, dtype=np.int64), types, _pack_hfield_samples(model, ids, draw_f)
 
 
-def _pack_hull_planes(model: Model, ids, draw_f):
-    """Mesh geoms' hull faces as planes (unit outward normal, offset; 4 floats each, in
-    the geom frame) in rows after the rest; a mesh geom's first plane (flat index) and
-    count in the height-field columns."""
-    meshes = [(row, g) for row, g in enumerate(ids) if model.geom_type[g] == GEOM_MESH]
-    if not meshes:
-        return draw_f
-    start, parts, offset = {}, [], draw_f.size
-    for row, g in meshes:
-        k = int(model.geom_dataid[g])
-        if k not in start:
-            start[k] = (offset, _hull_planes(model, k))
-            parts.append(start[k][1].reshape(-1))
-            offset += parts[-1].size
-        draw_f[row, G_HF_BASE] = start[k][0]
-        draw_f[row, G_HF_NROW] = len(start[k][1])
-    flat = np.concatenate(parts)
-    padded = np.zeros(-(-flat.size // G_WIDTH) * G_WIDTH, dtype=np.float32)
-    padded[: flat.size] = flat
-    return np.concatenate([draw_f, padded.reshape(-1, G_WIDTH)])
-
-
-def _hull_planes(model: Model, k: int) -> np.ndarray:
-    """(nplane, 4): the distinct planes of mesh k's hull triangles (coplanar ones merge)."""
-    graph = model.mesh_graph[model.mesh_graphadr[k]:]
-    n, nface = int(graph[0]), int(graph[1])
-    faces = graph[2 + 3 * n + 3 * nface: 2 + 3 * n + 6 * nface].reshape(-1, 3)
-    vert = model.mesh_vert[model.mesh_vertadr[k]:]
-    a, b, c = vert[faces[:, 0]], vert[faces[:, 1]], vert[faces[:, 2]]
-    normal = np.cross(b - a, c - a)
-    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-300)
-    planes = np.concatenate([normal, np.einsum("ij,ij->i", normal, a)[:, None]], axis=1)
-    scale = max(float(np.abs(vert).max()), 1e-9)
-    return np.unique(np.round(planes / [1, 1, 1, scale], 6), axis=0) * [1, 1, 1, scale]
+def _pack_mesh_trees(model: Model, ids):
+    """The drawn meshes' trees (physics/mesh_rays.py) as the kernel's mesh_i and mesh_f
+    tables (the latter one row set, float32). mesh_i's first entries, one per drawn geom,
+    hold a mesh geom's tree header (a flat index into mesh_i), -1 for other geoms."""
+    meshes = sorted({int(model.geom_dataid[g]) for g in ids if model.geom_type[g] == GEOM_MESH})
+    ints = np.full((-(-max(len(ids), 1) // _TREE_WIDTH), _TREE_WIDTH), -1, np.int32)
+    floats = np.zeros((1, _TREE_WIDTH), np.float32)
+    ints, floats, head = append_trees(model, meshes, ints, floats)
+    flat = ints.reshape(-1)  # a view: the heads go into ints
+    for row, g in enumerate(ids):
+        if model.geom_type[g] == GEOM_MESH:
+            flat[row] = head[int(model.geom_dataid[g])]
+    return ints, floats[None]
 
 
 def _pack_hfield_samples(model: Model, ids, draw_f):
@@ -538,35 +520,17 @@ def _hit_hfield(draw_f: ti.template(), g, o, d):
 
 
 @ti.func
-def _draw_at(draw_f: ti.template(), k):
-    width = draw_f.shape[1]
-    return draw_f[k // width, k % width]
-
-
-@ti.func
-def _hit_mesh(draw_f: ti.template(), g, o, d):
-    """A convex hull given by its face planes: the ray enters where the last plane it
-    crosses inward is crossed before the first it crosses outward."""
-    base = ti.cast(A.draw_hf_base(draw_f, g), ti.i32)
-    t_in, t_out = _F(-_INF), _F(_INF)
-    normal = vec3(0)
-    for k in range(ti.cast(A.draw_hf_nrow(draw_f, g), ti.i32)):
-        i = base + 4 * k
-        n = vec3(_draw_at(draw_f, i), _draw_at(draw_f, i + 1), _draw_at(draw_f, i + 2))
-        ahead = _draw_at(draw_f, i + 3) - n.dot(o)  # >= 0: the origin is inside this plane
-        along = n.dot(d)
-        if ti.abs(along) < 1e-12:
-            if ahead < 0:
-                t_out = -_F(_INF)
-        elif along < 0:
-            if ahead / along > t_in:
-                t_in = ahead / along
-                normal = n
-        else:
-            t_out = ti.min(t_out, ahead / along)
+def _hit_mesh(mesh_i: ti.template(), mesh_f: ti.template(), g, o, d, t_max):
+    """(t, normal facing the ray) of drawn geom g's nearest triangle before t_max, through
+    its mesh's tree."""
+    head = mesh_i[g // mesh_i.shape[1], g % mesh_i.shape[1]]
+    t, normal = _MESH.walk(mesh_i, mesh_f, 0, head, o, d, _F(_EPS), t_max)
     out = vec4(_INF, 0, 0, 0)
-    if t_in <= t_out and t_in > _EPS:
-        out = vec4(t_in, normal[0], normal[1], normal[2])
+    if t >= 0:
+        if normal.dot(d) > 0:  # a triangle seen from its back: shade the side in view
+            normal = -normal
+        normal = normal.normalized()
+        out = vec4(t, normal[0], normal[1], normal[2])
     return out
 
 
@@ -589,7 +553,8 @@ def _hit_local(gtype, o, d, size):
 
 
 @ti.func
-def _trace(geom_type: ti.template(), draw_f: ti.template(), draw_x: ti.template(), n, o, d, t_max, shadow):
+def _trace(geom_type: ti.template(), draw_f: ti.template(), mesh_i: ti.template(), mesh_f: ti.template(),
+           draw_x: ti.template(), n, o, d, t_max, shadow):
     """Closest hit before ``t_max``: (t, geom row, world normal); t = inf when none.
 
     A shadow ray (``shadow`` 1) ignores planes and stops at its first hit. Each geom's
@@ -615,7 +580,7 @@ def _trace(geom_type: ti.template(), draw_f: ti.template(), draw_x: ti.template(
             if gtype == GEOM_HFIELD:
                 local = _hit_hfield(draw_f, g, rot.transpose() @ (o - pos), rot.transpose() @ d)
             elif gtype == GEOM_MESH:
-                local = _hit_mesh(draw_f, g, rot.transpose() @ (o - pos), rot.transpose() @ d)
+                local = _hit_mesh(mesh_i, mesh_f, g, rot.transpose() @ (o - pos), rot.transpose() @ d, best[0])
             else:
                 local = _hit_local(gtype, rot.transpose() @ (o - pos), rot.transpose() @ d, A.draw_size(draw_f, g))
             if local[0] < best[0]:
@@ -660,6 +625,8 @@ def _render_kernel(
     # Model:
     geom_type: ti.types.ndarray(dtype=ti.i32, ndim=1),  # (ngeom_drawn,)
     draw_f: ti.types.ndarray(dtype=ti.f32, ndim=2),  # (ngeom_drawn + hfield sample rows, G_WIDTH)
+    mesh_i: ti.types.ndarray(dtype=ti.i32, ndim=2),  # the drawn meshes' trees (_pack_mesh_trees)
+    mesh_f: ti.types.ndarray(dtype=ti.f32, ndim=3),  # (1, rows, _TREE_WIDTH)
     scene: ti.types.ndarray(dtype=ti.f32, ndim=1),  # (S_WIDTH,)
     # Data in:
     draw_x: ti.types.ndarray(dtype=ti.f32, ndim=3),  # (nimage, ngeom_drawn, X_WIDTH)
@@ -675,7 +642,7 @@ def _render_kernel(
         sy = (1 - 2 * (y + 0.5) / height) * tan_half
         o = A.cam_pos(cam, n)
         d = (A.cam_fwd(cam, n) + sx * A.cam_right(cam, n) + sy * A.cam_up(cam, n)).normalized()
-        hit = _trace(geom_type, draw_f, draw_x, n, o, d, _INF, 0)
+        hit = _trace(geom_type, draw_f, mesh_i, mesh_f, draw_x, n, o, d, _INF, 0)
         colour = _sky(scene, d)
         if hit[1] >= 0:
             g = ti.cast(hit[1], ti.i32)
@@ -684,7 +651,8 @@ def _render_kernel(
             p = o + t * d
             lit = _F(1.0)
             if A.scene_shadows(scene) > 0:
-                blocker = _trace(geom_type, draw_f, draw_x, n, p + normal * (10 * _EPS), -light, _INF, 1)
+                blocker = _trace(geom_type, draw_f, mesh_i, mesh_f, draw_x, n, p + normal * (10 * _EPS), -light,
+                                 _INF, 1)
                 if blocker[1] >= 0:
                     lit = _F(0.0)
             albedo = _albedo(geom_type, draw_f, draw_x, n, g, p, d, t, normal, 2 * tan_half / height)
@@ -724,6 +692,7 @@ class Renderer:
         self.model = model
         self.width, self.height = int(width), int(height)
         self._geom_ids, self._geom_type, self._geom_f = _pack_geoms(model)
+        self._mesh_i, self._mesh_f = _pack_mesh_trees(model, self._geom_ids)
         self._ref_xpos, self._ref_xmat, self._ref_com = reference_poses(model)
         self.center, self.extent = model_bounds(model)
         self._scene = _pack_scene(model, shadows, self.extent)
@@ -759,7 +728,8 @@ class Renderer:
             return image
         com = xpos if subtree_com is None else np.asarray(subtree_com, dtype=np.float64).reshape(xpos.shape)
         cam = self.camera_rows(xpos, xmat, com, self.camera if camera is None else camera)
-        _render_kernel(self._geom_type, self._geom_f, self._scene, self.geom_frames(xpos, xmat), cam, image)
+        _render_kernel(self._geom_type, self._geom_f, self._mesh_i, self._mesh_f, self._scene,
+                       self.geom_frames(xpos, xmat), cam, image)
         return image
 
     def resolve_camera(self, camera: Camera):
