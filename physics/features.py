@@ -50,6 +50,7 @@ class Features:
     ray_meshes: rangefinder rays against meshes' triangles (a rangefinder and a mesh geom
         it can see, physics/rays.py).
     activation: activation dynamics of stateful actuators (na > 0).
+    noslip: the no-slip pass after the solver (Option noslip_iterations > 0).
     integrators: the MJCF integrators (INT_* codes) compiled in: the model's own.
     """
 
@@ -63,6 +64,7 @@ class Features:
     sensors: bool = True
     ray_meshes: bool = True
     activation: bool = True
+    noslip: bool = True
     integrators: frozenset = frozenset(INTEGRATORS.values())
 
     @property
@@ -85,7 +87,7 @@ class Features:
 
 ALL = Features()
 _PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors", "ray_meshes",
-               "activation")
+               "activation", "noslip")
 
 
 def model_features(model: Model, pairs: PairTable) -> Features:
@@ -105,6 +107,7 @@ def model_features(model: Model, pairs: PairTable) -> Features:
         sensors=model.nsensor > 0,
         ray_meshes=rangefinders_see_meshes(model),
         activation=model.na > 0,
+        noslip=model.opt.noslip_iterations > 0,
         integrators=frozenset((int(model.opt.integrator),)),
     )
 
