@@ -128,7 +128,8 @@ SIZE_LEVEL_START = 24
 # 1 where one of them reads the post-constraint accelerations and forces
 SIZE_NSENSOR = SIZE_LEVEL_START + TREE_LEVELS + 1
 SIZE_SENSOR_RNE_POST = SIZE_NSENSOR + 1
-NSIZES = SIZE_SENSOR_RNE_POST + 1
+SIZE_NOSLIP_ITERATIONS = SIZE_SENSOR_RNE_POST + 1  # sweeps of the no-slip pass (physics/constraint/rows/noslip.py)
+NSIZES = SIZE_NOSLIP_ITERATIONS + 1
 # The solver and cone are compile-time choices (physics/step/pipeline.py), not sizes.
 SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
@@ -260,7 +261,8 @@ OPT_F = Table(
     ("friction_smoothing", 1, "slope of smooth friction loss's tanh", "s/rad or s/m"),
     ("tolerance", 1, "solver tolerance", "1"), ("impratio", 1, "frictional-to-normal impedance ratio", "ratio"),
     ("meaninertia", 1, "mean diagonal of the mass matrix at qpos0", "kg m^2"),
-    ("ls_tolerance", 1, "line-search tolerance", "1"), ("magnetic", 3, "the magnetic field", "T"))
+    ("ls_tolerance", 1, "line-search tolerance", "1"), ("magnetic", 3, "the magnetic field", "T"),
+    ("noslip_tolerance", 1, "the no-slip pass's tolerance", "1"))
 # Sensors (physics/sensors.py): the object each reads as its body and a frame in that body
 # (a site, geom or the inertial frame), and the same of the reference frame of a frame sensor
 SENSOR_I = Table(
@@ -581,7 +583,8 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
                       nefc_capacity, m.opt.iterations, m.ngeom, npair, m.neq,
                       m.opt.frictionloss == "smooth", m.opt.ls_iterations, *strides, m.nbody * NBODY_F,
                       _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F, _pad(m.nv) * NDOF_I,
-                      int(np.prod(shapes["dof_s"][1:])), *tree_levels(m)[0], *_sensor_sizes(m)], np.int32)
+                      int(np.prod(shapes["dof_s"][1:])), *tree_levels(m)[0], *_sensor_sizes(m),
+                      m.opt.noslip_iterations], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -675,6 +678,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     _put(opt_f, 0, OPT_F, "meaninertia", m.stat_meaninertia)
     _put(opt_f, 0, OPT_F, "ls_tolerance", m.opt.ls_tolerance)
     _put(opt_f, 0, OPT_F, "magnetic", m.opt.magnetic)
+    _put(opt_f, 0, OPT_F, "noslip_tolerance", m.opt.noslip_tolerance)
 
     eq_i = np.zeros((_pad(m.neq), NEQ_I), np.int32)
     eq_f = np.zeros((_pad(m.neq), NEQ_F))
@@ -836,9 +840,11 @@ class KernelTable(NamedTuple):
 
 def _efc_y_shape(e: Extent) -> tuple:
     # PGS keeps the rows' dual matrix A = J M^-1 J^T here (nefc x nefc); Newton its
-    # nv x nv Hessian's Cholesky factor
+    # nv x nv Hessian's Cholesky factor, and the no-slip pass after it A
     nefc, nv = _pad(e.nefc), _pad(e.model.nv)
-    return (e.num_envs, max(nefc, nv), nefc if e.model.opt.solver == "PGS" else nv)
+    opt = e.model.opt
+    columns = nefc if opt.solver == "PGS" else max(nefc, nv) if opt.noslip_iterations > 0 else nv
+    return (e.num_envs, max(nefc, nv), columns)
 
 
 KERNEL_TABLES = (

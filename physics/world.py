@@ -52,6 +52,9 @@ def _check_solver_options(opt) -> None:
     if opt.ls_iterations < 1 or opt.ls_tolerance < 0:
         raise WorldError(f"option ls_iterations must be >= 1 and ls_tolerance >= 0, got {opt.ls_iterations}, "
                          f"{opt.ls_tolerance}")
+    if opt.noslip_iterations < 0 or opt.noslip_tolerance < 0:
+        raise WorldError(f"option noslip_iterations and noslip_tolerance must be >= 0, got {opt.noslip_iterations}, "
+                         f"{opt.noslip_tolerance}")
 
 
 _INT32_MAX = 2**31 - 1  # the largest count a kernel's 32-bit integer argument holds

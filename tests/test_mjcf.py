@@ -324,6 +324,6 @@ def test_springdamper_sets_stiffness_and_damping_as_mujoco():
         load_mjcf_string(text.replace('springdamper=".2 .7"', 'springdamper=".2 0"'))
 
 
-def test_the_no_slip_solver_is_refused_by_name():
-    e = _error('<mujoco>\n<option noslip_iterations="3"/>\n<worldbody/>\n</mujoco>')
-    assert (e.line, e.attribute) == (2, "noslip_iterations") and "no-slip" in str(e)
+def test_the_no_slip_options_are_read():
+    model = load_mjcf_string('<mujoco><option noslip_iterations="3" noslip_tolerance="1e-5"/><worldbody/></mujoco>')
+    assert (model.opt.noslip_iterations, model.opt.noslip_tolerance) == (3, 1e-5)

@@ -383,10 +383,6 @@ class _Reader(XmlReader):
         opt.jacobian = self.keyword(a, "jacobian", node, where, ("dense", "sparse", "auto"), opt.jacobian)
         for key in ("iterations", "ls_iterations", "noslip_iterations"):
             setattr(opt, key, self.integer(a, key, node, where, getattr(opt, key)))
-        if opt.noslip_iterations > 0:  # MuJoCo's no-slip pass after the solver is not implemented
-            self.unsupported(f"the no-slip solver (noslip_iterations={opt.noslip_iterations})", node, where,
-                             "noslip_iterations")
-            opt.noslip_iterations = 0
         for key in ("tolerance", "ls_tolerance", "noslip_tolerance", "impratio"):
             setattr(opt, key, self.number(a, key, node, where, getattr(opt, key), minimum=0.0))
         for flag in node.all("flag"):

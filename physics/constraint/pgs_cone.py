@@ -77,6 +77,26 @@ def make_pgs_cone(fp):
         return y
 
     @ti.func
+    def friction_in_cone(ac, bc, mu, normal, dim):
+        """argmin 1/2 f^T ac f + f^T bc over the friction forces f of a contact of condim
+        ``dim`` (its first dim - 1 entries; ac padded with the identity) inside the
+        ellipsoid sum_j (f_j / mu_j)^2 <= normal^2: in y_j = f_j / mu_j it is a ball."""
+        sc = ti.Matrix.identity(fp, 5)
+        sb = vec5(0)
+        for j in ti.static(range(5)):
+            if j + 1 < dim:
+                sb[j] = mu[j] * bc[j]
+                for k in ti.static(range(5)):
+                    if k + 1 < dim:
+                        sc[j, k] = mu[j] * ac[j, k] * mu[k]
+        y = qcqp(sc, sb, normal)
+        f = vec5(0)
+        for j in ti.static(range(5)):
+            if j + 1 < dim:
+                f[j] = mu[j] * y[j]
+        return f
+
+    @ti.func
     def update(w, i, dim, nefc, efc_Y: ti.template(), efc_f: ti.template()):
         """One Gauss-Seidel update of the elliptic contact in rows i .. i+dim-1, with
         A = J M^-1 J^T in efc_Y; returns the decrease of the dual cost."""
@@ -107,7 +127,7 @@ def make_pgs_cone(fp):
                 if force[0] + x * force[0] < 0:
                     x = fp(-1.0)
                 force += x * force
-        # friction with the normal held: in y_j = f_j / mu_j the ellipsoid is a ball
+        # friction with the normal held
         mu = vec5(1)
         ac = ti.Matrix.identity(fp, 5)
         bc = vec5(0)
@@ -120,13 +140,13 @@ def make_pgs_cone(fp):
                 for k in ti.static(range(5)):
                     if k + 1 < dim:
                         s -= a[j + 1, k + 1] * old[k + 1]
-                        ac[j, k] = mu[j] * a[j + 1, k + 1] * mu[k]
-                bc[j] = mu[j] * s
-        y = vec5(0)
+                        ac[j, k] = a[j + 1, k + 1]
+                bc[j] = s
+        friction = vec5(0)
         if force[0] >= fp(_MINVAL):
-            y = qcqp(ac, bc, force[0])
+            friction = friction_in_cone(ac, bc, mu, force[0], dim)
         for j in ti.static(range(5)):
-            force[j + 1] = mu[j] * y[j] if j + 1 < dim else fp(0.0)
+            force[j + 1] = friction[j] if j + 1 < dim else fp(0.0)
         delta = force - old
         change = delta.dot(res) + fp(0.5) * delta.dot(a @ delta)
         if change > fp(1e-10):
@@ -138,4 +158,4 @@ def make_pgs_cone(fp):
                 A.set_efc_force(efc_f, w, i + j, force[j])
         return -change
 
-    return types.SimpleNamespace(update=update)
+    return types.SimpleNamespace(update=update, friction_in_cone=friction_in_cone)

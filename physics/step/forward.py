@@ -326,7 +326,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                   Phase("reference_rows", reference_row, row_capacity),
                   Phase("constraint_solve", constraint_solve),
                   Phase("constraint_forces", constraint_force, dofs),
-                  *((Phase("constraint_accelerations", constraint_acceleration),) if solver == "PGS" else ()))))
+                  *((Phase("constraint_accelerations", constraint_acceleration),)
+                    if solver == "PGS" or features.noslip else ()))))
 
     @ti.func
     def forward(w, t: ti.template()):

@@ -45,6 +45,7 @@ from .contacts import make_contact_rows
 from .equality import make_equality_rows
 from .friction import make_friction_rows
 from .limits import make_limit_rows
+from .noslip import make_noslip
 from .pgs import make_pgs
 from .soft import make_soft
 from .table import (
@@ -86,6 +87,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
     float32_regularizer = soft.float32_regularizer
     dual = make_pgs(fp, cone)
     dual_matrix, warm_start, pgs = dual.dual_matrix, dual.warm_start, dual.pgs
+    noslip = make_noslip(fp, cone).noslip
 
     def rows_of(apart: bool):
         @ti.func
@@ -212,6 +214,11 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                 A.set_solver_niter(t.efc_n, w, primal.solve(w, nefc, nv, t.sizes, t.opt_f, t.dof_i, t.qM, t.qLD,
                                                              t.qacc, t.dof_d, t.dof_s, t.efc_J, t.efc_f, t.efc_Y,
                                                              (disabled & DSBL_WARMSTART) == 0))
+            if ti.static(features.noslip):
+                if t.sizes[L.SIZE_NOSLIP_ITERATIONS] > 0:
+                    if ti.static(solver != "PGS"):
+                        dual_matrix(w, nefc, t.sizes, t.dof_i, t.qLD, t.dof_d, t.dof_s, t.efc_J, t.efc_Y, t.efc_f)
+                    noslip(w, nefc, nv, t.sizes, t.opt_f, t.con_i, t.efc_Y, t.efc_f)
             if ti.static(features.equality):
                 break_overloaded(w, nefc, t.eq_i, t.eq_f, t.eq_d, t.efc_f)
 
@@ -229,17 +236,22 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
 
     @ti.func
     def acceleration(w, t: ti.template()):
-        if ti.static(solver == "PGS"):
-            # the dual leaves qacc to us: qacc_smooth + M^-1 J^T f (the primal solvers move it)
+        if ti.static(solver == "PGS" or features.noslip):
+            # the dual passes leave qacc to us: qacc_smooth + M^-1 J^T f (the primal
+            # solvers move it, and the no-slip pass then moves the forces)
             nv = t.sizes[L.SIZE_NV]
-            if A.nefc(t.efc_n, w) > 0:
+            dual = 1
+            if ti.static(solver != "PGS"):
+                dual = t.sizes[L.SIZE_NOSLIP_ITERATIONS]
+            if A.nefc(t.efc_n, w) > 0 and dual > 0:
                 o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
                 o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
                 for d in range(nv):
                     A.set_dof_constraint_vel(t.dof_s, o_s, d, A.dof_qfrc_constraint(t.dof_d, o_dof, d))
                 inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_s, "dof_constraint_vel")
                 for d in range(nv):
-                    t.qacc[env_index(w, d)] += A.dof_constraint_vel(t.dof_s, o_s, d)
+                    qacc = A.dof_qacc_smooth(t.dof_d, o_dof, d) + A.dof_constraint_vel(t.dof_s, o_s, d)
+                    t.qacc[env_index(w, d)] = qacc
 
     return types.SimpleNamespace(rows=rows, rows_apart=rows_apart, contact_row=contact_row, solve=solve,
                                  soft_row=soft_row, cone_row=cone_row, reference_row=reference_row,
