@@ -59,6 +59,10 @@ def combine(parts):
     Returns (mass, com, iquat, principal_inertia), the inertia about the combined com
     in the principal frame ``iquat`` (relative to the body frame).
     """
+    parts = [p for p in parts if p[0] > _FRAME_EPS]  # MuJoCo leaves out geoms of no mass
+    if len(parts) == 1:  # its frame and moments as they are, as MuJoCo copies them
+        m, c, q, diag = parts[0]
+        return m, np.asarray(c, dtype=float), np.asarray(q, dtype=float), np.asarray(diag, dtype=float)
     mass = sum(p[0] for p in parts)
     if mass <= 0:
         return 0.0, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3)
@@ -73,13 +77,88 @@ def combine(parts):
 
 
 def principal_axes(full):
-    """Diagonalize a symmetric 3x3 inertia: returns (quat of principal frame, moments)."""
-    full = 0.5 * (np.asarray(full, dtype=float) + np.asarray(full, dtype=float).T)
-    if np.allclose(full, np.diag(np.diag(full)), rtol=0, atol=1e-14 * max(1.0, np.abs(full).max())):
-        return np.array([1.0, 0.0, 0.0, 0.0]), np.diag(full).copy()
-    vals, vecs = np.linalg.eigh(full)
-    order = np.argsort(-vals)  # descending, as MuJoCo reports them
-    vals, vecs = vals[order], vecs[:, order]
-    if np.linalg.det(vecs) < 0:
-        vecs[:, 2] = -vecs[:, 2]
-    return mat_to_quat(vecs), vals
+    """Diagonalize a symmetric 3x3 inertia: returns (quat of principal frame, moments in
+    decreasing order), as MuJoCo's compiler finds them (:func:`eig3`)."""
+    full = np.asarray(full, dtype=float)
+    norm = max(np.abs(full).max(), _FRAME_EPS)
+    vals, quat = eig3([float(x) for x in (0.5 * (full + full.T) / norm).ravel()])
+    return np.array(quat), np.array(vals) * norm
+
+
+_EIG_EPS = 1e-12  # rotations stop where the largest off-diagonal entry is below this
+_FRAME_EPS = 1e-14  # mjEPS: a quaternion within this of unit length is left as it is
+
+
+def eig3(mat: list) -> tuple[list, list]:
+    """(eigenvalues, quat) of a symmetric 3x3 matrix (row-major list, of order 1), by
+    Jacobi rotations kept as a quaternion, as MuJoCo's compiler finds a body's principal
+    frame. An inertia has many principal frames (any turn of a half or quarter circle
+    about an axis keeps it); this sequence of rotations and MuJoCo's ordering of the
+    moments pick the one MuJoCo reports, so that body_iquat, and the frames of geoms
+    and sites placed on it, are MuJoCo's own.
+    """
+    quat = [1.0, 0.0, 0.0, 0.0]
+    vals = [mat[0], mat[4], mat[8]]
+    for _ in range(500):
+        rot = _quat_mat(quat)
+        d = _matmul(_matmul(_transpose(rot), mat), rot)
+        vals = [d[0], d[4], d[8]]
+        if abs(d[1]) > abs(d[2]) and abs(d[1]) > abs(d[5]):
+            row, col, axis = 0, 1, 2
+        elif abs(d[2]) > abs(d[5]):
+            row, col, axis = 0, 2, 1
+        else:
+            row, col, axis = 1, 2, 0
+        if abs(d[3 * row + col]) < _EIG_EPS:
+            break
+        tau = (d[4 * col] - d[4 * row]) / (2 * d[3 * row + col])
+        t = 1.0 / (tau + np.sqrt(1 + tau * tau)) if tau >= 0 else -1.0 / (-tau + np.sqrt(1 + tau * tau))
+        c = 1.0 / np.sqrt(1 + t * t)
+        step = [0.0, 0.0, 0.0, 0.0]
+        half = abs(t) * c / np.sqrt(2 * (1 + c))  # sin of half the angle, without cancellation
+        step[axis + 1] = -half if tau >= 0 else half
+        if axis == 1:
+            step[axis + 1] = -step[axis + 1]
+        step[0] = np.sqrt(1.0 - step[axis + 1] * step[axis + 1])
+        quat = _normalized(_quat_mul(quat, _normalized(step)))
+    for j in range(3):  # decreasing order, by 90-degree turns (a bubble sort: 0, 1, 0)
+        lead = j % 2
+        if vals[lead] + _EIG_EPS < vals[lead + 1]:
+            vals[lead], vals[lead + 1] = vals[lead + 1], vals[lead]
+            turn = [0.707106781186548, 0.0, 0.0, 0.0]
+            turn[(lead + 2) % 3 + 1] = turn[0]
+            quat = _normalized(_quat_mul(quat, turn))
+    return [float(v) for v in vals], [float(q) for q in quat]
+
+
+def _quat_mat(q):
+    if q == [1.0, 0.0, 0.0, 0.0]:
+        return [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    q00, q01, q02, q03 = q[0] * q[0], q[0] * q[1], q[0] * q[2], q[0] * q[3]
+    q11, q12, q13, q22, q23, q33 = q[1] * q[1], q[1] * q[2], q[1] * q[3], q[2] * q[2], q[2] * q[3], q[3] * q[3]
+    return [q00 + q11 - q22 - q33, 2 * (q12 - q03), 2 * (q13 + q02),
+            2 * (q12 + q03), q00 - q11 + q22 - q33, 2 * (q23 - q01),
+            2 * (q13 - q02), 2 * (q23 + q01), q00 - q11 - q22 + q33]
+
+
+def _matmul(a, b):
+    return [a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j] for i in range(3) for j in range(3)]
+
+
+def _transpose(a):
+    return [a[0], a[3], a[6], a[1], a[4], a[7], a[2], a[5], a[8]]
+
+
+def _quat_mul(a, b):
+    return _normalized([a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+                        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+                        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+                        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
+
+
+def _normalized(v):
+    norm = sum(x * x for x in v)
+    if norm < _FRAME_EPS:
+        return v
+    norm = np.sqrt(norm)
+    return [x / norm for x in v] if abs(norm - 1) > _FRAME_EPS else v

@@ -69,10 +69,7 @@ def compile_mesh(name: str, vert, face=None, *, scale=(1.0, 1.0, 1.0), refpos=(0
     dvert = transform_vertices(raw, scale, refpos, refquat)
     hull_face = _outward(dvert, hull_face)
     volume, com, full = _mass_properties(dvert, face, hull_face, inertia, where)
-    # normalized first: a small mesh's moments (1e-12 per unit density) are not noise
-    norm = np.abs(full).max()
-    quat, moments = principal_axes(full / norm)
-    moments = moments * norm
+    quat, moments = principal_axes(full)
     _check_moments(moments, where)
     rot = quat_to_mat(quat)
     local = (dvert - com) @ rot  # rows: R^T (v - com)
