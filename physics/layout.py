@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .compiler import sensors as S
+from .compiler.sameframe import frame_pose, geom_poses, site_poses
 from .model import (EQ_CONNECT, LIMIT_HARD, LIMIT_SOFT, LIMIT_SPRING, OBJ_SITE, WRAP_CYLINDER, WRAP_JOINT, WRAP_SITE,
                     WRAP_SPHERE, Model)
 
@@ -705,22 +706,23 @@ def _pack_wraps(m: Model):
     wrap_i = np.zeros((_pad(m.nwrap), NWRAP_I), np.int32)
     wrap_f = np.zeros((_pad(m.nwrap), NWRAP_F))
     wrap_i[:, WRAP_I.start("sidebody")] = -1
+    (gpos, gquat), (spos, _) = geom_poses(m), site_poses(m)
     for k in range(m.nwrap):
         kind, obj = int(m.wrap_type[k]), int(m.wrap_objid[k])
         wrap_i[k, : WRAP_I.start("sidebody")] = (obj, kind, -1)
         _put(wrap_f, k, WRAP_F, "prm", m.wrap_prm[k])
         if kind == WRAP_SITE:
             wrap_i[k, WRAP_I.start("body")] = m.site_bodyid[obj]
-            _put(wrap_f, k, WRAP_F, "pos", m.site_pos[obj])
+            _put(wrap_f, k, WRAP_F, "pos", spos[obj])
         elif kind in (WRAP_SPHERE, WRAP_CYLINDER):
             wrap_i[k, WRAP_I.start("body")] = m.geom_bodyid[obj]
-            _put(wrap_f, k, WRAP_F, "pos", m.geom_pos[obj])
-            _put(wrap_f, k, WRAP_F, "quat", m.geom_quat[obj])
+            _put(wrap_f, k, WRAP_F, "pos", gpos[obj])
+            _put(wrap_f, k, WRAP_F, "quat", gquat[obj])
             _put(wrap_f, k, WRAP_F, "radius", m.geom_size[obj, 0])
             side = int(round(m.wrap_prm[k]))
             if side >= 0:
                 wrap_i[k, WRAP_I.start("sidebody")] = m.site_bodyid[side]
-                _put(wrap_f, k, WRAP_F, "sidepos", m.site_pos[side])
+                _put(wrap_f, k, WRAP_F, "sidepos", spos[side])
     return wrap_i, wrap_f
 
 
@@ -739,9 +741,13 @@ def _sensor_frame(m: Model, objtype: int, objid: int):
     """(body, pos, quat, size) of a sensor's object or reference frame: a site's, a geom's,
     a body's inertial frame or its own; the world's where there is none."""
     if objtype == S.OBJ_SITE:
-        return m.site_bodyid[objid], m.site_pos[objid], m.site_quat[objid], m.site_size[objid]
+        b = m.site_bodyid[objid]
+        return (b, *frame_pose(m.site_pos[objid], m.site_quat[objid], m.body_ipos[b], m.body_iquat[b]),
+                m.site_size[objid])
     if objtype == S.OBJ_GEOM:
-        return m.geom_bodyid[objid], m.geom_pos[objid], m.geom_quat[objid], np.zeros(3)
+        b = m.geom_bodyid[objid]
+        return (b, *frame_pose(m.geom_pos[objid], m.geom_quat[objid], m.body_ipos[b], m.body_iquat[b]),
+                np.zeros(3))
     if objtype == S.OBJ_BODY:
         return objid, m.body_ipos[objid], m.body_iquat[objid], np.zeros(3)
     if objtype == S.OBJ_XBODY:

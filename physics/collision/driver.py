@@ -26,6 +26,7 @@ import numpy as np
 from ..collision import broadphase as B
 from ..collision.convex import make_convex
 from ..collision.hfield import make_hfield
+from ..compiler.sameframe import geom_poses
 from ..compiler.sensors import rangefinders_see_meshes, ray_visible
 from ..collision.narrowphase import (
     CON_DIM,
@@ -79,8 +80,8 @@ def pack_collision_model(m: Model, pairs: B.PairTable, dtype) -> dict:
         geom_i[: m.ngeom, GEOM_TYPE] = m.geom_type
         geom_i[: m.ngeom, GEOM_BODY] = m.geom_bodyid
         geom_i[: m.ngeom, GEOM_RAYABLE] = ray_visible(m)
-        geom_f[: m.ngeom, : G_HSIZE] = np.concatenate([m.geom_size, m.geom_pos, m.geom_quat,
-                                                       B.geom_rbound(m)[:, None]], axis=1)
+        pos, quat = geom_poses(m)
+        geom_f[: m.ngeom, : G_HSIZE] = np.concatenate([m.geom_size, pos, quat, B.geom_rbound(m)[:, None]], axis=1)
     geom_f = _pack_hfields(m, geom_i, geom_f)
     geom_f = _pack_hulls(m, geom_i, geom_f)
     geom_i, geom_f = _pack_ray_trees(m, geom_i, geom_f)
