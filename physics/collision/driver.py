@@ -112,6 +112,7 @@ def _pack_hulls(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarray:
     coordinate (a flat index, as a height field's first sample) and n go in the
     height-field columns."""
     meshes = sorted({int(k) for k in m.geom_dataid[m.geom_type == GEOM_MESH]}) if m.ngeom else []
+    meshes = [k for k in meshes if m.mesh_graphadr[k] >= 0]  # a flat visual mesh has no hull
     if not meshes:
         return geom_f
     start, parts, offset = {}, [], geom_f.size
@@ -126,6 +127,8 @@ def _pack_hulls(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarray:
         parts.append(np.concatenate([vert[hull].reshape(-1), addr, *lists]))
         offset += parts[-1].size
     for g in np.nonzero(m.geom_type == GEOM_MESH)[0]:
+        if int(m.geom_dataid[g]) not in start:
+            continue
         geom_i[g, GEOM_HF_BASE] = start[int(m.geom_dataid[g])]
         geom_i[g, GEOM_HF_NROW] = m.mesh_hullnum[m.geom_dataid[g]]
     flat = np.concatenate(parts)

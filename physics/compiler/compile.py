@@ -221,7 +221,20 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         setattr(model, key, value)
     for key, value in mesh_trees(model).items():
         setattr(model, key, value)
+    _check_mesh_hulls(model, b._meshes)
     return model.freeze()
+
+
+def _check_mesh_hulls(model, meshes) -> None:
+    """A geom that can collide needs its mesh's hull, which a flat mesh has none of."""
+    paired = set(np.asarray(getattr(model, "pair_geom1", []), dtype=int)) | set(
+        np.asarray(getattr(model, "pair_geom2", []), dtype=int))
+    for g in np.flatnonzero(model.geom_type == M.GEOM_MESH):
+        mesh = meshes[int(model.geom_dataid[g])]
+        if mesh.flat and (model.geom_contype[g] or model.geom_conaffinity[g] or g in paired):
+            name = model.geom_name[g] or f"geom {g}"
+            raise ModelError(f"mesh '{mesh.name}' cannot collide: {mesh.flat}", element=f"geom '{name}'",
+                             attribute="mesh")
 
 
 def _geom_arrays(geoms) -> dict:
@@ -343,7 +356,10 @@ def _meshes(b) -> dict:
                 mesh_face=np.concatenate([m.face for m in meshes] or [np.zeros((0, 3))]).astype(np.int32),
                 mesh_hulladr=starts(nh), mesh_hullnum=nh,
                 mesh_hull=np.concatenate([m.hull for m in meshes] or [np.zeros(0)]).astype(np.int32),
-                mesh_graphadr=starts(np.array([len(m.graph) for m in meshes], dtype=np.int32)),
+                # -1: no hull (a flat mesh that collides with nothing), as mjModel's
+                mesh_graphadr=np.where([len(m.graph) > 0 for m in meshes],
+                                       starts(np.array([len(m.graph) for m in meshes], dtype=np.int32)), -1
+                                       ).astype(np.int32),
                 mesh_graph=np.concatenate([m.graph for m in meshes] or [np.zeros(0)]).astype(np.int32),
                 mesh_pos=np.array([m.pos for m in meshes], dtype=float).reshape(-1, 3),
                 mesh_quat=np.array([m.quat for m in meshes], dtype=float).reshape(-1, 4),

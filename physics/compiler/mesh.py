@@ -41,6 +41,7 @@ class Mesh:
     volume: float  # volume, or surface area for inertia="shell" [m^3 or m^2]
     inertia: np.ndarray  # principal moments per unit density, descending
     aamm: np.ndarray  # (6,) bounding box min, max in the mesh frame
+    flat: str = ""  # why it has no hull (its vertices in a plane or on a line), '' if it has one
 
 
 def compile_mesh(name: str, vert, face=None, *, scale=(1.0, 1.0, 1.0), refpos=(0.0, 0.0, 0.0),
@@ -59,23 +60,39 @@ def compile_mesh(name: str, vert, face=None, *, scale=(1.0, 1.0, 1.0), refpos=(0
     if maxhullvert != -1 and maxhullvert < 4:
         raise ModelError(f"maxhullvert must be -1 or at least 4, got {maxhullvert}", element=where,
                          attribute="maxhullvert")
-    hull, hull_face, simplices = convex_hull(raw, maxhullvert, where)
-    face = hull_face.copy() if face is None or len(face) == 0 else _checked_faces(face, len(raw), where)
+    given = face is not None and len(face) > 0
+    hull, hull_face, simplices, flat = _hull_unless_flat(raw, maxhullvert, where, given and inertia != "convex")
+    face = _checked_faces(face, len(raw), where) if given else hull_face.copy()
     if inertia == "exact":
         _check_orientation(raw, face, where)
     scale = np.asarray(scale, dtype=float)
     if np.prod(scale) < 0:  # a mirror: keep the triangles' outward winding
         face = face[:, [0, 2, 1]]
     dvert = transform_vertices(raw, scale, refpos, refquat)
-    hull_face = _outward(dvert, hull_face)
+    hull_face = _outward(dvert, hull_face) if len(hull_face) else hull_face
     volume, com, full = _mass_properties(dvert, face, hull_face, inertia, where)
     quat, moments = principal_axes(full)
     _check_moments(moments, where)
     rot = quat_to_mat(quat)
     local = (dvert - com) @ rot  # rows: R^T (v - com)
     aamm = np.concatenate([local.min(axis=0), local.max(axis=0)])
-    return Mesh(name, local.astype(np.float32).astype(np.float64), face, hull, hull_face,
-                hull_graph(hull, hull_face, simplices), com, quat, volume, moments, aamm)
+    graph = hull_graph(hull, hull_face, simplices) if len(hull) else np.zeros(0, np.int64)
+    return Mesh(name, local.astype(np.float32).astype(np.float64), face, hull, hull_face, graph, com, quat, volume,
+                moments, aamm, flat)
+
+
+def _hull_unless_flat(raw, maxhullvert: int, where: str, may_be_flat: bool):
+    """convex_hull's (vertices, triangles, Qhull's triangles) and '', or, for a mesh that
+    has no hull (its vertices in a plane) but needs none for its inertia, empty ones and
+    why: MuJoCo builds a hull only for a mesh that collides, so a flat visual mesh loads,
+    and a geom that would collide with it is refused (compile.check_mesh_hulls)."""
+    try:
+        return (*convex_hull(raw, maxhullvert, where), "")
+    except ModelError as e:
+        if not may_be_flat:
+            raise
+        empty = np.zeros((0, 3), np.int64)
+        return np.zeros(0, np.int64), empty, empty, str(e).split(": ", 1)[-1]
 
 
 def hull_graph(hull, hull_face, simplices) -> np.ndarray:
