@@ -348,7 +348,8 @@ def matrix_label(names: list[str]):
 
 def contact_kind(mjm, pair) -> str:
     """How a geom pair's contacts can be compared, from the engine's routing table:
-    'exact' (analytic routines, MuJoCo's own: every contact), 'ccd' (one GJK/EPA contact),
+    'exact' (analytic routines, MuJoCo's own: every contact), 'ccd' (one GJK/EPA run: its
+    contact, or a box's or mesh's faces it ends on clipped against a mesh's, as MuJoCo's),
     'multiccd' (GJK/EPA plus the contacts of slightly rotated poses: which extra points
     survive deduplication differs by design, physics/collision/convex/) or 'hfield' (MuJoCo
     collides the prisms under the grid, taigym its surface: physics/collision/hfield/)."""
@@ -356,8 +357,11 @@ def contact_kind(mjm, pair) -> str:
     from taigym.physics.collision import broadphase as B
 
     code, maxcon = B.COLLIDERS.get(tuple(sorted(int(mjm.geom_type[g]) for g in pair)), (0, 1))
-    if code in (B.COLLIDE_HFIELD_SPHERE, B.COLLIDE_HFIELD_CAPSULE, B.COLLIDE_HFIELD_BOX, B.COLLIDE_HFIELD_CONVEX):
+    if code in (B.COLLIDE_HFIELD_SPHERE, B.COLLIDE_HFIELD_CAPSULE, B.COLLIDE_HFIELD_BOX, B.COLLIDE_HFIELD_CONVEX,
+                B.COLLIDE_HFIELD_MESH):
         return "hfield"
+    if code in (B.COLLIDE_BOX_MESH, B.COLLIDE_MESH_MESH):
+        return "ccd"
     if code == B.COLLIDE_CONVEX:
         multi = maxcon > 1 and not mjm.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_MULTICCD
         return "multiccd" if multi else "ccd"

@@ -216,17 +216,17 @@ def test_bad_meshes_are_refused_in_one_line(assets, mesh, words):
     assert words in str(info.value) and "\n" not in str(info.value)
 
 
-def test_mesh_pairs_that_are_not_supported_yet_are_refused(assets):
+def test_every_mesh_pair_has_a_routine(assets):
+    """Meshes collide with height fields and, with multi-CCD on, with boxes and meshes by
+    their own routines (tests/test_hfield_meshes.py, tests/test_mesh_multiccd.py); geoms
+    that collide with nothing make no pair."""
     text = (f'<mujoco><compiler meshdir="{assets}"/><asset><mesh file="box.stl"/>'
             '<hfield name="h" nrow="2" ncol="2" size="1 1 .1 .1"/></asset><worldbody>'
             '<geom type="hfield" hfield="h"/><body><freejoint/><geom name="m" type="mesh" mesh="box"/></body>'
             '</worldbody></mujoco>')
-    with pytest.raises(ModelError, match="height fields do not collide with meshes yet"):
-        candidate_pairs(load_mjcf_string(text))
+    assert candidate_pairs(load_mjcf_string(text)).maxcon.tolist() == [16]
     text = text.replace('<geom type="hfield" hfield="h"/>', '<geom type="box" size=".1 .1 .1"/>')
-    with pytest.raises(ModelError, match='multiccd=\\"disable\\"') as info:
-        candidate_pairs(load_mjcf_string(text))
-    assert "\n" not in str(info.value)
+    assert candidate_pairs(load_mjcf_string(text)).maxcon.tolist() == [4]
     one = load_mjcf_string(text.replace("<worldbody>", '<option><flag multiccd="disable"/></option><worldbody>'))
     assert candidate_pairs(one).maxcon.tolist() == [1]
     quiet = load_mjcf_string(text.replace('mesh="box"/>', 'mesh="box" contype="0" conaffinity="0"/>'))

@@ -27,13 +27,16 @@ import numpy as np
 
 from ..colliders import (
     COLLIDE_BOX_BOX,
+    COLLIDE_BOX_MESH,
     COLLIDE_CAPSULE_BOX,
     COLLIDE_CAPSULE_CAPSULE,
     COLLIDE_CONVEX,
     COLLIDE_HFIELD_BOX,
     COLLIDE_HFIELD_CAPSULE,
     COLLIDE_HFIELD_CONVEX,
+    COLLIDE_HFIELD_MESH,
     COLLIDE_HFIELD_SPHERE,
+    COLLIDE_MESH_MESH,
     COLLIDE_PLANE_BOX,
     COLLIDE_PLANE_CAPSULE,
     COLLIDE_PLANE_CYLINDER,
@@ -45,7 +48,6 @@ from ..colliders import (
     COLLIDE_SPHERE_CYLINDER,
     COLLIDE_SPHERE_SPHERE,
 )
-from ..errors import ModelError
 from ..model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_MESH, GEOM_PLANE
 from ..model import GEOM_SPHERE, Model
 
@@ -73,6 +75,7 @@ COLLIDERS = {
     (GEOM_HFIELD, GEOM_BOX): (COLLIDE_HFIELD_BOX, 8),
     (GEOM_HFIELD, GEOM_ELLIPSOID): (COLLIDE_HFIELD_CONVEX, 4),
     (GEOM_HFIELD, GEOM_CYLINDER): (COLLIDE_HFIELD_CONVEX, 16),
+    (GEOM_HFIELD, GEOM_MESH): (COLLIDE_HFIELD_MESH, 16),
     # MuJoCo's general convex collider: one contact, and up to four more from slightly
     # rotated poses (multi-CCD) where neither geom is a sphere or an ellipsoid
     (GEOM_SPHERE, GEOM_ELLIPSOID): (COLLIDE_CONVEX, 1),
@@ -84,14 +87,15 @@ COLLIDERS = {
     (GEOM_CYLINDER, GEOM_CYLINDER): (COLLIDE_CONVEX, 5),
     (GEOM_CYLINDER, GEOM_BOX): (COLLIDE_CONVEX, 5),
     # meshes collide as their convex hulls: against a plane by their vertices, against the
-    # rest through the convex collider
+    # rest through the convex collider, with multi-CCD's rotated poses against capsules and
+    # cylinders and MuJoCo 4's clipped faces against boxes and meshes (up to four)
     (GEOM_PLANE, GEOM_MESH): (COLLIDE_PLANE_MESH, 4),
     (GEOM_SPHERE, GEOM_MESH): (COLLIDE_CONVEX, 1),
-    (GEOM_CAPSULE, GEOM_MESH): (COLLIDE_CONVEX, 4),
+    (GEOM_CAPSULE, GEOM_MESH): (COLLIDE_CONVEX, 5),
     (GEOM_ELLIPSOID, GEOM_MESH): (COLLIDE_CONVEX, 1),
-    (GEOM_CYLINDER, GEOM_MESH): (COLLIDE_CONVEX, 4),
-    (GEOM_BOX, GEOM_MESH): (COLLIDE_CONVEX, 4),
-    (GEOM_MESH, GEOM_MESH): (COLLIDE_CONVEX, 4),
+    (GEOM_CYLINDER, GEOM_MESH): (COLLIDE_CONVEX, 5),
+    (GEOM_BOX, GEOM_MESH): (COLLIDE_BOX_MESH, 4),
+    (GEOM_MESH, GEOM_MESH): (COLLIDE_MESH_MESH, 4),
 }
 DSBL_MULTICCD = 524288  # mjDSBL_MULTICCD: the convex collider makes one contact a pair
 # MuJoCo collides no plane or hfield with another plane or hfield: static terrain
@@ -135,7 +139,8 @@ class PairTable:
     @property
     def convex(self) -> bool:
         """Whether a pair needs the convex collider (compiled into a kernel only then)."""
-        return bool(np.isin(self.collider, (COLLIDE_CONVEX, COLLIDE_HFIELD_CONVEX, COLLIDE_PLANE_MESH)).any())
+        return bool(np.isin(self.collider, (COLLIDE_CONVEX, COLLIDE_HFIELD_CONVEX, COLLIDE_PLANE_MESH,
+                                            COLLIDE_HFIELD_MESH, COLLIDE_BOX_MESH, COLLIDE_MESH_MESH)).any())
 
 
 def geom_rbound(m: Model) -> np.ndarray:
@@ -210,29 +215,15 @@ def _ordered(m: Model, g1: int, g2: int):
 
 def _collider(m: Model, g1: int, g2: int):
     """(routine, most contacts) of a geom pair, or None for terrain against terrain.
-    Every other pair of the geom types a Model can hold has a routine."""
+    Every other pair of the geom types a Model can hold has a routine. With multi-CCD
+    disabled the convex collider makes one contact a pair, as MuJoCo's."""
     key = (int(m.geom_type[g1]), int(m.geom_type[g2]))
     if key in _NEVER:
         return None
-    if key not in COLLIDERS and GEOM_MESH in key:
-        name = m.geom_name[g1 if key[0] == GEOM_MESH else g2] or f"geom {g1 if key[0] == GEOM_MESH else g2}"
-        raise ModelError(f"height fields do not collide with meshes yet ({name!r} can touch one; give it contype=0 "
-                         f"conaffinity=0 or a primitive collision geom)", element=name)
     code, maxcon = COLLIDERS[key]
-    if code == COLLIDE_CONVEX and m.opt.disableflags & DSBL_MULTICCD:
-        maxcon = 1
-    elif code == COLLIDE_CONVEX and GEOM_MESH in key and maxcon > 1:
-        _refuse_mesh_multicontact(m, g1, g2)
+    if code in (COLLIDE_CONVEX, COLLIDE_BOX_MESH, COLLIDE_MESH_MESH) and m.opt.disableflags & DSBL_MULTICCD:
+        code, maxcon = COLLIDE_CONVEX, 1
     return code, maxcon
-
-
-def _refuse_mesh_multicontact(m: Model, g1: int, g2: int) -> None:
-    # MuJoCo 4 finds a mesh's extra contacts against a box, a mesh, a capsule or a cylinder
-    # by its own multi-contact search, not by the perturbed poses used here for primitives
-    names = [m.geom_name[g] or f"geom {g}" for g in (g1, g2)]
-    raise ModelError(f"MuJoCo's multiple contacts between a mesh and a capsule, cylinder, box or mesh are not "
-                     f"supported yet ({names[0]!r} and {names[1]!r} can touch); add <flag multiccd=\"disable\"/> to "
-                     f"<option> for one contact a pair, as MuJoCo makes then", element=names[0])
 
 
 def _explicit_pairs(m: Model, pairs):

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..collision import broadphase as B
 from ..collision.convex import make_convex
+from ..collision.convex.polygons import pack_polygons
 from ..collision.hfield import make_hfield
 from ..compiler.sameframe import geom_poses
 from ..compiler.sensors import rangefinders_see_meshes, ray_visible
@@ -106,9 +107,11 @@ def _pack_hfields(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarra
 def _pack_hulls(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarray:
     """mesh geoms' convex hulls as rows after the geoms and height fields, each mesh's
     once: its n hull vertices (x y z each, in the geom's frame), then where each vertex's
-    list of faces starts (relative to the lists) and the lists: the unit normals of the
-    hull's faces around the vertex (coplanar triangles one face), x y z each, each list
-    ended by a zero vector (physics/collision/convex/plane_mesh.py). A mesh geom's first
+    list of faces starts (relative to the entry after these n) and the lists: the unit
+    normals of the hull's faces around the vertex (coplanar triangles one face), x y z
+    each, each list ended by a zero vector (physics/collision/convex/plane_mesh.py). The
+    entry between the starts and the lists is where the hull's polygons begin, from the
+    hull's first entry (physics/collision/convex/polygons.py). A mesh geom's first
     coordinate (a flat index, as a height field's first sample) and n go in the
     height-field columns."""
     meshes = sorted({int(k) for k in m.geom_dataid[m.geom_type == GEOM_MESH]}) if m.ngeom else []
@@ -121,10 +124,13 @@ def _pack_hulls(m: Model, geom_i: np.ndarray, geom_f: np.ndarray) -> np.ndarray:
         n, nface = int(graph[0]), int(graph[1])
         hull = graph[2 + n: 2 + 2 * n]
         vert = m.mesh_vert[m.mesh_vertadr[k]:]
-        lists = _face_normals_around(vert, hull, graph[2 + 3 * n + 3 * nface: 2 + 3 * n + 6 * nface].reshape(-1, 3))
-        addr = np.cumsum([0] + [len(x) for x in lists[:-1]])
+        faces = graph[2 + 3 * n + 3 * nface: 2 + 3 * n + 6 * nface].reshape(-1, 3)
+        lists = _face_normals_around(vert, hull, faces)
+        addr = 1 + np.cumsum([0] + [len(x) for x in lists[:-1]])
+        polygons_at = 4 * n + 1 + sum(len(x) for x in lists)
         start[k] = offset
-        parts.append(np.concatenate([vert[hull].reshape(-1), addr, *lists]))
+        parts.append(np.concatenate([vert[hull].reshape(-1), addr, [polygons_at], *lists,
+                                     pack_polygons(vert, hull, faces, m.mesh_pos[k], m.mesh_quat[k])]))
         offset += parts[-1].size
     for g in np.nonzero(m.geom_type == GEOM_MESH)[0]:
         if int(m.geom_dataid[g]) not in start:
@@ -177,8 +183,10 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
     m = make_math(fp)
     nph = make_narrowphase(fp)
     hfield = bool(colliders & HFIELD_COLLIDERS)
-    hf = make_hfield(fp, convex) if hfield else None
+    hf_mesh = B.COLLIDE_HFIELD_MESH in colliders
+    hf = make_hfield(fp, convex, hf_mesh) if hfield else None
     cvx = make_convex(fp) if convex else None
+    box_mesh, mesh_mesh = B.COLLIDE_BOX_MESH in colliders, B.COLLIDE_MESH_MESH in colliders
     vec3 = m.vec3
 
     @ti.func
@@ -244,10 +252,13 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
             narrow(w, collider, con_f, con_n, pos1, mat1, A.geom_size(geom_f, mg, g1), pos2, mat2,
                    A.geom_size(geom_f, mg, g2), margin)
         elif collider >= B.COLLIDE_HFIELD_SPHERE:
+            hull2 = vec3(0)
+            if ti.static(hf_mesh):
+                hull2 = hull(geom_i, g2, mg)
             hf.collide(w, con_f, con_n, geom_f, mg, A.geom_hf_base(geom_i, g1), A.geom_hf_nrow(geom_i, g1),
                        A.geom_hf_ncol(geom_i, g1), A.geom_hfield_size(geom_f, mg, g1), pos1, mat1,
                        A.geom_type(geom_i, g2), pos2, mat2, A.geom_size(geom_f, mg, g2), margin,
-                       A.pair_maxcon(pair_i, p))
+                       A.pair_maxcon(pair_i, p), hull2)
         else:
             narrow(w, collider, con_f, con_n, pos1, mat1, A.geom_size(geom_f, mg, g1), pos2, mat2,
                    A.geom_size(geom_f, mg, g2), margin)
@@ -358,14 +369,49 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                 cvx.plane_mesh(v, con_f, con_n, pos1, mat1, pos2, mat2, A.geom_rbound(geom_f, mg, g2), margin,
                                hull(geom_i, g2, mg), geom_f)
             else:
-                primitive(v, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
-                          mat2, margin)
+                faces_or_primitive(v, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1,
+                                   pos2, mat2, margin)
         else:
             primitive(v, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
                       margin)
         for c in range(first, A.ncon(con_n, v)):
             nph.complete_frame(v, c, con_f)
             set_params(v, p, c, mp, pair_i, pair_f, con_f, con_i)
+
+    @ti.func
+    def faces_or_primitive(w, p, g1, g2, collider, pair_i: ti.template(), geom_i: ti.template(),
+                           geom_f: ti.template(), mg, con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2,
+                           mat2, margin):
+        """A box or mesh on a mesh (each compiled in where a pair needs it), or primitive."""
+        if ti.static(box_mesh):
+            if collider == B.COLLIDE_BOX_MESH:
+                faces(w, p, g1, g2, True, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2, margin)
+            else:
+                mesh_or_primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1,
+                                  pos2, mat2, margin)
+        else:
+            mesh_or_primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
+                              mat2, margin)
+
+    @ti.func
+    def mesh_or_primitive(w, p, g1, g2, collider, pair_i: ti.template(), geom_i: ti.template(),
+                          geom_f: ti.template(), mg, con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2,
+                          mat2, margin):
+        if ti.static(mesh_mesh):
+            if collider == B.COLLIDE_MESH_MESH:
+                faces(w, p, g1, g2, False, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2, margin)
+            else:
+                primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
+                          mat2, margin)
+        else:
+            primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
+                      margin)
+
+    @ti.func
+    def faces(w, p, g1, g2, box1: ti.template(), geom_i: ti.template(), geom_f: ti.template(), mg,
+              con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2, mat2, margin):
+        cvx.faces(w, con_f, con_n, box1, pos1, mat1, A.geom_size(geom_f, mg, g1), pos2, mat2, margin,
+                  hull(geom_i, g1, mg), hull(geom_i, g2, mg), geom_f)
 
     @ti.func
     def hull(geom_i: ti.template(), g, mg):

@@ -76,11 +76,12 @@ def combine(parts):
     return mass, com, iquat, principal
 
 
-def principal_axes(full):
+def principal_axes(full, norm=None):
     """Diagonalize a symmetric 3x3 inertia: returns (quat of principal frame, moments in
-    decreasing order), as MuJoCo's compiler finds them (:func:`eig3`)."""
+    decreasing order), as MuJoCo's compiler finds them (:func:`eig3`, on the inertia
+    divided by ``norm``: its largest entry unless given)."""
     full = np.asarray(full, dtype=float)
-    norm = max(np.abs(full).max(), _FRAME_EPS)
+    norm = max(np.abs(full).max(), _FRAME_EPS) if norm is None else norm
     vals, quat = eig3([float(x) for x in (0.5 * (full + full.T) / norm).ravel()])
     return np.array(quat), np.array(vals) * norm
 

@@ -30,10 +30,13 @@ The parts, each a factory of ``@ti.func``s that Taichi inlines where they are ca
 - ``polytope``, ``epa_start``, ``epa``: EPA's polytope tests, its first polytope, its expansion;
 - ``penetration``: signed distance and witness points of two geoms;
 - ``multiccd``: the contacts, with multi-CCD;
-- ``plane_mesh``: a mesh on a plane, from its hull vertices (MuJoCo's mjc_PlaneConvex).
+- ``plane_mesh``: a mesh on a plane, from its hull vertices (MuJoCo's mjc_PlaneConvex);
+- ``faces``: a box or mesh against a mesh with multi-CCD, the faces EPA ends on clipped
+  against each other (MuJoCo's multicontact), from the hull's polygons (``polygons``).
 
-Meshes collide as their convex hulls (support.py), through GJK/EPA and multi-CCD like the
-primitives above, and against planes by their own routine.
+Meshes collide as their convex hulls (support.py), through GJK/EPA like the primitives
+above: against capsules and cylinders with multi-CCD's rotated poses, against boxes and
+meshes with the clipped faces, against planes by their own routine.
 """
 
 
@@ -53,6 +56,7 @@ from .common import (
     PRISM,
     make_common,
 )
+from .faces import make_faces
 from .multiccd import make_multiccd
 from .penetration import make_penetration
 from .plane_mesh import make_plane_mesh
@@ -66,10 +70,11 @@ __all__ = ["BIG", "CCD_ITERATIONS", "CCD_TOLERANCE", "MINVAL", "MULTICCD_ANGLE",
 def make_convex(fp):
     """The convex collider's ``@ti.func``s: ``collide`` (the contacts of a pair),
     ``penetration`` and ``overlap`` (signed distance and witness points of two geoms, or
-    of two objects), ``support``, ``make_obj`` and ``make_prism`` (objects for them), and
-    ``normalize``."""
+    of two objects), ``support``, ``make_obj``, ``make_prism`` and ``with_hull`` (objects
+    for them), ``normalize``, ``plane_mesh`` and ``faces`` (a box or mesh on a mesh)."""
     sup = make_support(fp)
     pen = make_penetration(fp)
     return types.SimpleNamespace(support=sup.support, penetration=pen.penetration, collide=make_multiccd(fp).collide,
-                                 make_obj=sup.make_obj, make_prism=sup.make_prism, overlap=pen.overlap,
-                                 normalize=make_common(fp).normalize, plane_mesh=make_plane_mesh(fp).plane_mesh)
+                                 make_obj=sup.make_obj, make_prism=sup.make_prism, with_hull=sup.with_hull,
+                                 overlap=pen.overlap, normalize=make_common(fp).normalize,
+                                 plane_mesh=make_plane_mesh(fp).plane_mesh, faces=make_faces(fp).collide)

@@ -48,9 +48,15 @@ def make_epa(fp):
     @ti.func
     def witness(pv: ti.template(), p1: ti.template(), p2: ti.template(), fverts: ti.template(), fproj: ti.template(),
                 fdist2: ti.template(), found: ti.template(), depth: ti.template(), x1: ti.template(),
-                x2: ti.template()):
+                x2: ti.template(), face1: ti.template(), face2: ti.template(), keep_face: ti.template()):
         """The depth of the face fverts, and the witness points: the origin's projection on
-        it (fproj) in barycentric coordinates, applied to the face's points on each geom."""
+        it (fproj) in barycentric coordinates, applied to the face's points on each geom.
+        With ``keep_face``, the face's three points on each geom too (face1, face2), from
+        which multi-contact finds the geoms' features (faces.py)."""
+        if ti.static(keep_face):
+            for r in ti.static(range(3)):
+                set_row(face1, r, row(p1, fverts[r]))
+                set_row(face2, r, row(p2, fverts[r]))
         va, vb, vc = row(pv, fverts[0]), row(pv, fverts[1]), row(pv, fverts[2])
         x, y, mmax = plane_axes(va, vb, vc)
         lam = tri_coords(va, vb, vc, fproj, x, y) / mmax
@@ -63,7 +69,8 @@ def make_epa(fp):
     def expand(o1: ti.template(), o2: ti.template(), tab: ti.template(), pv: ti.template(), p1: ti.template(),
                p2: ti.template(), fv: ti.template(), fvec: ti.template(), fd2: ti.template(), fstate: ti.template(),
                nv: ti.template(), nfaces: ti.template(), center: ti.template(), found: ti.template(),
-               depth: ti.template(), x1: ti.template(), x2: ti.template()):
+               depth: ti.template(), x1: ti.template(), x2: ti.template(), face1: ti.template(),
+               face2: ti.template(), keep_face: ti.template()):
         """Grow the polytope until its face nearest the origin is within the tolerance of the
         surface (or the iterations, vertices or faces run out), and measure that face."""
         upper = fp(BIG)
@@ -168,12 +175,15 @@ def make_epa(fp):
             if nmap == 0:
                 break
         if face >= 0:
-            witness(pv, p1, p2, fverts, fproj, fdist2, found, depth, x1, x2)
+            witness(pv, p1, p2, fverts, fproj, fdist2, found, depth, x1, x2, face1, face2, keep_face)
 
     @ti.func
-    def epa(o1, o2, tab: ti.template(), sv: ti.template(), s1: ti.template(), s2: ti.template(), nsimplex):
+    def epa(o1, o2, tab: ti.template(), sv: ti.template(), s1: ti.template(), s2: ti.template(), nsimplex,
+            keep_face: ti.template()):
         """Penetration depth and witness points from GJK's simplex (2, 3 or 4 vertices
-        around the origin). Returns (found, depth, x1, x2)."""
+        around the origin). Returns (found, depth, x1, x2, face1, face2): with ``keep_face``
+        the final face's three points on geom1 and on geom2 (rows of 3 x 3 matrices, zero
+        without it)."""
         pv = verts_t(0)
         p1 = verts_t(0)
         p2 = verts_t(0)
@@ -203,8 +213,11 @@ def make_epa(fp):
         depth = fp(0.0)
         x1 = vec3(0)
         x2 = vec3(0)
+        face1 = m.mat3(0)
+        face2 = m.mat3(0)
         if ok:
-            expand(o1, o2, tab, pv, p1, p2, fv, fvec, fd2, fstate, nv, nfaces, center, found, depth, x1, x2)
-        return found, depth, x1, x2
+            expand(o1, o2, tab, pv, p1, p2, fv, fvec, fd2, fstate, nv, nfaces, center, found, depth, x1, x2, face1,
+                   face2, keep_face)
+        return found, depth, x1, x2, face1, face2
 
     return types.SimpleNamespace(epa=epa)

@@ -77,6 +77,17 @@ def make_penetration(fp):
     def overlap(o1, o2, tab: ti.template()):
         """Signed distance of two objects (negative: they overlap, BIG: they do not) and
         the witness points on them: GJK decides, EPA measures."""
+        dist, x1, x2, _, _ = measure(o1, o2, tab, False)
+        return dist, x1, x2
+
+    @ti.func
+    def overlap_face(o1, o2, tab: ti.template()):
+        """overlap, and EPA's final face: its three points on each object (rows of two
+        3 x 3 matrices; zero where the objects do not overlap)."""
+        return measure(o1, o2, tab, True)
+
+    @ti.func
+    def measure(o1, o2, tab: ti.template(), keep_face: ti.template()):
         sv = simplex_t(0)
         s1 = simplex_t(0)
         s2 = simplex_t(0)
@@ -84,13 +95,17 @@ def make_penetration(fp):
         set_row(xw, 0, center(o1))
         set_row(xw, 1, center(o2))
         dist = fp(BIG)
+        face1 = ti.types.matrix(3, 3, fp)(0)
+        face2 = ti.types.matrix(3, 3, fp)(0)
         separated, d, ns = gjk(o1, o2, tab, sv, s1, s2, xw, fp(0.0))
         if d <= fp(CCD_TOLERANCE) and ns > 1 and not separated:
-            found, depth, w1, w2 = epa(o1, o2, tab, sv, s1, s2, ns)
+            found, depth, w1, w2, f1, f2 = epa(o1, o2, tab, sv, s1, s2, ns, keep_face)
             if found:
                 dist = -depth
                 set_row(xw, 0, w1)
                 set_row(xw, 1, w2)
-        return dist, row(xw, 0), row(xw, 1)
+                face1 = f1
+                face2 = f2
+        return dist, row(xw, 0), row(xw, 1), face1, face2
 
-    return types.SimpleNamespace(penetration=penetration, overlap=overlap)
+    return types.SimpleNamespace(penetration=penetration, overlap=overlap, overlap_face=overlap_face)

@@ -176,4 +176,4 @@ def make_support(fp):
 
     return types.SimpleNamespace(make_obj=make_obj, make_prism=make_prism, with_hull=with_hull, center=center,
                                  support=support, support_in=support_in, hull_vertex=hull_vertex,
-                                 hull_support=hull_support, msupport=msupport)
+                                 hull_support=hull_support, msupport=msupport, obj_mat=obj_mat)

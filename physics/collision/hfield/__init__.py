@@ -13,11 +13,12 @@ frame, over the cells under the primitive's bounding box:
 - ridges (convex grid edges) clipped to a box: their points inside it push it out along
   its axis nearest the hfield's up direction (bumps and ridges under a box face).
 
-Ellipsoids and cylinders collide as MuJoCo collides every geom: with the prism under
-each triangle, by the convex solver (GJK and EPA, physics/collision/convex/). The prisms' walls
-inside the grid are not terrain, so a contact whose normal leaves a prism through a wall
-(a sliver of the geom reaching into a neighbouring prism) is left out, as is every
-contact with the grid's outer walls; MuJoCo keeps those.
+Ellipsoids, cylinders and meshes collide as MuJoCo collides every geom: with the prism
+under each triangle, by the convex solver (GJK and EPA, physics/collision/convex/), a
+contact through a prism's top face made exact as a box's corners or a plane's contacts are.
+The prisms' walls inside the grid are not terrain, so a contact whose normal leaves a
+prism through a wall (a sliver of the geom reaching into a neighbouring prism) is left
+out, as is every contact with the grid's outer walls; MuJoCo keeps those.
 
 Candidates go through a small table that merges duplicates (the same point reached from
 neighbouring triangles) and keeps the deepest few; contacts are emitted with MuJoCo's
@@ -25,14 +26,14 @@ frame convention, the normal pointing from the hfield (geom1) to the other geom.
 
 The grid (samples, triangles, edges) is :mod:`.grid`, the candidate table
 :mod:`.candidates`; the shapes' routines are :mod:`.segment` (sphere, capsule), :mod:`.box`
-and :mod:`.prisms` (ellipsoid, cylinder).
+and :mod:`.prisms` (ellipsoid, cylinder, mesh).
 """
 
 
 import functools
 import types
 
-from ...model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
+from ...model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_MESH, GEOM_SPHERE
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
 from ..narrowphase import make_narrowphase
@@ -47,9 +48,10 @@ _MERGE = 1e-3  # candidates closer than this fraction of a cell, with the same n
 
 
 @functools.cache
-def make_hfield(fp, convex: bool = False):
+def make_hfield(fp, convex: bool = False, mesh: bool = False):
     """The height-field colliders; ``convex`` compiles in the prisms' convex path
-    (ellipsoids and cylinders), which only models with such pairs need."""
+    (ellipsoids and cylinders), and ``mesh`` meshes on it, which only models with such
+    pairs need."""
     m = make_math(fp)
     nph = make_narrowphase(fp)
     vec3 = m.vec3
@@ -59,14 +61,15 @@ def make_hfield(fp, convex: bool = False):
     box_faces, box_edges = box.box_faces, box.box_edges
     seg = make_segment(fp)
     segment_faces, segment_edges = seg.segment_faces, seg.segment_edges
-    convex_prisms = make_prisms(fp).convex_prisms if convex else None
+    prisms = make_prisms(fp, mesh) if convex else None
 
     @ti.func
     def hfield_collide(w, con_f: ti.template(), con_n: ti.template(), geom_f: ti.template(), mg, base, nrow, ncol,
-                       hsize, pos1, mat1, type2, pos2, mat2, size2, margin, maxcon):
+                       hsize, pos1, mat1, type2, pos2, mat2, size2, margin, maxcon, hull2):
         """Contacts of geom2 (any primitive; ellipsoids and cylinders where compiled
-        with ``convex``) with the hfield geom1 whose samples
-        start at flat index ``base`` of geom_f and whose size (4) is ``hsize``."""
+        with ``convex``, meshes with ``mesh``: hull2 as the convex collider's with_hull
+        takes it) with the hfield geom1 whose samples start at flat index ``base`` of
+        geom_f and whose size (4) is ``hsize``."""
         pos = mat1.transpose() @ (pos2 - pos1)
         rot = mat1.transpose() @ mat2
         axis = vec3(rot[0, 2], rot[1, 2], rot[2, 2])
@@ -81,6 +84,9 @@ def make_hfield(fp, convex: bool = False):
         elif type2 == GEOM_CYLINDER:
             for i in ti.static(range(3)):
                 half[i] = ti.abs(axis[i]) * size2[1] + size2[0] * ti.sqrt(ti.max(fp(0.0), 1 - axis[i] * axis[i]))
+        elif ti.static(mesh):  # noqa: SIM102 (a compile-time branch around a run-time one)
+            if type2 == GEOM_MESH:
+                half = prisms.hull_half(rot, hull2, geom_f)
         lo = pos - half - margin
         hi = pos + half + margin
         if not (lo[0] > hsize[0] or hi[0] < -hsize[0] or lo[1] > hsize[1] or hi[1] < -hsize[1]
@@ -112,8 +118,8 @@ def make_hfield(fp, convex: bool = False):
                 n = segment_edges(buf, n, maxcon, geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, a, b,
                                   size2[0], margin, merge2)
             elif ti.static(convex):
-                n = convex_prisms(buf, n, maxcon, geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, type2, pos,
-                                  rot, size2, zmin, margin, merge2)
+                n = prisms.convex_prisms(buf, n, maxcon, geom_f, mg, base, ncol, hsize, dx, dy, r0, r1, c0, c1, type2,
+                                         pos, rot, size2, zmin, margin, merge2, hull2)
             for k in range(n):
                 p = vec3(buf[k, 1], buf[k, 2], buf[k, 3])
                 nrm = vec3(buf[k, 4], buf[k, 5], buf[k, 6])

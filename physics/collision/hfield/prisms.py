@@ -1,18 +1,25 @@
-"""Ellipsoids and cylinders against a height field: the prism under each triangle, by the
-convex solver (GJK and EPA, physics/collision/convex/), as MuJoCo collides every geom.
-A contact through a prism's top face is made exact (the ellipsoid's deepest point, the
-cylinder's rim points, as against a plane); one whose normal leaves the prism through a
-wall is left out (the walls inside the grid are not terrain).
+"""Ellipsoids, cylinders and meshes against a height field: the prism under each triangle,
+by the convex solver (GJK and EPA, physics/collision/convex/), as MuJoCo collides every
+geom. A contact through a prism's top face is made exact (the ellipsoid's deepest point,
+the cylinder's rim points as against a plane, a mesh's hull vertices over the triangle as
+a box's corners); one whose normal leaves the prism through a wall is left out (the walls
+inside the grid are not terrain).
+
+A mesh goes the prisms' way rather than the box's (its vertices against the triangles and
+the grid's ridges against it), as MuJoCo's does and as the other shapes without an exact
+routine do: its hull is any convex shape, and a ridge under a hull face meets the face
+somewhere GJK and EPA find, where a box's clip against its slabs has no hull equivalent.
 """
 
 
 import functools
 import types
 
-from ...model import GEOM_ELLIPSOID
+from ...model import GEOM_ELLIPSOID, GEOM_MESH
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
 from ..convex import make_convex
+from ..convex.support import make_support
 from ..narrowphase import make_narrowphase
 from .candidates import make_candidates
 from .grid import make_grid
@@ -21,10 +28,13 @@ _WALL = 1e-3  # a prism contact whose normal's up component is below this leaves
 
 
 @functools.cache
-def make_prisms(fp):
+def make_prisms(fp, mesh: bool = False):
+    """The prisms' routines; ``mesh`` compiles in meshes (only models with a mesh on a
+    height field need them)."""
     m = make_math(fp)
     nph = make_narrowphase(fp)
     cvx = make_convex(fp)
+    sup = make_support(fp)
     vec3 = m.vec3
     g = make_grid(fp)
     nth_triangle, face_normal, over_face = g.nth_triangle, g.face_normal, g.over_face
@@ -32,10 +42,13 @@ def make_prisms(fp):
 
     @ti.func
     def convex_prisms(buf: ti.template(), n, maxcon, geom_f: ti.template(), mg, base, ncol, hsize, dx, dy, r0, r1,
-                      c0, c1, type2, pos2, rot, size, zmin, margin, merge2):
+                      c0, c1, type2, pos2, rot, size, zmin, margin, merge2, hull2):
         half = fp(0.5) * margin
         obj = cvx.make_obj(type2, pos2, rot, size, size[0], half)
         bare = cvx.make_obj(type2, pos2, rot, size, size[0], fp(0.0))  # not grown: for exact face contacts
+        if ti.static(mesh):
+            obj = cvx.with_hull(obj, hull2)
+            bare = cvx.with_hull(bare, hull2)
         for item in range(2 * (r1 - r0) * (c1 - c0)):
             v0, v1, v2 = nth_triangle(geom_f, mg, base, ncol, hsize, dx, dy, r0, c0, c1, item)
             if ti.max(ti.max(v0[2], v1[2]), v2[2]) >= zmin - margin:
@@ -51,8 +64,8 @@ def make_prisms(fp):
                         if type2 == GEOM_ELLIPSOID:
                             dist, pos, nrm = ellipsoid_face(dist, pos, nrm, v0, v1, v2, face, bare)
                         else:
-                            n, found = cylinder_face(buf, n, maxcon, v0, v1, v2, face, pos2, rot, size, margin,
-                                                     merge2)
+                            n, found = flat_face(buf, n, maxcon, v0, v1, v2, face, type2, bare, geom_f, pos2, rot,
+                                                 size, margin, merge2)
                     if found == 0 and nrm[2] > fp(_WALL):
                         n = keep(buf, n, maxcon, dist, pos, nrm, merge2, True)
         return n
@@ -84,4 +97,48 @@ def make_prisms(fp):
             nrm = face
         return dist, pos, nrm
 
-    return types.SimpleNamespace(convex_prisms=convex_prisms)
+    @ti.func
+    def flat_face(buf: ti.template(), n, maxcon, v0, v1, v2, face, type2, bare, tab: ti.template(), pos2, rot, size,
+                  margin, merge2):
+        """A cylinder's or (where compiled in) a mesh's contacts through a prism's top face."""
+        found = 0
+        if ti.static(mesh):
+            if type2 == GEOM_MESH:
+                n, found = mesh_face(buf, n, maxcon, v0, v1, v2, face, bare, tab, margin, merge2)
+            else:
+                n, found = cylinder_face(buf, n, maxcon, v0, v1, v2, face, pos2, rot, size, margin, merge2)
+        else:
+            n, found = cylinder_face(buf, n, maxcon, v0, v1, v2, face, pos2, rot, size, margin, merge2)
+        return n, found
+
+    @ti.func
+    def mesh_face(buf: ti.template(), n, maxcon, v0, v1, v2, face, bare, tab: ti.template(), margin, merge2):
+        """A mesh's contacts through a prism's top face, as a box's corners: the hull
+        vertices over the triangle within the margin of its plane (EPA's one point would
+        wander over a flat hull face lying on the triangle). Returns the count and how
+        many vertices were over the triangle."""
+        found = 0
+        for i in range(ti.cast(bare[6, 1], ti.i32)):
+            p = vertex(bare, tab, i)
+            dist = face.dot(p - v0)
+            if dist <= margin and over_face(p, v0, v1, v2, face):
+                found += 1
+                n = keep(buf, n, maxcon, dist, p - face * (dist / 2), face, merge2, True)
+        return n, found
+
+    @ti.func
+    def vertex(o, tab: ti.template(), i):
+        """Hull vertex i of a mesh object, in the object's frame's parent (the hfield's)."""
+        return sup.obj_mat(o) @ sup.hull_vertex(o, tab, i) + vec3(o[3, 0], o[3, 1], o[3, 2])
+
+    @ti.func
+    def hull_half(rot, hull, tab: ti.template()):
+        """Half extents, about its centre, of a mesh's hull turned by rot (the geom in the
+        hfield's frame): the farthest hull vertex along each axis, either way."""
+        o = sup.with_hull(sup.make_obj(GEOM_MESH, vec3(0), rot, vec3(0), fp(0.0), fp(0.0)), hull)
+        half = vec3(0)
+        for i in range(ti.cast(hull[1], ti.i32)):
+            half = ti.max(half, ti.abs(rot @ sup.hull_vertex(o, tab, i)))
+        return half
+
+    return types.SimpleNamespace(convex_prisms=convex_prisms, hull_half=hull_half)
