@@ -25,10 +25,12 @@ JNT_NV = {JNT_FREE: 6, JNT_BALL: 3, JNT_SLIDE: 1, JNT_HINGE: 1}
 GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID = 0, 1, 2, 3, 4
 GEOM_CYLINDER, GEOM_BOX, GEOM_MESH = 5, 6, 7
 
-# Integrators. EULER and RK4 are numbered as mjtIntegrator; the implicit spring-damper
-# integrator treats joint stiffness and damping implicitly (no MuJoCo counterpart).
-INT_EULER, INT_RK4, INT_IMPLICIT_SPRING_DAMPER = 0, 1, 2
-INTEGRATORS = {"Euler": INT_EULER, "RK4": INT_RK4, "implicitspringdamper": INT_IMPLICIT_SPRING_DAMPER}
+# Integrators. EULER, RK4 and IMPLICITFAST are numbered as mjtIntegrator (MuJoCo's full
+# implicit integrator, 2 there, is not supported); the implicit spring-damper integrator
+# treats joint stiffness and damping implicitly (no MuJoCo counterpart).
+INT_EULER, INT_RK4, INT_IMPLICIT_SPRING_DAMPER, INT_IMPLICITFAST = 0, 1, 2, 3
+INTEGRATORS = {"Euler": INT_EULER, "RK4": INT_RK4, "implicitspringdamper": INT_IMPLICIT_SPRING_DAMPER,
+               "implicitfast": INT_IMPLICITFAST}
 
 # Equality constraint types, numbered as mjtEq.
 EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3

@@ -93,6 +93,9 @@ def _options(cfg, model):
         changes["timestep"] = sim.timestep
     if sim.integrator is not None:
         changes["integrator"] = INTEGRATORS[sim.integrator]
+        if sim.integrator == "implicitfast" and (model.opt.density > 0 or model.opt.viscosity > 0):
+            raise error_at(cfg, ("simulation", "integrator"),
+                           "implicitfast is not supported with fluid forces (the robot's density or viscosity)")
     for key in ("solver", "cone"):
         if getattr(sim, key) is not None:
             changes[key] = getattr(sim, key)

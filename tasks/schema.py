@@ -100,7 +100,7 @@ class RobotConfig(Strict):
 class SimulationConfig(Strict):
     timestep: float | None = Field(None, gt=0)  # None keeps the asset's
     frame_skip: FrameSkip = 1
-    integrator: Literal["Euler", "RK4", "implicitspringdamper"] | None = None
+    integrator: Literal["Euler", "RK4", "implicitspringdamper", "implicitfast"] | None = None
     # the constraint solver and friction cone (None keeps the asset's; MuJoCo's defaults
     # are Newton and pyramidal); elliptic cones need Newton or CG
     solver: Literal["PGS", "CG", "Newton"] | None = None

@@ -131,7 +131,8 @@ _DISABLE_FLAGS = {"constraint": M.DSBL_CONSTRAINT, "equality": M.DSBL_EQUALITY, 
                   "nativeccd": 131072, "island": 262144, "multiccd": 524288}
 # Enable flags that change nothing this engine computes (energy is not reported yet).
 _ENABLE_FLAGS = {"energy": 2, "fwdinv": 4, "invdiscrete": 8}
-_INTEGRATORS = {"Euler": M.INT_EULER, "RK4": M.INT_RK4, "implicitspringdamper": M.INT_IMPLICIT_SPRING_DAMPER}
+_INTEGRATORS = {"Euler": M.INT_EULER, "RK4": M.INT_RK4, "implicitspringdamper": M.INT_IMPLICIT_SPRING_DAMPER,
+                "implicitfast": M.INT_IMPLICITFAST}
 _TOP = {"compiler", "option", "size", "visual", "statistic", "default", "asset", "worldbody", "tendon", "actuator",
         "keyframe", "custom", "contact", "equality", "sensor", "extension", "deformable"}
 
@@ -373,11 +374,15 @@ class _Reader(XmlReader):
         if "integrator" in a:
             if a["integrator"] in _INTEGRATORS:
                 opt.integrator = _INTEGRATORS[a["integrator"]]
-            elif a["integrator"] in ("implicit", "implicitfast"):
-                self.unsupported(f"integrator {a['integrator']!r} (use Euler, RK4 or implicitspringdamper)",
+            elif a["integrator"] == "implicit":
+                self.unsupported("integrator 'implicit' (use implicitfast, Euler, RK4 or implicitspringdamper)",
                                  node, where, "integrator")
             else:
                 raise self.error(f"unknown integrator {a['integrator']!r}", node, where, "integrator")
+        if opt.integrator == M.INT_IMPLICITFAST and (opt.density > 0 or opt.viscosity > 0):
+            self.unsupported("integrator 'implicitfast' with fluid forces (density or viscosity above 0)",
+                             node, where, "integrator")
+            opt.integrator = M.INT_EULER  # ignored (strict=False): the default integrator
         opt.solver = self.keyword(a, "solver", node, where, ("PGS", "CG", "Newton"), opt.solver)
         opt.cone = self.keyword(a, "cone", node, where, ("pyramidal", "elliptic"), opt.cone)
         opt.jacobian = self.keyword(a, "jacobian", node, where, ("dense", "sparse", "auto"), opt.jacobian)

@@ -119,4 +119,5 @@ def make_actuation(fp, activation: bool = True):
                 A.set_dof_qfrc_actuator(dof_d, o_dof, da, A.dof_qfrc_actuator(dof_d, o_dof, da)
                                                                 + gear * force)
 
-    return types.SimpleNamespace(actuation=actuation, advance_activations=advance_activations)
+    return types.SimpleNamespace(actuation=actuation, advance_activations=advance_activations,
+                                 next_activation=next_activation)

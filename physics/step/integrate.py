@@ -1,5 +1,6 @@
 """Time integration of one world: semi-implicit Euler (with MuJoCo's implicit joint
-damping), the implicit spring-damper integrator, and 4th-order Runge-Kutta.
+damping), the implicit spring-damper integrator, MuJoCo's implicitfast integrator
+(physics/step/implicitfast.py) and 4th-order Runge-Kutta.
 
 The implicit variants solve (M + h D + h^2 K) qacc = qfrc_smooth - h K qvel, with D the
 joint damping and, for the spring-damper integrator, K the hinge/slide stiffness: the
@@ -15,7 +16,8 @@ import types
 
 from .. import layout as L
 from ..runtime.lanes import env_index
-from ..model import DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_RK4, JNT_FREE, JNT_HINGE, JNT_SLIDE
+from ..model import (DSBL_EULERDAMP, INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_IMPLICITFAST, INT_RK4, JNT_FREE,
+                     JNT_HINGE, JNT_SLIDE)
 from ..runtime.backend import ti
 from ..access import make_access
 from ..features import ALL, Features
@@ -24,6 +26,7 @@ from ..smooth.inertia import make_inertia
 from ..sensors import make_sensors
 from ..smooth.actuation import make_actuation
 from ..step.forward import make_forward
+from .implicitfast import make_implicitfast
 
 
 
@@ -37,7 +40,10 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
     sensors = make_sensors(fp, features.ray_meshes)
     actuation = make_actuation(fp, features.activation)
     # the integrators compiled in: the model's own, unless features holds them all
-    rk4, first_order = features.integrates(INT_RK4), features.integrates(INT_EULER, INT_IMPLICIT_SPRING_DAMPER)
+    rk4 = features.integrates(INT_RK4)
+    first_order = features.integrates(INT_EULER, INT_IMPLICIT_SPRING_DAMPER, INT_IMPLICITFAST)
+    fast = features.integrates(INT_IMPLICITFAST)
+    implicitfast = make_implicitfast(fp, features)
 
     @ti.func
     def integrate_pos(w, sizes: ti.template(), jnt_i: ti.template(), qpos: ti.template(), dof_s: ti.template(), h):
@@ -176,8 +182,6 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
         for d in range(t.sizes[L.SIZE_NV]):
             A.set_dof_qacc_warmstart(t.dof_d, o_dof, d, t.qacc[env_index(w, d)])
-        if ti.static(features.activation):
-            actuation.advance_activations(w, t.sizes, t.act_i, t.act_f, t.act_d, t.opt_f)
         if ti.static(rk4 and first_order):
             if t.sizes[L.SIZE_INTEGRATOR] == INT_RK4:
                 finish_rk4(w, t, h)
@@ -187,6 +191,9 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
             finish_rk4(w, t, h)
         else:
             finish_first_order(w, t, h)
+        # after the integration: implicitfast's actuator derivative reads the step's activations
+        if ti.static(features.activation):
+            actuation.advance_activations(w, t.sizes, t.act_i, t.act_f, t.act_d, t.opt_f)
 
     @ti.func
     def step(w, t: ti.template(), advance):
@@ -220,20 +227,44 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
 
     @ti.func
+    def implicitfast_acc(w, t: ti.template(), h):
+        """The scratch column <- (M - h qDeriv)^-1 (qfrc_smooth + qfrc_constraint), the
+        drives' and cubic limits' implicit terms added as the other integrators add them;
+        refactors qLD."""
+        o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+        inertia.copy_sparse(w, t.sizes, t.qM, t.qLD)
+        for d in range(t.sizes[L.SIZE_NV]):
+            A.set_dof_scratch(t.dof_s, o_s, d, A.dof_qfrc_smooth(t.dof_d, o_dof, d)
+                                                 + A.dof_qfrc_constraint(t.dof_d, o_dof, d))
+        add_drive_and_limit_terms(w, t.sizes, t.dof_i, t.qvel, t.dof_d, t.dof_s, t.qLD, h)
+        implicitfast.add_qderiv(w, t, h)
+        implicitfast.solve_free_bodies(w, t, h)
+        inertia.factor(w, t.sizes, t.dof_i, t.qLD)
+        inertia.solve(w, t.sizes, t.dof_i, t.qLD, t.dof_s, "dof_scratch")
+        implicitfast.restore_free_bodies(w, t)
+
+    @ti.func
     def finish_first_order(w, t: ti.template(), h):
         """Semi-implicit Euler, with the implicit damping and stiffness terms it takes."""
         o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         integrator = t.sizes[L.SIZE_INTEGRATOR]
         implicit = integrator == INT_IMPLICIT_SPRING_DAMPER
         eulerdamp = integrator == INT_EULER and (t.sizes[L.SIZE_DISABLE] & DSBL_EULERDAMP) == 0
-        # drives and cubic limits are implicit whenever the integrator is not RK4
-        if (implicit or (eulerdamp and has_damping(w, t.sizes, t.dof_f))
-                or has_drive_or_limit_terms(w, t.sizes, t.dof_d)):
-            implicit_acc(w, t.sizes, t.jnt_i, t.dof_i, t.jnt_f, t.dof_f, t.qvel,
-                         t.dof_d, t.dof_s, t.qM, t.qLD, h, implicit, implicit or eulerdamp)
-        else:
-            for d in range(t.sizes[L.SIZE_NV]):
-                A.set_dof_scratch(t.dof_s, o_s, d, t.qacc[env_index(w, d)])
+        done = 0
+        if ti.static(fast):
+            if integrator == INT_IMPLICITFAST:
+                implicitfast_acc(w, t, h)
+                done = 1
+        if done == 0:
+            # drives and cubic limits are implicit whenever the integrator is not RK4
+            if (implicit or (eulerdamp and has_damping(w, t.sizes, t.dof_f))
+                    or has_drive_or_limit_terms(w, t.sizes, t.dof_d)):
+                implicit_acc(w, t.sizes, t.jnt_i, t.dof_i, t.jnt_f, t.dof_f, t.qvel,
+                             t.dof_d, t.dof_s, t.qM, t.qLD, h, implicit, implicit or eulerdamp)
+            else:
+                for d in range(t.sizes[L.SIZE_NV]):
+                    A.set_dof_scratch(t.dof_s, o_s, d, t.qacc[env_index(w, d)])
         for d in range(t.sizes[L.SIZE_NV]):
             t.qvel[env_index(w, d)] += h * A.dof_scratch(t.dof_s, o_s, d)
             A.set_dof_dx_vel(t.dof_s, o_s, d, t.qvel[env_index(w, d)])
