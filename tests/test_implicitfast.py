@@ -130,3 +130,39 @@ def test_full_implicit_and_implicitfast_with_fluid_are_refused():
         load_mjcf_string(MODEL.replace('integrator="implicitfast"', 'integrator="implicit"'))
     with pytest.raises(ModelError, match="fluid"):
         load_mjcf_string(MODEL.replace('integrator="implicitfast"', 'integrator="implicitfast" density="1.2"'))
+
+
+GAINS = """
+<mujoco>
+  <option timestep="0.005" integrator="implicitfast"/>
+  <worldbody>
+    <body pos="0 0 1">
+      <joint name="h1" axis="0 1 0" damping=".1"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -.5" size=".05"/>
+      <body pos="0 0 -.5">
+        <joint name="h2" axis="1 0 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -.5" size=".05"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <general joint="h1" gaintype="affine" gainprm="1 0 -.8" ctrllimited="true" ctrlrange="-.3 .3"/>
+    <general joint="h2" dyntype="filter" dynprm=".03" gaintype="affine" gainprm="2 0 -.5" actearly="true"/>
+    <general joint="h2" dyntype="integrator" gaintype="affine" gainprm="1 0 -.7" actlimited="true" actrange="0 1"/>
+  </actuator>
+</mujoco>"""
+
+
+def test_affine_gains_take_the_clamped_ctrl_or_the_activation(device):
+    """The gain's velocity term times what the force multiplies: ctrl clamped to its range
+    (driven beyond it here), a filter's next activation (actearly), an integrator's."""
+    rng = np.random.default_rng(0)
+
+    def ctrl(k, nu):
+        u = rng.uniform(-2, 2, nu)
+        u[2] = abs(u[2])
+        return u
+
+    _, md, worst = rollout(GAINS, 300, ctrl, device)
+    assert md.act[1] > 0.5  # the integrator ran into its bound
+    print("affine gains, worst |difference|:", worst)

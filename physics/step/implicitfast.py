@@ -18,7 +18,7 @@ import types
 from .. import layout as L
 from ..access import make_access
 from ..features import ALL, Features
-from ..model import BIAS_AFFINE, DSBL_ACTUATION, DSBL_DAMPER, DYN_NONE, GAIN_AFFINE, JNT_FREE, TRN_JOINT
+from ..model import BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, DSBL_DAMPER, DYN_NONE, GAIN_AFFINE, JNT_FREE, TRN_JOINT
 from ..runtime.backend import ti
 from ..runtime.lanes import env_index
 from ..runtime.ti_math import make_math
@@ -63,8 +63,8 @@ def make_implicitfast(fp, features: Features = ALL):
     @ti.func
     def actuator_bias_vel(w, u, t: ti.template()):
         """d force / d velocity of actuator u (MuJoCo's mjd_actuator_vel): the affine bias's
-        kv plus the affine gain's velocity term times ctrl (as given, not clamped: MuJoCo's)
-        or the activation the force uses; 0 where the force is held at its range."""
+        kv plus the affine gain's velocity term times the clamped ctrl or the activation the
+        force uses; 0 where the force is held at its range."""
         ma = w % t.act_f.shape[0]
         bias_vel = fp(0.0)
         if A.actuator_biastype(t.act_i, u) == BIAS_AFFINE:
@@ -73,6 +73,9 @@ def make_implicitfast(fp, features: Features = ALL):
             gain_vel = A.actuator_gainprm_at(t.act_f, ma, u, 2)
             if gain_vel != 0:
                 c = t.ctrl[env_index(w, u)]
+                if A.actuator_ctrllimited(t.act_i, u) != 0 and (t.sizes[L.SIZE_DISABLE] & DSBL_CLAMPCTRL) == 0:
+                    c = ti.min(ti.max(c, A.actuator_ctrlrange_at(t.act_f, ma, u, 0)),
+                               A.actuator_ctrlrange_at(t.act_f, ma, u, 1))
                 if ti.static(features.activation):
                     if A.actuator_dyntype(t.act_i, u) != DYN_NONE:
                         c = A.actuator_act(t.act_d, w, u)
