@@ -115,6 +115,25 @@ def test_a_urdf_robot_agrees_with_mujocos_urdf_import(tmp_path, capsys):
     assert "shoulder" in out or "elbow" in out or "slider" in out  # dofs named in the table
 
 
+def test_a_urdf_robot_of_meshes_agrees_with_mujocos_urdf_import(tmp_path, capsys):
+    """The arm with its shapes as STL and OBJ meshes (files beside the URDF, where MuJoCo's
+    URDF import looks for them): inertia, collisions and a rollout against MuJoCo's own
+    URDF compiler."""
+    trimesh = pytest.importorskip("trimesh")
+    trimesh.creation.box(extents=(1.4, 1.4, 0.1)).export(tmp_path / "base.stl")  # a platform the arm reaches
+    trimesh.creation.icosphere(subdivisions=2, radius=0.05).export(tmp_path / "ball.obj")
+    trimesh.creation.box(extents=(0.04, 0.04, 0.04)).export(tmp_path / "cube.stl")
+    text = (ARM_URDF.replace('<box size="0.2 0.2 0.1"/>', '<mesh filename="base.stl"/>')
+            .replace('<sphere radius="0.04"/>', '<mesh filename="ball.obj" scale="0.8 0.8 0.8"/>')
+            .replace('<box size="0.04 0.04 0.04"/>', '<mesh filename="cube.stl"/>'))
+    path = tmp_path / "arm.urdf"
+    path.write_text(text)
+    status, out, err = _run(capsys, path, "--states", "16", "--steps", "100", "--ctrl", "random", "--seed", "1")
+    assert status == 0, out + err
+    # mesh on mesh: the carriage's cube on the platform
+    assert int(re.search(r"(\d+) MuJoCo contacts", _row(out, "ncon")).group(1)) > 0, out
+
+
 PENDULUM = """<mujoco>
   <worldbody>
     <body name="b">
