@@ -166,3 +166,44 @@ def test_affine_gains_take_the_clamped_ctrl_or_the_activation(device):
     _, md, worst = rollout(GAINS, 300, ctrl, device)
     assert md.act[1] > 0.5  # the integrator ran into its bound
     print("affine gains, worst |difference|:", worst)
+
+
+ROPES = """
+<mujoco>
+  <option timestep="0.005" integrator="implicitfast"/>
+  <worldbody>
+    <site name="anchor" pos="0 0 2"/>
+    <body pos="0 0 1">
+      <joint name="h1" axis="0 1 0" damping=".1"/>
+      <geom type="capsule" fromto="0 0 0 .5 0 0" size=".05"/>
+      <site name="tip" pos=".5 0 0"/>
+    </body>
+    <body name="float" pos=".6 .2 .5">
+      <freejoint/>
+      <geom type="box" size=".1 .05 .08" pos=".03 0 0"/>
+      <site name="hook" pos=".05 .02 .08"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="rope" damping="3" stiffness="50">
+      <site site="tip"/><site site="hook"/>
+    </spatial>
+    <spatial name="hang" damping="2" stiffness="40">
+      <site site="anchor"/><site site="hook"/>
+    </spatial>
+  </tendon>
+  <actuator>
+    <general tendon="hang" biastype="affine" biasprm="0 0 -1.5"/>
+    <position joint="h1" kp="10" kv="2"/>
+  </actuator>
+</mujoco>"""
+
+
+def test_damped_spatial_tendons_on_a_standalone_free_body(device):
+    """Tendon dampers and a tendon actuator's kv in the free body's own 6x6 block; the rope
+    between two trees couples them in MuJoCo's qDeriv only within each tree (M's pattern)."""
+    rng = np.random.default_rng(0)
+    qvel = np.zeros(7)
+    qvel[4:7] = [3, -2, 1]
+    _, _, worst = rollout(ROPES, 200, lambda k, nu: rng.uniform(-1, 1, nu), device, qvel)
+    print("spatial tendons, worst |difference|:", worst)
