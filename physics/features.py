@@ -52,6 +52,7 @@ class Features:
         it can see, physics/rays.py).
     activation: activation dynamics of stateful actuators (na > 0).
     noslip: the no-slip pass after the solver (Option noslip_iterations > 0).
+    joint_actuator_limits: joints whose actuators' total force is clamped (actuatorfrcrange).
     integrators: the MJCF integrators (INT_* codes) compiled in: the model's own.
     """
 
@@ -66,6 +67,7 @@ class Features:
     ray_meshes: bool = True
     activation: bool = True
     noslip: bool = True
+    joint_actuator_limits: bool = True
     integrators: frozenset = frozenset(INTEGRATORS.values())
 
     @property
@@ -88,7 +90,7 @@ class Features:
 
 ALL = Features()
 _PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors", "ray_meshes",
-               "activation", "noslip")
+               "activation", "noslip", "joint_actuator_limits")
 
 
 def model_features(model: Model, pairs: PairTable) -> Features:
@@ -109,6 +111,7 @@ def model_features(model: Model, pairs: PairTable) -> Features:
         ray_meshes=rangefinders_see_meshes(model),
         activation=model.na > 0,
         noslip=model.opt.noslip_iterations > 0,
+        joint_actuator_limits=bool(np.any(np.asarray(model.jnt_actfrclimited))),
         integrators=frozenset((int(model.opt.integrator),)),
     )
 

@@ -175,6 +175,7 @@ JNT_F = Table(
     ("limit_bounce", 1, "approach speed below which a hard limit does not bounce", "rad/s or m/s"),
     ("limit_acceleration", 1, "1: the spring limit's gains are accelerations", "flag"),
     ("cone", 2, "swing cone half angles of a ball joint's limit", "rad"),
+    ("actfrcrange", 2, "bounds of the actuators' total force on it (+-1e30 where unlimited)", "N m or N"),
     ("twist", 2, "twist range of a ball joint's limit", "rad"),
     pow2=True)
 DOF_I = Table(
@@ -619,6 +620,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
         _put(jnt_f, j, JNT_F, "pos", m.jnt_pos[j])
         _put(jnt_f, j, JNT_F, "axis", m.jnt_axis[j])
         _put(jnt_f, j, JNT_F, "stiffness", m.jnt_stiffness[j])
+        _put(jnt_f, j, JNT_F, "actfrcrange", m.jnt_actfrcrange[j] if m.jnt_actfrclimited[j] else (-1e30, 1e30))
 
     dof_i = np.zeros((_pad(m.nv), NDOF_I), np.int32)
     dof_f = np.zeros((_pad(m.nv), NDOF_F))

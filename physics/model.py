@@ -161,6 +161,8 @@ class Model:
     jnt_axis: np.ndarray = _f(0, 3)  # unit axis in body frame; (0, 0, 1) for ball/free
     jnt_stiffness: np.ndarray = _f(0)  # [N m/rad] or [N/m]
     jnt_limited: np.ndarray = _i(0)
+    jnt_actfrclimited: np.ndarray = _i(0)  # 1: the actuators' total force on the joint is clamped
+    jnt_actfrcrange: np.ndarray = _f(0, 2)
     jnt_range: np.ndarray = _f(0, 2)  # [rad] or [m]; (0, max swing) for ball
     jnt_margin: np.ndarray = _f(0)
     jnt_solref: np.ndarray = _f(0, 2)

@@ -81,6 +81,8 @@ class _Joint:
     solreffriction: np.ndarray
     solimpfriction: np.ndarray
     springdamper: tuple = (0.0, 0.0)  # (timeconst, dampratio): stiffness and damping set from them
+    actfrclimited: bool = False  # the actuators' total force on the joint clamped to actfrcrange
+    actfrcrange: tuple = (0.0, 0.0)
 
 
 @dataclass
@@ -372,6 +374,8 @@ class ModelBuilder:
         solimpfriction=_DEFAULT_SOLIMP,
         limit: Optional[JointLimit] = None,
         springdamper=None,
+        actuatorfrcrange=None,
+        actuatorfrclimited: Optional[bool] = None,
     ) -> int:
         """Add a MuJoCo joint (hinge, slide, ball, free) between ``body`` and its parent.
 
@@ -379,6 +383,9 @@ class ModelBuilder:
         (lower, upper) [rad or m] and enables the limit unless ``limited`` is False.
         ``springdamper`` (timeconst [s], dampratio) sets stiffness and damping from the
         joint's inertia at qpos0 as MuJoCo's does, in place of those given.
+        ``actuatorfrcrange`` (lower, upper) [N m or N] clamps the sum of the actuators'
+        forces on the joint (its first dof, as MuJoCo's), unless ``actuatorfrclimited``
+        is False.
         """
         b = self.body_id(body)
         where = f"joint '{name}'" if name else f"joint {len(self._joints)}"
@@ -413,12 +420,17 @@ class ModelBuilder:
         if any(springdamper) and min(springdamper) <= 0:
             raise ModelError(f"springdamper values must both be > 0, got {list(springdamper)}", element=where,
                              attribute="springdamper")
+        actfrcrange = (0.0, 0.0) if actuatorfrcrange is None else tuple(map(float, _vec(actuatorfrcrange, 2, where)))
+        actfrclimited = (actuatorfrcrange is not None) if actuatorfrclimited is None else bool(actuatorfrclimited)
+        if actfrclimited and actfrcrange[0] > actfrcrange[1]:
+            raise ModelError(f"actuatorfrcrange lower {actfrcrange[0]} > upper {actfrcrange[1]}", element=where,
+                             attribute="actuatorfrcrange")
         self._joints.append(
             _Joint(
                 b, jtype, axis, _vec(pos, 3, where), name, limited, rng, float(ref), float(springref),
                 float(stiffness), float(damping), float(armature), float(frictionloss), float(margin),
                 _vec(solref, 2, where), _vec(solimp, 5, where), _vec(solreffriction, 2, where),
-                _vec(solimpfriction, 5, where), springdamper,
+                _vec(solimpfriction, 5, where), springdamper, actfrclimited, actfrcrange,
             )
         )
         if limit is not None:

@@ -174,6 +174,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         jnt_axis=np.array([j.axis for j in joints]).reshape(-1, 3),
         jnt_stiffness=np.array([j.stiffness for j in joints], dtype=float),
         jnt_limited=np.array([j.limited for j in joints], dtype=np.int32),
+        jnt_actfrclimited=np.array([j.actfrclimited for j in joints], dtype=np.int32),
+        jnt_actfrcrange=np.array([j.actfrcrange for j in joints], dtype=float).reshape(-1, 2),
         jnt_range=np.array([j.range for j in joints]).reshape(-1, 2),
         jnt_margin=np.array([j.margin for j in joints], dtype=float),
         jnt_solref=np.array([j.solref for j in joints]).reshape(-1, 2),

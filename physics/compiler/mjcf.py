@@ -69,7 +69,7 @@ _TAIGYM_DRIVE = {"taigym:drive_stiffness", "taigym:drive_damping", "taigym:drive
                  "taigym:drive_acceleration"}
 _JOINT = {"name", "class", "type", "pos", "axis", "range", "limited", "ref", "springref", "stiffness", "damping",
           "armature", "frictionloss", "margin", "solreflimit", "solimplimit", "solreffriction", "solimpfriction",
-          "group", "user", "springdamper", *_TAIGYM_LIMIT, *_TAIGYM_DRIVE}
+          "group", "user", "springdamper", "actuatorfrcrange", "actuatorfrclimited", *_TAIGYM_LIMIT, *_TAIGYM_DRIVE}
 _GEOM = {"name", "class", "type", "mesh", "hfield", "size", "fromto", "mass", "density", "contype", "conaffinity", "condim",
          "friction", "margin", "gap", "solref", "solimp", "priority", "solmix", "rgba", "material", "group", "user",
          "fluidshape", "fitscale", *_POSE}
@@ -693,6 +693,8 @@ class _Reader(XmlReader):
         kw["solreffriction"] = self.floats(a, "solreffriction", node, element, 2, (0.02, 1.0))
         kw["solimpfriction"] = self.vector(a, "solimpfriction", node, element, _SOLIMP, (3, 5))
         kw["springdamper"] = self.floats(a, "springdamper", node, element, 2)
+        kw["actuatorfrcrange"] = self.floats(a, "actuatorfrcrange", node, element, 2)
+        kw["actuatorfrclimited"] = self.limited(a, "actuatorfrclimited", node, element, "actuatorfrcrange")
         if jtype == "free" and (kw["stiffness"] or kw["ref"] or kw["springref"]):
             self.unsupported("free-joint springs", node, element, "stiffness")
         jid = self.guard(node, element, self.b.add_joint, body, jtype, axis=axis, pos=pos, **kw)

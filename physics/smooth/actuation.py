@@ -119,5 +119,18 @@ def make_actuation(fp, activation: bool = True):
                 A.set_dof_qfrc_actuator(dof_d, o_dof, da, A.dof_qfrc_actuator(dof_d, o_dof, da)
                                                                 + gear * force)
 
+    @ti.func
+    def clamp_joint_forces(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(),
+                           dof_d: ti.template()):
+        """qfrc_actuator at each joint's first dof within the joint's actuatorfrcrange (as
+        MuJoCo clamps it, after every transmission has added its force)."""
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
+        for j in range(sizes[L.SIZE_NJNT]):
+            d = A.jnt_dofadr(jnt_i, j)
+            f = A.dof_qfrc_actuator(dof_d, o_dof, d)
+            f = ti.min(ti.max(f, A.jnt_actfrcrange_at(jnt_f, mj, j, 0)), A.jnt_actfrcrange_at(jnt_f, mj, j, 1))
+            A.set_dof_qfrc_actuator(dof_d, o_dof, d, f)
+
     return types.SimpleNamespace(actuation=actuation, advance_activations=advance_activations,
-                                 next_activation=next_activation)
+                                 next_activation=next_activation, clamp_joint_forces=clamp_joint_forces)
