@@ -85,8 +85,8 @@ _ACTUATOR_COMMON = {"name", "class", "group", "ctrllimited", "forcelimited", "ct
                     "joint", "tendon", "user", "lengthrange", "actlimited", "actrange"}
 _ACTUATORS = {
     "motor": _ACTUATOR_COMMON,
-    "position": _ACTUATOR_COMMON | {"kp", "kv", "timeconst"},
-    "intvelocity": _ACTUATOR_COMMON | {"kp", "kv"},
+    "position": _ACTUATOR_COMMON | {"kp", "kv", "timeconst", "inheritrange"},
+    "intvelocity": _ACTUATOR_COMMON | {"kp", "kv", "inheritrange"},
     "velocity": _ACTUATOR_COMMON | {"kv"},
     "general": _ACTUATOR_COMMON | {"gaintype", "gainprm", "biastype", "biasprm", "dyntype", "dynprm", "actearly"},
 }
@@ -928,6 +928,7 @@ class _Reader(XmlReader):
                 timeconst = self.number(a, "timeconst", child, element, 0.0, minimum=0.0)
                 if timeconst > 0:  # MuJoCo's servo with a first-order lag
                     kw.update(dyntype="filterexact", dynprm=[timeconst])
+                self.inherit_range(a, child, element, targets[0], kw)
                 if child.tag == "intvelocity":  # MuJoCo's integrated-velocity servo
                     if not kw["actlimited"]:
                         raise self.error("intvelocity needs actrange", child, element, "actrange")
@@ -941,6 +942,28 @@ class _Reader(XmlReader):
                                  child, element, "gear")
             self.guard(child, element, self.b.add_actuator, a[targets[0]], **kw)
             self.remember("actuator", kw["name"], child, element)
+
+    def inherit_range(self, a, node, element, target: str, kw) -> None:
+        """MuJoCo's inheritrange: a servo's ctrlrange (intvelocity's actrange) is its joint's or
+        tendon's range about its middle, scaled by the attribute."""
+        scale = self.number(a, "inheritrange", node, element, 0.0, minimum=0.0)
+        if scale <= 0:
+            return
+        key = "actrange" if node.tag == "intvelocity" else "ctrlrange"
+        if key in a:
+            raise self.error(f"{key} and inheritrange cannot both be defined", node, element, "inheritrange")
+        items = self.b._joints if target == "joint" else self.b._tendons
+        found = [x for x in items if x.name == a[target]]
+        if target == "joint" and found and found[0].type not in (M.JNT_HINGE, M.JNT_SLIDE):
+            raise self.error("inheritrange can only be used with hinge and slide joints", node, element, "inheritrange")
+        if not found or found[0].range[0] == found[0].range[1]:
+            raise self.error(f"inheritrange used but {target} {a[target]!r} has no range", node, element,
+                             "inheritrange")
+        lo, hi = (float(v) for v in found[0].range)
+        mean, radius = 0.5 * (hi + lo), 0.5 * (hi - lo) * scale
+        limited = key.replace("range", "limited")
+        kw[key] = np.array([mean - radius, mean + radius])
+        kw[limited] = a.get(limited, "auto") != "false"
 
     def general(self, a, node, element, kw) -> None:
         dyntype = a.get("dyntype", "none")
