@@ -38,8 +38,8 @@ from .support import make_support
 
 FACE_TOL = 0.996  # mjFACE_TOL: faces this anti-parallel lie flat against each other
 EDGE_TOL = 0.0888  # mjEDGE_TOL: an edge this perpendicular to a face's normal lies flat on it
-NDEG = 24  # candidate faces of a feature kept (the polygons around a hull vertex)
-NCLIP = 48  # vertices of a face or a clipped polygon; where one would have more, EPA's contact stands
+NDEG = 64  # candidate faces of a feature kept (the polygons around a hull vertex)
+NCLIP = 128  # vertices of a face or a clipped polygon; where one would have more, EPA's contact stands
 MAX_CONTACTS = 4
 
 # the corners of the box's sides in the order MuJoCo clips with (boxFace), as corner
