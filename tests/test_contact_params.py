@@ -153,8 +153,7 @@ def test_dm_control_dog_priorities_compile_as_mujocos():
     """The dog's geoms take priority from their default classes, as mujoco compiles them."""
     path = os.path.join(DM_CONTROL.submodule_search_locations[0], "suite", "dog.xml")
     mjm = mujoco.MjModel.from_xml_path(path)
-    with pytest.warns(UserWarning):
-        model = load_mjcf(path, strict=False)
+    model = load_mjcf(path)
     np.testing.assert_array_equal(model.geom_priority, mjm.geom_priority)
     np.testing.assert_array_equal(model.geom_solmix, mjm.geom_solmix)
     assert set(np.unique(model.geom_priority)) == {0, 1, 2}

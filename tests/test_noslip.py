@@ -65,6 +65,7 @@ def test_noslip_follows_mujoco(cone, device):
         np.testing.assert_allclose(v, mv, rtol=TOL, atol=TOL)
 
 
+@pytest.mark.slow  # a kernel variant of its own (PGS)
 def test_noslip_after_pgs(device):
     """After PGS, whose A the pass reuses. MuJoCo's PGS sweeps its rows in a shuffled
     order, so the two agree only as far as PGS converges: after 3000 sweeps a step, to
@@ -86,6 +87,7 @@ def test_noslip_stops_the_creep(device):
     assert creep > 3e-4 and held < 0.05 * creep, (creep, held)
 
 
+@pytest.mark.slow  # a kernel variant of its own (staged)
 def test_noslip_staged_schedule_equals_fused(device):
     xml = SCENE.format(cone="elliptic", solver="Newton", noslip=4)
     fused, staged = _rollout_taigym(xml, device), _rollout_taigym(xml, device, schedule="staged")
