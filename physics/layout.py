@@ -147,6 +147,7 @@ BODY_I = Table(
     ("treeorder", 1, "the body at this position of the tree's breadth-first order (tree_levels)", _ID),
     ("childadr", 1, "where the body's children start in that order", "position"),
     ("childnum", 1, "the body's children", "count"),
+    ("mocapid", 1, "the body's mocap pose (body_d's mocap_pos, mocap_quat) if >= 0: a mocap body", _ID),
     pow2=True)
 BODY_F = Table(
     "body_f", "body_", FLAT, "float", "body constants, in the parent's frame",
@@ -296,6 +297,10 @@ BODY_D = Table(
     ("cfrc", 6, "com-based force of the bias pass (scratch of the recursive Newton-Euler pass)", "N m, N"),
     ("cfrc_ext", 6, "com-based external force: contacts and equalities", "N m, N"),
     ("cfrc_int", 6, "com-based force from the parent", "N m, N"),
+    # a mocap body's pose, set per env (World.set_mocap): mjData's mocap_pos and mocap_quat
+    # kept in the body's own row, read by the kinematics in place of body_f's pos and quat
+    ("mocap_pos", 3, "a mocap body's position in the world", "m"),
+    ("mocap_quat", 4, "a mocap body's orientation in the world, normalized where read", "quaternion (w, x, y, z)"),
     pow2=True)
 # Computed on demand from the last forward pass (physics/constraint/reaction.py), not while stepping.
 POST_CONSTRAINT = ("cacc", "cfrc_ext", "cfrc_int")
@@ -471,16 +476,20 @@ NPLAN = 3  # the staged schedule's plan of a launch per env: program segments, s
 NBODY_D, NJNT_D, NDOF_D, NDOF_S, NEFC_F, NEFC_N, NACT_D, NTEN_D = (
     t.width for t in (BODY_D, JNT_D, DOF_D, DOF_S, EFC_F, EFC_COUNTS, ACT_D, TEN_D))
 (BODY_PARENT, BODY_ROOT, BODY_JNTNUM, BODY_JNTADR, BODY_DOFNUM, BODY_DOFADR, BODY_TREEORDER, BODY_CHILDADR,
- BODY_CHILDNUM) = (BODY_I.start(k) for k in BODY_I)
+ BODY_CHILDNUM, BODY_MOCAPID) = (BODY_I.start(k) for k in BODY_I)
 JNT_TYPE, JNT_LIMITED, JNT_LIMIT_MODEL = (JNT_I.start(k) for k in ("type", "limited", "limit_model"))
 DOF_MROWLEN = DOF_I.start("mrowlen")
 EQ_D_ACTIVE, EQ_D_BROKEN = EQ_D.start("active"), EQ_D.start("broken")
 NWRAP_I, NWRAP_F = WRAP_I.width, WRAP_F.width
 EFC_N, EFC_OVERFLOW, EFC_NITER = (EFC_COUNTS.start(k) for k in EFC_COUNTS)
 
+# body_d's columns that hold mjData's (nmocap,) arrays in the mocap bodies' rows: World.get()
+# returns them by mocap id, not by body (quantities.mocap_view)
+MOCAP_COLUMNS = ("mocap_pos", "mocap_quat")
+
 # The quantities World.get() can return: name -> (table, start, width); width 0 = scalar per row.
 DATA_VIEWS = {
-    **{k: ("body_d", a, w) for k, (a, w) in BODY_D.items() if k != "cfrc"},
+    **{k: ("body_d", a, w) for k, (a, w) in BODY_D.items() if k not in ("cfrc", *MOCAP_COLUMNS)},
     **{k: ("jnt_d", a, w) for k, (a, w) in JNT_D.items() if k != "half_sincos"},
     **{k: ("dof_d", a, w) for k, (a, w) in DOF_D.items()},
     **{"actuator_" + k: ("act_d", a, w) for k, (a, w) in ACT_D.items()},
@@ -599,6 +608,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
     body_i[:, BODY_TREEORDER] = order
     body_i[:, BODY_CHILDADR] = childadr
     body_i[:, BODY_CHILDNUM] = childnum
+    body_i[:, BODY_MOCAPID] = m.body_mocapid
     body_f = np.zeros((m.nbody, NBODY_F))
     for b in range(m.nbody):
         _put(body_f, b, BODY_F, "pos", m.body_pos[b])

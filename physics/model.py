@@ -128,6 +128,7 @@ class Model:
     nM: int = 0  # nonzeros of the tree-sparse mass matrix's lower triangle
     nsensor: int = 0
     nsensordata: int = 0  # sensordata entries: the sensors' dims summed
+    nmocap: int = 0  # mocap bodies
 
     # bodies (nbody,)
     body_parentid: np.ndarray = _i(1)
@@ -137,6 +138,8 @@ class Model:
     body_jntadr: np.ndarray = _i(1)  # -1 if no joints
     body_dofnum: np.ndarray = _i(1)
     body_dofadr: np.ndarray = _i(1)  # -1 if no dofs
+    # index of the body's pose in mjData's mocap_pos/mocap_quat, -1 if not a mocap body
+    body_mocapid: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))
     body_pos: np.ndarray = _f(1, 3)  # frame offset from parent frame [m]
     body_quat: np.ndarray = _f(1, 4)  # frame orientation relative to parent (w, x, y, z)
     body_ipos: np.ndarray = _f(1, 3)  # centre of mass in body frame [m]

@@ -37,7 +37,7 @@ def is_table_view(name: str) -> bool:
 
 
 def known() -> list:
-    return sorted([*DIRECT, *BLOCKS, "qM", "time", "body_q", "eq_active", *EFC_COUNTS, *L.DATA_VIEWS,
+    return sorted([*DIRECT, *BLOCKS, "qM", "time", "body_q", "eq_active", *EFC_COUNTS, *L.DATA_VIEWS, *L.MOCAP_COLUMNS,
                    *(f"efc_{k}" for k in L.EFC_F)])
 
 
@@ -60,6 +60,19 @@ def table_view(name: str, table_of, model, num_envs: int):
     elif name in _MATRICES:
         out = out.reshape(num_envs, rows, *_MATRICES[name])
     return out
+
+
+def mocap_bodies(model) -> np.ndarray:
+    """The mocap bodies, in mocap id order (MuJoCo's body_mocapid inverted)."""
+    bodies = np.flatnonzero(model.body_mocapid >= 0)
+    return bodies[np.argsort(model.body_mocapid[bodies])].astype(np.int32)
+
+
+def mocap_rows(name: str, body_d: np.ndarray, model) -> np.ndarray:
+    """mjData's mocap_pos (num_envs, nmocap, 3) or mocap_quat (num_envs, nmocap, 4), a copy,
+    from the mocap bodies' rows of the body table."""
+    start, width = L.BODY_D[name]
+    return body_d[:, mocap_bodies(model), start : start + width].copy()
 
 
 def efc_rows(name: str, efc_f: np.ndarray, efc_n: np.ndarray, capacity: int) -> np.ndarray:

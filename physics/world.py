@@ -31,7 +31,7 @@ from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
 from .step.schedule import SCHEDULES
 from .step.staged import StagedLaunch, make_staged_kernel
-from .torch_bridge import TorchBridge
+from .torch_bridge import TorchBridge, is_tensor, to_numpy
 from .writes import TableWriter
 
 
@@ -174,6 +174,9 @@ class World:
             self.set_state(qpos=qpos[ids], qvel=zeros_v[ids], env_ids=ids)
             self.set_ctrl(np.zeros((len(ids), m.nu)), env_ids=ids)
             self.time[ids] = 0
+        if m.nmocap:  # the mocap bodies where the model puts them (MuJoCo's mj_resetData)
+            bodies = Q.mocap_bodies(m)
+            self.set_mocap(pos=m.body_pos[bodies], quat=m.body_quat[bodies], env_ids=env_ids)
         if m.na:  # and its actuators' activations at zero
             self._write_activations(np.zeros((len(ids), m.na)), None if env_ids is None else ids)
         # a reset world starts its constraint solver cold, as MuJoCo's mj_resetData
@@ -244,6 +247,30 @@ class World:
         """Set actuator controls (num_envs, nu); non-finite values are refused."""
         rows = self._rows(ctrl, self.model.nu, "ctrl", env_ids)
         self._write("ctrl", rows, env_ids)
+
+    def set_mocap(self, pos=None, quat=None, *, env_ids=None) -> None:
+        """Set the mocap bodies' poses in the world frame (MuJoCo's mocap_pos and
+        mocap_quat): ``pos`` (num_envs, nmocap, 3), ``quat`` (num_envs, nmocap, 4), or one
+        (nmocap, 3) / (nmocap, 4) for every env; with ``env_ids``, one per id. The next
+        forward pass moves the bodies there (a quaternion is normalized where it is read,
+        as MuJoCo's, and kept as given). reset() puts them back at the model's poses; read
+        them with get("mocap_pos") and get("mocap_quat"), mocap id order (model.body_mocapid)."""
+        m = self.model
+        ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
+            raise WorldError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()[:10]}")
+        for value, width, name in ((pos, 3, "mocap_pos"), (quat, 4, "mocap_quat")):
+            if value is None:
+                continue
+            value = value if is_tensor(value) else to_numpy(value, name)
+            shape = tuple(value.shape)
+            if shape not in ((len(ids), m.nmocap, width), (m.nmocap, width)):
+                raise WorldError(f"{name} must have shape ({len(ids)}, {m.nmocap}, {width}) or ({m.nmocap}, {width}), "
+                                 f"got {shape}")
+            rows = self._rows(value.reshape(*shape[:-2], m.nmocap * width), m.nmocap * width, name, env_ids)
+            if m.nmocap and len(ids):
+                self._copies.changed("body_d")
+                self._writer.mocap(name, rows.reshape(len(ids), m.nmocap, width), Q.mocap_bodies(m), ids)
 
     def set_qfrc_applied(self, qfrc, *, env_ids=None) -> None:
         """Set user-applied generalized forces (num_envs, nv)."""
@@ -361,7 +388,8 @@ class World:
         constraint quantities qacc_smooth, qfrc_constraint, nefc (active rows per env),
         efc_overflow (rows that did not fit), efc_force, efc_pos, efc_type, efc_id...
         (num_envs, capacity; rows past nefc are zero); and the articulation view
-        joint_q, joint_qd, body_q (position and quaternion per body).
+        joint_q, joint_qd, body_q (position and quaternion per body); the mocap bodies'
+        poses mocap_pos (num_envs, nmocap, 3) and mocap_quat (num_envs, nmocap, 4).
         """
         host = self._copies.host
         if name == "time":
@@ -372,6 +400,8 @@ class World:
             return np.concatenate([self.get("xpos"), self.get("xquat")], axis=-1)
         if name in ("act", "act_dot"):  # the stateful actuators' column, as mjData's (num_envs, na)
             return self.get("actuator_" + name)[:, self.model.actuator_actadr >= 0]
+        if name in L.MOCAP_COLUMNS:  # (num_envs, nmocap, 3 or 4), by mocap id
+            return Q.mocap_rows(name, host("body_d"), self.model)
         if name == "eq_active":
             return host("eq_d")[:, : self.model.neq, L.EQ_D_ACTIVE] != 0
         if name in Q.EFC_COUNTS:

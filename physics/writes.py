@@ -76,3 +76,21 @@ class TableWriter:
                 table[ids[:, None], np.arange(rows.shape[1])[None, :], column] = rows
                 return
         make_dof_column_kernel(tables.fp)(dof_d, rows, ids_beside(rows, ids), "dof_" + name, dofs * L.NDOF_D)
+
+    def mocap(self, name: str, values, bodies: np.ndarray, ids) -> None:
+        """body_d[ids, bodies, column name] = values (n, nmocap, width): the mocap bodies'
+        poses (mjData's mocap_pos, mocap_quat), kept in their rows of the body table."""
+        from .smooth.kinematics import make_mocap_kernel
+
+        tables = self._tables
+        body_d, nbody = tables.data["body_d"], tables.shapes["body_d"][1]
+        start, width = L.BODY_D[name]
+        if not is_tensor(values):  # a tensor is on the World's device (torch_bridge): ids go there too
+            values = np.ascontiguousarray(values, dtype=self._dtype)
+            view = tables.view_of(body_d) if tables.lanes == 1 else None
+            if view is not None:  # a CPU World's env-major table, written in place
+                table = view.reshape(tables.num_envs, nbody, L.NBODY_D)
+                table[np.asarray(ids)[:, None], bodies[None, :], start : start + width] = values
+                return
+        make_mocap_kernel(tables.fp)(body_d, values, ids_beside(values, bodies), ids_beside(values, ids),
+                                     f"body_{name}_at", nbody * L.NBODY_D)

@@ -41,7 +41,7 @@ def model_from_mujoco(mjm) -> physics.Model:
     for i in range(1, mjm.nbody):
         b.add_body(int(mjm.body_parentid[i]), pos=mjm.body_pos[i], quat=mjm.body_quat[i],
                    name=name(mujoco.mjtObj.mjOBJ_BODY, i), mass=float(mjm.body_mass[i]), com=mjm.body_ipos[i],
-                   inertia=mjm.body_inertia[i], inertia_quat=mjm.body_iquat[i])
+                   inertia=mjm.body_inertia[i], inertia_quat=mjm.body_iquat[i], mocap=bool(mjm.body_mocapid[i] >= 0))
     for j in range(mjm.njnt):
         t = int(mjm.jnt_type[j])
         d = mjm.jnt_dofadr[j]

@@ -9,7 +9,8 @@ once, instead of per contact in the kernel.
 Rules, as MuJoCo applies them to a body pair (b1, b2) and then to each geom pair:
 - bodies are compared through their weld roots (``body_weldid``): geoms of bodies welded
   together never collide;
-- two bodies whose weld roots have no dofs (static, welded to the world) never collide;
+- two bodies whose weld roots have no dofs (static, welded to the world, or mocap bodies,
+  which root weld groups of their own) never collide;
 - a body and its parent (again through weld roots) do not collide unless the parent is
   the world or the ``filterparent`` disable flag is set;
 - excluded body pairs (MJCF ``<exclude>``) are skipped;

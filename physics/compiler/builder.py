@@ -58,6 +58,7 @@ class _Body:
     com: Optional[np.ndarray]
     inertia: Optional[np.ndarray]  # (3,) principal or (3, 3) full, body frame
     iquat: Optional[np.ndarray]
+    mocap: bool = False  # its pose comes from mjData's mocap_pos/mocap_quat, not from pos/quat
 
 
 @dataclass
@@ -307,12 +308,16 @@ class ModelBuilder:
         com=None,
         inertia=None,
         inertia_quat=None,
+        mocap: bool = False,
     ) -> int:
         """Add a body whose frame is ``pos``/``quat`` in its parent's frame.
 
         Mass properties: give ``mass`` with ``inertia`` (principal moments (3,) in the
         frame ``inertia_quat``, or a full (3, 3) tensor in the body frame) about ``com``;
         or leave them None to derive them from the body's shapes at finalize().
+
+        ``mocap``: a mocap body (MuJoCo's), a child of the world without joints whose pose
+        each env sets (World.set_mocap); ``pos``/``quat`` are its pose at reset.
         """
         where = f"body '{name}'" if name else f"body {len(self._bodies)}"
         if not 0 <= parent < len(self._bodies):
@@ -326,6 +331,8 @@ class ModelBuilder:
             if inertia.shape not in ((3,), (3, 3)):
                 raise ModelError("inertia must be 3 moments or a 3x3 tensor", element=where, attribute="inertia")
             com = np.zeros(3) if com is None else _vec(com, 3, where)
+        if mocap and parent != 0:  # MuJoCo's rule: its pose is given in the world frame
+            raise ModelError("a mocap body must be a child of the world body", element=where, attribute="mocap")
         self._bodies.append(
             _Body(
                 parent,
@@ -336,6 +343,7 @@ class ModelBuilder:
                 com,
                 inertia,
                 None if inertia_quat is None else quat_normalize(_vec(inertia_quat, 4, where)),
+                bool(mocap),
             )
         )
         return len(self._bodies) - 1
@@ -395,6 +403,9 @@ class ModelBuilder:
             raise ModelError("the world body cannot have joints", element=where)
         if b in self._fixed_bodies:
             raise ModelError("body is attached with a fixed joint", element=where)
+        if self._bodies[b].mocap:  # its pose is set, not simulated (MuJoCo refuses it too)
+            raise ModelError(f"mocap body '{self._bodies[b].name}' cannot have joints: a mocap body is a fixed child "
+                             "of the world", element=where)
         if name and name in (j.name for j in self._joints):
             raise ModelError("duplicate joint name", element=where, attribute="name")
         jtype = _JOINT_TYPES[type]

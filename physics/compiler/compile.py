@@ -106,12 +106,15 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     def per_tendon(attr, width):
         return np.array([getattr(t, attr) for t in b._tendons], dtype=float).reshape(-1, width)
 
-    # root and weld ids
+    # root and weld ids; a mocap body moves apart from the world, so it roots a weld group
+    # of its own, as in MuJoCo (collisions with static geoms are then filtered by dofs)
+    mocap = np.array([bd.mocap for bd in b._bodies], dtype=bool)
+    body_mocapid = np.where(mocap, np.cumsum(mocap) - 1, -1).astype(np.int32)
     rootid = np.zeros(nbody, np.int32)
     weldid = np.zeros(nbody, np.int32)
     for i in range(1, nbody):
         rootid[i] = i if parent[i] == 0 else rootid[parent[i]]
-        weldid[i] = i if body_jntnum[i] else weldid[parent[i]]
+        weldid[i] = i if body_jntnum[i] or mocap[i] else weldid[parent[i]]
     subtreemass = body_mass.copy()
     for i in range(nbody - 1, 0, -1):
         subtreemass[parent[i]] += subtreemass[i]
@@ -164,6 +167,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         nq=nq, nv=nv, nbody=nbody, njnt=njnt, ngeom=len(geoms), nsite=len(b._sites), nu=nu,
         ntendon=len(b._tendons), nwrap=len(wrap_obj), nkey=len(keys),
         body_parentid=parent, body_rootid=rootid, body_weldid=weldid,
+        nmocap=int(mocap.sum()), body_mocapid=body_mocapid,
         body_jntnum=body_jntnum, body_jntadr=body_jntadr, body_dofnum=body_dofnum, body_dofadr=body_dofadr,
         body_pos=np.array([bd.pos for bd in b._bodies]), body_quat=np.array([bd.quat for bd in b._bodies]),
         body_ipos=np.array(body_ipos, dtype=float), body_iquat=np.array(body_iquat, dtype=float),

@@ -574,15 +574,15 @@ class _Reader(XmlReader):
         element = _element(node)
         self.check(node, element, {"name", "childclass", "mocap", "gravcomp", "user", *_POSE},
                    ("inertial", "joint", "freejoint", "geom", "site", "camera", "light", "body", "frame"))
-        self.default_only(a, node, element, "mocap", "false", "mocap bodies")
         self.default_only(a, node, element, "gravcomp", 0.0, "gravity compensation")
+        mocap = self.flag(a, "mocap", node, element, False)
         childclass = a.get("childclass", childclass)
         if childclass not in self.classes:
             raise self.error(f"unknown default class {childclass!r}", node, element, "childclass")
         pos, quat = _compose(fpos, fquat, *self.pose(a, node, element))
         inertial = self.inertial_of(node, element)
         body = self.guard(node, element, self.b.add_body, parent, pos=pos, quat=quat, name=a.get("name", ""),
-                          **inertial)
+                          mocap=mocap, **inertial)
         self.remember("body", a.get("name", ""), node, element)
         return body, childclass
 
@@ -1077,9 +1077,10 @@ class _Reader(XmlReader):
             element = _element(key)
             self.check(key, element, ("name", "time", "qpos", "qvel", "ctrl", "act", "mpos", "mquat"))
             self.default_only(key.attrib, key, element, "time", 0.0, "keyframe time")
-            for what in ("act", "mpos", "mquat"):
+            for what, why in (("act", "the model has no act"), ("mpos", "mocap poses in keyframes"),
+                              ("mquat", "mocap poses in keyframes")):
                 if key.attrib.get(what, "").strip():
-                    self.unsupported(f"keyframe '{what}' (the model has no {what})", key, element, what)
+                    self.unsupported(f"keyframe '{what}' ({why})", key, element, what)
             arrays = {k: self.floats(key.attrib, k, key, element, tuple(range(0, 100000)))
                       for k in ("qpos", "qvel", "ctrl")}
             self.guard(key, element, self.b.add_key, name=key.attrib.get("name", ""), **arrays)

@@ -120,9 +120,12 @@ def make_positions(fp):
         else:
             p = A.body_parent(body_i, b)
             pquat = A.body_xquat(body_d, o_body, p)
-            pos = (A.body_xpos(body_d, o_body, p)
-                   + m.quat_rotate(pquat, A.body_pos(body_f, mb, b)))
-            quat = m.quat_mul(pquat, A.body_quat(body_f, mb, b))
+            lpos, lquat = A.body_pos(body_f, mb, b), A.body_quat(body_f, mb, b)
+            if A.body_mocapid(body_i, b) >= 0:  # a mocap body: the env's pose (mjData's mocap_pos, mocap_quat)
+                lpos = A.body_mocap_pos(body_d, o_body, b)
+                lquat = m.quat_normalize(A.body_mocap_quat(body_d, o_body, b))
+            pos = A.body_xpos(body_d, o_body, p) + m.quat_rotate(pquat, lpos)
+            quat = m.quat_mul(pquat, lquat)
             for j in range(jadr, jadr + jnum):
                 jtype = A.jnt_type(jnt_i, j)
                 a = A.jnt_qposadr(jnt_i, j)
@@ -336,3 +339,23 @@ def make_velocities(fp):
         A.set_body_cvel(body_d, o_body, b, cvel)
 
     return types.SimpleNamespace(com_vel=com_vel, tree_velocity=tree_velocity)
+
+
+@functools.lru_cache(maxsize=None)
+def make_mocap_kernel(fp):
+    """A kernel writing chosen envs' mocap poses into the per-env body table:
+    write(body_d, values (n, nmocap, width), bodies (nmocap,), env_ids (n,), column, stride),
+    the column named by its entry accessor ("body_mocap_pos_at"). A kernel, not a round trip
+    of the whole table: a teleoperated target moves every env step."""
+    A = make_access(fp)
+    m = make_math(fp)
+
+    @ti.kernel
+    def write(body_d: ti.types.ndarray(dtype=fp, ndim=1), values: ti.types.ndarray(dtype=fp, ndim=3),
+              bodies: ti.types.ndarray(dtype=ti.i32, ndim=1), env_ids: ti.types.ndarray(dtype=ti.i32, ndim=1),
+              column: ti.template(), stride: ti.i32):
+        put = ti.static(A.write[column])
+        for i, k, c in ti.ndrange(values.shape[0], values.shape[1], values.shape[2]):
+            put(body_d, m.env_offset(env_ids[i], stride), bodies[k], c, values[i, k, c])
+
+    return write
