@@ -1,8 +1,9 @@
 """From a task config's ``robot`` and ``simulation`` sections to a physics Model.
 
 Assets are a path relative to ``configs/`` or ``package:file`` for a model shipped by an
-installed package (``gymnasium:ant.xml`` is gymnasium's bundled MuJoCo model). Overrides
-make an edited copy of the imported Model; the Model itself stays immutable.
+installed package (``gymnasium:ant.xml`` is gymnasium's bundled MuJoCo model). A ``scene``
+file, found the same way, adds what a bare robot file lacks (a floor, a target marker).
+Overrides make an edited copy of the imported Model; the Model itself stays immutable.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 import numpy as np
+from taigym.physics.compiler.mjcf import load_mjcf_string
 from taigym.physics.model import INTEGRATORS, JNT_HINGE, JNT_NV, JNT_SLIDE, LIMIT_CUBIC, LIMIT_MODELS, TRN_JOINT
 
 from taigym import physics
@@ -24,13 +27,25 @@ from .schema import TaskConfig
 _PACKAGE_ASSET_DIRS = {"gymnasium": ("envs", "mujoco", "assets")}
 
 
+# how to install packages whose robots task files use, where plain ``pip install`` is not it
+INSTALL_HINTS = {
+    # its own requirements pin an older MuJoCo (and Warp); only its robot files are needed
+    "mjlab": "pip install --no-deps mjlab==1.6.0",
+}
+
+
 def resolve_asset(cfg: TaskConfig) -> Path:
-    spec = cfg.robot.asset
+    return _resolve(cfg, cfg.robot.asset, ("robot", "asset"))
+
+
+def _resolve(cfg: TaskConfig, spec: str, key) -> Path:
+    """A ``configs/``-relative path or ``package:file`` as a file on disk."""
     if ":" in spec:
         package, name = spec.split(":", 1)
         found = importlib.util.find_spec(package) if package.isidentifier() else None
         if found is None or not found.submodule_search_locations:
-            raise error_at(cfg, ("robot", "asset"), f"package {package!r} of asset {spec!r} is not installed",
+            hint = INSTALL_HINTS.get(package, f"pip install {package}")
+            raise error_at(cfg, key, f"package {package!r} of {spec!r} is not installed; install it with: {hint}",
                            expected="an installed package name before ':'")
         folder = Path(found.submodule_search_locations[0]).joinpath(*_PACKAGE_ASSET_DIRS.get(package, ()))
     else:
@@ -38,7 +53,7 @@ def resolve_asset(cfg: TaskConfig) -> Path:
     path = folder / name
     if not path.is_file():
         siblings = [p.name for p in path.parent.glob("*") if p.suffix in (".xml", ".urdf")] if path.parent.is_dir() else []
-        raise error_at(cfg, ("robot", "asset"), f"asset file not found: {path}",
+        raise error_at(cfg, key, f"{key[-1]} file not found: {path}",
                        expected="an .xml (MJCF) or .urdf file", suggestion=did_you_mean(path.name, siblings))
     return path
 
@@ -47,7 +62,7 @@ def build_model(cfg: TaskConfig) -> physics.Model:
     """The robot's Model with the config's simulation options and overrides applied."""
     path = resolve_asset(cfg)
     try:
-        model = physics.load_model(path)
+        model = _load(cfg, path)
     except (physics.ModelError, OSError, ValueError) as e:  # the importer names the element; we add the key
         raise error_at(cfg, ("robot", "asset"), f"cannot load {path.name}: {e}") from None
     edits = {"opt": _options(cfg, model)}
@@ -56,6 +71,22 @@ def build_model(cfg: TaskConfig) -> physics.Model:
     _geom_edits(cfg, model, edits)
     _actuator_edits(cfg, model, edits)
     return dataclasses.replace(model, **edits).freeze()
+
+
+def _load(cfg: TaskConfig, path: Path) -> physics.Model:
+    """The robot file, with the scene file's elements included after its own.
+
+    The two are included into one model whose folder is the robot's, so that the robot's
+    relative mesh paths resolve as in its own package, wherever the scene file lies.
+    """
+    if cfg.robot.scene is None:
+        return physics.load_model(path)
+    if path.suffix.lower() != ".xml":
+        raise error_at(cfg, ("robot", "scene"), "a scene is included into an MJCF robot", expected="an .xml asset")
+    scene = _resolve(cfg, cfg.robot.scene, ("robot", "scene"))
+    text = (f"<mujoco model={quoteattr(path.stem)}><include file={quoteattr(str(path.resolve()))}/>"
+            f"<include file={quoteattr(str(scene.resolve()))}/></mujoco>")
+    return load_mjcf_string(text, base_dir=path.parent)
 
 
 def reset_pose(cfg: TaskConfig, model: physics.Model) -> np.ndarray:

@@ -90,6 +90,9 @@ class RobotConfig(Strict):
     """The robot: an asset (``configs/``-relative path or ``package:file``) and overrides."""
 
     asset: str
+    # an MJCF file (found as the asset is) whose elements join the robot's: a floor, lights or
+    # a target marker for a robot file that ships without them
+    scene: str | None = None
     init_qpos: list[float] | None = None  # the reset pose (before reset noise) in place of qpos0
     joints: dict[str, JointOverride] = {}
     bodies: dict[str, BodyOverride] = {}
