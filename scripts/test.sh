@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet -e ".[dev,train]"
+# mjlab's robot files (Go1, G1, YAM) for their tasks; --no-deps: its own requirements pin an
+# older MuJoCo than the one the tests check against, and nothing of it is imported
+python3 -m pip install --quiet --no-deps "mjlab==1.6.0"
 # A cold run is mostly Taichi compiling kernels, one core each: a worker per core, up to
 # four (more would compile the kernels every module starts with once per worker). Each
 # worker takes whole test modules, which share their kernels and fixtures.

@@ -21,6 +21,9 @@ from taigym.scripts import fidelity
 from taigym.scripts.cli import main as cli
 from taigym.tasks.loader import CONFIG_DIR
 
+# where each package the task configs take robots from keeps them (as tasks/robot.py finds them)
+PACKAGE_ASSET_DIRS = {"gymnasium": ("envs", "mujoco", "assets"), "mjlab": ()}
+
 
 def _task_assets() -> set[Path]:
     """The robot files the task configs name (``gymnasium:ant.xml`` or a path in configs/)."""
@@ -30,10 +33,12 @@ def _task_assets() -> set[Path]:
         if not asset:
             continue  # extends another config, which names the robot
         package, _, name = asset.rpartition(":")
-        assert package in ("", "gymnasium"), f"{cfg.name}: teach this test where {package!r} keeps its assets"
+        assert package in ("", *PACKAGE_ASSET_DIRS), f"{cfg.name}: teach this test where {package!r} keeps its assets"
         if package:
-            root = Path(importlib.util.find_spec(package).submodule_search_locations[0])
-            found.add(root / "envs" / "mujoco" / "assets" / name)
+            spec = importlib.util.find_spec(package)
+            if spec is None:
+                continue  # mjlab, installed apart (scripts/test.sh); tests/test_robot_tasks.py skips on it
+            found.add(Path(spec.submodule_search_locations[0]).joinpath(*PACKAGE_ASSET_DIRS[package], name))
         else:
             found.add(CONFIG_DIR / name)
     return found

@@ -10,6 +10,7 @@ against closed forms in tests/test_terms_closed_form.py.
 
 import numpy as np
 import pytest
+from conftest import missing_task_packages
 from taigym.envs.vector import TaiGymVectorEnv
 from taigym.physics import World, settings
 from taigym.physics.step.program import ProgramBuilder
@@ -215,6 +216,8 @@ def test_every_shipped_task_builds_its_program_and_a_term_without_ops_is_refused
     from taigym.tasks.registry import Entry, Term
 
     for path in SHIPPED:
+        if path in missing_task_packages():
+            continue
         assert Task.from_source(str(TASK_DIR / path)).program.program.nregisters > 0, path
 
     def forward_velocity(model, *, coordinate: int = 0):

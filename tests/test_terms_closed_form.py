@@ -10,6 +10,7 @@ import functools
 
 import numpy as np
 import pytest
+from conftest import missing_task_packages
 from taigym.envs.vector import TaiGymVectorEnv
 from taigym.physics import World
 from taigym.tasks import reference as R
@@ -24,9 +25,9 @@ from taigym.tasks.terms.scene import _actuator
 TASK_DIR = CONFIG_DIR / "tasks"
 SHIPPED = sorted(p.name for p in TASK_DIR.glob("*.yaml") if not p.name.startswith("_"))
 QUANTITIES = ("qpos", "qvel", "ctrl", "xpos", "xmat", "cvel", "cinert", "subtree_com", "cfrc_ext", "qfrc_actuator",
-              "qfrc_constraint", "drive_qpos_target")
-EXTRA = {"quadruped_flat.yaml": ["commands.0.params.resampling_time=0.2"],
-         "quadruped_rough.yaml": ["commands.0.params.resampling_time=0.2"]}
+              "qfrc_constraint", "drive_qpos_target", "sensordata")
+EXTRA = {name: ["commands.0.params.resampling_time=0.2"]
+         for name in ("quadruped_flat.yaml", "quadruped_rough.yaml", "go1_flat.yaml", "g1_flat.yaml")}
 TOL = 1e-12
 
 
@@ -98,6 +99,16 @@ def _coordinates(m, p, s, name):
     key = which if name in ("qpos_sin", "qpos_cos") else name
     x = s.after[key][:, coordinate_indices(m, which, p["joints"], p["start"], p["stop"])]
     return {"qpos_sin": np.sin, "qpos_cos": np.cos}.get(name, lambda v: v)(x)
+
+
+@closed("sensor")
+def _sensor(m, p, s, name):
+    """The named sensors' slices of sensordata, one after another."""
+    idx = []
+    for sensor in p["names"]:
+        k = lookup(m.sensor_name, sensor, "sensor", "names")
+        idx.extend(range(m.sensor_adr[k], m.sensor_adr[k] + m.sensor_dim[k]))
+    return s.after["sensordata"][:, idx]
 
 
 @closed("cinert", "cvel", "cfrc_ext")
@@ -397,6 +408,8 @@ def test_each_step_term_equals_its_closed_form(config):
 def test_every_step_term_of_the_shipped_tasks_has_a_closed_form_here():
     used = set()
     for config in SHIPPED:
+        if config in missing_task_packages():
+            continue
         t = Task.from_source(str(TASK_DIR / config))
         for path, _ in t._step_terms():
             node = t.config
