@@ -82,6 +82,8 @@ class Features:
         """A short printable name, for kernel-cache markers and messages."""
         if self == ALL:
             return "all"
+        if self == COMMON:
+            return "common"
         flags = [name for name in _PART_NAMES if getattr(self, name)]
         colliders = "-".join(map(str, sorted(self.colliders))) or "none"
         integrators = "-".join(map(str, sorted(self.integrators)))
@@ -89,6 +91,14 @@ class Features:
 
 
 ALL = Features()
+# TAIGYM_KERNELS=shared's kernel for models without the parts that double the kernel's
+# compile time (the faces of boxes and meshes on meshes, meshes on height fields) or that
+# few models have (the no-slip pass, rays on meshes' triangles, implicitfast): the every-part
+# kernel compiled 92 s on a 2-core Xeon, this one 46 s, and a process going through many
+# models compiles the larger one only for the models that need it
+COMMON = Features(
+    colliders=ALL_COLLIDERS - {C.COLLIDE_BOX_MESH, C.COLLIDE_MESH_MESH, C.COLLIDE_HFIELD_MESH},
+    noslip=False, ray_meshes=False, integrators=frozenset(INTEGRATORS.values()) - {INTEGRATORS["implicitfast"]})
 _PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors", "ray_meshes",
                "activation", "noslip", "joint_actuator_limits")
 
@@ -118,15 +128,24 @@ def model_features(model: Model, pairs: PairTable) -> Features:
 
 def choose_features(model: Model, pairs: PairTable, features: Features | None = None) -> Features:
     """A World's features: those given, which must hold every part ``model`` needs, or by
-    default the model's own (every part with ``TAIGYM_KERNELS=shared`` in the environment)."""
+    default the model's own (with ``TAIGYM_KERNELS=shared`` in the environment, COMMON
+    where it holds them, else ALL)."""
     needed = model_features(model, pairs)
     if features is None:
-        return ALL if _settings.current().shared_kernels else needed
+        if not _settings.current().shared_kernels:
+            return needed
+        return COMMON if not _missing(needed, COMMON) else ALL
     if not isinstance(features, Features):
         raise WorldError(f"features must be a physics.features.Features, got {type(features).__name__}")
-    missing = [name for name in _PART_NAMES if getattr(needed, name) and not getattr(features, name)]
-    missing += [f"collider {c}" for c in sorted(needed.colliders - features.colliders)]
-    missing += [f"integrator {i}" for i in sorted(needed.integrators - features.integrators)]
+    missing = _missing(needed, features)
     if missing:
         raise WorldError(f"features leave out parts the model {model.name!r} needs: {', '.join(missing)}")
     return features
+
+
+def _missing(needed: Features, features: Features) -> list[str]:
+    """The parts of ``needed`` that ``features`` leaves out, by name."""
+    missing = [name for name in _PART_NAMES if getattr(needed, name) and not getattr(features, name)]
+    missing += [f"collider {c}" for c in sorted(needed.colliders - features.colliders)]
+    missing += [f"integrator {i}" for i in sorted(needed.integrators - features.integrators)]
+    return missing

@@ -61,8 +61,8 @@ class Settings:
         layout: ``TAIGYM_LAYOUT=env_major|interleaved``, the per-env tables' layout
             (physics/runtime/lanes.py), until a GPU measurement of the staged schedule decides it.
         kernels: ``TAIGYM_KERNELS=own|shared``: ``shared`` gives every World of the
-            process the one step kernel of its precision, solver and cone, with every
-            part of the step compiled in and one-env Worlds on the batched launch, for a
+            process the one step kernel of its precision, solver and cone, with the
+            common parts compiled in (every part for a model beyond them) and one-env Worlds on the batched launch, for a
             process that goes through many models (physics/features.py).
     """
 

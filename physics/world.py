@@ -88,9 +88,9 @@ class World:
             (physics/features.py): by default only what the model has (its pairs'
             narrow-phase routines, its integrator, equality, tendon, friction-loss and
             limit-model code where it has such elements), so a model compiles and loads
-            a smaller kernel; ``features.ALL`` (or ``TAIGYM_KERNELS=shared`` in the
-            environment) compiles everything, one kernel that every model of a precision
-            and solver shares.
+            a smaller kernel; ``features.ALL`` compiles everything, and
+            ``TAIGYM_KERNELS=shared`` in the environment gives every model of a precision
+            and solver one kernel (``features.COMMON``, or ALL beyond it).
         schedule: ``"fused"``, one parallel loop over envs walking each env's whole step
             (one launch per env step: the CPU's shape), or ``"staged"``, each phase of the
             step a parallel loop over env x element, launched back to back

@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/oracle.py
-# the suite's many models share one kernel per precision and solver, with every part
-# (physics/features.py), and one-env Worlds share the batched kernels, so the suite compiles
+# the suite's many models share one kernel per precision and solver, with the common parts
+# or, for the few models beyond them, every part (physics/features.py), and one-env Worlds share the batched kernels, so the suite compiles
 # each variant once; tests/test_features.py checks the models' own kernels against it (every
 # shipped task's among them) and tests/test_world_api.py the serial kernels
 os.environ.setdefault("TAIGYM_KERNELS", "shared")

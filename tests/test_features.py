@@ -15,7 +15,7 @@ from taigym.envs.vector import TaiGymVectorEnv
 from taigym.physics import settings
 from taigym.physics.collision import broadphase as B
 from taigym.physics.compiler.mjcf import load_mjcf_string
-from taigym.physics.features import ALL, Features, model_features
+from taigym.physics.features import ALL, COMMON, Features, choose_features, model_features
 from taigym.physics.model import INT_EULER, INT_RK4
 from taigym.tasks import loader
 
@@ -144,6 +144,20 @@ def test_specialized_kernel_matches_the_full_one_on_every_contact_pair(device):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
 
 
+def test_the_shared_kernel_is_common_unless_a_model_needs_more(monkeypatch):
+    monkeypatch.setenv("TAIGYM_KERNELS", "shared")
+    settings.reload()
+    plain = load_mjcf_string(PARTS.format(integrator="RK4"))
+    assert choose_features(plain, B.candidate_pairs(plain)) == COMMON
+    for option in ('noslip_iterations="3"', 'integrator="implicitfast"'):
+        heavy = load_mjcf_string(f'<mujoco><option {option}/><worldbody><geom type="plane" size="1 1 1"/><body>'
+                                 '<freejoint/><geom size="0.1"/></body></worldbody></mujoco>')
+        assert choose_features(heavy, B.candidate_pairs(heavy)) == ALL, option
+    monkeypatch.delenv("TAIGYM_KERNELS")
+    settings.reload()
+    assert choose_features(plain, B.candidate_pairs(plain)) == model_features(plain, B.candidate_pairs(plain))
+
+
 def test_features_that_leave_out_a_needed_part_are_refused(device):
     model = load_mjcf_string(PARTS.format(integrator="RK4"))
     needed = model_features(model, B.no_pairs())
@@ -160,8 +174,8 @@ def test_features_that_leave_out_a_needed_part_are_refused(device):
 @pytest.mark.skipif(os.environ.get("TAIGYM_TEST_DEVICE") == "cuda", reason="the task configs simulate on the CPU")
 @pytest.mark.parametrize("path", loader.task_files(), ids=lambda p: p.stem)
 def test_every_task_steps_the_same_on_its_own_kernel(path, monkeypatch):
-    """Each shipped task, as a user makes it (its own kernel), against the kernel with every
-    part: the same observations, rewards and terminations over a few random-action steps.
+    """Each shipped task, as a user makes it (its own kernel), against the suite's shared
+    kernel (COMMON's parts, or every part): the same observations, rewards and terminations over a few random-action steps.
     The batch env is what gym.make_vec and (with the agents' actions joined) the PettingZoo
     envs step."""
     runs = []
@@ -178,6 +192,6 @@ def test_every_task_steps_the_same_on_its_own_kernel(path, monkeypatch):
         runs.append((env.world.features, out))
         env.close()
     (ours, a), (full, b) = runs
-    assert full == ALL and ours != ALL
+    assert full in (COMMON, ALL) and ours != full
     for x, y in zip(a, b):
         np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=1e-9, atol=1e-9)
