@@ -523,3 +523,14 @@ def test_unknown_attribute(tmp_path):
     _fails(tmp_path, text, element="joint 'j'", attribute="stiffness", needle='<joint name="j"', match="strict=False")
     with pytest.warns(UserWarning, match="stiffness"):
         load_urdf_string(text, strict=False)
+
+
+@pytest.mark.parametrize("filename, reason", [("base.dae", ".dae meshes"), ("package://r/base.stl", "package not found")])
+def test_an_unreadable_mesh_is_an_error_when_strict_and_left_out_otherwise(tmp_path, filename, reason):
+    text = UNSUPPORTED.replace("package://r/base.stl", filename)
+    text = "\n".join(line for line in text.splitlines() if not any(m in line for m in ("transmission", "<type>",
+                                                                                          "gazebo", "sensor")))
+    msg = _fails(tmp_path, text, element="link 'base'", attribute="filename", needle="<mesh", match=reason)
+    assert "skipped" not in msg and "strict=False to leave this visual shape out" in msg, msg
+    with pytest.warns(UserWarning, match="visual shape skipped"):
+        assert load_urdf(tmp_path / "robot.urdf", strict=False).ngeom == 1

@@ -387,6 +387,12 @@ class _Reader(XmlReader):
                     raise self.error(f"{attr} must be > 0, got {v}", shape, where, attr)
             self.guard(shape, where, b.add_shape_cylinder, body, radius=radius, half_height=length / 2.0, **kw)
 
+    def skip_shape(self, reason: str, shape: _Node, where: str, kind: str) -> None:
+        """A mesh that cannot be read: an error when strict, else its shape is left out."""
+        if self.strict:
+            raise self.error(f"{reason}; pass strict=False to leave this {kind} shape out", shape, where, "filename")
+        self.unsupported(f"{reason} ({kind} shape skipped)", shape, where, "filename")
+
     def add_mesh(self, b: ModelBuilder, body: int, shape: _Node, where: str, kw: dict, kind: str) -> None:
         """A mesh geom on a mesh asset read from the file (each file and scale once)."""
         from ..compiler.mesh_files import MeshFileError, mesh_format, read_mesh
@@ -399,13 +405,13 @@ class _Reader(XmlReader):
         path = self.mesh_path(filename)
         if path is None:
             tried = ", ".join(str(d) for d in self.package_dirs) or "none given"
-            self.unsupported(f"<mesh filename='{filename}'>: package not found under package_dirs ({tried}); "
-                             f"{kind} shape skipped", shape, where, "filename")
+            self.skip_shape(f"<mesh filename='{filename}'>: package not found under package_dirs ({tried})", shape,
+                            where, kind)
             return
         try:
             mesh_format(path)
         except MeshFileError as e:
-            self.unsupported(f"<mesh filename='{filename}'>: {e} ({kind} shape skipped)", shape, where, "filename")
+            self.skip_shape(f"<mesh filename='{filename}'>: {e}", shape, where, kind)
             return
         key = (str(path.resolve()), tuple(scale))
         if key not in self.meshes:
