@@ -343,6 +343,7 @@ class Model:
     key_qpos: np.ndarray = _f(0, 0)
     key_qvel: np.ndarray = _f(0, 0)
     key_ctrl: np.ndarray = _f(0, 0)
+    key_act: np.ndarray = _f(0, 0)  # (nkey, na)
     key_name: list = field(default_factory=list)
 
     # explicit contact pairs (npair,), with their own parameters, and body pairs that never

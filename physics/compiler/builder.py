@@ -1039,9 +1039,10 @@ class ModelBuilder:
                                           _vec(solimp, 5, where), float(break_force), float(break_torque), objtype))
         return len(self._equalities) - 1
 
-    def add_key(self, *, name="", qpos=None, qvel=None, ctrl=None) -> int:
-        """Keyframe; arrays left None take qpos0 / zeros at finalize()."""
-        self._keys.append((name, qpos, qvel, ctrl))
+    def add_key(self, *, name="", qpos=None, qvel=None, ctrl=None, act=None) -> int:
+        """Keyframe; arrays left None take qpos0 / zeros at finalize(). ``act`` holds one
+        activation per stateful actuator, in actuator order (MuJoCo's key_act)."""
+        self._keys.append((name, qpos, qvel, ctrl, act))
         return len(self._keys) - 1
 
     # --- finalize -----------------------------------------------------------------

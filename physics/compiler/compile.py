@@ -156,10 +156,12 @@ def compile_model(b, *, total_mass=None) -> M.Model:
                      [s[4] for s in b._sites], [s[0] for s in b._sites], ten_names)
 
     nu = len(b._actuators)
+    na = sum(a.dyntype != M.DYN_NONE for a in b._actuators)
     keys = []
-    for name, kq, kv, kc in b._keys:
-        keys.append((name, _key_array(kq, qpos0, nq, name, "qpos"), _key_array(kv, np.zeros(nv), nv, name, "qvel"),
-                     _key_array(kc, np.zeros(nu), nu, name, "ctrl")))
+    for k, (name, kq, kv, kc, ka) in enumerate(b._keys):
+        where = f"key '{name}'" if name else f"key {k}"
+        keys.append((name, _key_array(kq, qpos0, nq, where, "qpos"), _key_array(kv, np.zeros(nv), nv, where, "qvel"),
+                     _key_array(kc, np.zeros(nu), nu, where, "ctrl"), _key_array(ka, np.zeros(na), na, where, "act")))
 
     model = M.Model(
         name=b.name,
@@ -208,6 +210,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         key_qpos=np.array([k[1] for k in keys]).reshape(len(keys), nq),
         key_qvel=np.array([k[2] for k in keys]).reshape(len(keys), nv),
         key_ctrl=np.array([k[3] for k in keys]).reshape(len(keys), nu),
+        key_act=np.array([k[4] for k in keys]).reshape(len(keys), na),
         key_name=[k[0] for k in keys],
         neq=len(eq["name"]), eq_type=eq["type"], eq_obj1id=eq["obj1"], eq_obj2id=eq["obj2"], eq_active0=eq["active"],
         eq_solref=eq["solref"], eq_solimp=eq["solimp"], eq_data=eq["data"], eq_name=eq["name"],
@@ -313,13 +316,17 @@ def _auto_spring_damper(model: M.Model, joints) -> None:
     model.jnt_stiffness, model.dof_damping = stiffness, damping
 
 
+# also raised by the MJCF reader, which names the attribute that gave the actuator its activation
+RK4_ACTIVATION = ("actuator dynamics with the RK4 integrator are not supported (use Euler, implicitfast or "
+                  "implicitspringdamper)")
+
+
 def _activations(b) -> dict:
     """The activation arrays: one act per stateful actuator, in actuator order (mjModel's)."""
     stateful = np.array([a.dyntype != M.DYN_NONE for a in b._actuators], dtype=bool)
     if stateful.any() and b.opt.integrator == M.INT_RK4:
         u = int(np.argmax(stateful))
-        raise ModelError("actuator dynamics with the RK4 integrator are not supported (use Euler or "
-                         "implicitspringdamper)", element=f"actuator '{b._actuators[u].name}'"
+        raise ModelError(RK4_ACTIVATION, element=f"actuator '{b._actuators[u].name}'"
                          if b._actuators[u].name else f"actuator {u}", attribute="dyntype")
     return dict(
         na=int(stateful.sum()),
@@ -613,12 +620,12 @@ def _resolve(target, names, where, kind, id_map=None) -> int:
     return names.index(target)
 
 
-def _key_array(value, default, n, name, what) -> np.ndarray:
+def _key_array(value, default, n, where, what) -> np.ndarray:
     if value is None:
         return np.array(default, dtype=float)
     arr = np.asarray(value, dtype=float).reshape(-1)
     if arr.size != n:
-        raise ModelError(f"{what} has {arr.size} values, the model needs {n}", element=f"key '{name}'", attribute=what)
+        raise ModelError(f"{what} has {arr.size} values, the model needs {n}", element=where, attribute=what)
     return arr
 
 

@@ -4,8 +4,9 @@ What is read, with MuJoCo's semantics (so that the compiled Model matches ``mjMo
 field by field):
 
 - ``<compiler>``: angle (degree by default), eulerseq, inertiafromgeom (auto, true,
-  false), inertiagrouprange, autolimits, settotalmass, coordinate="local"; ``<option>`` with its
-  ``<flag>`` child; ``<size>``, ``<visual>``, ``<statistic>`` (no effect on dynamics).
+  false), inertiagrouprange, autolimits, settotalmass, coordinate="local", discardvisual;
+  ``<option>`` with its ``<flag>`` child; ``<size>``, ``<visual>``, ``<statistic>`` (no effect
+  on dynamics).
 - ``<default>`` classes, nested, selected by ``class`` and ``childclass``.
 - ``<body>`` and ``<frame>`` poses (pos with quat, euler, axisangle, xyaxes or zaxis),
   ``<inertial>`` (diaginertia or fullinertia), ``<joint>``/``<freejoint>``, ``<geom>``
@@ -14,21 +15,24 @@ field by field):
   height fields (``<hfield>`` from nrow/ncol/elevation, a PNG or MuJoCo's binary file) and
   meshes (``<mesh>`` from STL, OBJ or MuJoCo's .msh, or inline; physics/compiler/mesh.py),
   with mesh geoms and primitives fitted to meshes.
-- fixed and spatial ``<tendon>``s, ``<actuator>`` motor/position/velocity/general on joints and
-  tendons, ``<equality>`` connect, weld, joint and tendon, ``<keyframe>``, ``<include>``,
-  ``<custom>`` numeric and text data.
+- fixed and spatial ``<tendon>``s, ``<actuator>`` motor/position/velocity/intvelocity/general on
+  joints and tendons, with activation dynamics (integrator, filter, filterexact), ``<equality>``
+  connect, weld, joint and tendon, ``<sensor>`` (physics/compiler/mjcf_sensors.py), ``<keyframe>``,
+  ``<include>``, ``<custom>`` numeric and text data.
 
 Cameras, lights, materials, textures and custom data are kept in ``Model.visual``.
-taigym's own joint attributes, in the namespace ``xmlns:taigym="urn:taigym"`` declared on
-``<mujoco>``, choose a limit model and a PD drive (``taigym:limit="soft|cubic|hard|spring"``,
+taigym's own attributes, in the namespace ``xmlns:taigym="urn:taigym"`` declared on
+``<mujoco>``: on joints, a limit model and a PD drive (``taigym:limit="soft|cubic|hard|spring"``,
 ``taigym:limit_lower/upper/strength/stiffness/damping/distance/restitution/bounce/
 acceleration``, ``taigym:cone``, ``taigym:twist``, ``taigym:drive_stiffness/damping/
-forcelimit/acceleration``; see ``_Reader.taigym_joint``); they may sit in defaults. MuJoCo
-itself rejects them, so a file that uses them is for this engine only.
+forcelimit/acceleration``; see ``_Reader.taigym_joint``); on equalities, the force and torque
+at which they break (``taigym:break_force``, ``taigym:break_torque``). They may sit in
+defaults. MuJoCo itself rejects them, so a file that uses them is for this engine only.
 
-Everything else (meshes, flex equalities, sensors,
-actuator dynamics...) raises a ModelError naming the file, line, element and attribute;
-``strict=False`` skips it and issues one warning that lists everything skipped.
+Everything else (flex equalities, muscles, site and slider-crank transmissions, sdf geoms...)
+raises a ModelError naming the file, line, element and attribute; ``strict=False`` skips it
+(an attribute left at its default, an element left out) and issues one warning that lists
+everything skipped. docs/engine.md tabulates what is read.
 
 Limits, as MuJoCo's: integer attributes are 32-bit (-2**31 to 2**31 - 1), and elements nest
 at most 500 deep (``xml_source.MAX_DEPTH``; a chain of ~500 bodies), read without a call
@@ -47,6 +51,7 @@ import numpy as np
 from .. import model as M
 from ..compiler.xml_source import Node, XmlReader, parse_xml
 from ..compiler.builder import ModelBuilder
+from ..compiler.compile import RK4_ACTIVATION
 from ..compiler.integers import INT32_MAX, INT32_MIN
 from ..compiler.mjcf_sensors import read_sensors
 from ..errors import ModelError
@@ -81,8 +86,10 @@ _LIGHT = {"name", "class", "mode", "target", "directional", "type", "castshadow"
 _TENDON = {"name", "class", "limited", "range", "stiffness", "damping", "frictionloss", "springlength", "margin",
            "solreflimit", "solimplimit", "solreffriction", "solimpfriction", "rgba", "width", "material", "group",
            "user"}
+# MuJoCo's transmissions other than a joint's or a tendon's: an actuator that names one is refused
+_OTHER_TRANSMISSIONS = ("site", "refsite", "body", "jointinparent", "cranksite", "slidersite", "cranklength")
 _ACTUATOR_COMMON = {"name", "class", "group", "ctrllimited", "forcelimited", "ctrlrange", "forcerange", "gear",
-                    "joint", "tendon", "user", "lengthrange", "actlimited", "actrange"}
+                    "joint", "tendon", "user", "lengthrange", "actlimited", "actrange", *_OTHER_TRANSMISSIONS}
 _ACTUATORS = {
     "motor": _ACTUATOR_COMMON,
     "position": _ACTUATOR_COMMON | {"kp", "kv", "timeconst", "inheritrange"},
@@ -123,6 +130,30 @@ _OPTION = {"timestep", "gravity", "wind", "density", "viscosity", "integrator", 
            "cone", "jacobian", "impratio", "ls_iterations", "ls_tolerance", "noslip_iterations",
            "noslip_tolerance", "magnetic", "o_margin", "o_solref", "o_solimp", "o_friction", "ccd_iterations",
            "ccd_tolerance", "sdf_iterations", "sdf_initpoints", "apirate"}
+# The convex collider's bounds are compile-time constants (physics/collision/convex/common.py
+# CCD_ITERATIONS, CCD_TOLERANCE: they size its polytope arrays), MuJoCo's defaults.
+_OPTION_DEFAULT_ONLY = {"ccd_iterations": 35, "ccd_tolerance": 1e-6}
+# <size>, <statistic> and <visual> as MuJoCo's schema has them. None changes what is computed
+# here: memory and contact sizes are this engine's own, user data is not kept, statistic
+# meaninertia is ignored by MuJoCo too; nkey reserves keyframes.
+_SIZE = {"memory", "njmax", "nconmax", "nstack", "nuserdata", "nkey", "nuser_body", "nuser_jnt", "nuser_geom",
+         "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator", "nuser_sensor"}
+_STATISTIC = {"meaninertia", "meanmass", "meansize", "extent", "center"}
+_VISUAL = {
+    "global": {"cameraid", "orthographic", "fovy", "ipd", "azimuth", "elevation", "linewidth", "glow", "offwidth",
+               "offheight", "realtime", "ellipsoidinertia", "bvactive"},
+    "quality": {"shadowsize", "offsamples", "numslices", "numstacks", "numquads"},
+    "headlight": {"ambient", "diffuse", "specular", "active"},
+    "map": {"stiffness", "stiffnessrot", "force", "torque", "alpha", "fogstart", "fogend", "znear", "zfar", "haze",
+            "shadowclip", "shadowscale", "actuatortendon"},
+    "scale": {"forcewidth", "contactwidth", "contactheight", "connect", "com", "camera", "light", "selectpoint",
+              "jointlength", "jointwidth", "actuatorlength", "actuatorwidth", "framelength", "framewidth",
+              "constraint", "slidercrank", "frustum"},
+    "rgba": {"fog", "haze", "force", "inertia", "joint", "actuator", "actuatornegative", "actuatorpositive", "com",
+             "camera", "light", "selectpoint", "connect", "contactpoint", "contactforce", "contactfriction",
+             "contacttorque", "contactgap", "rangefinder", "constraint", "slidercrank", "crankbroken", "frustum",
+             "bv", "bvactive"},
+}
 _DISABLE_FLAGS = {"constraint": M.DSBL_CONSTRAINT, "equality": M.DSBL_EQUALITY, "frictionloss": M.DSBL_FRICTIONLOSS,
                   "limit": M.DSBL_LIMIT, "contact": M.DSBL_CONTACT, "spring": M.DSBL_SPRING,
                   "damper": M.DSBL_DAMPER, "gravity": M.DSBL_GRAVITY, "clampctrl": M.DSBL_CLAMPCTRL,
@@ -154,6 +185,9 @@ class _Reader(XmlReader):
         self.strippath = False  # file names lose their folders (MuJoCo's compiler strippath)
         self.classes: dict[str, dict[str, dict]] = {}
         self.nodes: dict[tuple[str, str], tuple[Node, str]] = {}  # (kind, name) -> where, for builder errors
+        self.discardvisual = False
+        self.geom_meshes: list[Optional[str]] = []  # per geom added, the mesh it names
+        self.actuator_slots: list[tuple[bool, int]] = []  # per MJCF actuator: (added, MuJoCo's act count)
         self.b.visual.update(cameras=[], lights=[], materials={}, textures={}, sites=[], geom_material=[],
                              custom={}, settings={})
 
@@ -303,7 +337,7 @@ class _Reader(XmlReader):
             self.option(node)
         for tag in ("size", "visual", "statistic"):
             for node in sections[tag]:
-                self.b.visual["settings"].setdefault(tag, []).append(_raw(node))
+                self.settings(node)
         self.classes["main"] = {}
         for node in sections["default"]:
             self.defaults(node, "main", {})
@@ -329,7 +363,41 @@ class _Reader(XmlReader):
         for tag in ("extension", "deformable"):
             for node in sections[tag]:
                 self.unsupported(f"<{tag}>", node, tag)
+        if self.discardvisual:
+            self.discard_visual()
         return self.b
+
+    def discard_visual(self) -> None:
+        """MuJoCo's compiler discardvisual: geoms that collide with nothing (contype and
+        conaffinity 0) and that nothing names are left out, with the meshes no remaining geom
+        uses and all materials and textures; bodies keep the mass those geoms gave them."""
+        b, named = self.b, self.named_geoms()
+        drop = [not g.contype and not g.conaffinity and not (g.name and g.name in named) for g in b._geoms]
+        for i, body in enumerate(b._bodies):
+            if i and body.mass is None and any(d and g.body == i for g, d in zip(b._geoms, drop)):
+                body.mass, body.com, body.iquat, body.inertia = b._body_mass_properties(i)
+        b._geoms = [g for g, d in zip(b._geoms, drop) if not d]
+        self.geom_meshes = [m for m, d in zip(self.geom_meshes, drop) if not d]
+        used = sorted({b._mesh_index(m, "mesh") for m in self.geom_meshes if m is not None})
+        new_id = {old: new for new, old in enumerate(used)}
+        b._meshes = [b._meshes[i] for i in used]
+        for g in b._geoms:
+            if g.type == M.GEOM_MESH:
+                g.dataid = new_id[g.dataid]
+        b.visual.update(materials={}, textures={}, geom_material=[""] * len(b._geoms))
+
+    def named_geoms(self) -> set:
+        """Geoms that pairs, spatial tendons, sensors and custom tuples name: MuJoCo keeps them."""
+        from ..compiler.sensors import OBJ_GEOM
+
+        names = {g for pair in self.b._pairs for g in pair[:2]}
+        names |= {entry[1] for t in self.b._tendons if t.spatial for entry in t.terms if entry[0] == "geom"}
+        for s in self.b._sensors:
+            names |= {n for kind, n in ((s.objtype, s.objname), (s.reftype, s.refname)) if kind == OBJ_GEOM}
+        for value in self.b.visual["custom"].values():
+            if isinstance(value, list):  # a tuple's elements
+                names |= {e.get("objname") for e in value if e.get("objtype") == "geom"}
+        return names
 
     def compiler(self, node: Node) -> None:
         a = node.attrib
@@ -359,6 +427,18 @@ class _Reader(XmlReader):
             self.default_only(a, node, "compiler", key, default)
         self.meshdir = a.get("meshdir", a.get("assetdir", self.meshdir))
         self.strippath = self.flag(a, "strippath", node, "compiler", self.strippath)
+        self.discardvisual = self.flag(a, "discardvisual", node, "compiler", self.discardvisual)
+
+    def settings(self, node: Node) -> None:
+        """<size>, <visual> or <statistic>: checked against MuJoCo's schema, kept as written."""
+        if node.tag == "visual":
+            self.check(node, "visual", (), tuple(_VISUAL))
+            for child in node.children:
+                if child.tag in _VISUAL:
+                    self.check(child, f"visual <{child.tag}>", _VISUAL[child.tag])
+        else:
+            self.check(node, node.tag, _SIZE if node.tag == "size" else _STATISTIC)
+        self.b.visual["settings"].setdefault(node.tag, []).append(_raw(node))
 
     def option(self, node: Node) -> None:
         a, opt, where = node.attrib, self.b.opt, "option"
@@ -390,6 +470,8 @@ class _Reader(XmlReader):
             setattr(opt, key, self.integer(a, key, node, where, getattr(opt, key)))
         for key in ("tolerance", "ls_tolerance", "noslip_tolerance", "impratio"):
             setattr(opt, key, self.number(a, key, node, where, getattr(opt, key), minimum=0.0))
+        for key, default in _OPTION_DEFAULT_ONLY.items():
+            self.default_only(a, node, where, key, default)
         for flag in node.all("flag"):
             self.flags(flag)
 
@@ -398,7 +480,11 @@ class _Reader(XmlReader):
         for key, value in node.attrib.items():
             if value not in ("enable", "disable"):
                 raise self.error(f"expected enable or disable, got {value!r}", node, where, key)
-            if key in _DISABLE_FLAGS:
+            if key == "nativeccd" and value == "disable":
+                # MuJoCo then collides convex shapes with libccd, whose contacts differ
+                self.unsupported("nativeccd='disable' (libccd; the convex collider is MuJoCo's native one)", node,
+                                 where, key)
+            elif key in _DISABLE_FLAGS:
                 bit = _DISABLE_FLAGS[key]
                 opt.disableflags = opt.disableflags | bit if value == "disable" else opt.disableflags & ~bit
             elif key in _ENABLE_FLAGS:
@@ -662,6 +748,7 @@ class _Reader(XmlReader):
             self.default_only(node.attrib, node, element, "align", "false", "align='true'")
             if body == 0:
                 raise self.error("the world body cannot have joints", node, element)
+            self.free_on_world_child(node, element, body, None)
             self.guard(node, element, self.b.add_joint, body, "free", name=node.attrib.get("name", ""))
             self.remember("joint", node.attrib.get("name", ""), node, element)
             return
@@ -670,6 +757,8 @@ class _Reader(XmlReader):
         a = self.attrs(node, "joint", cls, element)
         self.check(node, element, _JOINT)
         jtype = self.keyword(a, "type", node, element, ("hinge", "slide", "ball", "free"), "hinge")
+        if jtype == "free":
+            self.free_on_world_child(node, element, body, "type")
         pos = fpos + quat_rotate(fquat, self.floats(a, "pos", node, element, 3, (0.0, 0.0, 0.0)))
         axis = quat_rotate(fquat, self._nonzero(self.floats(a, "axis", node, element, 3, (0.0, 0.0, 1.0)),
                                                 node, element, "axis"))
@@ -701,17 +790,19 @@ class _Reader(XmlReader):
         self.remember("joint", kw["name"], node, element)
         self.taigym_joint(a, node, element, jtype, jid, kw["ref"])
 
+    def free_on_world_child(self, node: Node, element: str, body: int, attribute) -> None:
+        # the compiler refuses it too, but without the line of the joint
+        if self.b._bodies[body].parent != 0:
+            raise self.error("a free joint is allowed only on a child of the world", node, element, attribute)
+
     def taigym_joint(self, a, node: Node, element: str, jtype: str, jid: int, ref: float) -> None:
         """A joint's taigym: attributes: its limit model and its PD drive. Angles (bounds,
         contact distance, bounce speed, cone, twist) are in the compiler's angle unit;
         ``taigym:limit_lower``/``upper`` are measured from the joint's ref, as the cubic
         limit's x, and replace ``range``."""
-        given = [k for k in a if k.startswith("taigym:")]
+        given = self.taigym_attributes(a, node, element)
         if not given:
             return
-        if not getattr(self, "taigym_ns", False):
-            raise self.error(f'taigym: attributes need xmlns:taigym="{TAIGYM_NS}" on <mujoco>', node, element,
-                             given[0])
         conv = self.angle if jtype in ("hinge", "ball") else (lambda v: v)
         if any(k in _TAIGYM_LIMIT for k in given):
             self.taigym_limit(a, node, element, jtype, jid, ref, conv)
@@ -721,6 +812,14 @@ class _Reader(XmlReader):
                       force_limit=self.number(a, "taigym:drive_forcelimit", node, element, float("inf")),
                       acceleration=self.flag(a, "taigym:drive_acceleration", node, element, False))
             self.guard(node, element, self.b.add_drive, jid, **kw)
+
+    def taigym_attributes(self, a, node: Node, element: str) -> list:
+        """The element's taigym: attributes, which need the namespace declared."""
+        given = [k for k in a if k.startswith("taigym:")]
+        if given and not getattr(self, "taigym_ns", False):
+            raise self.error(f'taigym: attributes need xmlns:taigym="{TAIGYM_NS}" on <mujoco>', node, element,
+                             given[0])
+        return given
 
     def taigym_limit(self, a, node: Node, element: str, jtype: str, jid: int, ref: float, conv) -> None:
         from ..compiler.builder import JointLimit
@@ -790,6 +889,7 @@ class _Reader(XmlReader):
         pos, quat = _compose(fpos, fquat, pos, quat)
         self.guard(node, element, self.b.add_geom, body, gtype, size=size, pos=pos, quat=quat, hfield=hfield, **kw)
         self.b.visual["geom_material"].append(a.get("material", ""))
+        self.geom_meshes.append(mesh)
 
     def shape(self, a, node, element, gtype, builtin_size=(0.0, 0.0, 0.0)):
         """size, pos and quat of a geom or site, from ``fromto`` when it is given."""
@@ -902,46 +1002,68 @@ class _Reader(XmlReader):
 
     def actuators(self, node: Node) -> None:
         for child in node.children:
-            element = _element(child)
-            if child.tag not in _ACTUATORS:
-                self.unsupported(f"<{child.tag}> actuators", child, element)
-                continue
-            a = self.attrs(child, "actuator", "main", element)
-            self.check(child, element, _ACTUATORS[child.tag])
-            targets = [k for k in ("joint", "tendon") if k in a]
-            if len(targets) != 1:
-                raise self.error("an actuator needs exactly one of 'joint' and 'tendon' (other transmissions are "
-                                 "not supported)", child, element, "joint")
-            kw = dict(
-                kind=child.tag, name=a.get("name", ""), transmission=targets[0],
-                gear=self.vector(a, "gear", child, element, (1.0, 0, 0, 0, 0, 0), tuple(range(1, 7))),
-                ctrllimited=self.limited(a, "ctrllimited", child, element, "ctrlrange"),
-                ctrlrange=self.floats(a, "ctrlrange", child, element, 2),
-                forcelimited=self.limited(a, "forcelimited", child, element, "forcerange"),
-                forcerange=self.floats(a, "forcerange", child, element, 2),
-            )
-            kw.update(actlimited=self.limited(a, "actlimited", child, element, "actrange"),
-                      actrange=self.floats(a, "actrange", child, element, 2))
-            if child.tag in ("position", "intvelocity"):
-                kw.update(kp=self.number(a, "kp", child, element, 1.0, minimum=0.0),
-                          kv=self.number(a, "kv", child, element, 0.0, minimum=0.0))
-                timeconst = self.number(a, "timeconst", child, element, 0.0, minimum=0.0)
-                if timeconst > 0:  # MuJoCo's servo with a first-order lag
-                    kw.update(dyntype="filterexact", dynprm=[timeconst])
-                self.inherit_range(a, child, element, targets[0], kw)
-                if child.tag == "intvelocity":  # MuJoCo's integrated-velocity servo
-                    if not kw["actlimited"]:
-                        raise self.error("intvelocity needs actrange", child, element, "actrange")
-                    kw.update(kind="position", dyntype="integrator")
-            elif child.tag == "velocity":
-                kw.update(kv=self.number(a, "kv", child, element, 1.0, minimum=0.0))
-            elif child.tag == "general":
-                self.general(a, child, element, kw)
-            if kw["gear"].size > 1 and np.any(kw["gear"][1:]):
-                self.unsupported("gear components beyond the first (joint and tendon transmissions use one)",
-                                 child, element, "gear")
-            self.guard(child, element, self.b.add_actuator, a[targets[0]], **kw)
-            self.remember("actuator", kw["name"], child, element)
+            self.actuator_slots.append(self.actuator(child))
+
+    def actuator(self, child: Node) -> tuple[bool, int]:
+        """Add one actuator; returns whether it was added and how many activations MuJoCo
+        gives it (keyframes list ctrl and act for every actuator of MuJoCo's model)."""
+        element = _element(child)
+        if child.tag not in _ACTUATORS:
+            self.unsupported(f"<{child.tag}> actuators", child, element)
+            return False, _mujoco_actnum(child.tag, child.attrib)
+        a = self.attrs(child, "actuator", "main", element)
+        self.check(child, element, _ACTUATORS[child.tag])
+        other = [k for k in _OTHER_TRANSMISSIONS if k in a]
+        if other:
+            self.unsupported(f"the '{other[0]}' transmission (an actuator drives a joint or a tendon)", child,
+                             element, other[0])
+            return False, _mujoco_actnum(child.tag, a)
+        targets = [k for k in ("joint", "tendon") if k in a]
+        if len(targets) != 1:
+            raise self.error("an actuator needs exactly one of 'joint' and 'tendon'", child, element,
+                             targets[1] if targets else "joint")
+        kw = dict(
+            kind=child.tag, name=a.get("name", ""), transmission=targets[0],
+            gear=self.vector(a, "gear", child, element, (1.0, 0, 0, 0, 0, 0), tuple(range(1, 7))),
+            ctrllimited=self.limited(a, "ctrllimited", child, element, "ctrlrange"),
+            ctrlrange=self.floats(a, "ctrlrange", child, element, 2),
+            forcelimited=self.limited(a, "forcelimited", child, element, "forcerange"),
+            forcerange=self.floats(a, "forcerange", child, element, 2),
+            actlimited=self.limited(a, "actlimited", child, element, "actrange"),
+            actrange=self.floats(a, "actrange", child, element, 2),
+        )
+        if kw["gear"].size > 1 and np.any(kw["gear"][1:]):
+            self.unsupported("gear components beyond the first (joint and tendon transmissions use one)",
+                             child, element, "gear")
+            return False, _mujoco_actnum(child.tag, a)
+        if not self.actuator_kind(a, child, element, targets[0], kw):
+            return False, _mujoco_actnum(child.tag, a)
+        stateful = kw.get("dyntype", "none") != "none"
+        if stateful and self.b.opt.integrator == M.INT_RK4:
+            raise self.error(RK4_ACTIVATION, child, element,
+                             {"position": "timeconst", "intvelocity": None}.get(child.tag, "dyntype"))
+        self.guard(child, element, self.b.add_actuator, a[targets[0]], **kw)
+        self.remember("actuator", kw["name"], child, element)
+        return True, int(stateful)
+
+    def actuator_kind(self, a, child: Node, element: str, target: str, kw) -> bool:
+        """The shortcut's or <general>'s gain, bias and dynamics; False where unsupported."""
+        if child.tag in ("position", "intvelocity"):
+            kw.update(kp=self.number(a, "kp", child, element, 1.0, minimum=0.0),
+                      kv=self.number(a, "kv", child, element, 0.0, minimum=0.0))
+            timeconst = self.number(a, "timeconst", child, element, 0.0, minimum=0.0)
+            if timeconst > 0:  # MuJoCo's servo with a first-order lag
+                kw.update(dyntype="filterexact", dynprm=[timeconst])
+            self.inherit_range(a, child, element, target, kw)
+            if child.tag == "intvelocity":  # MuJoCo's integrated-velocity servo
+                if not kw["actlimited"]:
+                    raise self.error("intvelocity needs actrange", child, element, "actrange")
+                kw.update(kind="position", dyntype="integrator")
+        elif child.tag == "velocity":
+            kw.update(kv=self.number(a, "kv", child, element, 1.0, minimum=0.0))
+        elif child.tag == "general":
+            return self.general(a, child, element, kw)
+        return True
 
     def inherit_range(self, a, node, element, target: str, kw) -> None:
         """MuJoCo's inheritrange: a servo's ctrlrange (intvelocity's actrange) is its joint's or
@@ -965,21 +1087,21 @@ class _Reader(XmlReader):
         kw[key] = np.array([mean - radius, mean + radius])
         kw[limited] = a.get(limited, "auto") != "false"
 
-    def general(self, a, node, element, kw) -> None:
-        dyntype = a.get("dyntype", "none")
-        if dyntype not in M.DYNAMICS:
-            self.unsupported(f"actuator dynamics dyntype={dyntype!r}", node, element, "dyntype")
-            dyntype = "none"
-        kw.update(dyntype=dyntype, dynprm=self.vector(a, "dynprm", node, element, (1.0,) + (0.0,) * 9, tuple(range(1, 11))),
-                  actearly=self.flag(a, "actearly", node, element, False))
-        for key, choices in (("gaintype", ("fixed", "affine")), ("biastype", ("none", "affine"))):
-            value = a.get(key, choices[0])
+    def general(self, a, node, element, kw) -> bool:
+        """<general>'s types and parameters; False (the actuator left out) where a type is
+        unsupported, since a fixed-gain stand-in would drive the joint differently."""
+        for key, choices, default in (("dyntype", tuple(M.DYNAMICS), "none"), ("gaintype", ("fixed", "affine"), "fixed"),
+                                      ("biastype", ("none", "affine"), "none")):
+            value = a.get(key, default)
             if value not in choices:
                 self.unsupported(f"{key}={value!r}", node, element, key)
-                value = choices[0]
+                return False
             kw[key] = value
+        kw.update(dynprm=self.vector(a, "dynprm", node, element, (1.0,) + (0.0,) * 9, tuple(range(1, 11))),
+                  actearly=self.flag(a, "actearly", node, element, False))
         kw["gainprm"] = self.vector(a, "gainprm", node, element, (1.0,) + (0.0,) * 9, tuple(range(1, 11)))
         kw["biasprm"] = self.vector(a, "biasprm", node, element, (0.0,) * 10, tuple(range(1, 11)))
+        return True
 
     def contact_filters(self, node: Node) -> None:
         """<pair> (geoms always tested, with their own parameters) and <exclude> (bodies
@@ -1020,6 +1142,7 @@ class _Reader(XmlReader):
             kw = dict(name=a.get("name", ""), active=self.flag(a, "active", e, element, True),
                       solref=self.floats(a, "solref", e, element, 2, (0.02, 1.0)),
                       solimp=self.vector(a, "solimp", e, element, _SOLIMP, (3, 5)))
+            self.taigym_attributes(a, e, element)
             for key, attr in (("break_force", "taigym:break_force"), ("break_torque", "taigym:break_torque")):
                 if attr in a:
                     if e.tag != "weld" and key == "break_torque":
@@ -1073,18 +1196,32 @@ class _Reader(XmlReader):
 
     def keyframes(self, node: Node) -> None:
         self.check(node, "keyframe", (), ("key",))
-        for key in node.all("key"):
+        for index, key in enumerate(node.all("key")):
             element = _element(key)
             self.check(key, element, ("name", "time", "qpos", "qvel", "ctrl", "act", "mpos", "mquat"))
             self.default_only(key.attrib, key, element, "time", 0.0, "keyframe time")
-            for what, why in (("act", "the model has no act"), ("mpos", "mocap poses in keyframes"),
-                              ("mquat", "mocap poses in keyframes")):
+            for what in ("mpos", "mquat"):
                 if key.attrib.get(what, "").strip():
-                    self.unsupported(f"keyframe '{what}' ({why})", key, element, what)
+                    self.unsupported(f"keyframe '{what}' (mocap poses in keyframes)", key, element, what)
             arrays = {k: self.floats(key.attrib, k, key, element, tuple(range(0, 100000)))
-                      for k in ("qpos", "qvel", "ctrl")}
-            self.guard(key, element, self.b.add_key, name=key.attrib.get("name", ""), **arrays)
-            self.remember("key", key.attrib.get("name", ""), key, element)
+                      for k in ("qpos", "qvel", "ctrl", "act")}
+            arrays["ctrl"], arrays["act"] = self.kept_actuators(arrays["ctrl"], arrays["act"])
+            name = key.attrib.get("name", "")
+            self.guard(key, element, self.b.add_key, name=name, **arrays)
+            self.remember("key", name or str(index), key, element)
+
+    def kept_actuators(self, ctrl, act):
+        """A keyframe's ctrl and act without the entries of actuators left out (strict=False),
+        where they are given for all of MuJoCo's actuators."""
+        kept = [k for k, n in self.actuator_slots]
+        if all(kept):
+            return ctrl, act
+        if ctrl is not None and ctrl.size == len(kept):
+            ctrl = ctrl[np.array(kept)]
+        act_kept = np.repeat(kept, [n for _, n in self.actuator_slots])
+        if act is not None and act.size == act_kept.size:
+            act = act[act_kept]
+        return ctrl, act
 
     def reserve_keys(self, sizes) -> None:
         """``<size nkey>`` asks for at least that many keyframes; MuJoCo fills the extra
@@ -1133,6 +1270,18 @@ def _default_kind(tag: str) -> str:
 def _element(node: Node) -> str:
     name = node.attrib.get("name")
     return f"{node.tag} '{name}'" if name else node.tag
+
+
+def _mujoco_actnum(tag: str, a) -> int:
+    """The activations MuJoCo gives an actuator this importer leaves out."""
+    try:
+        if "actdim" in a:
+            return max(0, int(a["actdim"]))
+        if tag == "position":
+            return int(float(a.get("timeconst", 0)) > 0)
+    except ValueError:
+        return 0
+    return int(tag in ("muscle", "cylinder", "intvelocity") or (tag == "general" and a.get("dyntype", "none") != "none"))
 
 
 def _raw(node: Node) -> dict:

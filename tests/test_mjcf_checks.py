@@ -1,0 +1,187 @@
+"""MJCF settings the importer either applies as MuJoCo does or refuses by name: collider
+options, flags, <size>/<visual>/<statistic>, discardvisual, keyframe act, actuators it
+cannot drive (left out under strict=False) and the errors' locations."""
+
+import warnings
+
+import mujoco
+import numpy as np
+import pytest
+from taigym.physics import ModelError
+from taigym.physics.collision.convex.common import CCD_ITERATIONS, CCD_TOLERANCE
+from taigym.physics.compiler.mjcf import _OPTION_DEFAULT_ONLY, load_mjcf_string
+
+BODY = '<worldbody><body name="b"><joint name="j"/><geom size="0.1"/></body></worldbody>'
+
+
+def _error(text, **kw) -> ModelError:
+    with pytest.raises(ModelError) as info:
+        load_mjcf_string(text, **kw)
+    return info.value
+
+
+def _where(e: ModelError):
+    return e.line, e.element, e.attribute
+
+
+def _skipped(text):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = load_mjcf_string(text, strict=False)
+    messages = [str(w.message) for w in caught if "unsupported MJCF" in str(w.message)]
+    assert len(messages) == 1
+    return model, messages[0]
+
+
+# --- option and flags ------------------------------------------------------------------
+def test_collider_bounds_are_mujocos_defaults():
+    opt = mujoco.MjModel.from_xml_string("<mujoco/>").opt
+    assert _OPTION_DEFAULT_ONLY == {"ccd_iterations": opt.ccd_iterations, "ccd_tolerance": opt.ccd_tolerance}
+    assert (CCD_ITERATIONS, CCD_TOLERANCE) == (opt.ccd_iterations, opt.ccd_tolerance)
+
+
+@pytest.mark.parametrize("key, value", [("ccd_iterations", "50"), ("ccd_tolerance", "1e-8")])
+def test_other_collider_bounds_are_refused(key, value):
+    load_mjcf_string(f'<mujoco><option {key}="{_OPTION_DEFAULT_ONLY[key]:g}"/></mujoco>')
+    e = _error(f'<mujoco>\n<option {key}="{value}"/></mujoco>')
+    assert _where(e) == (2, "option", key) and "strict=False" in str(e)
+
+
+def test_libccd_is_refused_and_the_other_flags_load():
+    e = _error('<mujoco>\n<option><flag nativeccd="disable"/></option></mujoco>')
+    assert _where(e) == (2, "option/flag", "nativeccd") and "libccd" in str(e)
+    text = '<mujoco><option><flag nativeccd="enable" island="{}" midphase="disable" autoreset="disable"/></option></mujoco>'
+    for island in ("enable", "disable"):
+        model = load_mjcf_string(text.format(island))
+        assert model.opt.disableflags == mujoco.MjModel.from_xml_string(text.format(island)).opt.disableflags
+
+
+# --- <size>, <visual>, <statistic> -------------------------------------------------------
+def test_mujocos_settings_load():
+    text = ('<mujoco><size njmax="100" nconmax="50" nuserdata="4" nkey="2" nuser_geom="1"/>'
+            '<statistic meansize="0.1" extent="2" center="0 0 1"/>'
+            '<visual><global offwidth="640"/><quality shadowsize="1024"/><map znear="0.01"/>'
+            '<rgba haze="0 0 0 1"/></visual></mujoco>')
+    mujoco.MjModel.from_xml_string(text)
+    model = load_mjcf_string(text)
+    assert model.nkey == 2 and model.visual["settings"]["visual"][0]["children"][0]["tag"] == "global"
+
+
+@pytest.mark.parametrize("text, element, attribute", [
+    ('<size foo="bar"/>', "size", "foo"),
+    ('<statistic meanmas="1"/>', "statistic", "meanmas"),
+    ('<visual><global fov="45"/></visual>', "visual <global>", "fov"),
+    ('<visual><globals/></visual>', "visual", None),
+])
+def test_unknown_settings_are_refused(text, element, attribute):
+    e = _error(f"<mujoco>\n{text}</mujoco>")
+    assert _where(e) == (2, element, attribute) and "strict=False" in str(e)
+
+
+# --- discardvisual ------------------------------------------------------------------------
+DISCARD = """<mujoco><compiler discardvisual="{}"/>
+  <asset><mesh name="hull" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/><mesh name="fit" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/>
+    <mesh name="look" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/><mesh name="unused" vertex="0 0 0 2 0 0 0 1 0 0 0 1"/>
+    <material name="red" rgba="1 0 0 1"/></asset>
+  <worldbody><geom name="floor" type="plane" size="1 1 1"/>
+    <body name="a"><joint/><geom type="mesh" mesh="hull"/><geom type="box" mesh="fit"/>
+      <geom type="mesh" mesh="look" contype="0" conaffinity="0" material="red"/></body>
+    <body name="b" pos="1 0 0"><joint type="slide"/><geom size="0.1"/>
+      <geom name="paired" size="0.2" pos="0 0 1" contype="0" conaffinity="0" mass="3"/>
+      <geom size="0.2" pos="0 1 1" contype="0" conaffinity="0"/></body>
+    <body name="c" pos="2 0 0"><joint type="slide"/><geom size="0.2" contype="0" conaffinity="0"/></body>
+    <body name="d" pos="3 0 0"><joint type="slide"/><inertial pos="0 0 0" mass="2" diaginertia="1 1 1"/>
+      <geom size="0.2" contype="0" conaffinity="0"/></body>
+  </worldbody>
+  <contact><pair geom1="paired" geom2="floor"/></contact></mujoco>"""
+
+
+@pytest.mark.parametrize("discard", ["true", "false"])
+def test_discardvisual_leaves_out_what_mujoco_does(discard):
+    text = DISCARD.format(discard)
+    ours, mj = load_mjcf_string(text), mujoco.MjModel.from_xml_string(text)
+    assert (ours.ngeom, ours.nmesh) == (mj.ngeom, mj.nmesh)
+    for name in ("geom_bodyid", "geom_type", "geom_dataid", "geom_pos", "body_mass", "body_ipos", "body_inertia"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(mj, name), rtol=0, atol=1e-12, err_msg=name)
+    assert bool(ours.visual["materials"]) == bool(mj.nmat)
+
+
+# --- keyframes --------------------------------------------------------------------------
+ACTIVATED = ('<mujoco>' + BODY + '<actuator><motor joint="j"/>'
+             '<general joint="j" dyntype="integrator" actlimited="true" actrange="-1 1"/>'
+             '<position joint="j" timeconst="0.1"/></actuator>\n<keyframe><key act="{}" ctrl="1 2 3"/></keyframe></mujoco>')
+
+
+def test_keyframe_act_is_read():
+    text = ACTIVATED.format("0.5 -0.25")
+    ours, mj = load_mjcf_string(text), mujoco.MjModel.from_xml_string(text)
+    np.testing.assert_array_equal(ours.key_act, mj.key_act)
+    np.testing.assert_array_equal(ours.key_ctrl, mj.key_ctrl)
+
+
+def test_keyframe_act_of_the_wrong_size_names_its_line():
+    e = _error(ACTIVATED.format("0.5"))
+    assert _where(e) == (2, "key", "act") and "needs 2" in str(e)
+
+
+# --- actuators ----------------------------------------------------------------------------
+SITE = '<site name="s"/>'
+ACTUATED = ('<mujoco><worldbody><body name="b"><joint name="j"/><geom size="0.1"/>' + SITE + '</body></worldbody>'
+            '<actuator><motor name="first" joint="j"/>\n{}\n<motor name="last" joint="j"/></actuator>'
+            '<keyframe><key ctrl="1 2 3"/></keyframe></mujoco>')
+
+
+@pytest.mark.parametrize("actuator, attribute", [
+    ('<motor name="x" site="s"/>', "site"),
+    ('<motor name="x" body="b"/>', "body"),
+    ('<motor name="x" jointinparent="j"/>', "jointinparent"),
+    ('<general name="x" cranksite="s" slidersite="s" cranklength="1"/>', "cranksite"),
+    ('<general name="x" joint="j" gaintype="muscle"/>', "gaintype"),
+    ('<general name="x" joint="j" dyntype="muscle"/>', "dyntype"),
+    ('<motor name="x" joint="j" gear="1 2"/>', "gear"),
+])
+def test_an_actuator_it_cannot_drive_is_refused_or_left_out(actuator, attribute):
+    text = ACTUATED.format(actuator)
+    e = _error(text)
+    assert _where(e) == (2, actuator.split()[0][1:] + " 'x'", attribute) and "strict=False" in str(e)
+    model, message = _skipped(text)
+    assert model.actuator_name == ["first", "last"] and attribute in message
+    np.testing.assert_array_equal(model.key_ctrl, [[1, 3]])
+    assert not np.any(model.actuator_gear[:, 1:])
+
+
+def test_a_left_out_actuators_activation_leaves_the_keyframe():
+    text = ('<mujoco>' + BODY + '<actuator><general joint="j" dyntype="integrator"/>'
+            '<general joint="j" dyntype="muscle"/><general joint="j" dyntype="filter"/></actuator>'
+            '<keyframe><key act="1 2 3"/></keyframe></mujoco>')
+    model, _ = _skipped(text)
+    np.testing.assert_array_equal(model.key_act, [[1, 3]])
+
+
+@pytest.mark.parametrize("actuator, attribute", [
+    ('<position name="x" joint="j" timeconst="0.1"/>', "timeconst"),
+    ('<general name="x" joint="j" dyntype="filter"/>', "dyntype"),
+    ('<intvelocity name="x" joint="j" actrange="-1 1"/>', None),
+])
+def test_rk4_with_activation_names_what_gave_it(actuator, attribute):
+    e = _error(f'<mujoco><option integrator="RK4"/>{BODY}<actuator>\n{actuator}</actuator></mujoco>')
+    assert _where(e) == (2, actuator.split()[0][1:] + " 'x'", attribute)
+    assert "implicitfast" in str(e)
+
+
+# --- locations and namespaces ---------------------------------------------------------------
+@pytest.mark.parametrize("joint, attribute", [('<freejoint name="f"/>', None),
+                                              ('<joint name="f" type="free"/>', "type")])
+def test_a_nested_free_joint_names_its_line(joint, attribute):
+    e = _error(f'<mujoco><worldbody><body><geom size="1"/><body>\n{joint}<geom size="1"/></body></body>'
+               '</worldbody></mujoco>')
+    assert _where(e) == (2, "freejoint 'f'" if "freejoint" in joint else "joint 'f'", attribute)
+    assert "child of the world" in str(e)
+
+
+def test_break_limits_need_the_taigym_namespace():
+    weld = '<equality>\n<weld body1="b" taigym:break_force="10"/></equality>'
+    e = _error(f"<mujoco>{BODY}{weld}</mujoco>")
+    assert _where(e) == (2, "weld", "taigym:break_force") and "xmlns:taigym" in str(e)
+    model = load_mjcf_string(f'<mujoco xmlns:taigym="urn:taigym">{BODY}{weld}</mujoco>')
+    assert model.eq_break_force.tolist() == [10.0]
