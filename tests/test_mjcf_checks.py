@@ -47,13 +47,11 @@ def test_other_collider_bounds_are_refused(key, value):
     assert _where(e) == (2, "option", key) and "strict=False" in str(e)
 
 
-def test_libccd_is_refused_and_the_other_flags_load():
-    e = _error('<mujoco>\n<option><flag nativeccd="disable"/></option></mujoco>')
-    assert _where(e) == (2, "option/flag", "nativeccd") and "libccd" in str(e)
-    text = '<mujoco><option><flag nativeccd="enable" island="{}" midphase="disable" autoreset="disable"/></option></mujoco>'
-    for island in ("enable", "disable"):
-        model = load_mjcf_string(text.format(island))
-        assert model.opt.disableflags == mujoco.MjModel.from_xml_string(text.format(island)).opt.disableflags
+def test_the_flags_without_an_effect_here_load():
+    text = '<mujoco><option><flag nativeccd="{}" island="{}" midphase="disable" autoreset="disable"/></option></mujoco>'
+    for flags in (("enable", "enable"), ("disable", "disable")):
+        model = load_mjcf_string(text.format(*flags))
+        assert model.opt.disableflags == mujoco.MjModel.from_xml_string(text.format(*flags)).opt.disableflags
 
 
 # --- <size>, <visual>, <statistic> -------------------------------------------------------
