@@ -61,17 +61,10 @@ def steps_per_second(env, num_envs: int, seconds: float, seed: int, reset_seed: 
     ACTION_BATCHES batches drawn beforehand, so the draws cost no side any time); else one
     draw held for the whole measurement, which drives every episode into the same kind of
     state. ``seed`` seeds the actions, the same for every side, and, with ``reset_seed``,
-    the reset (EnvPool takes its seed when made). An env with torch outputs gets its actions
-    as tensors on its device, as a torch policy would give them."""
+    the reset (EnvPool takes its seed when made)."""
     env.reset(seed=seed if reset_seed else None)
-    rng = np.random.default_rng(seed)
-    space = env.single_action_space
     batches = ACTION_BATCHES if fresh else 1
-    actions = rng.uniform(space.low, space.high, size=(batches, num_envs, *space.shape)).astype(space.dtype)
-    if getattr(env, "tensor_backend", "numpy") == "torch":
-        import torch
-
-        actions = torch.as_tensor(actions, device=env.device)
+    actions = action_batches(env, num_envs, seed, batches)
     for i in range(3):
         env.step(actions[i % batches])
     steps, start, cpu = 0, time.perf_counter(), time.process_time()
@@ -80,6 +73,29 @@ def steps_per_second(env, num_envs: int, seconds: float, seed: int, reset_seed: 
         steps += 1
     wall = time.perf_counter() - start
     return num_envs * steps / wall, (time.process_time() - cpu) / wall
+
+
+def action_batches(env, num_envs: int, seed: int, batches: int = ACTION_BATCHES):
+    """``batches`` batches of uniform random actions for a vector env, drawn from ``seed``; an
+    env with torch outputs gets them as tensors on its device, as a torch policy would give them."""
+    space = env.single_action_space
+    rng = np.random.default_rng(seed)
+    actions = rng.uniform(space.low, space.high, size=(batches, num_envs, *space.shape)).astype(space.dtype)
+    if getattr(env, "tensor_backend", "numpy") == "torch":
+        import torch
+
+        actions = torch.as_tensor(actions, device=env.device)
+    return actions
+
+
+def make_native(task: str, num_envs: int, device: str = "cpu", tensor_backend: str = "numpy"):
+    """Our native vector env for a task, made as users make it: one World for the batch."""
+    import gymnasium as gym
+
+    from taigym import envs  # noqa: F401  (registers TaiGym ids)
+
+    return gym.make_vec(env_id(task), num_envs=num_envs, vectorization_mode="vector_entry_point",
+                        overrides={"simulation.device": device}, tensor_backend=tensor_backend)
 
 
 def make_envpool(task: str, num_envs: int, seed: int):
@@ -133,11 +149,9 @@ def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repe
 
     rows = []
     for n in num_envs:
-        sides = {"taigym": gym.make_vec(env_id(task), num_envs=n, vectorization_mode="vector_entry_point",
-                                        overrides={"simulation.device": device}, tensor_backend=tensor_backend)}
+        sides = {"taigym": make_native(task, n, device, tensor_backend)}
         if beside is not None:
-            sides["beside"] = gym.make_vec(env_id(beside), num_envs=n, vectorization_mode="vector_entry_point",
-                                           overrides={"simulation.device": device}, tensor_backend=tensor_backend)
+            sides["beside"] = make_native(beside, n, device, tensor_backend)
         if task in GYMNASIUM:
             sides["gymnasium"] = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
         pool = make_envpool(task, n, seed)

@@ -1,4 +1,4 @@
-"""Physics steps/s of builds of the engine side by side, in paired turns.
+"""Physics or env steps/s of builds of the engine side by side, in paired turns.
 
 On a shared machine whose speed swings by tens of percent within seconds, two builds timed
 one after the other differ by the machine as much as by the code. Here each build runs in
@@ -19,17 +19,39 @@ a ``git worktree add --detach ../before HEAD~3`` (settings may follow after a co
 Every build starts from the same states (benchmark.py's, settled with contacts unless
 ``--smooth``, under held or, with ``--controls random``, redrawn random controls) and steps ``World.step(n=5)`` in float64 (``--precision``). Each worker
 compiles its build's kernel first (the offline cache keeps it), then reports ready.
+
+``--task Ant`` measures the vector env users run instead: each worker makes
+``gym.make_vec("TaiGym/Ant-v0", num_envs=N)`` as benchmark_envs.py does, resets it once with
+``--seed`` and steps it under uniform random actions drawn anew each step; its episodes run
+on from slice to slice, so autoresets happen as in training (the JSON counts the episodes
+that ended).
+
+``--instructions CALLS`` also counts each build's instructions per step, which do not swing
+with the machine's load as times do: after the timed turns, each build runs once more in a
+worker under valgrind's callgrind with instrumentation off, switched on
+(``callgrind_control -i on``) only around CALLS env steps (or World.step calls) after its
+warm-up; the timed worker compiled the kernel already, so the valgrind run loads it from
+the cache.
+
+    taigym benchmark-variants --task Ant --num-envs 64 --rounds 4 --seconds 2 --instructions 20 \\
+        --variant now= --variant before=tree:../before
+
+The report records each build's source: the module it imported, and its tree's commit and
+whether that tree had uncommitted changes.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,69 +102,134 @@ def _import_tree(tree: str) -> None:
     sys.path.insert(0, tree)
 
 
-def _this_checkouts_benchmark():
-    spec = importlib.util.spec_from_file_location("taigym_variants_benchmark", SCRIPTS / "benchmark.py")
+def _this_checkouts_script(name: str):
+    spec = importlib.util.spec_from_file_location(f"taigym_variants_{name}", SCRIPTS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
+class PhysicsSteps:
+    """World.step(n=5) from benchmark.py's states, restarted from them every slice."""
+
+    def __init__(self, args):
+        import mujoco
+        from taigym.physics.runtime.backend import ti
+
+        from taigym import physics
+
+        B = _this_checkouts_script("benchmark")  # every build starts from the same states
+        path = B.resolve_model_path(args.model)
+        mjm = mujoco.MjModel.from_xml_path(str(path))
+        states = B.initial_states(mjm, args.num_envs, args.seed)
+        model, _ = B.load_our_model(path)
+        if args.smooth:
+            model = B.without_constraints(model, mjm)
+        else:
+            states = B.settle(mjm, states, 1.0, 2, B.redraw_seconds(args.controls), args.seed)
+        self.qpos, self.qvel, self.ctrl = states
+        self.world = physics.World(model, num_envs=args.num_envs, device="cpu", precision=args.precision)
+        self.sync = ti.sync
+        self.source = physics.__file__
+        self.steps_per_call, self.ended = STEPS_PER_CALL, 0
+
+    def restart(self) -> None:
+        self.world.set_state(qpos=self.qpos, qvel=self.qvel)
+        self.world.set_ctrl(self.ctrl)
+
+    def step(self) -> None:
+        self.world.step(n=STEPS_PER_CALL)
+        self.sync()
+
+    def finite(self) -> bool:
+        import numpy as np
+
+        return bool(np.all(np.isfinite(self.world.get("qpos"))))
+
+
+class EnvSteps:
+    """The task's native vector env as users make it, under fresh uniform random actions."""
+
+    def __init__(self, args):
+        import numpy as np
+
+        from taigym import physics
+
+        E = _this_checkouts_script("benchmark_envs")  # every build is made and driven alike
+        self.env = E.make_native(args.task, args.num_envs)
+        self.env.reset(seed=args.seed)
+        self.actions = E.action_batches(self.env, args.num_envs, args.seed)
+        self.source = physics.__file__
+        self.steps_per_call, self.ended, self.calls = 1, 0, 0
+        self.count = np.count_nonzero
+        self.obs = None
+
+    def restart(self) -> None:
+        pass  # episodes run on across slices, so that autoresets come as often as in training
+
+    def step(self) -> None:
+        self.obs, _, terminated, truncated, _ = self.env.step(self.actions[self.calls % len(self.actions)])
+        self.calls += 1
+        self.ended += int(self.count(terminated)) + int(self.count(truncated))
+
+    def finite(self) -> bool:
+        import numpy as np
+
+        return bool(np.all(np.isfinite(np.asarray(self.obs))))
+
+
+def timed_slice(stepper, seconds: float, num_envs: int) -> float:
+    stepper.restart()
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        stepper.step()
+        steps += stepper.steps_per_call
+    return steps * num_envs / (time.perf_counter() - start)
+
+
 def worker(args) -> None:
     if args.tree:
         _import_tree(args.tree)
-    import mujoco
-    import numpy as np
-    from taigym.physics.runtime.backend import ti
-
-    from taigym import physics
-
-    B = _this_checkouts_benchmark()  # every build starts from the same states
-
-    path = B.resolve_model_path(args.model)
-    mjm = mujoco.MjModel.from_xml_path(str(path))
-    states = B.initial_states(mjm, args.num_envs, args.seed)
-    model, _ = B.load_our_model(path)
-    if args.smooth:
-        model = B.without_constraints(model, mjm)
-    else:
-        states = B.settle(mjm, states, 1.0, 2, B.redraw_seconds(args.controls), args.seed)
-    qpos, qvel, ctrl = states
-    world = physics.World(model, num_envs=args.num_envs, device="cpu", precision=args.precision)
-
-    def restart():
-        world.set_state(qpos=qpos, qvel=qvel)
-        world.set_ctrl(ctrl)
-
-    restart()
-    world.step(n=STEPS_PER_CALL)
-    ti.sync()
-    print(PROTOCOL, "ready", physics.__file__, flush=True)
+    stepper = EnvSteps(args) if args.task else PhysicsSteps(args)
+    stepper.restart()
+    stepper.step()  # compiles or loads the kernel
+    gc.collect()  # start-up's garbage, not left for a collection within a counted run to pay
+    print(PROTOCOL, "ready", stepper.source, flush=True)
+    # "seconds S": a timed slice, answered with steps/s; "steps N": exactly N calls (callgrind
+    # counts the instructions of those only), answered with the steps they made
     for line in sys.stdin:
-        seconds = float(line)
-        restart()
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            world.step(n=STEPS_PER_CALL)
-            ti.sync()
-            steps += STEPS_PER_CALL
-        rate = steps * args.num_envs / (time.perf_counter() - start)
-        print(PROTOCOL, rate, bool(np.all(np.isfinite(world.get("qpos")))), flush=True)
+        command, value = line.split()
+        if command == "seconds":
+            rate = timed_slice(stepper, float(value), args.num_envs)
+            print(PROTOCOL, rate, stepper.finite(), stepper.ended, flush=True)
+        else:
+            for _ in range(int(value)):
+                stepper.step()
+            print(PROTOCOL, int(value) * stepper.steps_per_call, stepper.finite(), flush=True)
 
 
 # --- the conductor -----------------------------------------------------------------------
 
 
 class Worker:
-    def __init__(self, variant: Variant, args):
-        command = [sys.executable, __file__, "--worker", "--model", args.model, "--num-envs", str(args.num_envs),
-                   "--precision", args.precision, "--seed", str(args.seed)]
-        command += ["--smooth"] if args.smooth else ["--controls", args.controls]
+    """A build's worker process; ``prefix`` runs it under another program (valgrind), with
+    ``env`` added to its environment."""
+
+    def __init__(self, variant: Variant, args, prefix: list[str] = (), env: dict | None = None):
+        command = [*prefix, sys.executable, __file__, "--worker", "--num-envs", str(args.num_envs),
+                   "--seed", str(args.seed)]
+        if args.task:
+            command += ["--task", args.task]
+        else:
+            command += ["--model", args.model, "--precision", args.precision]
+            command += ["--smooth"] if args.smooth else ["--controls", args.controls]
         command += ["--tree", variant.tree] if variant.tree else []
         self.variant = variant
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     env=dict(os.environ, **variant.env))
+                                     env={**os.environ, **(env or {}), **variant.env})
         self.source = self._reply()[1]
+        self.ended = 0
 
     def _reply(self) -> list[str]:
         for line in self.proc.stdout:
@@ -150,13 +237,21 @@ class Worker:
                 return line[len(PROTOCOL):].split()
         raise RuntimeError(f"variant {self.variant.name!r}: its worker exited with code {self.proc.wait()}")
 
-    def measure(self, seconds: float) -> float:
-        self.proc.stdin.write(f"{seconds}\n")
+    def _ask(self, command: str) -> list[str]:
+        self.proc.stdin.write(command + "\n")
         self.proc.stdin.flush()
-        rate, finite = self._reply()
-        if finite != "True":
+        reply = self._reply()
+        if reply[1] != "True":
             raise RuntimeError(f"variant {self.variant.name!r}: its states went non-finite")
+        return reply
+
+    def measure(self, seconds: float) -> float:
+        rate, _, ended = self._ask(f"seconds {seconds}")
+        self.ended = int(ended)  # episodes ended so far (env workers)
         return float(rate)
+
+    def step(self, calls: int) -> int:
+        return int(self._ask(f"steps {calls}")[0])
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -171,6 +266,69 @@ def take_turns(workers: list[Worker], rounds: int, seconds: float) -> dict[str, 
     return rates
 
 
+# --- instructions under callgrind ---------------------------------------------------------
+
+
+def callgrind_missing() -> str | None:
+    missing = [tool for tool in ("valgrind", "callgrind_control") if shutil.which(tool) is None]
+    return None if not missing else (f"--instructions needs {' and '.join(missing)} (apt install valgrind); "
+                                     "it counts instructions under valgrind's callgrind")
+
+
+def instructions_per_step(variant: Variant, args, folder: Path) -> float:
+    """Instructions (callgrind's Ir) per env or physics step of one build over ``--instructions``
+    calls after its warm-up, counted in all its threads; start-up and warm-up run uninstrumented."""
+    out = folder / f"{variant.name}.callgrind"
+    prefix = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+              f"--log-file={folder / variant.name}.valgrind.log"]
+    # one hash seed for every build: Python's allocations, and so its collections, do not vary
+    w = Worker(variant, args, prefix, env={"PYTHONHASHSEED": "0"})
+    try:
+        _instrument(w.proc.pid, "on")
+        steps = w.step(args.instructions)
+        _instrument(w.proc.pid, "off")
+    finally:
+        w.close()
+    return _callgrind_total(out) / (steps * args.num_envs)
+
+
+def _instrument(pid: int, state: str) -> None:
+    # the worker is waiting on its stdin: valgrind's gdbserver takes the request all the same
+    subprocess.run(["callgrind_control", "-i", state, str(pid)], check=True, capture_output=True, timeout=300)
+
+
+def _callgrind_total(path: Path) -> int:
+    for line in path.read_text().splitlines():
+        if line.startswith(("totals:", "summary:")) and int(line.split()[1]) > 0:
+            return int(line.split()[1])
+    raise RuntimeError(f"{path}: callgrind counted no instructions")
+
+
+# --- where each build came from -----------------------------------------------------------
+
+
+def source_of(w: Worker) -> dict:
+    """The module a worker imported, and its tree's commit and whether it had changes."""
+    root = Path(w.variant.tree) if w.variant.tree else Path(w.source).resolve().parents[1]
+    source = {"module": w.source, "tree": str(root), "commit": None, "dirty": None}
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is not None and Path(top).resolve() == root.resolve():  # not a folder inside another checkout
+        source["commit"] = _git(root, "rev-parse", "HEAD")
+        source["dirty"] = bool(_git(root, "status", "--porcelain"))
+    return source
+
+
+def _git(folder: Path, *command: str) -> str | None:
+    result = subprocess.run(["git", "-C", str(folder), *command], capture_output=True, text=True, check=False)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def describe(source: dict) -> str:
+    if source["commit"] is None:
+        return f"{source['tree']} (not a git checkout)"
+    return f"{source['tree']} at {source['commit'][:10]}" + (", with uncommitted changes" if source["dirty"] else "")
+
+
 def summary(rates: dict[str, list[float]]) -> list[dict]:
     base = next(iter(rates.values()))
     rows = []
@@ -181,18 +339,40 @@ def summary(rates: dict[str, list[float]]) -> list[dict]:
     return rows
 
 
-def markdown(rows: list[dict], workers: list[Worker], args, load: tuple) -> str:
+def add_instructions(rows: list[dict], counts: list[float]) -> None:
+    for row, count in zip(rows, counts):
+        row["instructions_per_step"] = count
+        row["instructions_ratio"] = count / counts[0]
+
+
+def heading(args, load: tuple) -> str:
+    if args.task:
+        what = (f"Env steps/s, TaiGym/{args.task}-v0 as gym.make_vec makes it, {args.num_envs} envs, fresh uniform "
+                f"random actions, autoresets on")
+    else:
+        states = "smooth dynamics" if args.smooth else f"contacts on, states settled under {args.controls} controls"
+        what = f"Physics steps/s, {args.model}, {args.num_envs} envs, {args.precision}, {states}"
+    counted = (f"; instructions per step (callgrind's Ir) over {args.instructions} "
+               f"{'env steps' if args.task else 'calls of 5 steps'} after warm-up" if args.instructions else "")
+    return (f"{what}; {args.rounds} rounds of {args.seconds} s per build{counted}; "
+            f"load average {load[0]:.2f} at start, {load[1]:.2f} at end.")
+
+
+def markdown(rows: list[dict], workers: list[Worker], sources: dict, args, load: tuple) -> str:
     base = rows[0]["variant"]
-    states = "smooth dynamics" if args.smooth else f"contacts on, states settled under {args.controls} controls"
-    lines = [(f"Physics steps/s, {args.model}, {args.num_envs} envs, {args.precision}, {states}; "
-              f"{args.rounds} rounds of {args.seconds} s per build; "
-              f"load average {load[0]:.2f} at start, {load[1]:.2f} at end."), "",
-             f"| build | settings | steps/s (median) | ratio to {base} (median) | range |", "|---|---|---:|---:|---|"]
+    counted = "instructions_per_step" in rows[0]
+    lines = [heading(args, load), "", "Sources: " + "; ".join(f"{n}: {describe(s)}" for n, s in sources.items()) + ".",
+             "", f"| build | settings | steps/s (median) | ratio to {base} (median) | range |"
+             + (f" instructions per step | ratio to {base} |" if counted else ""),
+             "|---|---|---:|---:|---|" + ("---:|---:|" if counted else "")]
     for row, w in zip(rows, workers):
         settings = ", ".join([f"tree {w.variant.tree}"] if w.variant.tree else []
                              + [f"{k}={v}" for k, v in w.variant.env.items()]) or "this checkout"
-        lines.append(f"| {row['variant']} | {settings} | {row['median_steps_per_s']:,.0f} | "
-                     f"{row['median_ratio']:.3f} | {row['min_ratio']:.3f}–{row['max_ratio']:.3f} |")
+        line = (f"| {row['variant']} | {settings} | {row['median_steps_per_s']:,.0f} | "
+                f"{row['median_ratio']:.3f} | {row['min_ratio']:.3f}–{row['max_ratio']:.3f} |")
+        if counted:
+            line += f" {row['instructions_per_step']:,.0f} | {row['instructions_ratio']:.3f} |"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -201,6 +381,9 @@ def parse_args(argv):
     p.add_argument("--variant", action="append", default=[], metavar="NAME=SPEC",
                    help="a build: NAME= (this checkout), NAME=KEY=VALUE[,...] or NAME=tree:PATH[,KEY=VALUE...]; "
                         "the first is the one the others are compared with")
+    p.add_argument("--task", default=None,
+                   help="measure this task's native vector env (TaiGym/<TASK>-v0, or a task YAML) instead of "
+                        "World.step on --model")
     p.add_argument("--model", default="ant", help="gymnasium MuJoCo asset name or path to an .xml file")
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--precision", choices=("float32", "float64"), default="float64")
@@ -209,13 +392,17 @@ def parse_args(argv):
                    help="the controls the states are settled under (benchmark.py --controls)")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--seconds", type=float, default=1.0, help="length of one build's slice in a round")
+    p.add_argument("--instructions", type=int, default=0, metavar="CALLS",
+                   help="also count instructions per step under callgrind over this many env steps (or calls of "
+                        "5 physics steps) per build, after the timed turns; ~1 min per build for Ant at 64 envs "
+                        "and 20 steps (default: 0, not counted)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None, help="JSON output; a .md table goes next to it")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--tree", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.num_envs < 1 or args.rounds < 1 or args.seconds <= 0:
-        p.error("--num-envs and --rounds must be >= 1 and --seconds > 0")
+    if args.num_envs < 1 or args.rounds < 1 or args.seconds <= 0 or args.instructions < 0:
+        p.error("--num-envs and --rounds must be >= 1, --seconds > 0 and --instructions >= 0")
     if not args.worker:
         if len(args.variant) < 2:
             p.error("give at least two --variant builds to compare")
@@ -225,6 +412,8 @@ def parse_args(argv):
             p.error(str(err))
         if len({v.name for v in args.variant}) < len(args.variant):
             p.error("--variant names must differ")
+        if args.instructions and callgrind_missing():
+            p.error(callgrind_missing())
     return args
 
 
@@ -243,18 +432,36 @@ def main(argv=None) -> int:
     finally:
         for w in workers:
             w.close()
+    if args.task:
+        for row, w in zip(rows, workers):
+            row["episodes_ended"] = w.ended
+    if args.instructions:
+        add_instructions(rows, count_instructions(args))
     load = (start_load, os.getloadavg()[0])
-    table = markdown(rows, workers, args, load)
+    sources = {w.variant.name: source_of(w) for w in workers}
+    table = markdown(rows, workers, sources, args, load)
     print(table)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        report = {"rows": rows, "load_average": load, "sources": {w.variant.name: w.source for w in workers},
+        report = {"rows": rows, "load_average": load, "sources": sources,
                   "settings": {k: (v if not isinstance(v, Path) else str(v)) for k, v in vars(args).items()
                                if k not in ("variant", "worker", "tree")},
                   "variants": [vars(v) for v in args.variant]}
         args.out.write_text(json.dumps(report, indent=2))
         args.out.with_suffix(".md").write_text(table + "\n")
     return 0
+
+
+def count_instructions(args) -> list[float]:
+    # one build at a time, after the timed turns: valgrind's slow run would load the others' turns
+    counts = []
+    with tempfile.TemporaryDirectory(prefix="taigym-callgrind-") as folder:
+        for variant in args.variant:
+            print(f"counting {variant.name}'s instructions under callgrind", file=sys.stderr, flush=True)
+            start = time.perf_counter()
+            counts.append(instructions_per_step(variant, args, Path(folder)))
+            print(f"  {counts[-1]:,.0f} per step ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
+    return counts
 
 
 if __name__ == "__main__":

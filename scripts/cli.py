@@ -24,7 +24,7 @@ COMMANDS = {
     "benchmark": ("taigym.scripts.benchmark:main", "physics steps/s of our engine next to MuJoCo on the same models"),
     "benchmark-envs": ("taigym.scripts.benchmark_envs:main", "env steps/s of the native vector envs next to Gymnasium's"),
     "benchmark-variants": ("taigym.scripts.benchmark_variants:main",
-                           "physics steps/s of builds (settings, source trees) side by side, in paired turns"),
+                           "physics or env steps/s (and instructions) of builds, settings or source trees, in paired turns"),
     "benchmark-training": ("taigym.scripts.benchmark_training:main",
                            "the main job's training speed next to the same training on Gymnasium's env"),
     "cross-eval": ("taigym.scripts.cross_eval:main",

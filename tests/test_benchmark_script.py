@@ -227,6 +227,25 @@ def test_training_benchmark_refuses_a_task_without_counterpart():
         gymnasium_counterpart("TaiGym/QuadrupedFlat-v0")
 
 
+def _copy_of_this_checkout(tree: Path) -> Path:
+    """This checkout's sources copied elsewhere (2 MB), a tree a worker must import from."""
+    for name in ("taigym", "physics", "envs", "tasks", "configs", "scripts"):
+        shutil.copytree(REPO_ROOT / name, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO_ROOT / "pyproject.toml", tree / "pyproject.toml")
+    return tree
+
+
+def _slowed_copy_of_this_checkout(tree: Path) -> Path:
+    """A copy whose vector env does ~3 ms of extra work in every step: more time and more
+    instructions than a small task's whole step."""
+    _copy_of_this_checkout(tree)
+    vector = tree / "envs" / "vector.py"
+    step = "    def step(self, actions):\n"
+    assert step in vector.read_text()
+    vector.write_text(vector.read_text().replace(step, step + "        sum(range(200_000))\n", 1))
+    return tree
+
+
 @pytest.mark.slow
 def test_variants_take_turns_and_report_each_build(tmp_path, device):
     if device != "cpu":
@@ -234,12 +253,9 @@ def test_variants_take_turns_and_report_each_build(tmp_path, device):
     from taigym.scripts import benchmark_variants
 
     out = tmp_path / "variants.json"
-    # the same build twice, once imported as a source tree elsewhere (a copy of this
-    # checkout's sources, 2 MB): the tree's worker must import from there, not the installed one
-    tree = tmp_path / "tree"
-    for name in ("taigym", "physics", "envs", "tasks", "configs", "scripts"):
-        shutil.copytree(REPO_ROOT / name, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(REPO_ROOT / "pyproject.toml", tree / "pyproject.toml")
+    # the same build twice, once imported as a source tree elsewhere: the tree's worker must
+    # import from there, not the installed one
+    tree = _copy_of_this_checkout(tmp_path / "tree")
     status = benchmark_variants.main(["--model", "inverted_pendulum", "--smooth", "--num-envs", "2", "--rounds", "3",
                                       "--seconds", "0.05", "--variant", "installed=",
                                       "--variant", f"tree=tree:{tree},TAIGYM_TEST_MARK=1", "--out", str(out)])
@@ -248,9 +264,55 @@ def test_variants_take_turns_and_report_each_build(tmp_path, device):
     assert [r["variant"] for r in report["rows"]] == ["installed", "tree"]
     assert report["rows"][0]["median_ratio"] == 1.0
     assert all(_positive(r["median_steps_per_s"]) and _positive(r["median_ratio"]) for r in report["rows"])
-    assert Path(report["sources"]["tree"]) == tree / "physics" / "__init__.py"
+    assert Path(report["sources"]["tree"]["module"]) == tree / "physics" / "__init__.py"
     assert report["variants"][1]["env"] == {"TAIGYM_TEST_MARK": "1"}
     assert "| tree | tree " in out.with_suffix(".md").read_text()
+
+
+def _env_variants(tmp_path, *extra: str) -> dict:
+    from taigym.scripts import benchmark_variants
+
+    out = tmp_path / "env_variants.json"
+    slowed = _slowed_copy_of_this_checkout(tmp_path / "slowed")
+    # the pendulum's own serial kernel (seconds to compile), not the suite's shared one, which
+    # valgrind takes minutes to load
+    status = benchmark_variants.main(["--task", "InvertedPendulum", "--num-envs", "2", "--rounds", "3", "--seconds",
+                                      "0.1", "--variant", "installed=TAIGYM_KERNELS=own",
+                                      "--variant", f"slowed=tree:{slowed},TAIGYM_KERNELS=own", *extra,
+                                      "--out", str(out)])
+    assert status == 0
+    return json.loads(out.read_text()) | {"table": out.with_suffix(".md").read_text()}
+
+
+def test_env_variants_show_a_slowed_tree_slower_and_record_each_source(tmp_path, device):
+    if device != "cpu":
+        pytest.skip("the workers step on the CPU")
+    report = _env_variants(tmp_path)
+    installed, slowed = report["rows"]
+    # ~3 ms more per step against ~0.1 ms: slower in every round, whatever the machine's load
+    assert installed["median_ratio"] == 1.0 and slowed["max_ratio"] < 0.5
+    # the pendulum falls within a few dozen random steps: its episodes ended and were reset
+    assert installed["episodes_ended"] > 0 and slowed["episodes_ended"] > 0
+    here, there = report["sources"]["installed"], report["sources"]["slowed"]
+    assert Path(here["module"]).parent.parent == REPO_ROOT and len(here["commit"]) == 40
+    assert isinstance(here["dirty"], bool)
+    assert Path(there["module"]) == tmp_path / "slowed" / "physics" / "__init__.py"
+    assert there["commit"] is None  # a copy, no git checkout
+    assert f"slowed: {tmp_path / 'slowed'} (not a git checkout)" in report["table"]
+    assert "TaiGym/InvertedPendulum-v0" in report["table"]
+
+
+@pytest.mark.slow  # valgrind: ~20 s a build to start and count
+def test_env_variants_count_a_slowed_trees_extra_instructions(tmp_path, device):
+    from taigym.scripts import benchmark_variants
+
+    if device != "cpu":
+        pytest.skip("the workers step on the CPU")
+    if benchmark_variants.callgrind_missing():
+        pytest.skip(benchmark_variants.callgrind_missing())
+    installed, slowed = _env_variants(tmp_path, "--instructions", "5")["rows"]
+    assert installed["instructions_ratio"] == 1.0 and slowed["instructions_ratio"] > 3
+    assert _positive(installed["instructions_per_step"])
 
 
 @pytest.mark.parametrize("spec, message", [
