@@ -382,24 +382,12 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
     def faces_or_primitive(w, p, g1, g2, collider, pair_i: ti.template(), geom_i: ti.template(),
                            geom_f: ti.template(), mg, con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2,
                            mat2, margin):
-        """A box or mesh on a mesh (each compiled in where a pair needs it), or primitive."""
-        if ti.static(box_mesh):
-            if collider == B.COLLIDE_BOX_MESH:
-                faces(w, p, g1, g2, True, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2, margin)
-            else:
-                mesh_or_primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1,
-                                  pos2, mat2, margin)
-        else:
-            mesh_or_primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
-                              mat2, margin)
-
-    @ti.func
-    def mesh_or_primitive(w, p, g1, g2, collider, pair_i: ti.template(), geom_i: ti.template(),
-                          geom_f: ti.template(), mg, con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2,
-                          mat2, margin):
-        if ti.static(mesh_mesh):
-            if collider == B.COLLIDE_MESH_MESH:
-                faces(w, p, g1, g2, False, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2, margin)
+        """A box or mesh on a mesh (compiled in where a pair needs either), or primitive.
+        One call site for both: the faces path, EPA's included, is inlined once."""
+        if ti.static(box_mesh or mesh_mesh):
+            if collider == B.COLLIDE_BOX_MESH or collider == B.COLLIDE_MESH_MESH:
+                faces(w, g1, g2, collider == B.COLLIDE_BOX_MESH, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
+                      mat2, margin)
             else:
                 primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
                           mat2, margin)
@@ -408,8 +396,8 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                       margin)
 
     @ti.func
-    def faces(w, p, g1, g2, box1: ti.template(), geom_i: ti.template(), geom_f: ti.template(), mg,
-              con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2, mat2, margin):
+    def faces(w, g1, g2, box1, geom_i: ti.template(), geom_f: ti.template(), mg, con_f: ti.template(),
+              con_n: ti.template(), pos1, mat1, pos2, mat2, margin):
         cvx.faces(w, con_f, con_n, box1, pos1, mat1, A.geom_size(geom_f, mg, g1), pos2, mat2, margin,
                   hull(geom_i, g1, mg), hull(geom_i, g2, mg), geom_f)
 

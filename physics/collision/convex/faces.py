@@ -21,8 +21,9 @@ normal, or the clipping face's for an edge), halfway along it. This is what the 
 package 4.0 computes (its polygon search measures true quadrilateral areas, and it looks at
 geom2's edges where geom1's do not lie flat); tests/test_mesh_multiccd.py checks it.
 
-Geom2 is always a mesh (a box sorts before a mesh); ``collide`` is compiled for a box or a
-mesh as geom1 (``box1``), so that each build holds only its own geom's routines.
+Geom2 is always a mesh (a box sorts before a mesh); whether geom1 is a box (``box1``) is a
+run-time flag, not a compile-time one, so that a kernel with both pairs inlines this path
+(EPA's included) once: the box's and the mesh's own routines are small next to it.
 """
 
 import functools
@@ -93,11 +94,22 @@ def make_faces(fp):
 
     # --- features -----------------------------------------------------------------------
     @ti.func
-    def vertex_index(box: ti.template(), o, tab: ti.template(), p):
+    def in_world(o, local):
+        return obj_mat(o) @ local + row(o, 3)
+
+    @ti.func
+    def box_corner(o, idx):
+        """A box corner (bits of idx: x, y, z positive) in the box's frame."""
+        size = row(o, 4)
+        return vec3(size[0] if idx & 1 else -size[0], size[1] if idx & 2 else -size[1],
+                    size[2] if idx & 4 else -size[2])
+
+    @ti.func
+    def vertex_index(box, o, tab: ti.template(), p):
         """The box corner (bits: x, y, z positive) or hull vertex that support point p is."""
         local = obj_mat(o).transpose() @ (p - row(o, 3))
         idx = 0
-        if ti.static(box):
+        if box:
             idx = (1 if local[0] > 0 else 0) + (2 if local[1] > 0 else 0) + (4 if local[2] > 0 else 0)
         else:
             best = fp(BIG)
@@ -109,19 +121,17 @@ def make_faces(fp):
         return idx
 
     @ti.func
-    def vertex_at(box: ti.template(), o, tab: ti.template(), idx):
+    def vertex_at(box, o, tab: ti.template(), idx):
         """A box corner's or hull vertex's place in the world."""
         local = vec3(0)
-        if ti.static(box):
-            size = row(o, 4)
-            local = vec3(size[0] if idx & 1 else -size[0], size[1] if idx & 2 else -size[1],
-                          size[2] if idx & 4 else -size[2])
-        else:
+        if box:
+            local = box_corner(o, idx)
+        else:  # a branch, not a select: a box has no hull to read
             local = hull_vertex(o, tab, idx)
-        return obj_mat(o) @ local + row(o, 3)
+        return in_world(o, local)
 
     @ti.func
-    def feature(box: ti.template(), o, tab: ti.template(), pts):
+    def feature(box, o, tab: ti.template(), pts):
         """The vertices of EPA's face's points on a geom, as MuJoCo's simplexDim: a vertex
         (1), an edge (2: the first two distinct) or a face (3)."""
         idx = ivec3(0)
@@ -225,19 +235,19 @@ def make_faces(fp):
         return ids, count
 
     @ti.func
-    def faces_of(box: ti.template(), o, tab: ti.template(), dim, idx, direction):
+    def faces_of(box, o, tab: ti.template(), dim, idx, direction):
         ids = ids_t(-1)
         count = 0
-        if ti.static(box):
+        if box:
             ids, count = box_faces(o, dim, idx, direction)
         else:
             ids, count = mesh_faces(o, tab, dim, idx)
         return ids, count
 
     @ti.func
-    def face_normal(box: ti.template(), o, tab: ti.template(), fid):
+    def face_normal(box, o, tab: ti.template(), fid):
         local = vec3(0)
-        if ti.static(box):
+        if box:
             local[fid // 2] = fp(1.0) if fid % 2 == 0 else fp(-1.0)
         else:
             rec = polygon(o, tab, fid)
@@ -245,15 +255,23 @@ def make_faces(fp):
         return obj_mat(o) @ local
 
     @ti.func
-    def load_face(box: ti.template(), o, tab: ti.template(), fid, out: ti.template()):
+    def box_side(fid):
+        """The corners of box side fid, as _BOX_FACES."""
+        corners = ti.Vector([0, 0, 0, 0])
+        for f in ti.static(range(6)):
+            if fid == f:
+                corners = ti.Vector(_BOX_FACES[f])
+        return corners
+
+    @ti.func
+    def load_face(box, o, tab: ti.template(), fid, out: ti.template()):
         """A face's vertices into out's rows, in the order MuJoCo clips with (boxFace;
         meshFace: the polygon's backwards); returns their count (-1: more than fit)."""
         n = 4
-        if ti.static(box):
-            for f in ti.static(range(6)):
-                if fid == f:
-                    for k in ti.static(range(4)):
-                        set_row(out, k, vertex_at(True, o, tab, _BOX_FACES[f][k]))
+        if box:
+            corners = box_side(fid)
+            for k in ti.static(range(4)):
+                set_row(out, k, in_world(o, box_corner(o, corners[k])))
         else:
             rec = polygon(o, tab, fid)
             n = int_entry(o, tab, rec + 3)
@@ -261,41 +279,41 @@ def make_faces(fp):
                 n = -1
             else:
                 for k in range(n):
-                    set_row(out, k, vertex_at(False, o, tab, int_entry(o, tab, rec + 4 + n - 1 - k)))
+                    set_row(out, k, in_world(o, hull_vertex(o, tab, int_entry(o, tab, rec + 4 + n - 1 - k))))
         return n
 
     @ti.func
-    def edge_count(box: ti.template(), o, tab: ti.template(), dim, idx):
+    def edge_count(box, o, tab: ti.template(), dim, idx):
         """Edges of a vertex or edge feature (boxEdgeNormals, meshEdgeNormals): the edge
         itself, or those from the vertex: a box's three, a hull vertex's one per polygon
         around it (to the vertex before it in the polygon)."""
         n = 1
         if dim == 1:
-            if ti.static(box):
+            if box:
                 n = 3
             else:
                 _, n = mesh_faces(o, tab, 1, idx)
         return n
 
     @ti.func
-    def edge_end(box: ti.template(), o, tab: ti.template(), dim, idx, k):
+    def edge_end(box, o, tab: ti.template(), dim, idx, k):
         """The far end of edge k of a vertex or edge feature (from idx[0]'s vertex)."""
         end = vec3(0)
         if dim == 2:
             end = vertex_at(box, o, tab, idx[1])
-        elif ti.static(box):
-            end = vertex_at(box, o, tab, idx[0] ^ (1 << k))
+        elif box:
+            end = in_world(o, box_corner(o, idx[0] ^ (1 << k)))
         else:
             rec = polygon(o, tab, int_entry(o, tab, around(o, tab, idx[0]) + k))
             n = int_entry(o, tab, rec + 3)
             for j in range(n):
                 if int_entry(o, tab, rec + 4 + j) == idx[0]:
-                    end = vertex_at(box, o, tab, int_entry(o, tab, rec + 4 + (j + n - 1) % n))
+                    end = in_world(o, hull_vertex(o, tab, int_entry(o, tab, rec + 4 + (j + n - 1) % n)))
         return end
 
     # --- which features lie flat on each other --------------------------------------------
     @ti.func
-    def aligned_faces(box1: ti.template(), o1, ids1, n1, o2, ids2, n2, tab: ti.template()):
+    def aligned_faces(box1, o1, ids1, n1, o2, ids2, n2, tab: ti.template()):
         """The first faces (i of geom1, j of geom2) whose normals face each other."""
         fi, fj = -1, -1
         for i in range(n1):
@@ -307,7 +325,7 @@ def make_faces(fp):
         return fi, fj
 
     @ti.func
-    def edge_on_face(ebox: ti.template(), eo, edim, eidx, fbox: ti.template(), fo, fids, nf, tab: ti.template()):
+    def edge_on_face(ebox, eo, edim, eidx, fbox, fo, fids, nf, tab: ti.template()):
         """The first (edge, face) of a vertex or edge feature and a geom's faces with the
         edge perpendicular to the face's normal (alignedFaceEdge: faces outside)."""
         fe, ff = -1, -1
@@ -444,7 +462,7 @@ def make_faces(fp):
         return count
 
     @ti.func
-    def clip_contacts(w, con_f: ti.template(), con_n: ti.template(), box1: ti.template(), o1, o2,
+    def clip_contacts(w, con_f: ti.template(), con_n: ti.template(), box1, o1, o2,
                       tab: ti.template(), f1, f2, x1, x2, margin):
         """MuJoCo's multi-contact from EPA's final face (its points f1 on geom1, f2 on
         geom2): the contacts of the features that lie flat on each other, or none."""
@@ -501,16 +519,14 @@ def make_faces(fp):
         return count
 
     @ti.func
-    def collide(w, con_f: ti.template(), con_n: ti.template(), box1: ti.template(), pos1, mat1, size1, pos2, mat2,
-                margin, hull1, hull2, tab: ti.template()):
+    def collide(w, con_f: ti.template(), con_n: ti.template(), box1, pos1, mat1, size1, pos2, mat2, margin, hull1,
+                hull2, tab: ti.template()):
         """Contacts of a box (``box1``) or mesh (geom1) and a mesh (geom2), each grown by
         half the margin: the clipped features' where they lie flat on each other, else
         EPA's one; returns how many."""
         half = fp(0.5) * margin
-        o1 = make_obj(0, pos1, mat1, size1, fp(0.0), half)
-        if ti.static(box1):
-            o1 = make_obj(GEOM_BOX, pos1, mat1, size1, fp(0.0), half)
-        else:
+        o1 = make_obj(GEOM_BOX, pos1, mat1, size1, fp(0.0), half)
+        if not box1:
             o1 = with_hull(make_obj(GEOM_MESH, pos1, mat1, size1, fp(0.0), half), hull1)
         o2 = with_hull(make_obj(GEOM_MESH, pos2, mat2, vec3(0), fp(0.0), half), hull2)
         dist, x1, x2, f1, f2 = overlap_face(o1, o2, tab)
