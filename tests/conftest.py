@@ -88,9 +88,12 @@ def missing_task_packages() -> dict[str, str]:
     return missing
 
 
-# shipped tasks (and their robot files) whose robot takes minutes to check on 2 cores (G1: 35 meshes, 29 joints):
-# the tests that go through every task check them in the slow tier
-SLOW_TASKS = {"g1_flat.yaml", "TaiGym/G1Flat-v0", "G1Flat", "g1.xml"}
+# the shipped tasks on mjlab's robots (and their robot files), each a minute or more to check
+# on 2 cores: the tests that go through every shipped task check them in the slow tier, and
+# tests/test_robot_tasks.py checks Go1's and YAM's in the quick set (G1's, 35 meshes and 29
+# joints, in the slow tier)
+SLOW_TASKS = {"g1_flat.yaml", "TaiGym/G1Flat-v0", "G1Flat", "g1.xml", "go1_flat.yaml", "TaiGym/Go1Flat-v0", "Go1Flat",
+              "go1.xml", "yam_reach.yaml", "TaiGym/YamReach-v0", "YamReach", "yam.xml"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by mark
@@ -99,9 +102,10 @@ def pytest_collection_modifyitems(items):
     skipped, not failed; one parametrized by a SLOW_TASKS task is marked slow."""
     missing = missing_task_packages()
     for item in items:
+        own_marks = item.path.name == "test_robot_tasks.py"
         for value in getattr(getattr(item, "callspec", None), "params", {}).values():
             key = value.name if isinstance(value, Path) else value
             if isinstance(key, str) and key in missing:
                 item.add_marker(pytest.mark.skip(reason=missing[key]))
-            if isinstance(key, str) and key in SLOW_TASKS:
+            if isinstance(key, str) and key in SLOW_TASKS and not own_marks:
                 item.add_marker(pytest.mark.slow)

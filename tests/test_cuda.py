@@ -29,7 +29,7 @@ PHYSICS_TESTS = ["test_dynamics_mujoco.py", "test_random_trees.py", "test_analyt
                  "test_schedule.py", "test_sensors.py", "test_actuator_dynamics.py", "test_control_suite_models.py",
                  "test_meshes.py", "test_contact_params.py", "test_spatial_tendons.py", "test_noslip.py",
                  "test_implicitfast.py", "test_joint_actuator_limits.py", "test_flat_meshes.py",
-                 "test_hfield_meshes.py", "test_mesh_multiccd.py", "test_mesh_rays.py"]
+                 "test_hfield_meshes.py", "test_mesh_multiccd.py", "test_mesh_rays.py", "test_mocap.py"]
 
 # modules that build a World (or a Collider or Renderer) and stay out of the CUDA run
 LEFT_OUT = {
