@@ -256,9 +256,7 @@ class World:
         as MuJoCo's, and kept as given). reset() puts them back at the model's poses; read
         them with get("mocap_pos") and get("mocap_quat"), mocap id order (model.body_mocapid)."""
         m = self.model
-        ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
-            raise WorldError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()[:10]}")
+        ids = self._env_ids(env_ids)
         for value, width, name in ((pos, 3, "mocap_pos"), (quat, 4, "mocap_quat")):
             if value is None:
                 continue
@@ -283,9 +281,7 @@ class World:
         for all envs; with ``env_ids``, one row per id). Columns of dofs without a drive
         are ignored. Targets persist until set again (reset() keeps them); both start at 0.
         Read them back with get("drive_qpos_target") and get("drive_qvel_target")."""
-        ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
-            raise WorldError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()[:10]}")
+        ids = self._env_ids(env_ids)
         for value, name in ((q, "drive_qpos_target"), (qd, "drive_qvel_target")):
             if value is not None and self.model.nv:
                 self._write_dof_column(name, self._rows(value, self.model.nv, name, env_ids), ids)
@@ -320,9 +316,7 @@ class World:
         if env_ids is None:
             self._launch(1, advance=0, segments=segments)
             return
-        ids = np.atleast_1d(np.asarray(env_ids))
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
-            raise WorldError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()[:10]}")
+        ids = self._env_ids(env_ids)
         some_ids = self._tables.some_ids
         view = self._view_of(some_ids)
         if view is not None:
@@ -509,6 +503,13 @@ class World:
     def _view_of(self, table):
         """A numpy array over ``table``'s memory on a CPU World, or None (data.Tables.view_of)."""
         return self._tables.view_of(table)
+
+    def _env_ids(self, env_ids) -> np.ndarray:
+        """``env_ids`` as an array (every env for None), each checked to be an env of this World."""
+        ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
+            raise WorldError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()[:10]}")
+        return ids
 
     def _rows(self, value, n, what, env_ids):
         """``value`` checked as one row per env (or per id), broadcast from one row: a numpy
