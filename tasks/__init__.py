@@ -4,7 +4,10 @@
     cfg = load_task_config("TaiGym/Reacher-v0", ["simulation.precision=float32"])
     task = Task(cfg)          # the robot Model with terms bound to it
 
-Terms are registered by name in :mod:`tasks.terms` (see :mod:`tasks.registry`).
+Terms are registered by name in :mod:`tasks.terms` (see :mod:`tasks.registry`). A term's
+``ops`` may shape rewards with ``tolerance`` (dm_control's ``rewards.tolerance`` on registers):
+
+    from taigym.tasks import tolerance
 """
 
 from .errors import ConfigError
@@ -19,7 +22,12 @@ def __getattr__(name):
         from .task import Task
 
         return Task
+    if name == "tolerance":
+        from taigym.physics.step.program import tolerance
+
+        return tolerance
     raise AttributeError(f"module 'tasks' has no attribute {name!r}")
 
 
-__all__ = ["ConfigError", "Task", "TaskConfig", "Term", "TermError", "load_task_config", "register", "task_files"]
+__all__ = ["ConfigError", "Task", "TaskConfig", "Term", "TermError", "load_task_config", "register", "task_files",
+           "tolerance"]

@@ -20,14 +20,19 @@ holds a non-zero code ``pre | post << 8``, that env runs a forward pass with tho
 instead of the launch's steps and segments. An env reset on the host before a step gets
 its first observation from the same launch that steps the others.
 
-Instruction rows are 8 int32 entries ``op, n, dst, a, b, c, 0, 0`` after a header of
+Instruction rows are 8 int32 entries ``op, n, dst, a, b, c, single, 0`` after a header of
 ``2 * NSEGMENTS`` entries (each segment's first and end row) and the override register's
 entry; index lists follow the rows in the same int table, constants sit in a float table.
+``single``'s bits 0, 1, 2 mark the register operands a, b, c that are one register, which
+an elementwise instruction broadcasts over its ``n`` elements. The last entry is always 0:
+a zero the kernel's compiler cannot see, which LOG1P uses to keep a rounding that fast math
+would otherwise optimize away.
 """
 
 import functools
+import math
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,7 +48,13 @@ ROW = 8
 
 # opcodes
 (LOAD, STORE, COPY, AFFINE, CLIP, SIN, COS, SQUARE, EXP, SQRT, ADD, SUB, MUL, SUM, OUTSIDE, ANY, NONFINITE, ROT_T,
- CROSS, GREATER, RNE_POST, CONST) = range(22)
+ CROSS, GREATER, RNE_POST, CONST, DIV, MINIMUM, MAXIMUM, LESS, LESS_EQUAL, WHERE, ABS, LOG, LOG1P, TANH, TOLERANCE,
+ PROD, MIN, MAX) = range(36)
+BINARY = (ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM, LESS, LESS_EQUAL)  # a op b, either operand one register
+REDUCTIONS = (SUM, PROD, MIN, MAX, ANY, NONFINITE)
+# TOLERANCE's sigmoids (dm_control.utils.rewards), by their code in the row's b
+SIGMOIDS = ("gaussian", "hyperbolic", "long_tail", "reciprocal", "cosine", "linear", "quadratic", "tanh_squared")
+GAUSSIAN, HYPERBOLIC, LONG_TAIL, RECIPROCAL, COSINE, LINEAR, QUADRATIC, TANH_SQUARED = range(8)
 # sources LOAD reads and STORE writes
 SRC_QPOS, SRC_QVEL, SRC_CTRL, SRC_BODY, SRC_DOF, SRC_SENSOR = range(6)
 _DIRECT = {"qpos": SRC_QPOS, "qvel": SRC_QVEL, "ctrl": SRC_CTRL, "sensordata": SRC_SENSOR}
@@ -81,9 +92,46 @@ def make_program(fp, rne_post):
         return v
 
     @ti.func
-    def elementwise(op, w, n, dst, a, b, c, prog_f: ti.template(), reg: ti.template()):
+    def sigmoid(code, d, scale):
+        """dm_control's sigmoid ``code`` at distance ``d`` (in margins) from the bounds, in its order."""
+        z = d * scale
+        v = fp(0.0)
+        if code == GAUSSIAN:
+            v = ti.exp(fp(-0.5) * (z * z))
+        elif code == HYPERBOLIC:
+            v = fp(1.0) / ((ti.exp(z) + ti.exp(-z)) * fp(0.5))
+        elif code == LONG_TAIL:
+            v = fp(1.0) / (z * z + fp(1.0))
+        elif code == RECIPROCAL:
+            v = fp(1.0) / (ti.abs(d) * scale + fp(1.0))
+        elif code == TANH_SQUARED:
+            th = ti.tanh(z)
+            v = fp(1.0) - th * th
+        elif ti.abs(z) < fp(1.0):  # the sigmoids of finite support
+            if code == COSINE:
+                v = (fp(1.0) + ti.cos(fp(math.pi) * z)) / fp(2.0)
+            elif code == LINEAR:
+                v = fp(1.0) - z
+            else:  # QUADRATIC
+                v = fp(1.0) - z * z
+        return v
+
+    @ti.func
+    def log1p(x, zero):
+        u = fp(1.0) + x
+        # u - 1 is exact, but reassociating fast math would fold (1 + x) - 1 to x: an OR with
+        # a zero it cannot see keeps u's rounding, which the quotient then cancels
+        u = ti.bit_cast(ti.bit_cast(u, ibits) | ti.cast(zero, ibits), fp)
+        y = x
+        if u != fp(1.0):
+            y = ti.log(u) * (x / (u - fp(1.0)))
+        return y
+
+    @ti.func
+    def elementwise(op, w, n, dst, a, b, c, single, zero, prog_f: ti.template(), reg: ti.template()):
+        sa, sb, sc = 1 - (single & 1), 1 - ((single >> 1) & 1), 1 - ((single >> 2) & 1)
         for k in range(n):
-            x = reg[w, a + k]
+            x = reg[w, a + sa * k]
             y = fp(0.0)
             if op == COPY:
                 y = x
@@ -101,12 +149,16 @@ def make_program(fp, rne_post):
                 y = ti.exp(x)
             elif op == SQRT:
                 y = ti.sqrt(x)
-            elif op == ADD:
-                y = x + reg[w, b + k]
-            elif op == SUB:
-                y = x - reg[w, b + k]
-            elif op == MUL:
-                y = x * reg[w, b + k]
+            elif op == ABS:
+                y = ti.abs(x)
+            elif op == LOG:
+                y = ti.log(x)
+            elif op == LOG1P:
+                y = log1p(x, zero)
+            elif op == TANH:
+                y = ti.tanh(x)
+            elif op == WHERE:
+                y = reg[w, b + sb * k] if x != 0 else reg[w, c + sc * k]
             elif op == OUTSIDE:
                 lo, hi = prog_f[c + k], prog_f[c + n + k]
                 inside = (x >= lo and x <= hi) if b != 0 else (x > lo and x < hi)
@@ -115,15 +167,48 @@ def make_program(fp, rne_post):
                 y = prog_f[c + k]
             elif op == GREATER:
                 y = fp(1.0) if x > prog_f[c] and finite(x) else fp(0.0)
+            elif op == TOLERANCE:  # constants: n lower bounds, n upper, n margins, n scales
+                lo, hi, margin = prog_f[c + k], prog_f[c + n + k], prog_f[c + 2 * n + k]
+                y = fp(1.0)
+                if not (lo <= x and x <= hi):
+                    y = fp(0.0)
+                    if margin != 0:
+                        y = sigmoid(b, (lo - x if x < lo else x - hi) / margin, prog_f[c + 3 * n + k])
+            else:  # BINARY
+                z = reg[w, b + sb * k]
+                if op == ADD:
+                    y = x + z
+                elif op == SUB:
+                    y = x - z
+                elif op == MUL:
+                    y = x * z
+                elif op == DIV:
+                    y = x / z
+                elif op == MINIMUM:
+                    y = ti.min(x, z)
+                elif op == MAXIMUM:
+                    y = ti.max(x, z)
+                elif op == LESS:
+                    y = fp(1.0) if x < z else fp(0.0)
+                else:  # LESS_EQUAL
+                    y = fp(1.0) if x <= z else fp(0.0)
             reg[w, dst + k] = y
 
     @ti.func
     def reduce(op, w, n, dst, a, reg: ti.template()):
-        acc = fp(0.0)
+        acc = fp(1.0) if op == PROD else fp(0.0)
+        if op == MIN or op == MAX:
+            acc = reg[w, a]
         for k in range(n):
             x = reg[w, a + k]
             if op == SUM:
                 acc += x
+            elif op == PROD:
+                acc *= x
+            elif op == MIN:
+                acc = ti.min(acc, x)
+            elif op == MAX:
+                acc = ti.max(acc, x)
             elif op == ANY:
                 if x != 0 or not finite(x):
                     acc = fp(1.0)
@@ -163,10 +248,10 @@ def make_program(fp, rne_post):
             elif op == RNE_POST:
                 rne_post(w, t.sizes, t.body_i, t.opt_f, t.qvel, t.qacc, t.body_d, t.dof_d, t.geom_i, t.con_f, t.con_i,
                          t.efc_f, t.efc_n)
-            elif op == SUM or op == ANY or op == NONFINITE:
+            elif op == SUM or op == PROD or op == MIN or op == MAX or op == ANY or op == NONFINITE:
                 reduce(op, w, n, dst, a, t.reg)
             else:
-                elementwise(op, w, n, dst, a, b, c, t.prog_f, t.reg)
+                elementwise(op, w, n, dst, a, b, c, t.prog_i[at + 6], t.prog_i[at + 7], t.prog_f, t.reg)
 
     @ti.func
     def launch_of(w, segments, nstep, advance, prog_i: ti.template(), reg: ti.template()):
@@ -184,23 +269,101 @@ def make_program(fp, rne_post):
 
 @dataclass(frozen=True)
 class Regs:
-    """A run of ``n`` registers from ``start``."""
+    """A run of ``n`` registers from ``start``, of the ProgramBuilder that allocated it.
+
+    Arithmetic on Regs emits instructions into that builder (in its current segment) and
+    gives the registers of the result: ``+ - * /``, unary ``-``, ``abs()``, and the
+    comparisons ``< <= > >=`` (1.0 where true, 0.0 where not), with a Regs, a number or an
+    array of ``n`` numbers on either side; a run of one register broadcasts against a longer
+    one. ``==`` compares which registers two runs are, not their values.
+    """
 
     start: int
     n: int
+    builder: "ProgramBuilder | None" = field(default=None, compare=False, hash=False, repr=False)
+    __array_ufunc__ = None  # numpy operands defer to these operators rather than loop over Regs
 
     def __getitem__(self, k) -> "Regs":
         if isinstance(k, slice):
             lo, hi, step = k.indices(self.n)
             if step != 1:
                 raise ValueError("register slices are contiguous")
-            return Regs(self.start + lo, max(0, hi - lo))
+            return Regs(self.start + lo, max(0, hi - lo), self.builder)
         k = range(self.n)[k]
-        return Regs(self.start + k, 1)
+        return Regs(self.start + k, 1, self.builder)
 
     @property
     def stop(self) -> int:
         return self.start + self.n
+
+    def _b(self, other=None) -> "ProgramBuilder":
+        """The builder an operation of self (and ``other``) goes to."""
+        for r in (self, other):
+            if isinstance(r, Regs) and r.builder is None:
+                raise ValueError(f"{r!r} has no builder: operators work on registers a ProgramBuilder allocated")
+        if isinstance(other, Regs) and other.builder is not self.builder:
+            raise ValueError(f"{self!r} and {other!r} belong to different ProgramBuilders")
+        return self.builder
+
+    def __add__(self, other):
+        return self._b(other).add(self, other)
+
+    def __radd__(self, other):
+        return self._b(other).add(other, self)
+
+    def __sub__(self, other):
+        return self._b(other).sub(self, other)
+
+    def __rsub__(self, other):
+        return self._b(other).sub(other, self)
+
+    def __mul__(self, other):
+        return self._b(other).mul(self, other)
+
+    def __rmul__(self, other):
+        return self._b(other).mul(other, self)
+
+    def __truediv__(self, other):
+        return self._b(other).div(self, other)
+
+    def __rtruediv__(self, other):
+        return self._b(other).div(other, self)
+
+    def __neg__(self):
+        return self._b().affine(self, -1.0, 0.0)
+
+    def __abs__(self):
+        return self._b().abs(self)
+
+    def __lt__(self, other):
+        return self._b(other).less(self, other)
+
+    def __le__(self, other):
+        return self._b(other).less_equal(self, other)
+
+    def __gt__(self, other):
+        return self._b(other).less(other, self)
+
+    def __ge__(self, other):
+        return self._b(other).less_equal(other, self)
+
+    def sum(self):
+        return self._b().sum(self)
+
+    def prod(self):
+        return self._b().prod(self)
+
+    def min(self):
+        return self._b().min(self)
+
+    def max(self):
+        return self._b().max(self)
+
+    def mean(self):
+        return self._b().mean(self)
+
+    def square(self):
+        return self._b().square(self)
 
 
 @dataclass(frozen=True)
@@ -236,7 +399,7 @@ class ProgramBuilder:
         self._segment = s
 
     def alloc(self, n: int) -> Regs:
-        regs = Regs(self.nregisters, int(n))
+        regs = Regs(self.nregisters, int(n), self)
         self.nregisters += int(n)
         return regs
 
@@ -306,14 +469,97 @@ class ProgramBuilder:
     def sqrt(self, x, out=None):
         return self._unary(SQRT, x, out)
 
+    def abs(self, x, out=None):
+        return self._unary(ABS, x, out)
+
+    def log(self, x, out=None):
+        return self._unary(LOG, x, out)
+
+    def log1p(self, x, out=None):
+        """log(1 + x), accurate for small x."""
+        return self._unary(LOG1P, x, out)
+
+    def tanh(self, x, out=None):
+        return self._unary(TANH, x, out)
+
+    # Binary operations take Regs, numbers or arrays (as constants) on either side; a single
+    # register or number broadcasts against a run. With a number, +, - and * are one affine
+    # instruction, as is / by a power of two: all exact, as the operation itself. The kernel
+    # compiles with fast math, so comparisons, minimum and maximum of NaN are unspecified
+    # (``nonfinite`` tells NaN and inf by their bits).
     def add(self, x, y, out=None):
+        if _is_number(y):
+            return self.affine(x, 1.0, y, out) if self._fits(x, y) else self._binary(ADD, x, y, out)
+        if _is_number(x):
+            return self.add(y, x, out)
         return self._binary(ADD, x, y, out)
 
     def sub(self, x, y, out=None):
+        if _is_number(y) and self._fits(x, y):
+            return self.affine(x, 1.0, -np.asarray(y, dtype=np.float64), out)
+        if _is_number(x) and self._fits(y, x):
+            return self.affine(y, -1.0, x, out)
         return self._binary(SUB, x, y, out)
 
     def mul(self, x, y, out=None):
+        if _is_number(y):
+            return self.affine(x, y, 0.0, out) if self._fits(x, y) else self._binary(MUL, x, y, out)
+        if _is_number(x):
+            return self.mul(y, x, out)
         return self._binary(MUL, x, y, out)
+
+    def div(self, x, y, out=None):
+        if _is_number(y) and self._fits(x, y):
+            inverse = _exact_inverse(y)
+            if inverse is not None:
+                return self.affine(x, inverse, 0.0, out)
+        return self._binary(DIV, x, y, out)
+
+    def minimum(self, x, y, out=None):
+        return self._binary(MINIMUM, x, y, out)
+
+    def maximum(self, x, y, out=None):
+        return self._binary(MAXIMUM, x, y, out)
+
+    def less(self, x, y, out=None):
+        """1 where x < y, else 0."""
+        return self._binary(LESS, x, y, out)
+
+    def less_equal(self, x, y, out=None):
+        """1 where x <= y, else 0."""
+        return self._binary(LESS_EQUAL, x, y, out)
+
+    def where(self, cond, x, y, out=None):
+        """x where cond is non-zero, else y (each a run, a single register or a number)."""
+        cond, x, y = (self._operand(v, "where") for v in (cond, x, y))
+        n, single = self._broadcast("where", cond, x, y)
+        out = out or self.alloc(n)
+        self._check(out, n)
+        self._emit(WHERE, n, out.start, cond.start, x.start, y.start, single)
+        return out
+
+    def tolerance(self, x, bounds=(0.0, 0.0), margin=0.0, sigmoid="gaussian", value_at_margin=0.1, out=None):
+        """dm_control's ``rewards.tolerance``: 1 where bounds[0] <= x <= bounds[1], else a
+        sigmoid of the distance to the nearer bound in margins that is ``value_at_margin``
+        one margin out (0 with margin 0). Bounds may be infinite; bounds and margin may be
+        numbers or arrays of x's size."""
+        x = self._operand(x, "tolerance")
+        try:
+            lower, upper = bounds
+        except (TypeError, ValueError):
+            raise ValueError(f"tolerance: bounds must be a pair (lower, upper), got {bounds!r}") from None
+        lower, upper, margin = (_sized(v, x.n, f"tolerance: {name}")
+                                for v, name in ((lower, "bounds[0]"), (upper, "bounds[1]"), (margin, "margin")))
+        if not (lower <= upper).all():
+            raise ValueError(f"tolerance: bounds must have lower <= upper, got {bounds!r}")
+        if not (margin >= 0).all():
+            raise ValueError(f"tolerance: margin must be non-negative, got {margin.tolist()}")
+        if sigmoid not in SIGMOIDS:
+            raise ValueError(f"tolerance: sigmoid must be one of {', '.join(SIGMOIDS)}; got {sigmoid!r}")
+        # value_at_margin only matters, and dm_control only checks it, where there is a margin
+        scale = sigmoid_scale(sigmoid, value_at_margin) if (margin > 0).any() else 0.0
+        consts = [*lower, *upper, *margin, *_broadcast(scale, x.n)]
+        return self._unary(TOLERANCE, x, out, b=SIGMOIDS.index(sigmoid), c=self._consts_at(consts))
 
     def outside(self, x: Regs, low, high, inclusive: bool = True, out=None) -> Regs:
         """1 where x is not within [low, high] (open with ``inclusive`` False) or not finite."""
@@ -324,7 +570,21 @@ class ProgramBuilder:
         return self._unary(GREATER, x, out, c=self._consts_at([float(threshold)]))
 
     def sum(self, x: Regs, out=None) -> Regs:
+        """The sum of x's elements, added in order."""
         return self._reduce(SUM, x, out)
+
+    def prod(self, x: Regs, out=None) -> Regs:
+        return self._reduce(PROD, x, out)
+
+    def min(self, x: Regs, out=None) -> Regs:
+        return self._reduce(MIN, x, out)
+
+    def max(self, x: Regs, out=None) -> Regs:
+        return self._reduce(MAX, x, out)
+
+    def mean(self, x: Regs, out=None) -> Regs:
+        """sum / n, as numpy divides."""
+        return self.div(self.sum(x), float(x.n), out)
 
     def any(self, x: Regs, out=None) -> Regs:
         """1 if any element is non-zero (NaN counts)."""
@@ -373,9 +633,9 @@ class ProgramBuilder:
         return Program(np.array(ints, dtype=np.int32), floats, max(self.nregisters, 1), frozenset(self._rne),
                        self._override)
 
-    def _emit(self, op, n, dst, a, b, c):
+    def _emit(self, op, n, dst, a, b, c, single=0):
         fields = []
-        for f in (op, n, dst, a, b, c, 0, 0):
+        for f in (op, n, dst, a, b, c, single, 0):
             if isinstance(f, tuple):  # an index list, placed at build()
                 self._indices.append(list(f[1]))
                 f = ("at", len(self._indices) - 1)
@@ -383,21 +643,51 @@ class ProgramBuilder:
         self._rows[self._segment].append(fields)
 
     def _unary(self, op, x, out, b=0, c=0):
+        x = self._operand(x, "operand")
         out = out or self.alloc(x.n)
         self._check(out, x.n)
         self._emit(op, x.n, out.start, x.start, b, c)
         return out
 
     def _binary(self, op, x, y, out):
-        if x.n != y.n:
-            raise ValueError(f"operands differ in size: {x.n} and {y.n}")
-        return self._unary(op, x, out, b=y.start)
+        x, y = self._operand(x, "operand"), self._operand(y, "operand")
+        n, single = self._broadcast("operands", x, y)
+        out = out or self.alloc(n)
+        self._check(out, n)
+        self._emit(op, n, out.start, x.start, y.start, 0, single)
+        return out
 
     def _reduce(self, op, x, out):
+        x = self._operand(x, "operand")
+        if x.n == 0 and op in (MIN, MAX):
+            raise ValueError("min and max of no registers")
         out = out or self.alloc(1)
         self._check(out, 1)
         self._emit(op, x.n, out.start, x.start, 0, 0)
         return out
+
+    def _operand(self, v, what) -> Regs:
+        """v as registers of this builder: a number or array becomes constant registers."""
+        if isinstance(v, Regs):
+            if v.builder is not None and v.builder is not self:
+                raise ValueError(f"{what}: {v!r} belongs to another ProgramBuilder")
+            return v
+        if not _is_number(v):
+            raise TypeError(f"{what}: expected registers or numbers, got {type(v).__name__}")
+        return self.const(v)
+
+    @staticmethod
+    def _broadcast(what, *runs):
+        """(size, single-register bits) of an elementwise instruction on ``runs``."""
+        n = max(r.n for r in runs)
+        if any(r.n not in (1, n) for r in runs):
+            raise ValueError(f"{what} differ in size: {', '.join(str(r.n) for r in runs)} registers")
+        return n, sum(1 << i for i, r in enumerate(runs) if r.n == 1 and n > 1)
+
+    @staticmethod
+    def _fits(x, value) -> bool:
+        """Whether a number or array ``value`` can be affine constants of run x."""
+        return isinstance(x, Regs) and np.size(value) in (1, x.n)
 
     def _const_pair(self, first, second, n):
         return self._consts_at([*_broadcast(first, n), *_broadcast(second, n)])
@@ -411,6 +701,53 @@ class ProgramBuilder:
     def _check(regs, n):
         if regs.n != n:
             raise ValueError(f"expected {n} registers, got {regs.n}")
+
+
+def tolerance(x: Regs, bounds=(0.0, 0.0), margin=0.0, sigmoid="gaussian", value_at_margin=0.1) -> Regs:
+    """dm_control's ``rewards.tolerance`` of registers x, in x's builder (ProgramBuilder.tolerance)."""
+    if not isinstance(x, Regs):
+        raise TypeError(f"tolerance: x must be registers, got {type(x).__name__}")
+    return x._b().tolerance(x, bounds, margin, sigmoid, value_at_margin)
+
+
+def sigmoid_scale(sigmoid: str, value_at_margin) -> float:
+    """What one margin is multiplied by so that ``sigmoid`` is ``value_at_margin`` there,
+    computed as dm_control computes it."""
+    v = float(value_at_margin)
+    if sigmoid in ("cosine", "linear", "quadratic"):
+        if not 0 <= v < 1:
+            raise ValueError(f"tolerance: value_at_margin must be in [0, 1) for the {sigmoid} sigmoid, got {v}")
+    elif not 0 < v < 1:
+        raise ValueError(f"tolerance: value_at_margin must be strictly between 0 and 1 for the {sigmoid} sigmoid, "
+                         f"got {v}")
+    v = np.float64(v)
+    scale = {"gaussian": lambda: np.sqrt(-2 * np.log(v)), "hyperbolic": lambda: np.arccosh(1 / v),
+             "long_tail": lambda: np.sqrt(1 / v - 1), "reciprocal": lambda: 1 / v - 1,
+             "cosine": lambda: np.arccos(2 * v - 1) / np.pi, "linear": lambda: 1 - v,
+             "quadratic": lambda: np.sqrt(1 - v), "tanh_squared": lambda: np.arctanh(np.sqrt(1 - v))}[sigmoid]
+    return float(scale())
+
+
+def _is_number(v) -> bool:
+    return not isinstance(v, Regs) and np.asarray(v).dtype.kind in "biuf"
+
+
+def _sized(value, n, what) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim > 1 or arr.size not in (1, n):
+        raise ValueError(f"{what}: expected a number or {n} numbers, got shape {arr.shape}")
+    return np.broadcast_to(arr.reshape(-1), (n,))
+
+
+def _exact_inverse(value):
+    """1 / value where multiplying by it is dividing by value: every value a power of two."""
+    values = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    if not np.isfinite(values).all() or (values == 0).any():
+        return None
+    inverse = 1.0 / values
+    if any(math.frexp(v)[0] not in (0.5, -0.5) for v in (*values, *inverse)):
+        return None
+    return inverse if np.ndim(value) else float(inverse[0])
 
 
 def _broadcast(value, n):

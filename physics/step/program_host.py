@@ -51,14 +51,14 @@ def _rows(program: P.Program, segment: int):
     ints = program.ints
     for i in range(int(ints[2 * segment]), int(ints[2 * segment + 1])):
         at = P.HEADER + P.ROW * i
-        yield (int(v) for v in ints[at : at + 6])
+        yield (int(v) for v in ints[at : at + 7])
 
 
 def touches(program: P.Program, segments=None) -> set:
     """The names of the quantities ``program`` loads or stores (in ``segments``, default all)."""
     out = set()
     for s in range(1, P.NSEGMENTS) if segments is None else segments:
-        for op, n, _, a, b, c in _rows(program, s):
+        for op, n, _, a, b, c, _ in _rows(program, s):
             if op in (P.LOAD, P.STORE):
                 at = a if op == P.LOAD else c
                 out.update(element(b, int(e))[0] for e in program.ints[at : at + n])
@@ -66,7 +66,9 @@ def touches(program: P.Program, segments=None) -> set:
 
 
 class _Numpy:
-    sin, cos, exp, sqrt, isfinite = np.sin, np.cos, np.exp, np.sqrt, np.isfinite
+    sin, cos, exp, sqrt, isfinite, abs, log, log1p, tanh, cosh = (np.sin, np.cos, np.exp, np.sqrt, np.isfinite, np.abs,
+                                                                   np.log, np.log1p, np.tanh, np.cosh)
+    minimum, maximum = np.minimum, np.maximum
 
     @staticmethod
     def zeros(shape, like):
@@ -87,7 +89,7 @@ class _Torch:
 
         self.t = torch
 
-    def __getattr__(self, name):  # sin, cos, exp, sqrt, isfinite, where
+    def __getattr__(self, name):  # sin, cos, exp, sqrt, isfinite, where, abs, log, ...
         return getattr(self.t, name)
 
     def zeros(self, shape, like):
@@ -117,7 +119,7 @@ def run_segment(program: P.Program, segment: int, regs, quantities: dict) -> Non
     xp = _ops_for(regs)
     ints, floats = program.ints, program.floats
     n = regs.shape[0]
-    for op, count, dst, a, b, c in _rows(program, segment):
+    for op, count, dst, a, b, c, single in _rows(program, segment):
         if op in (P.LOAD, P.STORE):
             elements = ints[(a if op == P.LOAD else c) : (a if op == P.LOAD else c) + count]
             for k, e in enumerate(elements):
@@ -138,26 +140,39 @@ def run_segment(program: P.Program, segment: int, regs, quantities: dict) -> Non
             regs[:, dst + 2] = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
         elif op == P.RNE_POST:
             continue
-        elif op in (P.SUM, P.ANY, P.NONFINITE):
+        elif op in P.REDUCTIONS:
             regs[:, dst] = _reduce(xp, op, regs[:, a : a + count], regs)
         else:
-            _elementwise(xp, op, count, dst, a, b, c, floats, regs)
+            with np.errstate(all="ignore"):  # as the kernel: inf and NaN where the arithmetic gives them
+                _elementwise(xp, op, count, dst, a, b, c, single, floats, regs)
 
 
 def _reduce(xp, op, x, like):
-    if op == P.SUM:
-        total = xp.zeros(x.shape[0], like)
-        for k in range(x.shape[1]):  # in the kernel's order, so that sums round alike
-            total = total + x[:, k]
-        return total
+    if op in (P.SUM, P.PROD, P.MIN, P.MAX):
+        acc = xp.zeros(x.shape[0], like) + (1.0 if op == P.PROD else 0.0)
+        if op in (P.MIN, P.MAX):
+            acc = x[:, 0] * 1.0
+        for k in range(x.shape[1]):  # in the kernel's order, so that sums and products round alike
+            if op == P.SUM:
+                acc = acc + x[:, k]
+            elif op == P.PROD:
+                acc = acc * x[:, k]
+            else:
+                acc = (xp.minimum if op == P.MIN else xp.maximum)(acc, x[:, k])
+        return acc
     flag = ~xp.isfinite(x)
     if op == P.ANY:
         flag = flag | (x != 0)
     return flag.any(1) * 1.0
 
 
-def _elementwise(xp, op, n, dst, a, b, c, floats, regs):
-    x = regs[:, a : a + n]
+def _operand(regs, at, n, single, bit):
+    """Register operand ``at``: n columns, or its one column where ``single`` marks it."""
+    return regs[:, at : at + 1] if single >> bit & 1 else regs[:, at : at + n]
+
+
+def _elementwise(xp, op, n, dst, a, b, c, single, floats, regs):
+    x = _operand(regs, a, n, single, 0)
     lo = xp.const(floats[c : c + n], regs)
     hi = xp.const(floats[c + n : c + 2 * n], regs)
     if op == P.COPY:
@@ -166,13 +181,17 @@ def _elementwise(xp, op, n, dst, a, b, c, floats, regs):
         y = lo * x + hi
     elif op == P.CLIP:
         y = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
-    elif op in (P.SIN, P.COS, P.EXP, P.SQRT):
-        y = getattr(xp, {P.SIN: "sin", P.COS: "cos", P.EXP: "exp", P.SQRT: "sqrt"}[op])(x)
+    elif op in _UNARY:
+        y = getattr(xp, _UNARY[op])(x)
     elif op == P.SQUARE:
         y = x * x
-    elif op in (P.ADD, P.SUB, P.MUL):
-        other = regs[:, b : b + n]
-        y = x + other if op == P.ADD else x - other if op == P.SUB else x * other
+    elif op in P.BINARY:
+        z = _operand(regs, b, n, single, 1)
+        y = {P.ADD: lambda: x + z, P.SUB: lambda: x - z, P.MUL: lambda: x * z, P.DIV: lambda: x / z,
+             P.MINIMUM: lambda: xp.minimum(x, z), P.MAXIMUM: lambda: xp.maximum(x, z),
+             P.LESS: lambda: (x < z) * 1.0, P.LESS_EQUAL: lambda: (x <= z) * 1.0}[op]()
+    elif op == P.WHERE:
+        y = xp.where(x != 0, _operand(regs, b, n, single, 1), _operand(regs, c, n, single, 2))
     elif op == P.OUTSIDE:
         inside = ((x >= lo) & (x <= hi)) if b != 0 else ((x > lo) & (x < hi))
         y = 1.0 - (inside & xp.isfinite(x)) * 1.0
@@ -180,6 +199,37 @@ def _elementwise(xp, op, n, dst, a, b, c, floats, regs):
         y = xp.zeros(x.shape, regs) + lo
     elif op == P.GREATER:
         y = ((x > float(floats[c])) & xp.isfinite(x)) * 1.0
+    elif op == P.TOLERANCE:
+        margin = xp.const(floats[c + 2 * n : c + 3 * n], regs)
+        scale = xp.const(floats[c + 3 * n : c + 4 * n], regs)
+        inside = (lo <= x) & (x <= hi)
+        d = xp.where(x < lo, lo - x, x - hi) / margin
+        y = xp.where(inside, 1.0, xp.where(margin == 0, 0.0, _sigmoid(xp, b, d, scale)))
     else:
         raise ValueError(f"unknown program instruction {op}")
     regs[:, dst : dst + n] = y
+
+
+_UNARY = {P.SIN: "sin", P.COS: "cos", P.EXP: "exp", P.SQRT: "sqrt", P.ABS: "abs", P.LOG: "log", P.LOG1P: "log1p",
+          P.TANH: "tanh"}
+
+
+def _sigmoid(xp, code, d, scale):
+    """dm_control's sigmoid ``code`` of distance ``d`` in margins, in its order of operations."""
+    z = d * scale
+    if code == P.GAUSSIAN:
+        return xp.exp(-0.5 * (z * z))
+    if code == P.HYPERBOLIC:
+        return 1 / xp.cosh(z)
+    if code == P.LONG_TAIL:
+        return 1 / (z * z + 1)
+    if code == P.RECIPROCAL:
+        return 1 / (xp.abs(d) * scale + 1)
+    if code == P.TANH_SQUARED:
+        return 1 - xp.tanh(z) ** 2
+    inside = xp.abs(z) < 1
+    if code == P.COSINE:
+        return xp.where(inside, (1 + xp.cos(np.pi * z)) / 2, 0.0)
+    if code == P.LINEAR:
+        return xp.where(inside, 1 - z, 0.0)
+    return xp.where(inside, 1 - z * z, 0.0)  # QUADRATIC
