@@ -31,7 +31,8 @@ PRE, POST, RESET = 1, 2, 3
 class TermCompiler:
     """What a term's ``ops(c)`` builds with: the builder ``c.b``, the World's quantities now
     (``c.load``) and before the step (``c.prev``), the step's action registers and
-    termination flag, the model and the control period."""
+    termination flag, the model and the control period. All of these are registers of
+    ``c.b``, so Python operators and ``taigym.tasks.tolerance`` work on them."""
 
     def __init__(self, task, builder: ProgramBuilder, action, terminated):
         self.task, self.b, self.model, self.dt = task, builder, task.model, task.dt

@@ -8,6 +8,8 @@ computes cosh from exp and log1p from log): 1e-15 relative, and 1e-14 for tolera
 sigmoids, whose values are in [0, 1].
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from dm_control.utils import rewards
@@ -99,6 +101,47 @@ def test_operations_and_operators_against_numpy(world):
             "centered": ((1 + tolerance(x, margin=2)) / 2, (1 + rewards.tolerance(xv, margin=2)) / 2),
         }
     check(evaluate(world, b, {x: xv, y: yv, s: sv, w: wv}), results, 1e-15)
+
+
+def test_the_documented_cartpole_reward_is_dm_control_s(world):
+    """docs/environments.md's example term, on registers standing for the loaded quantities."""
+    import types
+
+    from dm_control.suite import cartpole
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "environments.md").read_text()
+    code = doc[doc.index("from taigym.tasks import tolerance\nfrom taigym.tasks.registry"):]
+    scope = {}
+    exec(code[: code.index("```")], scope)
+    rng = np.random.default_rng(1)
+    b = ProgramBuilder()
+    b.segment(SEGMENT)
+    state = {"qpos": b.alloc(3), "qvel": b.alloc(3), "ctrl": b.alloc(1)}
+    values = {"qpos": rng.uniform(-3, 3, (ENVS, 3)), "qvel": rng.uniform(-8, 8, (ENVS, 3)),
+              "ctrl": rng.uniform(-1.5, 1.5, (ENVS, 1))}
+    c = types.SimpleNamespace(b=b, load=lambda name, rows: state[name][rows] if np.ndim(rows) == 0
+                              else state[name][rows[0] : rows[-1] + 1])
+    out = scope["cartpole_balance"](None, poles=(1, 2)).ops(c)
+
+    class Physics:  # what cartpole.Balance reads, from the same values
+        def __init__(self, e):
+            self.e = e
+
+        def pole_angle_cosine(self):
+            return np.cos(values["qpos"][self.e, 1:])
+
+        def cart_position(self):
+            return values["qpos"][self.e, 0]
+
+        def control(self):
+            return values["ctrl"][self.e]
+
+        def angular_vel(self):
+            return values["qvel"][self.e, 1:]
+
+    task = cartpole.Balance(swing_up=False, sparse=False)
+    want = [[task._get_reward(Physics(e), sparse=False)] for e in range(ENVS)]
+    check(evaluate(world, b, {state[k]: values[k] for k in state}), {"cartpole": (out, want)}, 1e-15)
 
 
 def test_scalars_cost_one_affine_instruction():
@@ -210,3 +253,28 @@ def test_regs_slices_keep_their_builder():
     x = b.alloc(4)
     assert x[1:3].builder is b and x[2].builder is b
     assert x == Regs(0, 4) and hash(x) == hash(Regs(0, 4)) and "builder" not in repr(x)
+
+
+def test_a_term_written_with_operators_through_the_task_compiler():
+    """c.load, c.prev and c.action give registers of the term compiler's builder: a term's
+    ops use operators and tolerance on them (evaluated by tasks.reference.term)."""
+    from taigym.tasks import reference as R
+    from taigym.tasks.registry import Term
+    from taigym.tasks.task import Task
+
+    task = Task.from_source("TaiGym/InvertedPendulum-v0", ["simulation.precision=float64"])
+    nq = task.model.nq
+
+    def ops(c):
+        moved = (c.load("qpos", range(nq)) - c.prev("qpos", range(nq))) / c.dt
+        return tolerance(abs(moved).max(), bounds=(0.0, 0.5), margin=1.0, sigmoid="linear") * (c.action[0] < 0.5)
+
+    rng = np.random.default_rng(2)
+    before, after = {"qpos": rng.normal(0, 0.1, (5, nq))}, {"qpos": rng.normal(0, 0.1, (5, nq))}
+    for q in (before, after):
+        q["qvel"] = np.zeros((5, task.model.nv))
+    action = rng.uniform(-1, 1, (5, task.action_size))
+    got = R.term(task, Term(ops=ops), before, after, action)
+    moved = (after["qpos"] - before["qpos"]) / task.dt
+    want = rewards.tolerance(np.abs(moved).max(1), bounds=(0.0, 0.5), margin=1.0, sigmoid="linear") * (action[:, 0] < 0.5)
+    np.testing.assert_allclose(got[:, 0], want, rtol=1e-15, atol=0)
