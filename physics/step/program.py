@@ -51,6 +51,7 @@ ROW = 8
  CROSS, GREATER, RNE_POST, CONST, DIV, MINIMUM, MAXIMUM, LESS, LESS_EQUAL, WHERE, ABS, LOG, LOG1P, TANH, TOLERANCE,
  PROD, MIN, MAX) = range(36)
 BINARY = (ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM, LESS, LESS_EQUAL)  # a op b, either operand one register
+_NAMES = dict(zip(BINARY, ("add", "sub", "mul", "div", "minimum", "maximum", "less", "less_equal")))
 REDUCTIONS = (SUM, PROD, MIN, MAX, ANY, NONFINITE)
 # TOLERANCE's sigmoids (dm_control.utils.rewards), by their code in the row's b
 SIGMOIDS = ("gaussian", "hyperbolic", "long_tail", "reciprocal", "cosine", "linear", "quadratic", "tanh_squared")
@@ -548,17 +549,17 @@ class ProgramBuilder:
             lower, upper = bounds
         except (TypeError, ValueError):
             raise ValueError(f"tolerance: bounds must be a pair (lower, upper), got {bounds!r}") from None
-        lower, upper, margin = (_sized(v, x.n, f"tolerance: {name}")
-                                for v, name in ((lower, "bounds[0]"), (upper, "bounds[1]"), (margin, "margin")))
+        lower, upper, margins = (_sized(v, x.n, f"tolerance: {name}")
+                                 for v, name in ((lower, "bounds[0]"), (upper, "bounds[1]"), (margin, "margin")))
         if not (lower <= upper).all():
             raise ValueError(f"tolerance: bounds must have lower <= upper, got {bounds!r}")
-        if not (margin >= 0).all():
-            raise ValueError(f"tolerance: margin must be non-negative, got {margin.tolist()}")
+        if not (margins >= 0).all():
+            raise ValueError(f"tolerance: margin must be non-negative, got {margin!r}")
         if sigmoid not in SIGMOIDS:
             raise ValueError(f"tolerance: sigmoid must be one of {', '.join(SIGMOIDS)}; got {sigmoid!r}")
         # value_at_margin only matters, and dm_control only checks it, where there is a margin
-        scale = sigmoid_scale(sigmoid, value_at_margin) if (margin > 0).any() else 0.0
-        consts = [*lower, *upper, *margin, *_broadcast(scale, x.n)]
+        scale = sigmoid_scale(sigmoid, value_at_margin) if (margins > 0).any() else 0.0
+        consts = [*lower, *upper, *margins, *_broadcast(scale, x.n)]
         return self._unary(TOLERANCE, x, out, b=SIGMOIDS.index(sigmoid), c=self._consts_at(consts))
 
     def outside(self, x: Regs, low, high, inclusive: bool = True, out=None) -> Regs:
@@ -650,8 +651,8 @@ class ProgramBuilder:
         return out
 
     def _binary(self, op, x, y, out):
-        x, y = self._operand(x, "operand"), self._operand(y, "operand")
-        n, single = self._broadcast("operands", x, y)
+        x, y = self._operand(x, _NAMES[op]), self._operand(y, _NAMES[op])
+        n, single = self._broadcast(_NAMES[op], x, y)
         out = out or self.alloc(n)
         self._check(out, n)
         self._emit(op, n, out.start, x.start, y.start, 0, single)
@@ -681,7 +682,7 @@ class ProgramBuilder:
         """(size, single-register bits) of an elementwise instruction on ``runs``."""
         n = max(r.n for r in runs)
         if any(r.n not in (1, n) for r in runs):
-            raise ValueError(f"{what} differ in size: {', '.join(str(r.n) for r in runs)} registers")
+            raise ValueError(f"{what}: operands differ in size ({', '.join(str(r.n) for r in runs)} registers)")
         return n, sum(1 << i for i, r in enumerate(runs) if r.n == 1 and n > 1)
 
     @staticmethod
