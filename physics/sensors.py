@@ -18,7 +18,7 @@ import types
 
 from . import layout as L
 from .access import make_access
-from .compiler.sensors import KINDS, POSITIVE, REAL
+from .compiler.sensors import KINDS, POSITIVE, REAL, STAGE_ACC
 from .constraint.reaction import make_reaction
 from .constraint.rows import CNSTR_CONTACT_PYRAMIDAL
 from .model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
@@ -372,13 +372,17 @@ def make_sensors(fp, ray_meshes: bool = True):
             write(w, s, 0, scalar(w, s, kind, obj, t), t)
 
     @ti.func
-    def compute(w, t: ti.template()):
-        """Every sensor of world w from its forward pass just run."""
-        if t.sizes[L.SIZE_SENSOR_RNE_POST] != 0:
+    def compute(w, t: ti.template(), last_stage):
+        """The sensors of world w that need no later stage than ``last_stage`` (mjtStage),
+        from its forward pass just run: a refresh pass (integrate.py, REFRESH) updates the
+        position and velocity sensors and keeps the acceleration ones of the step, as
+        mj_step1 after mj_step does."""
+        if t.sizes[L.SIZE_SENSOR_RNE_POST] != 0 and last_stage >= STAGE_ACC:
             reaction.rne_post(w, t.sizes, t.body_i, t.opt_f, t.qvel, t.qacc, t.body_d, t.dof_d, t.geom_i, t.con_f,
                               t.con_i, t.efc_f, t.efc_n)
         for s in range(t.sizes[L.SIZE_NSENSOR]):
-            one(w, s, t)
+            if A.sensor_stage(t.sensor_i, s) <= last_stage:
+                one(w, s, t)
 
     return types.SimpleNamespace(compute=compute)
 

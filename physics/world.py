@@ -26,6 +26,7 @@ from .readback import Copies
 from .runtime import device_io, kernel_cache, source_cache
 from .runtime.backend import current_cfg, ensure_runtime
 from .runtime.taichi_adapter import ReusedLaunch, machine_code, scalar_loops
+from .step.integrate import FORWARD, REFRESH, STEP, STEP_REFRESH
 from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
@@ -314,7 +315,7 @@ class World:
         """Compute every derived quantity of the current state, without advancing time, of
         every env or of envs ``env_ids`` (the others keep theirs); ``segments`` as step()."""
         if env_ids is None:
-            self._launch(1, advance=0, segments=segments)
+            self._launch(1, advance=FORWARD, segments=segments)
             return
         ids = self._env_ids(env_ids)
         some_ids = self._tables.some_ids
@@ -325,18 +326,24 @@ class World:
             staged = np.zeros(self.num_envs, dtype=np.int32)
             staged[: ids.size] = ids
             some_ids.from_numpy(staged)
-        self._launch(1, advance=0, ids=(some_ids, ids.size), segments=segments)
+        self._launch(1, advance=FORWARD, ids=(some_ids, ids.size), segments=segments)
 
-    def step(self, n: int = 1, *, segments=(0, 0)) -> None:
+    def step(self, n: int = 1, *, segments=(0, 0), refresh: bool = False) -> None:
         """Advance every world by ``n`` time steps (one kernel launch). ``segments``: the
-        program segments each env runs before and after its steps (set_program)."""
+        program segments each env runs before and after its steps (set_program).
+
+        After mj_step, as after this step by default, the frames, the sensors and every other
+        derived quantity are those of the state the last step started from. ``refresh``
+        recomputes them at the state the steps end in, keeping the acceleration-stage
+        sensors of the last step, as dm_control's Physics.step (mj_step1 after mj_step)
+        leaves them; the program's segment after the steps reads those."""
         n = int(n)
         if n < 1:
             return
         if n > _INT32_MAX:
             # the kernel's 32-bit step count would wrap: 2**32 + 4 would step 4 times
             raise WorldError(f"n must be at most {_INT32_MAX:,} steps per call (a 32-bit kernel argument), got {n}")
-        self._launch(n, advance=1, segments=segments)
+        self._launch(n, advance=STEP_REFRESH if refresh else STEP, segments=segments)
         self.time += n * self.model.opt.timestep
 
     # --- programs -------------------------------------------------------------------------
@@ -478,6 +485,10 @@ class World:
         # the same tuple each launch (until a table is replaced) lets the kept launch skip its checks
         if self._staged:
             arrays = self._tables.arguments(self._staged.arrays, every_env=ids is None)
+            if advance == STEP_REFRESH:  # the steps, then the refresh and the segment after them
+                self._staged.launch(arrays, ids is None, nids, n, STEP, segments & 255)
+                self._staged.launch(arrays, ids is None, nids, 1, REFRESH, segments & ~255)
+                return
             self._staged.launch(arrays, ids is None, nids, n, advance, segments)
             return
         step_kernel = self._step_kernel if ids is None else self._step_some

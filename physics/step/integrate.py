@@ -23,11 +23,18 @@ from ..access import make_access
 from ..features import ALL, Features
 from ..runtime.ti_math import make_math
 from ..smooth.inertia import make_inertia
+from ..compiler.sensors import STAGE_ACC, STAGE_VEL
 from ..sensors import make_sensors
 from ..smooth.actuation import make_actuation
 from ..step.forward import make_forward
 from .implicitfast import make_implicitfast
 
+# what a pass of step() does: a forward() pass alone; a time step; a forward() pass that
+# refreshes the position and velocity sensors only, after a step (World.step(refresh=True))
+FORWARD, STEP, REFRESH = 0, 1, 2
+# the step kernels' ``advance`` argument: FORWARD or STEP for every pass, or STEP_REFRESH:
+# the launch's steps, then a REFRESH pass
+STEP_REFRESH = 3
 
 
 @functools.lru_cache(maxsize=None)
@@ -130,7 +137,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         """forward() passes in a step: RK4 re-evaluates it at three more points."""
         n = 1
         if ti.static(rk4):
-            if t.sizes[L.SIZE_INTEGRATOR] == INT_RK4 and advance != 0:
+            if t.sizes[L.SIZE_INTEGRATOR] == INT_RK4 and advance == STEP:
                 n = 4
         return n
 
@@ -160,12 +167,13 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
                 integrate_pos(w, t.sizes, t.jnt_i, t.qpos, t.dof_s, h)
 
     @ti.func
-    def stage_end(w, t: ti.template(), stage, nstage):
+    def stage_end(w, t: ti.template(), stage, nstage, advance):
         """The sensors read the first pass, the state the step starts from (MuJoCo's RK4
-        skips them in its later stages); RK4 keeps each stage's velocity and acceleration."""
+        skips them in its later stages), a REFRESH pass those of positions and velocities;
+        RK4 keeps each stage's velocity and acceleration."""
         if ti.static(features.sensors):
             if stage == 0:
-                sensors.compute(w, t)
+                sensors.compute(w, t, STAGE_VEL if advance == REFRESH else STAGE_ACC)
         if ti.static(rk4):
             if nstage == 4:
                 o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
@@ -197,16 +205,16 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
 
     @ti.func
     def step(w, t: ti.template(), advance):
-        """One time step of world w: forward() at the current state, then integration;
-        with ``advance`` 0, forward() alone (so one compiled kernel serves both). ``t``
-        holds the step kernel's arrays by name (physics/step/pipeline.py)."""
+        """One pass of world w (``advance``: FORWARD, STEP or REFRESH): forward() at the
+        current state, then for a STEP the integration (so one compiled kernel serves all
+        three). ``t`` holds the step kernel's arrays by name (physics/step/pipeline.py)."""
         nstage = stages(t, advance)
         # One dynamic stage loop keeps forward() inlined once: compile time is user-facing.
         for stage in range(nstage):
             stage_begin(w, t, stage, nstage)
             forward.forward(w, t)
-            stage_end(w, t, stage, nstage)
-        if advance != 0:
+            stage_end(w, t, stage, nstage, advance)
+        if advance == STEP:
             finish(w, t)
 
     @ti.func

@@ -1,7 +1,7 @@
 """The kernel a World launches: one parallel loop over worlds, every stage inside it.
 
-forward() and step() share it (``advance`` 0 or 1): the fused pipeline is large, and one
-kernel compiles in half the time of two.
+forward() and step() share it (``advance``, physics/step/integrate.py: FORWARD, STEP or
+STEP_REFRESH): the fused pipeline is large, and one kernel compiles in half the time of two.
 
 On CPU a launch costs ~0.1 ms of thread-pool dispatch plus ~10 us per array argument,
 so a whole step -- and every one of ``nstep`` steps -- runs in one launch.
@@ -27,7 +27,7 @@ from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import current_device, ti
 from ..runtime.taichi_adapter import expanded_math_in, scalar_loops_in
-from ..step.integrate import make_integrate
+from ..step.integrate import REFRESH, STEP, STEP_REFRESH, make_integrate
 from ..step.outline import table_types
 from ..step.program import make_program
 from ..step.tables import TABLES, step_tables, with_tables
@@ -95,8 +95,13 @@ def _make_kernels(fp, solver, cone, features, serial, outline, scalar, StepTable
                 for phase in range(2):
                     program.run(w, (code >> (8 * phase)) & 255, tables)
                     if phase == 0:
-                        for _ in range(steps):
-                            integration.step(w, tables, adv)
+                        # a refreshing launch ends with one more pass, in the same loop
+                        passes = steps + (1 if adv == STEP_REFRESH else 0)
+                        for i in range(passes):
+                            kind = REFRESH
+                            if i < steps:
+                                kind = ti.min(adv, STEP)
+                            integration.step(w, tables, kind)
                 k += ntask * TASK
 
     if StepTables._fields != array_parameters(step_kernel):

@@ -32,7 +32,7 @@ from ..access import make_access
 from ..features import ALL, Features
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import expanded_math_in, graph_kernel, graph_kernels, scalar_loops_in, vector_loops
-from .integrate import make_integrate
+from .integrate import STEP, make_integrate
 from .pipeline import array_parameters
 from .program import make_program
 from .schedule import DEEPER, DOWN, staged_loops, tree_loop_names, tree_levels
@@ -146,7 +146,8 @@ def _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, dep
         for k in range(nids):
             w = t.env_ids[k]
             if in_stage(w, plan, t, s, stage):
-                integration.stage_end(w, t, stage, integration.stages(t, plan[w, PLAN_ADVANCE]))
+                integration.stage_end(w, t, stage, integration.stages(t, plan[w, PLAN_ADVANCE]),
+                                      plan[w, PLAN_ADVANCE])
 
     @ti.func
     @vector_loops
@@ -154,7 +155,7 @@ def _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, dep
         ti.loop_config(serialize=serial)
         for k in range(nids):
             w = t.env_ids[k]
-            if s < plan[w, PLAN_STEPS] and plan[w, PLAN_ADVANCE] != 0:
+            if s < plan[w, PLAN_STEPS] and plan[w, PLAN_ADVANCE] == STEP:
                 integration.finish(w, t)
 
     @ti.func
@@ -232,10 +233,10 @@ class StagedLaunch:
             return
         begin, stage_kernel, finish, end = kernels
         begin.with_arrays(arrays, *launch, 0, 0)
-        nstage = 4 if self._rk4 and advance else 1
+        nstage = 4 if self._rk4 and advance == STEP else 1
         for s in range(n):
             for stage in range(nstage):
                 stage_kernel.with_arrays(arrays, *launch, s, stage)
-            if advance:
+            if advance == STEP:
                 finish.with_arrays(arrays, *launch, s, 0)
         end.with_arrays(arrays, *launch, 0, 0)
