@@ -97,3 +97,19 @@ def test_source_lines_are_filled_as_textwrap_fills_them():
               "x = '\xa0'\xa0\n", "  # a\u2003b\n", "y" * 10_000 + " z\n"]
     for line in lines:
         assert fill_source_line(line, tabsize=4, width=9999) == textwrap.fill(line, tabsize=4, width=9999), repr(line)
+
+
+def test_a_stale_kernel_cache_lock_is_removed(tmp_path, monkeypatch, capsys):
+    """A lock file a killed process left keeps Taichi from loading or keeping any compiled
+    kernel; one older than STALE_LOCK_S goes, a fresh one (a live process's) stays."""
+    import types
+
+    monkeypatch.setattr(kernel_cache, "current_cfg", lambda: types.SimpleNamespace(offline_cache_file_path=str(tmp_path)))
+    stale, fresh = tmp_path / "ticache.lock", tmp_path / "other.lock"
+    stale.touch()
+    fresh.touch()
+    old = stale.stat().st_mtime - kernel_cache.STALE_LOCK_S - 1
+    os.utime(stale, (old, old))
+    kernel_cache.clear_stale_locks()
+    assert not stale.exists() and fresh.exists()
+    assert "ticache.lock" in capsys.readouterr().err

@@ -10,7 +10,7 @@ import os
 
 from .. import settings as _settings
 from ..errors import WorldError
-from . import taichi_adapter
+from . import kernel_cache, taichi_adapter
 from .taichi_import import NAME, TAICHIS, VERSION, current_cfg, default_cfg, ti  # noqa: F401 (re-exported)
 
 _arch = None  # the device the runtime was started on: "cpu" or "cuda"
@@ -76,6 +76,7 @@ def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> s
     if want == "cuda":
         init["default_gpu_block_dim"] = CUDA_BLOCK_DIM
     ti.init(**{**init, **_init_overrides})
+    kernel_cache.clear_stale_locks()
     # the one place the engine's patches to Taichi are installed; the scalar loops' field is
     # then the process's first (an offline-cache key covers it)
     taichi_adapter.install(ti)

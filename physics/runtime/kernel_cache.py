@@ -36,6 +36,25 @@ def _source_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+# Taichi holds its cache's lock file for the seconds it takes to read or write the cache's
+# index; a process killed meanwhile leaves the file behind, and every later process then
+# fails to take it, warns, and neither loads nor keeps compiled kernels: each compiles anew
+STALE_LOCK_S = 600.0
+
+
+def clear_stale_locks() -> None:
+    """Remove cache lock files older than STALE_LOCK_S, left by a killed process."""
+    cache = Path(current_cfg().offline_cache_file_path)
+    for lock in cache.glob("*.lock"):
+        try:
+            if time.time() - lock.stat().st_mtime > STALE_LOCK_S:
+                lock.unlink()
+                print(f"taigym: removed {lock}, a kernel cache lock left by a process that did not finish",
+                      file=sys.stderr)
+        except OSError:  # taken meanwhile by another process, or already removed
+            pass
+
+
 def folder() -> Path:
     return Path(current_cfg().offline_cache_file_path) / "taigym"
 
