@@ -111,6 +111,7 @@ class TaiGymVectorEnv(VectorEnv):
         self._time_limit = time_limit
         self.episode_length = int(max_episode_steps or self.task.episode_length)
         self._frame_skip = cfg.simulation.frame_skip
+        self._refresh = cfg.simulation.refresh_after_step
         self._obs_dtype = np.float64 if cfg.simulation.precision == "float64" else np.float32
         self.single_observation_space = spaces.Box(-np.inf, np.inf, (self.task.obs_size,), self._obs_dtype)
         self.single_action_space = spaces.Box(self.task.action_low.astype(np.float32),
@@ -168,7 +169,7 @@ class TaiGymVectorEnv(VectorEnv):
         p = self.program
         reset_ids = np.flatnonzero(resetting) if resetting.any() else None
         self._program_inputs(actions, resetting, reset_ids)
-        self.world.step(self._frame_skip, segments=(PRE, POST))
+        self.world.step(self._frame_skip, segments=(PRE, POST), refresh=self._refresh)
         regs = self.world.registers()
         if reset_ids is not None or p.commands_now:
             self._program_bookkeeping(regs, reset_ids)

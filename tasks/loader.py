@@ -41,8 +41,9 @@ _TERM_LISTS = {"observations": "observation", "rewards": "reward", "terminations
 
 
 def task_files() -> list[Path]:
-    """Every task config under configs/tasks (files starting with '_' are bases only)."""
-    return sorted(p for p in TASK_DIR.glob("*.yaml") if not p.name.startswith("_"))
+    """Every task config under configs/tasks and its folders, such as the Control Suite's
+    (files starting with '_' are bases only)."""
+    return sorted(p for p in (*TASK_DIR.glob("*.yaml"), *TASK_DIR.glob("*/*.yaml")) if not p.name.startswith("_"))
 
 
 def load_task_config(source, overrides=None) -> TaskConfig:

@@ -31,6 +31,7 @@ _PACKAGE_ASSET_DIRS = {"gymnasium": ("envs", "mujoco", "assets")}
 INSTALL_HINTS = {
     # its own requirements pin an older MuJoCo (and Warp); only its robot files are needed
     "mjlab": "pip install --no-deps mjlab==1.6.0",
+    "dm_control": "pip install dm-control",  # the Control Suite's models
 }
 
 

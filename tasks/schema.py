@@ -103,6 +103,10 @@ class RobotConfig(Strict):
 class SimulationConfig(Strict):
     timestep: float | None = Field(None, gt=0)  # None keeps the asset's
     frame_skip: FrameSkip = 1
+    # the frames and position/velocity sensors the step's terms read: those of the state the
+    # step ends in, as dm_control's step leaves them (true), or of the state its last
+    # physics step started from, as mj_step and so Gymnasium's envs leave them (false)
+    refresh_after_step: bool = False
     integrator: Literal["Euler", "RK4", "implicitspringdamper", "implicitfast"] | None = None
     # the constraint solver and friction cone (None keeps the asset's; MuJoCo's defaults
     # are Newton and pyramidal); elliptic cones need Newton or CG
@@ -201,7 +205,8 @@ class RenderConfig(Strict):
 
 
 class TaskConfig(Strict):
-    id: str = Field(pattern=r"^[A-Za-z0-9_]+/[A-Za-z0-9_]+-v\d+$")
+    # a namespace and a name, hyphens allowed as in dm_control-style names (TaiGym/cartpole-swingup-v0)
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+/[A-Za-z0-9_][A-Za-z0-9_-]*-v\d+$")
     description: str = ""
     robot: RobotConfig
     simulation: SimulationConfig = SimulationConfig()

@@ -9,4 +9,5 @@ from . import (  # noqa: F401
     rewards,
     scene,
     terminations,
+    control_suite,
 )

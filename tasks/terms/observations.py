@@ -121,6 +121,24 @@ def body_position(model, *, body: str, axes: Axes = [0, 1, 2]):  # noqa: B006
     return Term(size=len(ax), ops=lambda c: c.load("xpos", a, ax))
 
 
+# a frame's rotation matrix entries by dm_control's names (``named.data.xmat[body, 'zz']``):
+# row (world axis) then column (body axis)
+XMAT_ENTRIES = [r + c for r in "xyz" for c in "xyz"]
+
+
+@register("observation")
+def body_xmat(model, *, bodies: list[str], entries: list[str] = XMAT_ENTRIES):  # noqa: B006
+    """Entries of bodies' rotation matrices, body by body: 'xz' is the world x component
+    of the body's z axis (dm_control's orientation observations)."""
+    rows = [lookup(model.body_name, b, "body", "bodies") for b in bodies]
+    cols = []
+    for e in entries:
+        if e not in XMAT_ENTRIES:
+            raise TermError(f"entries: {e!r} is not one of {XMAT_ENTRIES}", "entries")
+        cols.append(XMAT_ENTRIES.index(e))
+    return Term(size=len(rows) * len(cols), ops=lambda c: c.load("xmat", rows, cols))
+
+
 @register("observation")
 def sensor(model, *, names: list[str]):
     """The model's sensors (MJCF ``<sensor>``) named, in that order, each as wide as its

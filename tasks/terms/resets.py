@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from taigym.physics.model import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
+
 from ..ranges import Index
 from ..registry import Term, TermError, register
-from ._select import coordinate_indices
+from ._select import coordinate_indices, lookup
 
 
 def _checked(low, high):
@@ -41,6 +43,20 @@ def qvel_add_uniform(model, *, low: float, high: float, joints: list[str] | None
 
     def apply(rng, qpos, qvel):
         qvel[idx] += rng.uniform(low=low, high=high, size=len(idx))
+
+    return Term(apply)
+
+
+@register("reset")
+def qpos_add_normal(model, *, std: float, mean: float = 0.0, joints: list[str] | None = None, start: Index = 0,
+                    stop: Index | None = None):
+    """qpos[idx] += mean + std * N(0, 1), one draw per chosen coordinate."""
+    if std < 0:
+        raise TermError(f"std must be >= 0, got {std}", "std")
+    idx = coordinate_indices(model, "qpos", joints, start, stop)
+
+    def apply(rng, qpos, qvel):
+        qpos[idx] += mean + rng.standard_normal(len(idx)) * std
 
     return Term(apply)
 
@@ -88,5 +104,38 @@ def qpos_uniform_in_disc(model, *, joints: list[str], radius: float, min_radius:
             if min_radius <= np.linalg.norm(goal) < radius:
                 break
         qpos[idx] = goal
+
+    return Term(apply)
+
+
+@register("reset")
+def qpos_randomize_joints(model, *, joints: list[str] | None = None):
+    """dm_control's ``randomize_limited_and_rotational_joints``: each joint (all, or those
+    named) drawn afresh, in model order: a limited hinge or slide uniformly in its range, an
+    unlimited hinge in [-pi, pi]; a ball joint a uniform rotation, or one of a uniform axis
+    turned by up to its range; a free joint's orientation from a normalized U(0, 1)^4, as
+    dm_control draws it, its position kept. Unlimited slides keep their value."""
+    ids = range(model.njnt) if joints is None else sorted(lookup(model.jnt_name, j, "joint", "joints")
+                                                           for j in joints)
+    plan = [(int(model.jnt_type[j]), bool(model.jnt_limited[j]), model.jnt_range[j].copy(),
+             int(model.jnt_qposadr[j])) for j in ids]
+
+    def apply(rng, qpos, qvel):
+        for kind, limited, (low, high), adr in plan:
+            if kind in (JNT_HINGE, JNT_SLIDE) and limited:
+                qpos[adr] = rng.uniform(low, high)
+            elif kind == JNT_HINGE:
+                qpos[adr] = rng.uniform(-np.pi, np.pi)
+            elif kind == JNT_BALL and limited:
+                axis = rng.standard_normal(3)
+                axis /= np.linalg.norm(axis)
+                angle = rng.random() * high
+                qpos[adr:adr + 4] = (np.cos(angle / 2), *(np.sin(angle / 2) * axis))
+            elif kind == JNT_BALL:
+                quat = rng.standard_normal(4)
+                qpos[adr:adr + 4] = quat / np.linalg.norm(quat)
+            elif kind == JNT_FREE:
+                quat = rng.random(4)
+                qpos[adr + 3:adr + 7] = quat / np.linalg.norm(quat)
 
     return Term(apply)
