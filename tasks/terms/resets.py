@@ -139,3 +139,22 @@ def qpos_randomize_joints(model, *, joints: list[str] | None = None):
                 qpos[adr + 3:adr + 7] = quat / np.linalg.norm(quat)
 
     return Term(apply)
+
+
+@register("reset")
+def qpos_random_orientation(model, *, joints: list[str]):
+    """Each listed ball or free joint turned to a uniformly random orientation, a normalized
+    4-d standard normal as dm_control's fish draws its body's (a free joint keeps its position)."""
+    adrs = []
+    for name in joints:
+        j = lookup(model.jnt_name, name, "joint", "joints")
+        if model.jnt_type[j] not in (JNT_BALL, JNT_FREE):
+            raise TermError(f"joint {name!r} is not a ball or free joint", "joints")
+        adrs.append(int(model.jnt_qposadr[j]) + (3 if model.jnt_type[j] == JNT_FREE else 0))
+
+    def apply(rng, qpos, qvel):
+        for adr in adrs:
+            quat = rng.standard_normal(4)
+            qpos[adr:adr + 4] = quat / np.linalg.norm(quat)
+
+    return Term(apply)

@@ -3,3 +3,4 @@ dm_control's own ``get_reward`` reads (operators and ``tolerance`` on the step's
 physics/step/program.py), so that it computes the same number on the same state."""
 
 from . import cartpole  # noqa: F401
+from . import fish  # noqa: F401
