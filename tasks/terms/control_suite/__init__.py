@@ -4,3 +4,6 @@ physics/step/program.py), so that it computes the same number on the same state.
 
 from . import cartpole  # noqa: F401
 from . import fish  # noqa: F401
+from . import acrobot  # noqa: F401
+from . import pendulum  # noqa: F401
+from . import point_mass  # noqa: F401
