@@ -1,15 +1,22 @@
 """From a task config's ``robot`` and ``simulation`` sections to a physics Model.
 
-Assets are a path relative to ``configs/`` or ``package:file`` for a model shipped by an
-installed package (``gymnasium:ant.xml`` is gymnasium's bundled MuJoCo model). A ``scene``
+Assets are a path relative to ``configs/``, ``package:file`` for a model shipped by an
+installed package (``gymnasium:ant.xml`` is gymnasium's bundled MuJoCo model), or
+``module:function(arguments)`` for a model a package builds in code: the function is called
+with those literal arguments and returns MJCF text, or (text, {include file: contents}) as
+dm_control's ``get_model_and_assets`` does (``dm_control.suite.swimmer:get_model_and_assets(6)``
+is its six-link swimmer). A ``scene``
 file, found the same way, adds what a bare robot file lacks (a floor, a target marker).
 Overrides make an edited copy of the imported Model; the Model itself stays immutable.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib
 import importlib.util
+import re
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -59,19 +66,83 @@ def _resolve(cfg: TaskConfig, spec: str, key) -> Path:
     return path
 
 
+# ``module:function(arguments)``; only names and literal arguments, never an expression
+_GENERATOR = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_]\w*)\((.*)\)", re.S)
+_GENERATOR_FORM = "module:function(literal arguments), e.g. dm_control.suite.swimmer:get_model_and_assets(6)"
+
+
 def build_model(cfg: TaskConfig) -> physics.Model:
     """The robot's Model with the config's simulation options and overrides applied."""
-    path = resolve_asset(cfg)
-    try:
-        model = _load(cfg, path)
-    except (physics.ModelError, OSError, ValueError) as e:  # the importer names the element; we add the key
-        raise error_at(cfg, ("robot", "asset"), f"cannot load {path.name}: {e}") from None
+    generator = _GENERATOR.fullmatch(cfg.robot.asset)
+    model = _generated(cfg, *generator.groups()) if generator else _from_file(cfg)
     edits = {"opt": _options(cfg, model)}
     _joint_edits(cfg, model, edits)
     _body_edits(cfg, model, edits)
     _geom_edits(cfg, model, edits)
     _actuator_edits(cfg, model, edits)
     return dataclasses.replace(model, **edits).freeze()
+
+
+def _from_file(cfg: TaskConfig) -> physics.Model:
+    path = resolve_asset(cfg)
+    try:
+        return _load(cfg, path)
+    except (physics.ModelError, OSError, ValueError) as e:  # the importer names the element; we add the key
+        raise error_at(cfg, ("robot", "asset"), f"cannot load {path.name}: {e}") from None
+
+
+def _literal_arguments(cfg, arguments: str) -> tuple[list, dict]:
+    try:
+        call = ast.parse(f"f({arguments})", mode="eval").body
+        args = [ast.literal_eval(a) for a in call.args]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg is not None}
+        if len(kwargs) != len(call.keywords):
+            raise ValueError
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        raise error_at(cfg, ("robot", "asset"), f"the arguments ({arguments}) are not literals",
+                       expected=_GENERATOR_FORM) from None
+    return args, kwargs
+
+
+def _generator(cfg, module_name: str, function_name: str):
+    key = ("robot", "asset")
+    package = module_name.split(".")[0]
+    if importlib.util.find_spec(package) is None:
+        hint = INSTALL_HINTS.get(package, f"pip install {package}")
+        raise error_at(cfg, key, f"package {package!r} is not installed; install it with: {hint}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise error_at(cfg, key, f"cannot import {module_name!r}: {e}", expected=_GENERATOR_FORM) from None
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise error_at(cfg, key, f"{module_name!r} has no function {function_name!r}", expected=_GENERATOR_FORM,
+                       suggestion=did_you_mean(function_name, [n for n in dir(module) if not n.startswith("_")]))
+    return module, function
+
+
+def _generated(cfg: TaskConfig, module_name: str, function_name: str, arguments: str) -> physics.Model:
+    """The model ``module.function(*arguments)`` builds, its includes from the assets it
+    returns or else beside the module (where dm_control's lie)."""
+    key = ("robot", "asset")
+    args, kwargs = _literal_arguments(cfg, arguments)
+    module, function = _generator(cfg, module_name, function_name)
+    if cfg.robot.scene is not None:
+        raise error_at(cfg, ("robot", "scene"), "a scene is included into a robot file, not a generated model")
+    try:
+        made = function(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 (the generator's own error, whatever it is, named at the key)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise error_at(cfg, key, f"{cfg.robot.asset} failed: {type(e).__name__}: {first}") from None
+    text, assets = made if isinstance(made, tuple) and len(made) == 2 else (made, None)
+    if not isinstance(text, (str, bytes)):
+        raise error_at(cfg, key, f"{cfg.robot.asset} returned {type(made).__name__}",
+                       expected="MJCF text, or (text, {include file: contents})")
+    try:
+        folder = Path(module.__file__).parent if getattr(module, "__file__", None) else None
+        return load_mjcf_string(text, base_dir=folder, assets=assets)
+    except (physics.ModelError, OSError, ValueError) as e:
+        raise error_at(cfg, key, f"cannot load the model of {cfg.robot.asset}: {e}") from None
 
 
 def _load(cfg: TaskConfig, path: Path) -> physics.Model:

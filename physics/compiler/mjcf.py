@@ -41,6 +41,7 @@ per level.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import deque
 from pathlib import Path
@@ -1306,9 +1307,10 @@ class _Attrs(dict):
     inherited: dict = {}
 
 
-def _expand_includes(root: Node, base_dir: Path, reader: _Reader) -> None:
+def _expand_includes(root: Node, base_dir: Path, reader: _Reader, assets: dict) -> None:
     """Replace each ``<include file=...>`` by the children of that file's top element,
-    level by level from a stack (no call per level of nesting)."""
+    level by level from a stack (no call per level of nesting). A file named in ``assets``
+    is read from there, not from disk."""
     pending = [(root, ())]
     while pending:
         node, chain = pending.pop()
@@ -1320,7 +1322,7 @@ def _expand_includes(root: Node, base_dir: Path, reader: _Reader) -> None:
                 pending.append((child, via))
                 continue
             path = _include_path(child, base_dir, reader, via)
-            top = parse_xml(_read_include(child, path, reader), str(path))
+            top = parse_xml(_read_include(child, path, reader, assets), str(path))
             for n in _walk(top):
                 n.file = str(path)
             queue.extendleft((c, via + (path,)) for c in reversed(top.children))
@@ -1337,7 +1339,10 @@ def _include_path(node: Node, base_dir: Path, reader: _Reader, via: tuple) -> Pa
     return path
 
 
-def _read_include(node: Node, path: Path, reader: _Reader) -> bytes:
+def _read_include(node: Node, path: Path, reader: _Reader, assets: dict) -> bytes:
+    name = os.path.normpath(node.attrib["file"])
+    if name in assets:
+        return assets[name]
     try:
         return path.read_bytes()
     except OSError as e:
@@ -1353,10 +1358,10 @@ def _walk(node: Node):
         pending.extend(reversed(node.children))
 
 
-def _load(text, file: str, strict: bool, base_dir: Path) -> Model:
+def _load(text, file: str, strict: bool, base_dir: Path, assets=None) -> Model:
     reader = _Reader(file, strict, base_dir)
     root = parse_xml(text, file)
-    _expand_includes(root, base_dir, reader)
+    _expand_includes(root, base_dir, reader, _asset_files(assets))
     reader.read(root)
     model = reader.finalize()
     reader.warn_ignored()
@@ -1379,12 +1384,28 @@ def load_mjcf(path, *, strict: bool = True) -> Model:
     return _load(data, str(path), strict, path.resolve().parent)
 
 
-def load_mjcf_string(text, *, strict: bool = True, base_dir=None) -> Model:
+def load_mjcf_string(text, *, strict: bool = True, base_dir=None, assets=None) -> Model:
     """Load MJCF text into a Model (see :func:`load_mjcf`); ``<include>`` files resolve
-    relative to ``base_dir`` (default: the working directory)."""
+    relative to ``base_dir`` (default: the working directory), or are taken from ``assets``,
+    ``{file name as the model names it: contents}``, as MuJoCo's ``from_xml_string(xml,
+    assets)`` takes them (dm_control's generated models come with their includes so)."""
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     file = str(base / _STRING_FILE) if base_dir is not None else _STRING_FILE
-    return _load(text, file, strict, base.resolve())
+    return _load(text, file, strict, base.resolve(), assets)
+
+
+def _asset_files(assets) -> dict:
+    """``assets`` keyed by normalized name ("./common/a.xml" is "common/a.xml"), as bytes."""
+    if assets is None:
+        return {}
+    if not isinstance(assets, dict):
+        raise ModelError(f"assets must be a dict of file name to contents, got {type(assets).__name__}")
+    out = {}
+    for name, contents in assets.items():
+        if not isinstance(name, str) or not isinstance(contents, (str, bytes)):
+            raise ModelError(f"assets: {name!r} must be a file name with str or bytes contents")
+        out[os.path.normpath(name)] = contents.encode() if isinstance(contents, str) else contents
+    return out
 
 
 __all__ = ["load_mjcf", "load_mjcf_string"]
