@@ -166,6 +166,14 @@ def sensor(model, *, names: list[str]):
 
 
 @register("observation")
+def sensor_log1p(model, *, names: list[str]):
+    """log(1 + value) of the sensors named, as :func:`sensor` gives them: a touch sensor's
+    contact force squashed as dm_control's hopper observes its foot's."""
+    inner = sensor(model, names=names)
+    return Term(size=inner.size, ops=lambda c: c.b.log1p(inner.ops(c)))
+
+
+@register("observation")
 def qfrc_actuator(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
     """Actuator forces in generalized coordinates, per dof (Gymnasium's Humanoid)."""
     return _coordinates(model, "qvel", joints, start, stop, key="qfrc_actuator")
