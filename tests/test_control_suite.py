@@ -108,3 +108,49 @@ def test_initial_states_match_dm_controls(task_id):
             continue
         p = ks_2samp(mine[:, k], theirs[:, k]).pvalue
         assert p > 1e-4, (k, p, mine[:, k].mean(), theirs[:, k].mean(), mine[:, k].std(), theirs[:, k].std())
+
+
+# one task goes through training and the large batch in the quick set, the others in the slow tier
+QUICK = "TaiGym/cartpole-swingup-v0"
+ENV_IDS = [pytest.param(t, marks=[] if t == QUICK else [pytest.mark.slow]) for t in TASKS]
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_gym_make_passes_check_env(task_id):
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    from taigym import envs  # noqa: F401 - registers the ids
+
+    env = gym.make(task_id)
+    check_env(env.unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("task_id", ENV_IDS)
+def test_1024_envs_step_in_one_world(task_id):
+    import gymnasium as gym
+
+    from taigym import envs  # noqa: F401
+
+    vec = gym.make_vec(task_id, num_envs=1024, vectorization_mode="vector_entry_point")
+    obs, _ = vec.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        obs, reward, *_ = vec.step(rng.uniform(vec.action_space.low, vec.action_space.high).astype(np.float32))
+    assert obs.shape == (1024, vec.single_observation_space.shape[0])
+    assert np.isfinite(obs).all() and np.isfinite(reward).all() and ((reward >= 0) & (reward <= 1)).all()
+
+
+@pytest.mark.parametrize("task_id", ENV_IDS)
+def test_taigym_train_runs(task_id, tmp_path):
+    pytest.importorskip("stable_baselines3")
+    import json
+    import subprocess
+    import sys
+
+    tiny = ["total_timesteps=256", "n_steps=32", "batch_size=32", "num_envs=2", "video_steps=0", "eval_episodes=1"]
+    cmd = [sys.executable, "-m", "taigym.scripts.cli", "train", task_id, "--results", str(tmp_path), "--quiet", *tiny]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (metrics,) = tmp_path.glob("*/metrics.json")
+    assert json.loads(metrics.read_text())
