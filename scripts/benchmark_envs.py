@@ -3,7 +3,8 @@
 For each task, the native vector env (`gym.make_vec(id, num_envs=N)`, one World for the
 batch) steps uniform random actions, drawn anew each step (``--actions fixed`` holds one
 draw), at several batch sizes; in the same run Gymnasium's own
-`<Task>-v5` steps the same number of copies in a `SyncVectorEnv`, and EnvPool's
+`<Task>-v5` (for a Control Suite task, dm_control's own through a Gymnasium wrapper,
+scripts/dm_control_env.py) steps the same number of copies in a `SyncVectorEnv`, and EnvPool's
 `<Task>-v5` (C++ MuJoCo envs on a thread per core; an optional dependency: without it the
 column says "not installed") steps a batch of the same size. Every side includes what an
 RL loop pays per step: physics with its frame skip, observations, rewards, terminations
@@ -28,6 +29,7 @@ its bytecode caches in those processes, as it does by default.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
@@ -47,6 +49,20 @@ GYMNASIUM = {
     "Reacher": "Reacher-v5", "Swimmer": "Swimmer-v5", "HalfCheetah": "HalfCheetah-v5", "Hopper": "Hopper-v5",
     "Walker2d": "Walker2d-v5", "Ant": "Ant-v5", "Humanoid": "Humanoid-v5",
 }
+
+
+def peer_id(task: str) -> str | None:
+    """The Gymnasium id of the env with the task's definition, stepped beside ours: Gymnasium's
+    own ``<Task>-v5``, or dm_control's for a Control Suite task (``cartpole-swingup``:
+    ``dm_control/cartpole-swingup-v0``, scripts/dm_control_env.py, registered here)."""
+    if task in GYMNASIUM:
+        return GYMNASIUM[task]
+    if task.count("-") != 1 or importlib.util.find_spec("dm_control") is None:
+        return None
+    from taigym.scripts.dm_control_env import PREFIX, register_all
+
+    env_id = f"{PREFIX}{task}-v0"
+    return env_id if env_id in register_all() else None
 
 
 ACTION_BATCHES = 64  # fresh actions: a cycle of this many pre-drawn batches, drawn outside the timing
@@ -152,8 +168,9 @@ def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repe
         sides = {"taigym": make_native(task, n, device, tensor_backend)}
         if beside is not None:
             sides["beside"] = make_native(beside, n, device, tensor_backend)
-        if task in GYMNASIUM:
-            sides["gymnasium"] = gym.vector.SyncVectorEnv([lambda: gym.make(GYMNASIUM[task]) for _ in range(n)])
+        peer = peer_id(task)
+        if peer is not None:  # the row's "gymnasium" side: the same task in its own simulator
+            sides["gymnasium"] = gym.vector.SyncVectorEnv([lambda: gym.make(peer) for _ in range(n)])
         pool = make_envpool(task, n, seed)
         if pool is not None and not isinstance(pool, str):
             sides["envpool"] = pool
@@ -178,6 +195,7 @@ def _row(task: str, n: int, turns: list[dict], envpool_note) -> dict:
         return float(np.median([t["taigym"][0] / t[side][0] for t in turns])) if side in turns[0] else None
 
     return dict(task=task, num_envs=n, taigym=median("taigym"), taigym_cpu_per_wall=median("taigym", 1),
+                peer=peer_id(task),
                 gymnasium=median("gymnasium"), ratio=ratio("gymnasium"), peak_rss_mb=peak_rss_mb(),
                 envpool=median("envpool"), envpool_cpu_per_wall=median("envpool", 1), envpool_ratio=ratio("envpool"),
                 envpool_note=envpool_note, beside=median("beside"), beside_ratio=ratio("beside"),
@@ -188,7 +206,8 @@ def _row(task: str, n: int, turns: list[dict], envpool_note) -> dict:
 
 def _print_row(r: dict):
     theirs, pool = r["gymnasium"], r["envpool"]
-    other = "(no Gymnasium counterpart)" if theirs is None else f"gymnasium {theirs:10,.0f}  ({r['ratio']:.2f}x)"
+    peer = r.get("peer") or "gymnasium"
+    other = "(no counterpart)" if theirs is None else f"{peer} {theirs:10,.0f}  ({r['ratio']:.2f}x)"
     if pool:
         other += f"  envpool {pool:10,.0f}  ({r['envpool_ratio']:.2f}x)"
     elif r["envpool_note"]:
@@ -205,7 +224,10 @@ import sys
 import gymnasium as gym
 kwargs = {}
 env_id = sys.argv[1]
-if env_id.startswith("TaiGym/") or env_id.endswith((".yaml", ".yml")):
+if env_id.startswith("dm_control/"):
+    from taigym.scripts.dm_control_env import register_all
+    register_all()
+elif env_id.startswith("TaiGym/") or env_id.endswith((".yaml", ".yml")):
     import taigym
     kwargs = {"overrides": {"simulation.device": sys.argv[2]}}
     if env_id.endswith((".yaml", ".yml")):
@@ -247,8 +269,8 @@ def measure_startup(task: str, device: str = "cpu", repeats: int = 3) -> dict:
         cold = startup_seconds(ours, cache, device)
         for _ in range(repeats):
             runs["warm"].append(startup_seconds(ours, cache, device))
-            if task in GYMNASIUM:
-                runs["gymnasium"].append(startup_seconds(GYMNASIUM[task], cache))
+            if peer_id(task) is not None:
+                runs["gymnasium"].append(startup_seconds(peer_id(task), cache))
     warm, theirs = ([first for first, _ in runs[side]] for side in ("warm", "gymnasium"))
     row = dict(task=task, cold_s=cold[0], warm_s=float(np.median(warm)), warm_runs_s=warm,
                gymnasium_s=float(np.median(theirs)) if theirs else None, gymnasium_runs_s=theirs,
@@ -266,7 +288,8 @@ def _spread(values) -> str:
 
 
 def startup_markdown(startup: list[dict]) -> str:
-    lines = ["| task | taigym, cold cache | taigym, warm cache (median, range) | Gymnasium v5 |", "|---|---:|---:|---:|"]
+    lines = ["| task | taigym, cold cache | taigym, warm cache (median, range) | Gymnasium v5 or dm_control |",
+             "|---|---:|---:|---:|"]
     for r in startup:
         theirs = "—" if r["gymnasium_s"] is None else f"{r['gymnasium_s']:.2f} s"
         warm = r.get("warm_runs_s") or [r["warm_s"]]
@@ -275,7 +298,7 @@ def startup_markdown(startup: list[dict]) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| task | num_envs | taigym native vector env | its CPU/wall | Gymnasium v5, SyncVectorEnv | ratio "
+    lines = ["| task | num_envs | taigym native vector env | its CPU/wall | Gymnasium v5 or dm_control, SyncVectorEnv | ratio "
              "| EnvPool v5 | ratio | peak RSS |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:

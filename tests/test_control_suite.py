@@ -154,3 +154,27 @@ def test_taigym_train_runs(task_id, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     (metrics,) = tmp_path.glob("*/metrics.json")
     assert json.loads(metrics.read_text())
+
+
+def test_dm_control_peer_env():
+    """dm_control's own task as a Gymnasium env (scripts/dm_control_env.py), what benchmarks
+    and the leaderboard step beside ours: check_env, seeded resets, truncation at its limit."""
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+    from taigym.scripts.benchmark_envs import peer_id
+    from taigym.scripts.dm_control_env import register_all
+
+    suite()  # skips where dm_control is not installed
+    assert len(register_all()) == len(suite().BENCHMARKING)
+    assert peer_id("cartpole-swingup") == "dm_control/cartpole-swingup-v0" and peer_id("Ant") == "Ant-v5"
+    env = gym.make("dm_control/cartpole-swingup-v0")
+    check_env(env.unwrapped, skip_render_check=True)
+    first, _ = env.reset(seed=3)
+    again, _ = env.reset(seed=3)
+    np.testing.assert_array_equal(first, again)
+    steps, truncated = 0, False
+    while not truncated:
+        _, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+        assert not terminated and 0 <= reward <= 1
+        steps += 1
+    assert steps == 1000
