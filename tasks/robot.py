@@ -67,7 +67,7 @@ def _resolve(cfg: TaskConfig, spec: str, key) -> Path:
 
 
 # ``module:function(arguments)``; only names and literal arguments, never an expression
-_GENERATOR = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_]\w*)\((.*)\)", re.S)
+_GENERATOR = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_]\w*)\((.*)\)", re.DOTALL)
 _GENERATOR_FORM = "module:function(literal arguments), e.g. dm_control.suite.swimmer:get_model_and_assets(6)"
 
 
