@@ -111,6 +111,14 @@ class TaiGymVectorEnv(VectorEnv):
         self._time_limit = time_limit
         self.episode_length = int(max_episode_steps or self.task.episode_length)
         self._frame_skip = cfg.simulation.frame_skip
+        self._reset_draws, self._reset_steps = cfg.reset_until_no_contact, cfg.reset_steps
+        self._first_from_reference = cfg.reset_first_step == "reference"
+        self._refresh = cfg.simulation.refresh_after_step
+        self._obs_dtype = np.float64 if cfg.simulation.precision == "float64" else np.float32
+        self.single_observation_space = spaces.Box(-np.inf, np.inf, (self.task.obs_size,), self._obs_dtype)
+        self.single_action_space = spaces.Box(self.task.action_low.astype(np.float32),
+                                              self.task.action_high.astype(np.float32), dtype=np.float32)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (self.num_envs, self.task.obs_size), self._obs_dtype)
         self._refresh = cfg.simulation.refresh_after_step
         self._obs_dtype = np.float64 if cfg.simulation.precision == "float64" else np.float32
         self.single_observation_space = spaces.Box(-np.inf, np.inf, (self.task.obs_size,), self._obs_dtype)
@@ -293,14 +301,19 @@ class TaiGymVectorEnv(VectorEnv):
 
     def _draw_resets(self, ids):
         """The host's part of a reset: each env's draws from its own generator (initial state,
-        parameters, then commands) written into the World (and the program's registers)."""
-        states = [self.task.initial_state(self._rngs[i]) for i in ids]
-        qpos, qvel = np.stack([s[0] for s in states]), np.stack([s[1] for s in states])
+        parameters, then commands) written into the World (and the program's registers); with
+        ``reset_until_no_contact`` states that touch drawn again, with ``reset_steps`` the
+        state then left to settle."""
+        qpos, qvel = self._draw_states(ids)
         if self._params is not None:
             self._params.write(ids, [self.task.draw_parameters(self._rngs[i]) for i in ids])
         self.world.reset(env_ids=ids)
         self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
+        if self._reset_draws:
+            self._draw_until_no_contact(ids, qpos, qvel)
         self.task.hold_reset_pose(self.world, ids, qpos)
+        if self._reset_steps:
+            self._settle(ids, qpos)
         p = self.program
         regs = self.world.registers()
         for at in p.memories.values():
@@ -312,6 +325,42 @@ class TaiGymVectorEnv(VectorEnv):
                 nxt = p.commands_next[name]
                 regs[ids, now.start : now.stop] = regs[ids, nxt.start : nxt.stop] = rows
         self._put_registers(regs)
+
+    def _settle(self, ids, qpos):
+        """``reset_steps`` physics steps of envs ``ids`` at the zero control the reset left; with
+        ``reset_first_step: reference`` the first one's velocity is that of a step from the
+        reference state at rest, the drawn positions moved by it."""
+        steps = self._reset_steps
+        if self._first_from_reference:
+            self.world.set_state(qpos=np.tile(self.task.model.qpos0, (len(ids), 1)),
+                                 qvel=np.zeros((len(ids), self.task.model.nv)), env_ids=ids)
+            self.world.step(1, env_ids=ids)
+            qvel = self.world.get("qvel")[ids]
+            self.world.set_state(qpos=qpos + self.task.model.opt.timestep * qvel, qvel=qvel, env_ids=ids)
+            steps -= 1
+        if steps:
+            self.world.step(steps, env_ids=ids)
+        self.world.time[ids] = 0.0
+
+    def _draw_states(self, ids):
+        states = [self.task.initial_state(self._rngs[i]) for i in ids]
+        return np.stack([s[0] for s in states]), np.stack([s[1] for s in states])
+
+    def _draw_until_no_contact(self, ids, qpos, qvel):
+        """Envs ``ids`` whose state (rows of ``qpos``, ``qvel``, updated in place) has a contact
+        draw again from their own generators, the others keep theirs, as dm_control's tasks
+        redraw until a forward pass finds none; past the config's number of draws, an error."""
+        rows = np.arange(len(ids))
+        for draw in range(self._reset_draws):
+            if draw:
+                qpos[rows], qvel[rows] = self._draw_states(ids[rows])
+                self.world.set_state(qpos=qpos[rows], qvel=qvel[rows], env_ids=ids[rows])
+            self.world.forward(ids[rows])
+            rows = rows[self.world.contacts()["ncon"][ids[rows]] > 0]
+            if not rows.size:
+                return
+        raise RuntimeError(f"envs {ids[rows].tolist()[:10]} still have contacts after {self._reset_draws} draws of "
+                           "their initial state: raise reset_until_no_contact or draw states apart")
 
     def _observe_reset(self, ids, regs):
         # the observations the program's RESET segment wrote, noise added on the host

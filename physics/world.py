@@ -317,20 +317,12 @@ class World:
         if env_ids is None:
             self._launch(1, advance=FORWARD, segments=segments)
             return
-        ids = self._env_ids(env_ids)
-        some_ids = self._tables.some_ids
-        view = self._view_of(some_ids)
-        if view is not None:
-            view[: ids.size] = ids
-        else:
-            staged = np.zeros(self.num_envs, dtype=np.int32)
-            staged[: ids.size] = ids
-            some_ids.from_numpy(staged)
-        self._launch(1, advance=FORWARD, ids=(some_ids, ids.size), segments=segments)
+        self._launch(1, advance=FORWARD, ids=self._staged_ids(self._env_ids(env_ids)), segments=segments)
 
-    def step(self, n: int = 1, *, segments=(0, 0), refresh: bool = False) -> None:
-        """Advance every world by ``n`` time steps (one kernel launch). ``segments``: the
-        program segments each env runs before and after its steps (set_program).
+    def step(self, n: int = 1, *, env_ids=None, segments=(0, 0), refresh: bool = False) -> None:
+        """Advance every world, or envs ``env_ids`` (the others keep their state and time), by
+        ``n`` time steps (one kernel launch). ``segments``: the program segments each env runs
+        before and after its steps (set_program).
 
         After mj_step, as after this step by default, the frames, the sensors and every other
         derived quantity are those of the state the last step started from. ``refresh``
@@ -343,8 +335,17 @@ class World:
         if n > _INT32_MAX:
             # the kernel's 32-bit step count would wrap: 2**32 + 4 would step 4 times
             raise WorldError(f"n must be at most {_INT32_MAX:,} steps per call (a 32-bit kernel argument), got {n}")
-        self._launch(n, advance=STEP_REFRESH if refresh else STEP, segments=segments)
-        self.time += n * self.model.opt.timestep
+        advance = STEP_REFRESH if refresh else STEP
+        if env_ids is None:
+            self._launch(n, advance=advance, segments=segments)
+            self.time += n * self.model.opt.timestep
+            return
+        ids = self._env_ids(env_ids)
+        if np.unique(ids).size != ids.size:  # two threads would step one env at once
+            raise WorldError(f"env_ids must name each env once, got {ids.tolist()[:10]}")
+        if ids.size:
+            self._launch(n, advance=advance, ids=self._staged_ids(ids), segments=segments)
+            self.time[ids] += n * self.model.opt.timestep
 
     # --- programs -------------------------------------------------------------------------
     def set_program(self, program: Program) -> None:
@@ -458,6 +459,18 @@ class World:
         return Q.contact_fields(host("con_f"), host("con_i"), host("con_n"))
 
     # --- helpers ------------------------------------------------------------------------
+    def _staged_ids(self, ids: np.ndarray) -> tuple:
+        """(the subset table, its count): ``ids`` written where a subset launch reads its envs."""
+        some_ids = self._tables.some_ids
+        view = self._view_of(some_ids)
+        if view is not None:
+            view[: ids.size] = ids
+        else:
+            staged = np.zeros(self.num_envs, dtype=np.int32)
+            staged[: ids.size] = ids
+            some_ids.from_numpy(staged)
+        return some_ids, ids.size
+
     def _launch(self, n: int, advance: int, ids=None, segments=(0, 0)) -> None:
         self._copies.launched()
         pre, post = (int(s) for s in segments)

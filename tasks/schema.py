@@ -18,6 +18,8 @@ from .ranges import INT32_MAX, bounded
 FrameSkip = bounded(1, INT32_MAX, "physics steps per env step, which one launch takes as a 32-bit count")
 SolverIterations = bounded(1, INT32_MAX, "the constraint solver's iteration limit, a 32-bit count of its kernel")
 EpisodeLength = bounded(1, INT32_MAX, "env steps per episode; like every count of a config, a 32-bit integer")
+ResetSteps = bounded(0, INT32_MAX, "physics steps of a reset, which one launch takes as a 32-bit count")
+ResetDraws = bounded(0, 1_000_000, "draws of one env's initial state, each a forward pass of its World at a reset")
 # 16,384² pixels of 3 bytes keep a frame within the renderer's 32-bit indices
 ImageSide = bounded(1, 16_384, "pixels a side; a frame's bytes must stay within the renderer's 32-bit indices")
 
@@ -215,6 +217,16 @@ class TaskConfig(Strict):
     rewards: list[RewardTerm] = []
     terminations: list[TermConfig] = []
     resets: list[TermConfig] = []
+    # an env's initial state drawn again (its reset terms, from its own generator) while it
+    # has a contact, up to this many draws in all (0: drawn once, contacts or not)
+    reset_until_no_contact: ResetDraws = 0
+    # physics steps, at zero control, a reset env takes from its drawn state before its
+    # first observation (a random pose left to settle on the floor); its time starts after
+    reset_steps: ResetSteps = 0
+    # where the first of them takes its accelerations: the drawn state, or the reference
+    # state at rest (qpos0, as dm_control's Physics.step after a reset, whose mj_step2
+    # finishes the reset's forward pass at qpos0); the latter for hinges and slides only
+    reset_first_step: Literal["drawn", "reference"] = "drawn"
     randomization: list[TermConfig] = []
     commands: list[TermConfig] = []  # per-env goals (velocities to track), resampled on a schedule
     episode_length: EpisodeLength

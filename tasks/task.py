@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from taigym.physics.model import BIAS_NONE
+from taigym.physics.model import BIAS_NONE, INT_RK4, JNT_HINGE, JNT_SLIDE
 
 from . import registry, user_terms
 from .drive_actions import DRIVE_KINDS, DriveActions, check_kind_fields
@@ -59,6 +59,7 @@ class Task:
         self._check_command_references(cfg)
         self.memory = self._memory()
         self._bind_actions(cfg)
+        self._check_reset_first_step(cfg)
         # the env step's terms as one World program, built now so that a term whose
         # instructions fail is refused before any World exists
         self.program = build_program(self)
@@ -106,6 +107,20 @@ class Task:
         for _, term in self.randomization:
             out.update(term.fn(rng))
         return out
+
+    def _check_reset_first_step(self, cfg):
+        # the drawn positions move by a step of the reference velocity, qpos += h qvel, which
+        # holds for hinges and slides; dm_control's RK4 steps start afresh
+        if cfg.reset_first_step != "reference":
+            return
+        if not cfg.reset_steps:
+            raise error_at(cfg, ("reset_first_step",), "reset_first_step: reference needs reset_steps >= 1")
+        if self.model.opt.integrator == INT_RK4:
+            raise error_at(cfg, ("reset_first_step",), "reset_first_step: reference is for the Euler and implicit "
+                           "integrators (dm_control's RK4 step starts from the drawn state)")
+        if not np.isin(self.model.jnt_type, (JNT_HINGE, JNT_SLIDE)).all():
+            raise error_at(cfg, ("reset_first_step",), "reset_first_step: reference needs a model of hinge and "
+                           "slide joints only")
 
     # --- commands and memory ----------------------------------------------------------------
     def draw_commands(self, rng, names=None) -> dict:

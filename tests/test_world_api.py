@@ -277,6 +277,42 @@ def test_forward_of_some_envs_leaves_the_others(device):
         world.forward([4])
 
 
+def test_step_of_some_envs_leaves_the_others(device):
+    # a reset's settling steps: the envs named step (through their contacts) as they would
+    # in a step of every env; the others keep their state, derived quantities and time
+    world = physics.World(physics.load_model(gym_asset("hopper")), num_envs=4, device=device, precision="float64")
+    rng = np.random.default_rng(0)
+    qpos = world.get("qpos") + rng.uniform(-0.1, 0.1, (4, world.model.nq))
+    qvel = rng.normal(0, 0.5, (4, world.model.nv))
+    ctrl = rng.uniform(-1, 1, (4, world.model.nu))
+    names = ("qpos", "qvel", "qacc", "xpos", "sensordata", "time")
+
+    def start():
+        world.reset()  # the solver's warm start too
+        world.set_state(qpos=qpos, qvel=qvel)
+        world.set_ctrl(ctrl)
+        world.time[:] = 0.25
+        world.forward()
+        return {k: world.get(k) for k in names}
+
+    before = start()
+    world.step(30, env_ids=[2, 0], refresh=True)
+    some = {k: world.get(k) for k in names}
+    start()
+    world.step(30, refresh=True)
+    every = {k: world.get(k) for k in names}
+    assert world.contacts()["ncon"].any()
+    for k in names:
+        np.testing.assert_array_equal(some[k][[1, 3]], before[k][[1, 3]], err_msg=k)
+        np.testing.assert_array_equal(some[k][[0, 2]], every[k][[0, 2]], err_msg=k)
+    world.step(3, env_ids=[])  # nothing to step
+    np.testing.assert_array_equal(world.get("qpos"), every["qpos"])
+    with pytest.raises(WorldError, match=r"env_ids must be in \[0, 4\)"):
+        world.step(env_ids=[4])
+    with pytest.raises(WorldError, match="env_ids must name each env once"):
+        world.step(env_ids=[1, 1])
+
+
 @pytest.fixture
 def traced_as_the_engines(monkeypatch):
     """This module's kernels traced as the engine's own: the Taichi adapter's patches act on
