@@ -8,6 +8,7 @@ hands them to the World's per-env parameter hook.
 from __future__ import annotations
 
 import numpy as np
+from taigym.physics.compiler.sameframe import geom_poses
 from taigym.tasks.loader import error_at
 
 # nominal value of each parameter a randomization term may set, read from the Model
@@ -18,6 +19,7 @@ _NOMINAL = {
     "gravity": lambda m: m.opt.gravity,
     "jnt_range": lambda m: m.jnt_range,
     "geom_friction": lambda m: m.geom_friction[:, 0],
+    "geom_pos": lambda m: geom_poses(m)[0],  # as the kernels place the geoms
 }
 
 

@@ -3,7 +3,10 @@
 Each parameter is a column of a packed model table (physics/layout.py). Setting one gives
 that table a row set per env on first use (physics/data.py, Tables.per_env); the kernels
 read a float model table's rows of env w when it has them. Friction is the exception: it is
-a geom's, and contacts read their pair's, mixed from both geoms' by max as MuJoCo does.
+a geom's, and contacts read their pair's, mixed from both geoms' by max as MuJoCo does. A
+geom's position moves it for contacts, rays, geom_xpos and rendering alike (MuJoCo ignores a
+new geom_pos of a geom it compiled as on its body's frame; here it always moves). geom_f's
+rows past the geoms (height-field samples, mesh hulls) are copied per env with it.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from .collision.driver import P_FRICTION
 from .errors import WorldError
 from .torch_bridge import to_numpy
 
-_COLUMNS = {"body_f": L.BODY_F, "dof_f": L.DOF_F, "act_f": L.ACT_F, "jnt_f": L.JNT_F, "opt_f": L.OPT_F}
+_COLUMNS = {"body_f": L.BODY_F, "dof_f": L.DOF_F, "act_f": L.ACT_F, "jnt_f": L.JNT_F, "opt_f": L.OPT_F,
+            "geom_f": L.GEOM_F}
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,7 @@ PARAMS = {
     "actuator_gear": Param("act_f", "gear", "nu"),
     "gravity": Param("opt_f", "gravity", None, per=3),
     "jnt_range": Param("jnt_f", "range", "njnt", per=2, check=_ordered),
+    "geom_pos": Param("geom_f", "pos", "ngeom", per=3),
     "geom_friction": Param("pair_f", "friction", "ngeom", check=_non_negative("geom_friction"),
                            write=_write_friction, read=_read_friction),
 }

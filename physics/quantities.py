@@ -37,8 +37,8 @@ def is_table_view(name: str) -> bool:
 
 
 def known() -> list:
-    return sorted([*DIRECT, *BLOCKS, "qM", "time", "body_q", "eq_active", *EFC_COUNTS, *L.DATA_VIEWS, *L.MOCAP_COLUMNS,
-                   *(f"efc_{k}" for k in L.EFC_F)])
+    return sorted([*DIRECT, *BLOCKS, "qM", "time", "body_q", "geom_xpos", "eq_active", *EFC_COUNTS, *L.DATA_VIEWS,
+                   *L.MOCAP_COLUMNS, *(f"efc_{k}" for k in L.EFC_F)])
 
 
 def table_view(name: str, table_of, model, num_envs: int):
@@ -60,6 +60,13 @@ def table_view(name: str, table_of, model, num_envs: int):
     elif name in _MATRICES:
         out = out.reshape(num_envs, rows, *_MATRICES[name])
     return out
+
+
+def geom_xpos(model, xpos: np.ndarray, xmat: np.ndarray, geom_pos: np.ndarray) -> np.ndarray:
+    """mjData's geom_xpos (num_envs, ngeom, 3): xpos + xmat geom_pos of each geom's body,
+    ``geom_pos`` (num_envs, ngeom, 3) being each env's."""
+    body = np.asarray(model.geom_bodyid, dtype=np.int64)
+    return xpos[:, body] + np.einsum("ngij,ngj->ngi", xmat[:, body], geom_pos)
 
 
 def mocap_bodies(model) -> np.ndarray:

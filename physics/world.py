@@ -296,8 +296,10 @@ class World:
         (num_envs, nu) (the first gear component); "gravity" (num_envs, 3); "jnt_range"
         (num_envs, njnt, 2) (the limits of MuJoCo's soft-limit rows); "geom_friction"
         (num_envs, ngeom), each geom's sliding friction, which a contact between two geoms
-        mixes by max as MuJoCo does (explicit ``<pair>`` contacts keep their own). With
-        ``env_ids`` one row per id. Envs not named keep their values; reset() keeps them.
+        mixes by max as MuJoCo does (explicit ``<pair>`` contacts keep their own);
+        "geom_pos" (num_envs, ngeom, 3), each geom's position in its body's frame, which
+        contacts, rays, geom_xpos and render() all use. With ``env_ids`` one row per id.
+        Envs not named keep their values; reset() keeps them.
         """
         P.lookup(name)  # an unknown name is refused before its values are read
         rows = self._rows(self._params.flat(name, values), self._params.width(name), name, env_ids)
@@ -391,7 +393,9 @@ class World:
         efc_overflow (rows that did not fit), efc_force, efc_pos, efc_type, efc_id...
         (num_envs, capacity; rows past nefc are zero); and the articulation view
         joint_q, joint_qd, body_q (position and quaternion per body); the mocap bodies'
-        poses mocap_pos (num_envs, nmocap, 3) and mocap_quat (num_envs, nmocap, 4).
+        poses mocap_pos (num_envs, nmocap, 3) and mocap_quat (num_envs, nmocap, 4); the
+        geoms' centres geom_xpos (num_envs, ngeom, 3), from the body frames and each env's
+        geom_pos.
         """
         host = self._copies.host
         if name == "time":
@@ -400,6 +404,8 @@ class World:
             return Q.dense_mass_matrix(self.model, host("qM"), self.num_envs)
         if name == "body_q":
             return np.concatenate([self.get("xpos"), self.get("xquat")], axis=-1)
+        if name == "geom_xpos":
+            return Q.geom_xpos(self.model, self.get("xpos"), self.get("xmat"), self.get_param("geom_pos"))
         if name in ("act", "act_dot"):  # the stateful actuators' column, as mjData's (num_envs, na)
             return self.get("actuator_" + name)[:, self.model.actuator_actadr >= 0]
         if name in L.MOCAP_COLUMNS:  # (num_envs, nmocap, 3 or 4), by mocap id

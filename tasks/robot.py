@@ -22,7 +22,8 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 from taigym.physics.compiler.mjcf import load_mjcf_string
-from taigym.physics.model import INTEGRATORS, JNT_HINGE, JNT_NV, JNT_SLIDE, LIMIT_CUBIC, LIMIT_MODELS, TRN_JOINT
+from taigym.physics.model import (GEOM_HFIELD, GEOM_MESH, INTEGRATORS, JNT_HINGE, JNT_NV, JNT_SLIDE, LIMIT_CUBIC,
+                                  LIMIT_MODELS, TRN_JOINT)
 
 from taigym import physics
 
@@ -270,6 +271,11 @@ def _geom_edits(cfg, model, edits):
         g = _named(cfg, model.geom_name, name, "geom", ("robot", "geoms", name))
         if o.friction is not None:
             _copy(model, edits, "geom_friction")[g, 0] = o.friction
+        if o.size is not None:
+            if model.geom_type[g] in (GEOM_MESH, GEOM_HFIELD):
+                raise error_at(cfg, ("robot", "geoms", name, "size"), "a mesh's or height field's size comes "
+                               "from its asset, not from the geom")
+            _copy(model, edits, "geom_size")[g, : len(o.size)] = o.size
 
 
 def _body_edits(cfg, model, edits):

@@ -8,7 +8,7 @@ by :mod:`tasks.loader`, since they depend on what is registered, not on this sch
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -72,6 +72,9 @@ class BodyOverride(Strict):
 
 class GeomOverride(Strict):
     friction: float | None = Field(None, ge=0)  # sliding friction; contacts mix two geoms' by max
+    # MuJoCo's geom_size, its first 1 to 3 entries (a sphere's radius alone); the body's mass
+    # and inertia stay as compiled, as when MuJoCo's geom_size is set at run time
+    size: list[Annotated[float, Field(gt=0)]] | None = Field(None, min_length=1, max_length=3)
 
 
 class ActuatorOverride(Strict):

@@ -6,8 +6,9 @@ For each task file under configs/tasks/control_suite:
   state), then for 200 random actions each step starts our env from dm_control's state and
   both step; reward and flattened observation must agree to 1e-9 (observed: ~1e-15);
 - the initial state: 1,000 resets of each, a two-sample Kolmogorov-Smirnov test per
-  coordinate of qpos and qvel (p above 1e-4, fixed seeds; a coordinate that is constant in
-  both must be the same constant);
+  coordinate of qpos and qvel and of the model parameters drawn each episode (a target's
+  geom_pos) (p above 1e-4, fixed seeds; a coordinate that is constant in both must be the
+  same constant);
 - the spec: control period, episode length and action bounds are dm_control's.
 
 The solvers run to 1e-15 on both sides, so that contacts agree to round-off rather than to
@@ -30,6 +31,16 @@ def _dm_env(task_id, seed):
     env.physics.model.opt.tolerance = 1e-15
     env.physics.model.opt.iterations = 200
     return env
+
+
+def _drawn_parameters(ours) -> list[str]:
+    """The model parameters the task draws each episode (its randomization terms')."""
+    return sorted({name for _, term in ours.task.randomization for name in term.info["parameters"]})
+
+
+def _dm_parameter(physics, name) -> np.ndarray:
+    """dm_control's current value of our per-env parameter ``name`` (named as mjModel's)."""
+    return np.array(getattr(physics.model, name))
 
 
 def _ours(task_id, num_envs, **overrides):
@@ -66,6 +77,8 @@ def test_rewards_and_observations_match_dm_control(task_id):
     world, program = ours.world, ours.program
     physics = env.physics
     ts = env.reset()
+    for name in _drawn_parameters(ours):
+        world.set_param(name, _dm_parameter(physics, name)[None])
     # the reset observation, of dm_control's initial state
     world.set_state(qpos=physics.data.qpos[None].copy(), qvel=physics.data.qvel[None].copy())
     world.forward(segments=(0, RESET))
@@ -94,14 +107,17 @@ def test_initial_states_match_dm_controls(task_id):
 
     n = 1000
     env = _dm_env(task_id, 1)
+    ours = _ours(task_id, n)
+    drawn = _drawn_parameters(ours)
     theirs = []
     for _ in range(n):
         env.reset()
-        theirs.append(np.concatenate([env.physics.data.qpos, env.physics.data.qvel]))
+        theirs.append(np.concatenate([env.physics.data.qpos, env.physics.data.qvel,
+                                      *(_dm_parameter(env.physics, name).ravel() for name in drawn)]))
     theirs = np.array(theirs)
-    ours = _ours(task_id, n)
     ours.reset(seed=1)
-    mine = np.concatenate([ours.world.get("qpos"), ours.world.get("qvel")], axis=1)
+    mine = np.concatenate([ours.world.get("qpos"), ours.world.get("qvel"),
+                           *(ours.world.get_param(name).reshape(n, -1) for name in drawn)], axis=1)
     for k in range(mine.shape[1]):
         if np.ptp(theirs[:, k]) == 0 or np.ptp(mine[:, k]) == 0:
             np.testing.assert_allclose(mine[:, k], theirs[:, k], rtol=0, atol=1e-12, err_msg=f"coordinate {k}")

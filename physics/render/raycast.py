@@ -713,13 +713,15 @@ class Renderer:
         spec = self.resolve_camera(self.camera if camera is None else camera)
         subtree_com = world.get("subtree_com")[ids] if spec[0] == "model" and spec[2] else None
         return self.render_poses(world.get("xpos")[ids], world.get("xquat")[ids], camera=camera,
-                                 subtree_com=subtree_com)
+                                 subtree_com=subtree_com, geom_pos=world.get_param("geom_pos")[ids])
 
-    def render_poses(self, xpos, xquat, *, camera: Camera = None, subtree_com=None) -> np.ndarray:
+    def render_poses(self, xpos, xquat, *, camera: Camera = None, subtree_com=None, geom_pos=None) -> np.ndarray:
         """Frames of bodies at given poses: ``xpos`` (n, nbody, 3), ``xquat`` (n, nbody, 4).
 
         ``subtree_com`` (n, nbody, 3) is needed only by the model's trackcom and
-        targetbodycom cameras (body positions stand in for it otherwise).
+        targetbodycom cameras (body positions stand in for it otherwise). ``geom_pos``
+        (n, ngeom, 3): each image's geom positions in their bodies (a World's per-env
+        parameter), the model's by default.
         """
         xpos = np.asarray(xpos, dtype=np.float64).reshape(-1, self.model.nbody, 3)
         xmat = quat_to_mats(np.asarray(xquat, dtype=np.float64).reshape(-1, self.model.nbody, 4))
@@ -729,7 +731,7 @@ class Renderer:
         com = xpos if subtree_com is None else np.asarray(subtree_com, dtype=np.float64).reshape(xpos.shape)
         cam = self.camera_rows(xpos, xmat, com, self.camera if camera is None else camera)
         _render_kernel(self._geom_type, self._geom_f, self._mesh_i, self._mesh_f, self._scene,
-                       self.geom_frames(xpos, xmat), cam, image)
+                       self.geom_frames(xpos, xmat, geom_pos), cam, image)
         return image
 
     def resolve_camera(self, camera: Camera):
@@ -761,16 +763,18 @@ class Renderer:
                         f"got {camera!r}")
 
     # --- frames of geoms and cameras ------------------------------------------------------------
-    def geom_frames(self, xpos: np.ndarray, xmat: np.ndarray) -> np.ndarray:
+    def geom_frames(self, xpos: np.ndarray, xmat: np.ndarray, geom_pos=None) -> np.ndarray:
         """World pose of each drawn geom: (n, ngeom_drawn, X_WIDTH) float32, as MuJoCo's
-        geom_xpos = xpos + R(xquat) geom_pos and geom_xmat = R(xquat) R(geom_quat)."""
+        geom_xpos = xpos + R(xquat) geom_pos and geom_xmat = R(xquat) R(geom_quat), with
+        ``geom_pos`` (n, ngeom, 3) in place of the model's where given."""
         out = np.zeros((xpos.shape[0], len(self._geom_type), X_WIDTH), dtype=np.float32)
         ids = self._geom_ids
         if ids.size:
             body = self.model.geom_bodyid[ids]
             rot = xmat[:, body]
-            out[:, :ids.size, X_POS:X_POS + 3] = xpos[:, body] + np.einsum("ngij,gj->ngi", rot,
-                                                                            self.model.geom_pos[ids])
+            local = np.broadcast_to(self.model.geom_pos, (xpos.shape[0], self.model.ngeom, 3)) if geom_pos is None \
+                else np.asarray(geom_pos, dtype=np.float64).reshape(xpos.shape[0], self.model.ngeom, 3)
+            out[:, :ids.size, X_POS:X_POS + 3] = xpos[:, body] + np.einsum("ngij,ngj->ngi", rot, local[:, ids])
             geom_rot = rot @ quat_to_mats(self.model.geom_quat[ids])[None]
             out[:, :ids.size, X_MAT:X_MAT + 9] = geom_rot.reshape(xpos.shape[0], ids.size, 9)
         return out

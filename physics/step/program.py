@@ -2,10 +2,11 @@
 
 A World can carry a :class:`Program`: a list of instructions over a per-env register row
 (``(num_envs, nregisters)``, the World's precision) that reads the World's quantities
-(qpos, qvel, ctrl, any body or dof quantity), computes elementwise and reduces, and writes
-controls. The step kernel runs one segment of it before an env's physics substeps and one
-after, in the same parallel loop, so an env step that reads its inputs and writes its
-outputs through registers costs one launch, with no copy per quantity.
+(qpos, qvel, ctrl, sensordata, any body or dof quantity, geom_xpos), computes elementwise
+and reduces, and writes controls. The step kernel runs one segment of it before an env's
+physics substeps and one after, in the same parallel loop, so an env step that reads its
+inputs and writes its outputs through registers costs one launch, with no copy per
+quantity.
 
 The instructions are data, not code: one interpreter (``make_program``) is compiled into
 the step kernel once per precision, and any program runs on it. A task's terms therefore
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import layout as L
+from ..access import make_access
 from ..runtime.lanes import env_index
 from ..runtime.backend import ti
 from ..runtime.ti_math import make_math
@@ -57,7 +59,7 @@ REDUCTIONS = (SUM, PROD, MIN, MAX, ANY, NONFINITE)
 SIGMOIDS = ("gaussian", "hyperbolic", "long_tail", "reciprocal", "cosine", "linear", "quadratic", "tanh_squared")
 GAUSSIAN, HYPERBOLIC, LONG_TAIL, RECIPROCAL, COSINE, LINEAR, QUADRATIC, TANH_SQUARED = range(8)
 # sources LOAD reads and STORE writes
-SRC_QPOS, SRC_QVEL, SRC_CTRL, SRC_BODY, SRC_DOF, SRC_SENSOR = range(6)
+SRC_QPOS, SRC_QVEL, SRC_CTRL, SRC_BODY, SRC_DOF, SRC_SENSOR, SRC_GEOM = range(7)
 _DIRECT = {"qpos": SRC_QPOS, "qvel": SRC_QVEL, "ctrl": SRC_CTRL, "sensordata": SRC_SENSOR}
 
 
@@ -66,6 +68,7 @@ def make_program(fp, rne_post):
     """The interpreter for one precision; ``rne_post`` computes an env's contact wrenches
     (physics/constraint/reaction.py), which RNE_POST runs before a program reads cfrc_ext."""
     m = make_math(fp)
+    A = make_access(fp)
     ibits = ti.u64 if fp == ti.f64 else ti.u32
     exp_mask = 0x7FF0000000000000 if fp == ti.f64 else 0x7F800000
 
@@ -90,6 +93,23 @@ def make_program(fp, rne_post):
             v = body_d[m.entry(m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D), e)]
         else:
             v = dof_d[m.entry(m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D), e)]
+        return v
+
+    @ti.func
+    def geom_xpos(w, e, t: ti.template()):
+        """Entry e % 3 of geom e // 3's centre, xpos + xmat geom_pos, with the env's own
+        geom_pos (a per-env parameter) where it has one; computed here, as the geom poses
+        are posed only for contacts."""
+        g, r = e // 3, e % 3
+        body = A.geom_body(t.geom_i, g)
+        o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        local = A.geom_pos(t.geom_f, w % t.geom_f.shape[0], g)
+        pos = A.body_xpos(t.body_d, o, body) + A.body_xmat(t.body_d, o, body) @ local
+        v = pos[0]
+        if r == 1:
+            v = pos[1]
+        elif r == 2:
+            v = pos[2]
         return v
 
     @ti.func
@@ -227,8 +247,11 @@ def make_program(fp, rne_post):
             a, b, c = t.prog_i[at + 3], t.prog_i[at + 4], t.prog_i[at + 5]
             if op == LOAD:
                 for k in range(n):
-                    t.reg[w, dst + k] = read(w, b, t.prog_i[a + k], t.qpos, t.qvel, t.ctrl, t.body_d, t.dof_d,
-                                             t.sensordata, t.sizes)
+                    if b == SRC_GEOM:
+                        t.reg[w, dst + k] = geom_xpos(w, t.prog_i[a + k], t)
+                    else:
+                        t.reg[w, dst + k] = read(w, b, t.prog_i[a + k], t.qpos, t.qvel, t.ctrl, t.body_d, t.dof_d,
+                                                 t.sensordata, t.sizes)
             elif op == STORE:
                 for k in range(n):
                     if b == SRC_CTRL:
@@ -406,9 +429,9 @@ class ProgramBuilder:
 
     # --- World data ------------------------------------------------------------------------
     def load(self, name: str, rows, cols=None, out: "Regs | None" = None) -> Regs:
-        """Quantity ``name`` (a World.get name: qpos, qvel, ctrl or a body or dof quantity) at
-        ``rows`` (coordinates, bodies or dofs), columns ``cols`` of each (all by default, a
-        matrix row-major), in row-major order."""
+        """Quantity ``name`` (a World.get name: qpos, qvel, ctrl, sensordata, a body or dof
+        quantity, or geom_xpos) at ``rows`` (coordinates, bodies, dofs or geoms), columns
+        ``cols`` of each (all by default, a matrix row-major), in row-major order."""
         src, elements = _elements(name, rows, cols)
         out = out or self.alloc(len(elements))
         self._check(out, len(elements))
@@ -763,12 +786,15 @@ def _elements(name, rows, cols):
         if cols is not None:
             raise ValueError(f"{name} has no columns")
         return _DIRECT[name], rows
-    if name in L.BODY_D:
+    if name == "geom_xpos":
+        src, width, (start, count) = SRC_GEOM, 3, (0, 3)
+    elif name in L.BODY_D:
         src, width, (start, count) = SRC_BODY, L.NBODY_D, L.BODY_D[name]
     elif name in L.DOF_D:
         src, width, (start, count) = SRC_DOF, L.NDOF_D, L.DOF_D[name]
     else:
-        raise ValueError(f"a program cannot read {name!r}: qpos, qvel, ctrl, sensordata, or a body or dof quantity")
+        raise ValueError(f"a program cannot read {name!r}: qpos, qvel, ctrl, sensordata, a body or dof quantity, "
+                         "or geom_xpos")
     cols = list(range(count)) if cols is None else [int(c) for c in np.atleast_1d(cols)]
     if any(not 0 <= c < count for c in cols):
         raise ValueError(f"{name} has {count} columns, asked for {cols}")

@@ -41,6 +41,8 @@ def element(src: int, e: int) -> tuple:
         return "ctrl", e, None
     if src == P.SRC_SENSOR:
         return "sensordata", e, None
+    if src == P.SRC_GEOM:
+        return "geom_xpos", *divmod(e, 3)
     table, width = ("body_d", L.NBODY_D) if src == P.SRC_BODY else ("dof_d", L.NDOF_D)
     row, col = divmod(e, width)
     name, c = _columns(table, width)[col]

@@ -79,18 +79,6 @@ def point_velocity_ops(c, b):
     return c.b.add(cvel[3:], c.b.cross(cvel[:3], arm))
 
 
-def point_position_ops(c, body: int, local) -> "Regs":
-    """The world position (3 registers) of the point ``local`` fixed in body ``body``'s frame
-    (a site or a geom centre: MuJoCo's site_xpos, geom_xpos), xpos + xmat local."""
-    local = np.asarray(local, dtype=np.float64)
-    if body == 0:  # the world's frame is the identity
-        return c.b.const(local)
-    out = c.load("xpos", body)
-    for k in np.nonzero(local)[0]:  # xmat's column k, the body's axis k in the world
-        out = out + c.load("xmat", body, [k, 3 + k, 6 + k]) * float(local[k])
-    return out
-
-
 @register("observation")
 def body_offset(model, *, body: str, relative_to: str, axes: Axes = [0, 1, 2],  # noqa: B006
                 frame: str = "world"):
@@ -106,6 +94,17 @@ def body_offset(model, *, body: str, relative_to: str, axes: Axes = [0, 1, 2],  
         return _pick(c.b, c.b.rot_t(c.load("xmat", b), d) if local else d, ax)
 
     return Term(size=len(ax), ops=ops)
+
+
+@register("observation")
+def geom_offset(model, *, geom: str, relative_to: str, axes: Axes = [0, 1, 2]):  # noqa: B006
+    """Centre of ``geom`` minus that of ``relative_to`` along world axes, from MuJoCo's
+    geom_xpos: a target (placed anew each episode by a geom_pos randomization) as an
+    effector sees it."""
+    a = lookup(model.geom_name, geom, "geom", "geom")
+    b = lookup(model.geom_name, relative_to, "geom", "relative_to")
+    ax = _axes(axes)
+    return Term(size=len(ax), ops=lambda c: c.load("geom_xpos", a, ax) - c.load("geom_xpos", b, ax))
 
 
 @register("observation")

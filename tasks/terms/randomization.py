@@ -8,7 +8,9 @@ its model parameters. Scales multiply the asset's nominal value.
 from __future__ import annotations
 
 import numpy as np
+from taigym.physics.compiler.sameframe import geom_poses
 
+from ..ranges import Axes
 from ..registry import Term, TermError, register
 from ._select import coordinate_indices, lookup, vector
 
@@ -88,3 +90,52 @@ def jnt_range_scale(model, *, joints: list[str], low: float, high: float):
         return {"jnt_range": (idx, np.stack([middle - half * scale, middle + half * scale], axis=1))}
 
     return Term(draw, info={"parameters": ("jnt_range",)})
+
+
+def _geom_term(model, geom, draw_xy):
+    # the geom's whole position per draw: the coordinates not drawn keep the model's
+    g = lookup(model.geom_name, geom, "geom", "geom")
+    nominal = geom_poses(model)[0][g]
+
+    def draw(rng):
+        pos = nominal.copy()
+        draw_xy(rng, pos)
+        return {"geom_pos": (np.array([g]), pos[None])}
+
+    return Term(draw, info={"parameters": ("geom_pos",)})
+
+
+@register("randomization")
+def geom_pos_uniform(model, *, geom: str, low: list[float], high: list[float], axes: Axes = [0, 1, 2]):  # noqa: B006
+    """A geom's position in its body drawn uniformly in the box [low, high] along ``axes``
+    (a target placed anew each episode), its other coordinates kept."""
+    ax = np.array(list(axes), dtype=np.int64)
+    if len(set(ax.tolist())) != ax.size:
+        raise TermError(f"axes must be distinct, got {list(axes)}", "axes")
+    lo, hi = vector(low, ax.size, "low"), vector(high, ax.size, "high")
+    if np.any(lo > hi):
+        raise TermError(f"low {lo.tolist()} must be <= high {hi.tolist()} on every axis", "low")
+
+    def draw_xy(rng, pos):
+        pos[ax] = rng.uniform(low=lo, high=hi)
+
+    return _geom_term(model, geom, draw_xy)
+
+
+@register("randomization")
+def geom_pos_polar(model, *, geom: str, radius: list[float], angle: list[float] = [0.0, 2 * np.pi]):  # noqa: B006
+    """A geom's x and y in its body set to radius U(radius[0], radius[1]) along the heading
+    U(angle[0], angle[1]) (radians from the x axis toward y), z kept: dm_control's reacher
+    target, uniform in radius rather than in area."""
+    r, a = vector(radius, 2, "radius"), vector(angle, 2, "angle")
+    if not 0 <= r[0] <= r[1]:
+        raise TermError(f"radius must be [low, high] with 0 <= low <= high, got {r.tolist()}", "radius")
+    if a[0] > a[1]:
+        raise TermError(f"angle must be [low, high] with low <= high, got {a.tolist()}", "angle")
+
+    def draw_xy(rng, pos):
+        heading, distance = rng.uniform(a[0], a[1]), rng.uniform(r[0], r[1])
+        pos[:2] = distance * np.cos(heading), distance * np.sin(heading)
+
+    return _geom_term(model, geom, draw_xy)
+

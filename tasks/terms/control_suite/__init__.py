@@ -7,6 +7,7 @@ from . import fish  # noqa: F401
 from . import acrobot  # noqa: F401
 from . import pendulum  # noqa: F401
 from . import point_mass  # noqa: F401
+from . import reacher  # noqa: F401
 from . import cheetah  # noqa: F401
 from . import hopper  # noqa: F401
 from . import walker  # noqa: F401

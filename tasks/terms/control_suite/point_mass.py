@@ -6,22 +6,17 @@ from taigym.physics.step.program import tolerance
 
 from ...registry import Term, register
 from .._select import lookup
-from ..observations import point_position_ops
-
-
-def _geom(c, name):
-    g = lookup(c.model.geom_name, name, "geom", None)
-    return point_position_ops(c, int(c.model.geom_bodyid[g]), c.model.geom_pos[g])
 
 
 @register("reward")
 def point_mass_reward(model):
     """dm_control's point-mass reward: nearness to the target (1 inside it, falling off over
     one target radius) times a small-control factor in [0.8, 1]."""
-    target_size = float(model.geom_size[lookup(model.geom_name, "target", "geom", None), 0])
+    target, mass = (lookup(model.geom_name, name, "geom", None) for name in ("target", "pointmass"))
+    target_size = float(model.geom_size[target, 0])
 
     def ops(c):
-        distance = c.b.norm(_geom(c, "target") - _geom(c, "pointmass"))
+        distance = c.b.norm(c.load("geom_xpos", target) - c.load("geom_xpos", mass))
         near_target = tolerance(distance, bounds=(0, target_size), margin=target_size)
         control = tolerance(c.load("ctrl", range(c.model.nu)), margin=1, value_at_margin=0,
                             sigmoid="quadratic").mean()
