@@ -11,3 +11,4 @@ from . import reacher  # noqa: F401
 from . import cheetah  # noqa: F401
 from . import hopper  # noqa: F401
 from . import walker  # noqa: F401
+from . import swimmer  # noqa: F401
