@@ -12,3 +12,4 @@ from . import cheetah  # noqa: F401
 from . import hopper  # noqa: F401
 from . import walker  # noqa: F401
 from . import swimmer  # noqa: F401
+from . import ball_in_cup  # noqa: F401
