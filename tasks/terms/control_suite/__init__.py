@@ -13,3 +13,4 @@ from . import hopper  # noqa: F401
 from . import walker  # noqa: F401
 from . import swimmer  # noqa: F401
 from . import ball_in_cup  # noqa: F401
+from . import humanoid  # noqa: F401
