@@ -65,6 +65,12 @@ def _ordered(rows, model):
         return "jnt_range lower bounds must be <= upper bounds"
 
 
+def _unit_quaternions(rows, model):
+    # kinematics composes body_quat as given, as MuJoCo does, so a scaled one would scale frames
+    if np.any(np.abs(np.linalg.norm(rows.reshape(len(rows), -1, 4), axis=-1) - 1) > 1e-9):
+        return "body_quat must be unit quaternions (w, x, y, z)"
+
+
 # --- writers and readers ---------------------------------------------------------------------
 def _write_block(params, param, rows, ids):
     host = params.tables.per_env(param.table)
@@ -121,6 +127,8 @@ PARAMS = {
     "gravity": Param("opt_f", "gravity", None, per=3),
     "jnt_range": Param("jnt_f", "range", "njnt", per=2, check=_ordered),
     "geom_pos": Param("geom_f", "pos", "ngeom", per=3),
+    "body_pos": Param("body_f", "pos", "nbody", per=3),
+    "body_quat": Param("body_f", "quat", "nbody", per=4, check=_unit_quaternions),
     "geom_friction": Param("pair_f", "friction", "ngeom", check=_non_negative("geom_friction"),
                            write=_write_friction, read=_read_friction),
 }

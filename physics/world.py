@@ -298,8 +298,10 @@ class World:
         (num_envs, ngeom), each geom's sliding friction, which a contact between two geoms
         mixes by max as MuJoCo does (explicit ``<pair>`` contacts keep their own);
         "geom_pos" (num_envs, ngeom, 3), each geom's position in its body's frame, which
-        contacts, rays, geom_xpos and render() all use. With ``env_ids`` one row per id.
-        Envs not named keep their values; reset() keeps them.
+        contacts, rays, geom_xpos and render() all use; "body_pos" (num_envs, nbody, 3) and
+        "body_quat" (num_envs, nbody, 4), each body's frame in its parent's, which the forward
+        kinematics and all that follows it use. With ``env_ids`` one row per id. Envs not
+        named keep their values; reset() keeps them.
         """
         P.lookup(name)  # an unknown name is refused before its values are read
         rows = self._rows(self._params.flat(name, values), self._params.width(name), name, env_ids)
