@@ -20,6 +20,7 @@ _NOMINAL = {
     "jnt_range": lambda m: m.jnt_range,
     "geom_friction": lambda m: m.geom_friction[:, 0],
     "geom_pos": lambda m: geom_poses(m)[0],  # as the kernels place the geoms
+    "site_pos": lambda m: m.site_pos,
 }
 
 

@@ -6,7 +6,9 @@ read a float model table's rows of env w when it has them. Friction is the excep
 a geom's, and contacts read their pair's, mixed from both geoms' by max as MuJoCo does. A
 geom's position moves it for contacts, rays, geom_xpos and rendering alike (MuJoCo ignores a
 new geom_pos of a geom it compiled as on its body's frame; here it always moves). geom_f's
-rows past the geoms (height-field samples, mesh hulls) are copied per env with it.
+rows past the geoms (height-field samples, mesh hulls) are copied per env with it. A site
+has no table of its own: its position lives in the rows of the sensors that read it and of
+the spatial tendons that pass it, which site_pos sets together.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 from . import layout as L
 from .collision.driver import P_FRICTION
 from .errors import WorldError
+from .model import OBJ_SITE, WRAP_CYLINDER, WRAP_SITE, WRAP_SPHERE
 from .torch_bridge import to_numpy
 
 _COLUMNS = {"body_f": L.BODY_F, "dof_f": L.DOF_F, "act_f": L.ACT_F, "jnt_f": L.JNT_F, "opt_f": L.OPT_F,
@@ -111,6 +114,51 @@ def _write_friction(params, param, rows, ids):
     return param.table
 
 
+def _site_rows(model):
+    """(table, row, column, site): each place a site's position is packed, a sensor's object
+    or reference frame, a spatial tendon's site or a wrapping geom's side site."""
+    out = []
+    for s in range(model.nsensor):
+        if model.sensor_objtype[s] == OBJ_SITE:
+            out.append(("sensor_f", s, "pos", int(model.sensor_objid[s])))
+        if model.sensor_reftype[s] == OBJ_SITE:
+            out.append(("sensor_f", s, "refpos", int(model.sensor_refid[s])))
+    for k in range(model.nwrap):
+        if model.wrap_type[k] == WRAP_SITE:
+            out.append(("wrap_f", k, "pos", int(model.wrap_objid[k])))
+        elif model.wrap_type[k] in (WRAP_SPHERE, WRAP_CYLINDER) and model.wrap_prm[k] >= 0:
+            out.append(("wrap_f", k, "sidepos", round(model.wrap_prm[k])))
+    return out
+
+
+def _equality_sites(model) -> set:
+    site = np.asarray(model.eq_objtype) == OBJ_SITE
+    return {int(i) for i in np.concatenate([np.asarray(model.eq_obj1id)[site], np.asarray(model.eq_obj2id)[site]])}
+
+
+def _write_site_pos(params, param, rows, ids):
+    model = params.model
+    pos = rows.reshape(len(ids), model.nsite, 3)
+    moved = np.flatnonzero(np.any(pos != model.site_pos[None], axis=(0, 2)))
+    fixed = sorted(_equality_sites(model).intersection(moved.tolist()))
+    if fixed:  # the equality rows hold the compiled position
+        raise WorldError(f"site_pos: site {model.site_name[fixed[0]]!r} holds an equality constraint, "
+                         "whose anchor keeps the model's position")
+    params.site_pos()[ids] = pos
+    tables = {}
+    for table, row, column, site in _site_rows(model):
+        host = tables.setdefault(table, params.tables.per_env(table))
+        start = {"sensor_f": L.SENSOR_F, "wrap_f": L.WRAP_F}[table][column][0]
+        host[ids, row, start : start + 3] = pos[:, site]
+    for table in tables:
+        params.tables.upload_per_env(table)
+    return tuple(tables)
+
+
+def _read_site_pos(params, param):
+    return params.site_pos(made=False).copy()
+
+
 def _read_block(params, param):
     host = params.tables.model_rows(param.table)
     return host[(slice(None), *param.block(params.model))].astype(np.float64)
@@ -131,6 +179,7 @@ PARAMS = {
     "body_quat": Param("body_f", "quat", "nbody", per=4, check=_unit_quaternions),
     "geom_friction": Param("pair_f", "friction", "ngeom", check=_non_negative("geom_friction"),
                            write=_write_friction, read=_read_friction),
+    "site_pos": Param(None, "pos", "nsite", per=3, write=_write_site_pos, read=_read_site_pos),
 }
 
 
@@ -147,6 +196,7 @@ class PerEnvParams:
     def __init__(self, model, tables, pairs):
         self.model, self.tables, self.pairs = model, tables, pairs
         self._geom_friction = None  # (num_envs, ngeom) float64, once set
+        self._site_pos = None  # (num_envs, nsite, 3) float64, once set
 
     def width(self, name: str) -> int:
         """Values per env row, as set() takes them."""
@@ -162,8 +212,8 @@ class PerEnvParams:
         arr = to_numpy(values, name)
         return arr.reshape(-1) if arr.shape == (param.rows(self.model), param.per) else arr.reshape(arr.shape[0], -1)
 
-    def set(self, name: str, rows, ids) -> str | None:
-        """Give envs ``ids`` the checked ``rows``; returns the model table changed, if any."""
+    def set(self, name: str, rows, ids) -> str | tuple | None:
+        """Give envs ``ids`` the checked ``rows``; returns the model tables changed, if any."""
         param = PARAMS[name]
         message = param.check(rows, self.model) if param.check else None
         if message:
@@ -183,3 +233,13 @@ class PerEnvParams:
         if made:
             self._geom_friction = frictions = frictions.astype(np.float64)
         return frictions
+
+    def site_pos(self, made: bool = True) -> np.ndarray:
+        """(num_envs, nsite, 3) site positions in their bodies: the model's until set (kept
+        from then on when ``made``)."""
+        if self._site_pos is not None:
+            return self._site_pos
+        pos = np.tile(np.asarray(self.model.site_pos, dtype=np.float64), (self.tables.num_envs, 1, 1))
+        if made:
+            self._site_pos = pos
+        return pos

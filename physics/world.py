@@ -298,17 +298,19 @@ class World:
         (num_envs, ngeom), each geom's sliding friction, which a contact between two geoms
         mixes by max as MuJoCo does (explicit ``<pair>`` contacts keep their own);
         "geom_pos" (num_envs, ngeom, 3), each geom's position in its body's frame, which
-        contacts, rays, geom_xpos and render() all use; "body_pos" (num_envs, nbody, 3) and
-        "body_quat" (num_envs, nbody, 4), each body's frame in its parent's, which the forward
-        kinematics and all that follows it use. With ``env_ids`` one row per id. Envs not
-        named keep their values; reset() keeps them.
+        contacts, rays, geom_xpos and render() all use; "site_pos" (num_envs, nsite, 3),
+        each site's position in its body's frame, which the sensors that read it and the
+        spatial tendons through it use (refused for a site of an equality constraint);
+        "body_pos" (num_envs, nbody, 3) and "body_quat" (num_envs, nbody, 4), each body's
+        frame in its parent's, which the forward kinematics and all that follows it use.
+        With ``env_ids`` one row per id. Envs not named keep their values; reset() keeps them.
         """
         P.lookup(name)  # an unknown name is refused before its values are read
         rows = self._rows(self._params.flat(name, values), self._params.width(name), name, env_ids)
         ids = np.arange(self.num_envs) if env_ids is None else np.atleast_1d(np.asarray(env_ids))
-        table = self._params.set(name, rows, ids)
-        if table is not None:
-            self._copies.changed(table)
+        tables = self._params.set(name, rows, ids)
+        if tables is not None:
+            self._copies.changed(*((tables,) if isinstance(tables, str) else tables))
 
     def get_param(self, name: str) -> np.ndarray:
         """(num_envs, n) values of a per-env parameter (see :meth:`set_param`)."""

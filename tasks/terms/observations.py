@@ -165,6 +165,23 @@ def sensor(model, *, names: list[str]):
 
 
 @register("observation")
+def sensor_offset(model, *, sensor: str, relative_to: str, axes: Axes = [0, 1, 2]):  # noqa: B006
+    """A 3-d sensor's value minus ``relative_to``'s along ``axes``: a framepos sensor's point
+    as seen from another's (dm_control's finger reads its tip and target so, from the
+    spinner's hinge)."""
+    a, b = (_sensor_entries(model, name, param) for name, param in ((sensor, "sensor"), (relative_to, "relative_to")))
+    ax = _axes(axes)
+    return Term(size=len(ax), ops=lambda c: c.load("sensordata", a[ax].tolist()) - c.load("sensordata", b[ax].tolist()))
+
+
+def _sensor_entries(model, name, param):
+    s = lookup(model.sensor_name, name, "sensor", param)
+    if model.sensor_dim[s] != 3:
+        raise TermError(f"sensor {name!r} has {model.sensor_dim[s]} values, not 3", param)
+    return np.arange(model.sensor_adr[s], model.sensor_adr[s] + 3)
+
+
+@register("observation")
 def sensor_log1p(model, *, names: list[str]):
     """log(1 + value) of the sensors named, as :func:`sensor` gives them: a touch sensor's
     contact force squashed as dm_control's hopper observes its foot's."""

@@ -139,3 +139,29 @@ def geom_pos_polar(model, *, geom: str, radius: list[float], angle: list[float] 
 
     return _geom_term(model, geom, draw_xy)
 
+
+@register("randomization")
+def site_pos_polar(model, *, site: str, radius: list[float], angle: list[float] = [0.0, 2 * np.pi],  # noqa: B006
+                   center: list[float] = [0.0, 0.0], axes: Axes = [0, 1]):  # noqa: B006
+    """A site's position in its body on the circle of radius U(radius[0], radius[1]) about
+    ``center`` in the plane of ``axes``, at angle U(angle[0], angle[1]) (radians from the first
+    axis toward the second), its third coordinate kept: dm_control's finger target, at a random
+    angle about the spinner's hinge."""
+    s = lookup(model.site_name, site, "site", "site")
+    ax = np.array(list(axes), dtype=np.int64)
+    if ax.size != 2 or ax[0] == ax[1]:
+        raise TermError(f"axes must be two distinct axes, got {list(axes)}", "axes")
+    r, a, c = vector(radius, 2, "radius"), vector(angle, 2, "angle"), vector(center, 2, "center")
+    if not 0 <= r[0] <= r[1]:
+        raise TermError(f"radius must be [low, high] with 0 <= low <= high, got {r.tolist()}", "radius")
+    if a[0] > a[1]:
+        raise TermError(f"angle must be [low, high] with low <= high, got {a.tolist()}", "angle")
+    nominal = np.asarray(model.site_pos[s], dtype=np.float64)
+
+    def draw(rng):
+        heading, distance = rng.uniform(a[0], a[1]), rng.uniform(r[0], r[1])
+        pos = nominal.copy()
+        pos[ax] = c + distance * np.array([np.cos(heading), np.sin(heading)])
+        return {"site_pos": (np.array([s]), pos[None])}
+
+    return Term(draw, info={"parameters": ("site_pos",)})

@@ -14,3 +14,4 @@ from . import walker  # noqa: F401
 from . import swimmer  # noqa: F401
 from . import ball_in_cup  # noqa: F401
 from . import humanoid  # noqa: F401
+from . import finger  # noqa: F401
