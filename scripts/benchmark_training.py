@@ -3,7 +3,8 @@
 stable-baselines3 trains with one train config (``configs/train/``: algorithm, its
 settings, ``num_envs``, seed, torch threads) twice per repeat, alternating: on the taigym
 task through ``taigym.envs.sb3.TaiGymVecEnv`` (one World), and on Gymnasium's ``<Task>-v5``
-in SB3's ``DummyVecEnv`` of as many envs. Both are timed from the first to the last env
+(for a Control Suite task, dm_control's own: ``gymnasium_counterpart``) in SB3's
+``DummyVecEnv`` of as many envs. Both are timed from the first to the last env
 step of ``model.learn`` (set-up and kernel compilation excluded; they are start-up, timed by
 ``benchmark_envs.py``), and the mean return of the last 20 finished training episodes is
 kept beside each, so that a faster side that learns less shows it.
@@ -19,14 +20,20 @@ import time
 from pathlib import Path
 
 from taigym.scripts.arguments import ArgumentParser
-from taigym.scripts.benchmark_envs import GYMNASIUM
+from taigym.scripts.benchmark_envs import GYMNASIUM, peer_id
 
 
 def gymnasium_counterpart(task_id: str) -> str:
+    """The Gymnasium id of the env whose definition the taigym task ports: Gymnasium's MuJoCo
+    ``<Task>-v5``, or for a Control Suite task dm_control's own through its Gymnasium adapter
+    (``TaiGym/cartpole-swingup-v0``: ``dm_control/cartpole-swingup-v0``, registered here)."""
     name = task_id.removeprefix("TaiGym/").rsplit("-v", 1)[0]
-    if name not in GYMNASIUM:
-        raise SystemExit(f"{task_id} has no Gymnasium counterpart; those that do: {sorted(GYMNASIUM)}")
-    return GYMNASIUM[name]
+    peer = peer_id(name)
+    if peer is None:
+        raise SystemExit(f"{task_id} has no Gymnasium counterpart; those that do: {sorted(GYMNASIUM)} "
+                         "(Gymnasium's MuJoCo envs) and the Control Suite's <domain>-<task> (dm_control's, "
+                         "where dm_control is installed)")
+    return peer
 
 
 def make_side_env(side: str, cfg):
@@ -37,7 +44,7 @@ def make_side_env(side: str, cfg):
 
     if side == "taigym":
         return train.make_env(cfg)
-    env_id = gymnasium_counterpart(cfg.task)
+    env_id = gymnasium_counterpart(cfg.task)  # registers dm_control's ids where it is one
     return VecMonitor(DummyVecEnv([lambda: gym.make(env_id) for _ in range(cfg.num_envs)]))
 
 

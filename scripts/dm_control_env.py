@@ -40,12 +40,17 @@ def flat(observation) -> np.ndarray:
 
 class DmControlEnv(gym.Env):
     """One dm_control suite task: flattened float64 observations, its reward, truncated at
-    its time limit, never terminated."""
+    its time limit, never terminated; ``render_mode="rgb_array"`` draws camera 0 (dm_control's
+    renderer needs OpenGL: EGL, OSMesa or a display, chosen by ``MUJOCO_GL``)."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["rgb_array"]}
+    RENDER_SIZE = (480, 480)  # height, width: Gymnasium's MuJoCo envs' default
 
-    def __init__(self, domain: str, task: str):
+    def __init__(self, domain: str, task: str, render_mode: str | None = None):
         self._env = suite().load(domain, task, task_kwargs={"random": 0})
+        self.render_mode = render_mode
+        # a video plays at the task's control rate
+        self.metadata = {**self.metadata, "render_fps": round(1.0 / self._env.control_timestep())}
         spec = self._env.action_spec()
         self.action_space = spaces.Box(spec.minimum.astype(np.float32), spec.maximum.astype(np.float32),
                                        dtype=np.float32)
@@ -55,6 +60,11 @@ class DmControlEnv(gym.Env):
     @property
     def physics(self):
         return self._env.physics
+
+    @property
+    def dm_env(self):
+        """The wrapped ``dm_control.rl.control.Environment`` (its control timestep, step limit)."""
+        return self._env
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
@@ -66,6 +76,11 @@ class DmControlEnv(gym.Env):
     def step(self, action):
         ts = self._env.step(action)
         return flat(ts.observation), float(ts.reward), False, ts.last(), {}
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        return self._env.physics.render(*self.RENDER_SIZE, camera_id=0)
 
 
 def register_all() -> list[str]:

@@ -1,6 +1,6 @@
 """Run a fixed, versioned training protocol and render its leaderboard.
 
-    python scripts/leaderboard.py                                  # configs/leaderboard/v5.yaml
+    python scripts/leaderboard.py                                  # configs/leaderboard/v6.yaml
     python scripts/leaderboard.py --workers 2                      # two cells at a time
     python scripts/leaderboard.py --render-only                    # tables and plots from finished cells
     python scripts/leaderboard.py --protocol configs/leaderboard/v5.yaml --seeds 3 4  # only those seeds' cells
@@ -9,10 +9,12 @@
     taigym leaderboard ...                                         # the same, as a subcommand
 
 A protocol (YAML) names the tasks with their training budget in env steps, the algorithms
-with their settings, the seeds, the number of evaluation episodes and the simulators
-(``taigym``, the default, and ``gymnasium``: Gymnasium's MuJoCo ``<Task>-v5``, trained by the
-same trainer with the same settings and seeds). Every (task, algorithm, seed, simulator) is a
-cell; cells run in worker processes, each keeping its compiled kernels across the cells it
+with their settings, the seeds, the number of evaluation episodes and the simulators:
+``taigym``, the default, and the simulators taigym's tasks port, trained by the same trainer
+with the same settings and seeds: ``gymnasium`` (Gymnasium's MuJoCo ``<Task>-v5``) and
+``dm_control`` (a Control Suite task, ``TaiGym/<domain>-<task>-v0``, on dm_control's own,
+``dm_control/<domain>-<task>-v0`` through its Gymnasium adapter). A task runs on taigym and on
+the one of those it ports. Every (task, algorithm, seed, simulator) is a cell; cells run in worker processes, each keeping its compiled kernels across the cells it
 runs. A finished cell writes ``cell.json`` (returns, wall time, env steps/s, curve, and what
 makes such numbers comparable: action source, solver and its iterations, contacts and
 constraint rows per env, frame skip, precision, devices, threads).
@@ -53,8 +55,11 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, Val
 from taigym.scripts.arguments import ArgumentParser
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v5.yaml"
+DEFAULT_PROTOCOL = REPO_ROOT / "configs" / "leaderboard" / "v6.yaml"
 DEFAULT_SIMULATORS = ("taigym",)
+# the simulators a taigym task may port, each reached through Gymnasium's API: Gymnasium's own
+# MuJoCo envs, and dm_control's Control Suite tasks (scripts/dm_control_env.py)
+COUNTERPART_SIMULATORS = ("gymnasium", "dm_control")
 RAY_RESUBMITS = 2  # submissions of a lost cell after Ray's own retries gave up
 # fault injection for tests: a folder; each cell's first attempt leaves a marker there and
 # kills its own process, as a worker lost mid-cell
@@ -99,10 +104,13 @@ class Protocol(Strict):
     seeds: list[int] = Field(min_length=1)
     tasks: list[TaskEntry] = Field(min_length=1)
     algorithms: list[AlgorithmEntry] = Field(min_length=1)
-    # each cell runs on every simulator named: taigym's port and/or Gymnasium's MuJoCo env
-    simulators: list[Literal["taigym", "gymnasium"]] = Field(default=list(DEFAULT_SIMULATORS), min_length=1)
+    # each task runs on the simulators named that have it: taigym's port, and the simulator it
+    # ports (Gymnasium's MuJoCo env or dm_control's Control Suite task)
+    simulators: list[Literal["taigym", "gymnasium", "dm_control"]] = Field(default=list(DEFAULT_SIMULATORS),
+                                                                          min_length=1)
     adopts: list[Adoption] = []
     _folder: Path = PrivateAttr(default=Path("."))  # where the protocol file is: adopts' paths are relative to it
+    _task_simulators: dict = PrivateAttr(default_factory=dict)  # task id -> its simulators (task_simulators)
 
     @model_validator(mode="after")
     def _simulators_once(self):
@@ -128,8 +136,8 @@ def load_protocol(path: Path) -> Protocol:
             if task_id not in task_ids:
                 raise SystemExit(f"{path}: algorithm {alg.name!r}: task_settings names {task_id!r}, "
                                  f"which is not one of the protocol's tasks {sorted(task_ids)}")
-    if "gymnasium" in protocol.simulators:
-        check_gymnasium_cells(protocol, path)
+    if set(COUNTERPART_SIMULATORS) & set(protocol.simulators):
+        check_counterpart_cells(protocol, path)
     protocol._folder = path.parent
     check_adoptions(protocol, path)
     return protocol
@@ -150,21 +158,46 @@ def check_adoptions(protocol: Protocol, path: Path) -> None:
             raise SystemExit(f"{path}: adopts[{i}].cells: no folder of records {cells}")
 
 
-def check_gymnasium_cells(protocol: Protocol, path: Path) -> None:
-    """Gymnasium cells need a task with a Gymnasium counterpart and the sb3 trainer."""
+def check_counterpart_cells(protocol: Protocol, path: Path) -> None:
+    """Cells on a ported simulator need the sb3 trainer, and each task a counterpart on one of
+    the simulators named."""
+    named = [s for s in protocol.simulators if s in COUNTERPART_SIMULATORS]
     for alg in protocol.algorithms:
         if alg.trainer != "sb3":
-            raise SystemExit(f"{path}: algorithm {alg.name!r}: simulator gymnasium needs trainer sb3 "
+            raise SystemExit(f"{path}: algorithm {alg.name!r}: simulator {named[0]} needs trainer sb3 "
                              f"(scripts/train.py), not {alg.trainer!r}")
     for task in protocol.tasks:
         try:
-            env_id(task.id, "gymnasium")
+            simulator = counterpart_simulator(task.id)
         except SystemExit as e:
-            raise SystemExit(f"{path}: simulator gymnasium: {e}") from None
+            raise SystemExit(f"{path}: simulator {named[0]}: {e}") from None
+        if simulator not in named:
+            raise SystemExit(f"{path}: {task.id} ports {env_id(task.id, simulator)}, simulator {simulator}, "
+                             f"which `simulators` {protocol.simulators} does not name")
+
+
+def counterpart_simulator(task_id: str) -> str:
+    """The simulator a taigym task ports: ``dm_control`` for a Control Suite task, else ``gymnasium``."""
+    from taigym.scripts.benchmark_training import gymnasium_counterpart
+    from taigym.scripts.gymnasium_envs import is_dm_control_id
+
+    return "dm_control" if is_dm_control_id(gymnasium_counterpart(task_id)) else "gymnasium"
+
+
+def task_simulators(protocol: Protocol, task_id: str) -> list[str]:
+    """The simulators of a task's cells, in the protocol's order: taigym where named, and the
+    simulator it ports where named."""
+    if task_id not in protocol._task_simulators:
+        ports = None
+        if set(COUNTERPART_SIMULATORS) & set(protocol.simulators):
+            ports = counterpart_simulator(task_id)
+        protocol._task_simulators[task_id] = [s for s in protocol.simulators if s in ("taigym", ports)]
+    return protocol._task_simulators[task_id]
 
 
 def env_id(task_id: str, simulator: str) -> str:
-    """The id a cell trains on: the protocol's task, or its Gymnasium counterpart (``Hopper-v5``)."""
+    """The id a cell trains on: the protocol's task, or its counterpart (Gymnasium's ``Hopper-v5``,
+    dm_control's ``dm_control/cartpole-swingup-v0``)."""
     if simulator == "taigym":
         return task_id
     from taigym.scripts.benchmark_training import gymnasium_counterpart
@@ -178,8 +211,8 @@ def resolve_config(protocol: Protocol, task: TaskEntry, alg: AlgorithmEntry, see
     """The full training config of one cell: trainer defaults, then the protocol's settings.
 
     The budget, seed and evaluation come from the protocol and cannot be overridden by
-    settings; cells record no video (it costs time and says nothing comparable). A
-    Gymnasium cell gets the settings of its task, keyed by the taigym id.
+    settings; cells record no video (it costs time and says nothing comparable). A cell on
+    the ported simulator gets the settings of its task, keyed by the taigym id.
     """
     fixed = {"task": env_id(task.id, simulator), "seed": seed, "total_timesteps": task.budget,
              "eval_episodes": protocol.eval_episodes, "video_steps": 0, "solved_return": task.solved_return}
@@ -212,13 +245,14 @@ def make_cells(protocol: Protocol) -> list[dict]:
     for task in protocol.tasks:
         for alg in protocol.algorithms:
             for seed in protocol.seeds:
-                for simulator in protocol.simulators:
+                for simulator in task_simulators(protocol, task.id):
                     spec = {"protocol": protocol.name, "version": protocol.version, "task": task.id,
                             "simulator": simulator, "algorithm": alg.name, "trainer": alg.trainer, "seed": seed,
                             "budget": task.budget, "eval_episodes": protocol.eval_episodes,
                             "config": resolve_config(protocol, task, alg, seed, simulator)}
                     spec["digest"] = digest(spec)
-                    # the env id names the simulator: Hopper-v0-PPO-0 (taigym), Hopper-v5-PPO-0 (Gymnasium)
+                    # the env id names the simulator: Hopper-v0-PPO-0 (taigym), Hopper-v5-PPO-0 (Gymnasium),
+                    # dm_control-cartpole-swingup-v0-PPO-0 (dm_control; results.task_name keeps its namespace)
                     spec["key"] = f"{task_name(spec['config']['task'])}-{alg.name}-{seed}"
                     cells.append(spec)
     return cells
@@ -364,8 +398,8 @@ def comparability(cell: dict, metrics: dict, workers: int) -> dict:
         "contacts_per_env": metrics["eval"]["ncon_per_env"],
         "num_envs": cell["config"]["num_envs"],
         "policy_device": cell["config"].get("device", "cpu"),
-        # Gymnasium's envs step one after another in a DummyVecEnv, MuJoCo on one thread each
-        "sim_threads": 1 if cell.get("simulator") == "gymnasium" else taichi_threads(),
+        # Gymnasium's and dm_control's envs step one after another in a DummyVecEnv, MuJoCo on one thread each
+        "sim_threads": taichi_threads() if cell.get("simulator", "taigym") == "taigym" else 1,
         "torch_threads": machine["torch_threads"],
         "concurrent_cells": workers,  # cells sharing the machine's cores at once
         "cpu": machine["processor"],
@@ -566,7 +600,7 @@ def parse_args(argv=None):
                         "from them, e.g. results/leaderboard/v4; runs no cell")
     p.add_argument("--only", nargs="*", default=None, metavar="KEY",
                    help="run only these cells (their keys, e.g. InvertedPendulum-v0-PPO-0 or, on Gymnasium, "
-                        "InvertedPendulum-v5-PPO-0)")
+                        "InvertedPendulum-v5-PPO-0; on dm_control, dm_control-cartpole-swingup-v0-PPO-0)")
     p.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
                    help="run only the cells of these seeds (with --only: the cells both name), e.g. the seeds "
                         "a protocol adds to one it adopts")

@@ -15,7 +15,12 @@ import numpy as np
 if TYPE_CHECKING:
     from taigym.scripts.leaderboard import AlgorithmEntry, Protocol, TaskEntry
 
-SIMULATOR_LABELS = {"taigym": "taigym", "gymnasium": "Gymnasium"}
+SIMULATOR_LABELS = {"taigym": "taigym", "gymnasium": "Gymnasium", "dm_control": "dm_control"}
+# what each simulator's cells run, for the sentence under the title and the tables' captions
+SIMULATOR_ENVS = {"taigym": "taigym's port (`TaiGym/<Task>-v0`)",
+                  "gymnasium": "Gymnasium's MuJoCo env (`<Task>-v5`)",
+                  "dm_control": "dm_control's Control Suite task (`dm_control/<domain>-<task>-v0`, through its "
+                                "Gymnasium adapter)"}
 
 
 def mean_std(values) -> tuple[float, float]:
@@ -73,36 +78,60 @@ def within_spread(a: dict | None, b: dict | None) -> bool | None:
     return abs(a["return_mean"] - b["return_mean"]) <= b["return_std"]
 
 
-DISAGREE_NOTE = ("**disagree**: the simulators' mean eval returns differ by more than the sum of their standard "
-                 "deviations over seeds, |mean_taigym − mean_Gymnasium| > std_taigym + std_Gymnasium "
-                 "(population std; with one seed any difference counts). **within spread**: the first "
-                 "simulator's mean lies within the second's mean ± its std over seeds, "
-                 "|mean_taigym − mean_Gymnasium| <= std_Gymnasium.")
+DISAGREE_TEMPLATE = ("**disagree**: the simulators' mean eval returns differ by more than the sum of their "
+                     "standard deviations over seeds, |mean_taigym − mean_{o}| > std_taigym + std_{o} "
+                     "(population std; with one seed any difference counts). **within spread**: the first "
+                     "simulator's mean lies within the second's mean ± its std over seeds, "
+                     "|mean_taigym − mean_{o}| <= std_{o}.")
+DISAGREE_NOTE = DISAGREE_TEMPLATE.format(o="Gymnasium")
+
+
+def ported_simulators(protocol: Protocol) -> list[str]:
+    """The simulators the protocol names besides taigym, in its order."""
+    return [s for s in protocol.simulators if s != "taigym"]
+
+
+def disagree_note(protocol: Protocol) -> str:
+    """The flags' definition, written with the simulator the tasks port (``ported`` where
+    the protocol's tasks port more than one)."""
+    ported = ported_simulators(protocol)
+    if len(ported) == 1:
+        return DISAGREE_TEMPLATE.format(o=SIMULATOR_LABELS[ported[0]])
+    return (DISAGREE_TEMPLATE.format(o="ported") + " Here *ported* is the simulator the task ports: "
+            + " or ".join(SIMULATOR_LABELS[s] for s in ported) + ".")
 
 
 def spread_tally(protocol: Protocol, summary: list[dict]) -> str:
     """`` In all: the first simulator's mean lies within the second's spread on N of M
-    tasks (...).``, over the rows with both sides finished; nothing without such rows."""
+    tasks (...).``, over the rows with both sides finished, per pair of simulators; nothing
+    without such rows."""
     decided = [c for c in comparisons(protocol, summary) if c["within_spread"] is not None]
     if not decided:
         return ""
-    outside = [c["task"].removeprefix("TaiGym/") for c in decided if not c["within_spread"]]
-    labels = [SIMULATOR_LABELS[s] for s in protocol.simulators[:2]]
-    return (f" In all, the {labels[0]} mean lies within the {labels[1]} spread on "
-            f"{len(decided) - len(outside)} of {len(decided)} rows"
-            + (f" (outside: {', '.join(outside)})." if outside else "."))
+    parts = []
+    for pair in dict.fromkeys(c["simulators"] for c in decided):
+        rows = [c for c in decided if c["simulators"] == pair]
+        outside = [c["task"].removeprefix("TaiGym/") for c in rows if not c["within_spread"]]
+        parts.append(f"within the {SIMULATOR_LABELS[pair[1]]} spread on {len(rows) - len(outside)} of {len(rows)} "
+                     "rows" + (f" (outside: {', '.join(outside)})" if outside else ""))
+    first = SIMULATOR_LABELS[decided[0]["simulators"][0]]
+    return f" In all, the {first} mean lies " + "; ".join(parts) + "."
 
 
 def comparisons(protocol: Protocol, summary: list[dict]) -> list[dict]:
-    """Per (task, algorithm): each simulator's summary row and whether the first two disagree."""
+    """Per (task, algorithm): each simulator's summary row and whether the task's first two
+    simulators (taigym and the one it ports) disagree."""
+    from taigym.scripts.leaderboard import task_simulators
+
     out = []
     for task in protocol.tasks:
+        sims = tuple(task_simulators(protocol, task.id))
         for alg in protocol.algorithms:
             sides = {r["simulator"]: r for r in summary if r["task"] == task.id and r["algorithm"] == alg.name}
             if sides:
-                pair = [sides.get(sim) for sim in protocol.simulators[:2]]
-                out.append({"task": task.id, "algorithm": alg.name, "sides": sides, "disagree": disagree(*pair),
-                            "within_spread": within_spread(*pair)})
+                pair = [sides.get(sim) for sim in sims[:2]]
+                out.append({"task": task.id, "algorithm": alg.name, "simulators": sims, "sides": sides,
+                            "disagree": disagree(*pair), "within_spread": within_spread(*pair)})
     return out
 
 
@@ -122,15 +151,36 @@ def fmt(value, digits: int = 1) -> str:
 
 def table_rows(protocol: Protocol, summary: list[dict]) -> tuple[list[str], list[list[str]], list[str],
                                                                   list[list[str]]]:
-    """Headers and cells of the results table and of the settings table."""
-    head, body = results_table(summary) if len(protocol.simulators) == 1 else side_by_side_table(protocol, summary)
+    """Headers and cells of the (first) results table and of the settings table."""
+    (_, head, body), *_ = results_tables(protocol, summary)
+    return (head, body, *settings_table(protocol, summary))
+
+
+def results_tables(protocol: Protocol, summary: list[dict]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The results tables, each as (caption, headers, cells): one, captioned "", where every
+    task runs on the same simulators; else one per set of simulators (taigym and Gymnasium,
+    taigym and dm_control), its headings naming them."""
+    if len(protocol.simulators) == 1:
+        return [("", *results_table(summary))]
+    from taigym.scripts.leaderboard import task_simulators
+
+    groups = list(dict.fromkeys(tuple(task_simulators(protocol, t.id)) for t in protocol.tasks))
+    tables = []
+    for sims in groups:
+        head, body = side_by_side_table(protocol, summary, sims)
+        ported = " and ".join(SIMULATOR_ENVS[s] for s in sims if s != "taigym")
+        tables.append(("" if len(groups) == 1 else f"Tasks that port {ported}:", head, body))
+    return tables
+
+
+def settings_table(protocol: Protocol, summary: list[dict]) -> tuple[list[str], list[list[str]]]:
     many = len(protocol.simulators) > 1
     s_head = ["task", "algorithm", *(["simulator"] if many else []), *COMPARABILITY_COLUMNS]
     s_body = [[r["task"], r["algorithm"], *([SIMULATOR_LABELS[r["simulator"]]] if many else []),
                *(fmt(r["settings"].get(k), 3) if isinstance(r["settings"].get(k), float)
                  else fmt(r["settings"].get(k)) for k in COMPARABILITY_COLUMNS)]
               for r in summary]
-    return head, body, s_head, s_body
+    return s_head, s_body
 
 
 def return_cell(r: dict | None) -> str:
@@ -164,9 +214,11 @@ def results_table(summary: list[dict]) -> tuple[list[str], list[list[str]]]:
     return head, body
 
 
-def side_by_side_table(protocol: Protocol, summary: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """Several simulators: a row per (task, algorithm), each measure once per simulator."""
-    sims = protocol.simulators
+def side_by_side_table(protocol: Protocol, summary: list[dict], sims: tuple[str, ...] | None = None
+                       ) -> tuple[list[str], list[list[str]]]:
+    """Several simulators: a row per (task, algorithm) of the tasks on ``sims`` (by default the
+    protocol's), each measure once per simulator."""
+    sims = tuple(sims or protocol.simulators)
     labels = [SIMULATOR_LABELS[s] for s in sims]
     head = ["task", "algorithm", *(f"eval return, {lb}" for lb in labels), "disagree", "within spread",
             *(f"solved, {lb}" for lb in labels), *(f"seeds, {lb}" for lb in labels), "env steps",
@@ -174,6 +226,8 @@ def side_by_side_table(protocol: Protocol, summary: list[dict]) -> tuple[list[st
     budgets = {t.id: t.budget for t in protocol.tasks}
     body = []
     for c in comparisons(protocol, summary):
+        if c["simulators"] != sims:
+            continue
         sides = [c["sides"].get(s) for s in sims]
         flag, inside = ({True: "yes", False: "no", None: "–"}[c[k]] for k in ("disagree", "within_spread"))
         body.append([c["task"], c["algorithm"], *map(return_cell, sides), flag, inside, *map(solved_cell, sides),
@@ -185,14 +239,16 @@ def side_by_side_table(protocol: Protocol, summary: list[dict]) -> tuple[list[st
 def simulators_sentence(protocol: Protocol) -> str:
     if len(protocol.simulators) == 1:
         return ""
-    return (" Every cell runs on taigym's port (`TaiGym/<Task>-v0`) and on Gymnasium's MuJoCo env "
-            "(`<Task>-v5`), with the same trainer, settings and seeds.")
+    ported = [SIMULATOR_ENVS[s] for s in ported_simulators(protocol)]
+    theirs = ported[0] if len(ported) == 1 else "the simulator it ports, " + " or ".join(ported)
+    return f" Every cell runs on {SIMULATOR_ENVS['taigym']} and on {theirs}, with the same trainer, settings and seeds."
 
 
 def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[str], notes: str = "") -> str:
     """The page; ``notes`` (Markdown, e.g. what explains a task where the simulators differ)
     follows the results table."""
-    head, body, s_head, s_body = table_rows(protocol, summary)
+    tables = results_tables(protocol, summary)
+    s_head, s_body = settings_table(protocol, summary)
 
     def md_table(h, rows):
         lines = ["| " + " | ".join(h) + " |", "|" + "---|" * len(h)]
@@ -205,9 +261,11 @@ def markdown(protocol: Protocol, summary: list[dict], pending: int, plots: list[
              ""]
     if pending:
         parts += [f"**{pending} cell(s) not finished yet**: rows show the seeds done so far.", ""]
-    parts += [md_table(head, body), ""]
+    for caption, head, body in tables:
+        parts += [caption, ""] if caption else []
+        parts += [md_table(head, body), ""]
     if len(protocol.simulators) > 1:
-        parts += [DISAGREE_NOTE + spread_tally(protocol, summary), ""]
+        parts += [disagree_note(protocol) + spread_tally(protocol, summary), ""]
     if notes.strip():
         parts += [notes.strip(), ""]
     parts += ["## What makes these numbers comparable", "", md_table(s_head, s_body), ""]
@@ -228,7 +286,8 @@ def adoption_sentence(summary: list[dict]) -> str:
 
 
 def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list[str]) -> str:
-    head, body, s_head, s_body = table_rows(protocol, summary)
+    tables = results_tables(protocol, summary)
+    s_head, s_body = settings_table(protocol, summary)
     esc = html.escape
 
     def table(h, rows):
@@ -237,7 +296,9 @@ def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list
         return f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
 
     note = f"<p><b>{pending} cell(s) not finished yet</b>: rows show the seeds done so far.</p>" if pending else ""
-    flag_note = (f"<p>{esc((DISAGREE_NOTE + spread_tally(protocol, summary)).replace('**', ''))}</p>"
+    results = "".join((f"<p>{esc(caption.replace('`', ''))}</p>" if caption else "") + table(head, body)
+                      for caption, head, body in tables)
+    flag_note = (f"<p>{esc((disagree_note(protocol) + spread_tally(protocol, summary)).replace('**', ''))}</p>"
                  if len(protocol.simulators) > 1 else "")
     imgs = "".join(f'<img src="{esc(p)}" alt="{esc(p)}">' for p in plots)
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
@@ -246,7 +307,7 @@ def html_page(protocol: Protocol, summary: list[dict], pending: int, plots: list
             f"<style>{style}</style></head><body><h1>Leaderboard: {esc(protocol.name)} (protocol version "
             f"{protocol.version})</h1><p>Deterministic evaluation over {protocol.eval_episodes} episodes after "
             f"training for the budget; mean ± std over seeds {esc(str(protocol.seeds))}. Wall time is training "
-            f"only.{esc((simulators_sentence(protocol) + adoption_sentence(summary)).replace('`', ''))}</p>{note}{table(head, body)}{flag_note}"
+            f"only.{esc((simulators_sentence(protocol) + adoption_sentence(summary)).replace('`', ''))}</p>{note}{results}{flag_note}"
             f"<h2>What makes these numbers comparable</h2>"
             f"{table(s_head, s_body)}{imgs}</body></html>\n")
 

@@ -43,10 +43,14 @@ EVAL_SEED_OFFSET = 1_000_000  # evaluation episodes start from states training n
 # --- names ---------------------------------------------------------------------------------
 def task_name(task_id: str) -> str:
     """'TaiGym/InvertedPendulum-v0' -> 'InvertedPendulum-v0', 'path/to/my_task.yaml' -> 'my_task'
-    (a folder-safe name)."""
+    (a folder-safe name). Another namespace stays in the name ('dm_control/cartpole-swingup-v0'
+    -> 'dm_control-cartpole-swingup-v0'): it names the simulator, the rest being the port's name."""
     if str(task_id).endswith((".yaml", ".yml")):
         return Path(task_id).stem
-    return str(task_id).split("/")[-1].replace(os.sep, "_")
+    namespace, _, name = str(task_id).rpartition("/")
+    if namespace and namespace != "TaiGym":
+        name = f"{namespace}-{name}"
+    return name.replace(os.sep, "_")
 
 
 def run_name(task_id: str, algo: str, seed: int) -> str:

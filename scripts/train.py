@@ -114,14 +114,25 @@ def resolve_algorithm(name: str):
 
 
 def is_gymnasium_id(task: str) -> bool:
-    """A Gymnasium id (``Hopper-v5``): neither a taigym id nor a task YAML path."""
+    """A Gymnasium id (``Hopper-v5``, ``dm_control/cartpole-swingup-v0``): neither a taigym id
+    nor a task YAML path."""
     return not str(task).startswith("TaiGym/") and not str(task).endswith((".yaml", ".yml"))
 
 
 def taigym_counterpart(gym_id: str) -> str | None:
-    """``Hopper-v5`` -> ``TaiGym/Hopper-v0``: the taigym port of a Gymnasium MuJoCo env, if any."""
+    """``Hopper-v5`` -> ``TaiGym/Hopper-v0``, ``dm_control/cartpole-swingup-v0`` ->
+    ``TaiGym/cartpole-swingup-v0``: the taigym port of a Gymnasium MuJoCo env or of a Control
+    Suite task, if any."""
     from taigym.scripts.benchmark_envs import GYMNASIUM
+    from taigym.scripts.gymnasium_envs import DM_CONTROL_PREFIX, is_dm_control_id
 
+    if is_dm_control_id(gym_id):
+        import gymnasium as gym
+
+        from taigym import envs  # noqa: F401  registers the TaiGym ids
+
+        port = f"TaiGym/{gym_id.removeprefix(DM_CONTROL_PREFIX)}"
+        return port if port in gym.registry else None
     names = {env_id: name for name, env_id in GYMNASIUM.items()}
     return f"TaiGym/{names[gym_id]}-v0" if gym_id in names else None
 
@@ -129,10 +140,17 @@ def taigym_counterpart(gym_id: str) -> str | None:
 def check_gymnasium_id(task: str) -> None:
     """Refuses an id that Gymnasium does not know, naming the closest known ids."""
     import gymnasium as gym
+    from taigym.scripts.gymnasium_envs import is_dm_control_id, register
     from taigym.tasks.errors import did_you_mean
 
     from taigym import envs  # noqa: F401  registers the TaiGym ids, for the hint
 
+    if is_dm_control_id(task):
+        try:
+            register(task)
+        except ImportError as e:
+            raise SystemExit(f"{task} is dm_control's task, and dm_control cannot be imported ({e}): "
+                             "pip install dm_control") from None
     if task not in gym.registry:
         hint = did_you_mean(task, list(gym.registry))
         raise SystemExit(f"unknown task {task!r}: not a TaiGym/ id, a task YAML file nor a Gymnasium id"
@@ -341,6 +359,9 @@ def gymnasium_vec_env(cfg: TrainConfig):
     if cfg.task_overrides:
         raise TrainConfigError(f"task_overrides {cfg.task_overrides} change taigym tasks; {cfg.task} is a "
                                "Gymnasium env")
+    from taigym.scripts.gymnasium_envs import register
+
+    register(cfg.task)  # dm_control's ids are known to Gymnasium once registered in this process
     try:
         return make_vec_env(cfg.task, n_envs=cfg.num_envs, seed=cfg.seed)
     except gym.error.Error as e:  # e.g. MuJoCo not installed
