@@ -2,7 +2,8 @@
 site_pos changed, through what reads a site: frame sensors (the site as object and as
 reference frame), a touch sensor's zone and spatial tendons (a site on the path and a
 wrapping geom's side site); the refusal for an equality's site; site_pos_polar, the
-randomization term that draws one (dm_control's finger target).
+randomization term that draws one (dm_control's finger target); qpos_set_uniform, the reset
+term that places the ball of the same family's ball-in-cup, drawn again in place.
 """
 
 import mujoco
@@ -124,3 +125,16 @@ def test_site_pos_polar_refuses_bad_parameters(params, message):
     with pytest.raises(ConfigError, match=message):
         TaiGymVectorEnv("TaiGym/finger-turn_hard-v0", num_envs=1,
                         overrides={"randomization": [{"term": "site_pos_polar", "params": params}]})
+
+
+def test_qpos_set_uniform_replaces_a_rejected_draw():
+    """Drawn again in place (reset_until_no_contact), a coordinate stays in its box: the set
+    term keeps nothing of the state it is given, as dm_control's ball-in-cup places its ball."""
+    from taigym.tasks.terms.resets import qpos_set_uniform
+
+    model = load_mjcf_string(XML)
+    term = qpos_set_uniform(model, joints=["hinge"], low=0.2, high=0.5)
+    rng, qpos = np.random.default_rng(0), np.zeros(model.nq)
+    for _ in range(200):
+        term.fn(rng, qpos, np.zeros(model.nv))
+        assert 0.2 <= qpos[0] <= 0.5

@@ -35,6 +35,21 @@ def qpos_add_uniform(model, *, low: float, high: float, joints: list[str] | None
 
 
 @register("reset")
+def qpos_set_uniform(model, *, low: float, high: float, joints: list[str] | None = None, start: Index = 0,
+                     stop: Index | None = None):
+    """qpos[idx] = U(low, high), one draw per chosen coordinate, whatever was there: a state
+    drawn again in place (reset_until_no_contact) keeps nothing of the rejected draw, as
+    dm_control's ball-in-cup places its ball."""
+    _checked(low, high)
+    idx = coordinate_indices(model, "qpos", joints, start, stop)
+
+    def apply(rng, qpos, qvel):
+        qpos[idx] = rng.uniform(low=low, high=high, size=len(idx))
+
+    return Term(apply)
+
+
+@register("reset")
 def qvel_add_uniform(model, *, low: float, high: float, joints: list[str] | None = None, start: Index = 0,
                      stop: Index | None = None):
     """qvel[idx] += U(low, high), one draw per chosen dof."""
