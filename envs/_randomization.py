@@ -21,6 +21,8 @@ _NOMINAL = {
     "geom_friction": lambda m: m.geom_friction[:, 0],
     "geom_pos": lambda m: geom_poses(m)[0],  # as the kernels place the geoms
     "site_pos": lambda m: m.site_pos,
+    "body_pos": lambda m: m.body_pos,
+    "body_quat": lambda m: m.body_quat,
 }
 
 

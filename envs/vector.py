@@ -105,7 +105,8 @@ class TaiGymVectorEnv(VectorEnv):
         self.world = physics.World(self.task.model, num_envs=self.num_envs, device=cfg.simulation.device,
                                    precision=cfg.simulation.precision, serial=serial,
                                    name=cfg.id)
-        self._params = ParameterWriter(self.task, self.world) if self.task.randomization else None
+        self._params = (ParameterWriter(self.task, self.world)
+                        if self.task.randomization or self.task.reset_parameters() else None)
         self.device = self.world.device  # where torch outputs live
         self._torch = _TorchOutputs(self.device) if tensor_backend == "torch" else None
         self._time_limit = time_limit
@@ -304,13 +305,14 @@ class TaiGymVectorEnv(VectorEnv):
         parameters, then commands) written into the World (and the program's registers); with
         ``reset_until_no_contact`` states that touch drawn again, with ``reset_steps`` the
         state then left to settle."""
-        qpos, qvel = self._draw_states(ids)
+        qpos, qvel, drawn = self._draw_states(ids)
+        chosen = [self.task.draw_parameters(self._rngs[i]) for i in ids] if self._params is not None else None
         if self._params is not None:
-            self._params.write(ids, [self.task.draw_parameters(self._rngs[i]) for i in ids])
+            self._params.write(ids, [{**d, **c} for d, c in zip(drawn, chosen)])
         self.world.reset(env_ids=ids)
         self.world.set_state(qpos=qpos, qvel=qvel, env_ids=ids)
         if self._reset_draws:
-            self._draw_until_no_contact(ids, qpos, qvel)
+            self._draw_until_no_contact(ids, qpos, qvel, chosen)
         self.task.hold_reset_pose(self.world, ids, qpos)
         if self._reset_steps:
             self._settle(ids, qpos)
@@ -342,18 +344,24 @@ class TaiGymVectorEnv(VectorEnv):
             self.world.step(steps, env_ids=ids)
         self.world.time[ids] = 0.0
 
-    def _draw_states(self, ids):
-        states = [self.task.initial_state(self._rngs[i]) for i in ids]
-        return np.stack([s[0] for s in states]), np.stack([s[1] for s in states])
+    def _draw_states(self, ids, qpos=None, qvel=None):
+        # (qpos, qvel, the reset terms' parameters per env); from the rows of qpos, qvel given
+        states = [self.task.draw_initial(self._rngs[i], *(() if qpos is None else (qpos[k], qvel[k])))
+                  for k, i in enumerate(ids)]
+        return np.stack([s[0] for s in states]), np.stack([s[1] for s in states]), [s[2] for s in states]
 
-    def _draw_until_no_contact(self, ids, qpos, qvel):
+    def _draw_until_no_contact(self, ids, qpos, qvel, chosen):
         """Envs ``ids`` whose state (rows of ``qpos``, ``qvel``, updated in place) has a contact
-        draw again from their own generators, the others keep theirs, as dm_control's tasks
-        redraw until a forward pass finds none; past the config's number of draws, an error."""
+        draw again from their own generators, from the state drawn before, the others keep
+        theirs, as dm_control's tasks redraw in place until a forward pass finds none (with
+        the parameters the reset terms draw; ``chosen``: the randomization terms', kept); past
+        the config's number of draws, an error."""
         rows = np.arange(len(ids))
         for draw in range(self._reset_draws):
             if draw:
-                qpos[rows], qvel[rows] = self._draw_states(ids[rows])
+                qpos[rows], qvel[rows], drawn = self._draw_states(ids[rows], qpos[rows], qvel[rows])
+                if any(drawn):
+                    self._params.write(ids[rows], [{**d, **chosen[k]} for d, k in zip(drawn, rows)])
                 self.world.set_state(qpos=qpos[rows], qvel=qvel[rows], env_ids=ids[rows])
             self.world.forward(ids[rows])
             rows = rows[self.world.contacts()["ncon"][ids[rows]] > 0]

@@ -95,11 +95,25 @@ class Task:
     # --- resets -----------------------------------------------------------------------------
     def initial_state(self, rng) -> tuple[np.ndarray, np.ndarray]:
         """One env's fresh (qpos, qvel), the reset terms applied in order with ``rng``."""
-        qpos = self.init_qpos.copy()
-        qvel = np.zeros(self.model.nv)
-        for term in self.resets:
-            term.fn(rng, qpos, qvel)
+        qpos, qvel, _ = self.draw_initial(rng)
         return qpos, qvel
+
+    def draw_initial(self, rng, qpos=None, qvel=None) -> tuple[np.ndarray, np.ndarray, dict]:
+        """One env's (qpos, qvel, parameters): the reset terms applied in order with ``rng``
+        to the reset pose at rest, or to a copy of the state given (a draw that replaces a
+        rejected one starts from it, as dm_control's redraw loops do); the parameters are
+        those reset terms draw with the state ({name: (indices, values)}, a target that the
+        state depends on)."""
+        qpos = (self.init_qpos if qpos is None else qpos).copy()
+        qvel = np.zeros(self.model.nv) if qvel is None else qvel.copy()
+        params = {}
+        for term in self.resets:
+            params.update(term.fn(rng, qpos, qvel) or {})
+        return qpos, qvel, params
+
+    def reset_parameters(self) -> tuple:
+        """The model parameters the reset terms draw with the state."""
+        return tuple(name for term in self.resets for name in term.info.get("parameters", ()))
 
     def draw_parameters(self, rng) -> dict:
         """One env's randomized model parameters: {name: (indices, values)}."""

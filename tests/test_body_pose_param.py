@@ -80,3 +80,22 @@ def test_body_quat_must_be_unit():
     quat[0, TARGET] = (2.0, 0.0, 0.0, 0.0)
     with pytest.raises(WorldError, match="body_quat must be unit quaternions"):
         world.set_param("body_quat", quat)
+
+
+def test_host_body_poses_match_mujoco():
+    """physics.compiler.articulation.body_poses: the host's kinematics of one state, as a
+    reset term places a thing by another (dm_control's humanoid: a free joint, ball joints
+    and hinges)."""
+    humanoid = pytest.importorskip("dm_control.suite.humanoid")
+    from taigym.physics.compiler.articulation import body_poses
+
+    xml, assets = humanoid.get_model_and_assets()
+    mjm = mujoco.MjModel.from_xml_string(xml, assets)
+    d = mujoco.MjData(mjm)
+    rng = np.random.default_rng(0)
+    d.qpos[:] = mjm.qpos0 + rng.uniform(-0.5, 0.5, mjm.nq)
+    d.qpos[3:7] /= np.linalg.norm(d.qpos[3:7])
+    mujoco.mj_kinematics(mjm, d)
+    xpos, xquat = body_poses(load_mjcf_string(xml, assets=assets), d.qpos)
+    np.testing.assert_allclose(xpos, d.xpos, atol=1e-12)
+    np.testing.assert_allclose(xquat, d.xquat, atol=1e-12)

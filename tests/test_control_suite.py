@@ -34,8 +34,9 @@ def _dm_env(task_id, seed):
 
 
 def _drawn_parameters(ours) -> list[str]:
-    """The model parameters the task draws each episode (its randomization terms')."""
-    return sorted({name for _, term in ours.task.randomization for name in term.info["parameters"]})
+    """The model parameters the task draws each episode (its randomization and reset terms')."""
+    return sorted({*(name for _, term in ours.task.randomization for name in term.info["parameters"]),
+                   *ours.task.reset_parameters()})
 
 
 def _dm_parameter(physics, name) -> np.ndarray:

@@ -62,6 +62,26 @@ def _body_ik(m: Model, b: int, poses, q, iterations, tol) -> None:
     _gauss_newton(m, joints, frame_pos, frame_quat, target_pos, target_quat, q, iterations, tol)
 
 
+def body_poses(model: Model, qpos) -> tuple[np.ndarray, np.ndarray]:
+    """World positions (nbody, 3) and (w, x, y, z) quaternions (nbody, 4) of the body frames
+    at one env's ``qpos``, on the host, composed as MuJoCo's kinematics composes them (mocap
+    bodies at their model pose): for a reset that places one thing by another, such as an
+    object in a hand, before any forward pass."""
+    qpos = np.asarray(qpos, dtype=float)
+    xpos, xquat = np.zeros((model.nbody, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (model.nbody, 1))
+    for b in range(1, model.nbody):
+        joints = range(model.body_jntadr[b], model.body_jntadr[b] + model.body_jntnum[b])
+        if len(joints) and model.jnt_type[joints[0]] == JNT_FREE:
+            a = model.jnt_qposadr[joints[0]]
+            xpos[b], xquat[b] = qpos[a : a + 3], quat_normalize(qpos[a + 3 : a + 7])
+            continue
+        p = model.body_parentid[b]
+        frame_pos = xpos[p] + quat_to_mat(xquat[p]) @ model.body_pos[b]
+        frame_quat = quat_mul(xquat[p], model.body_quat[b])
+        xpos[b], xquat[b] = _compose(model, joints, frame_pos, frame_quat, qpos)
+    return xpos, xquat
+
+
 def _relative_angle(rel, axis) -> float:
     """Rotation angle of quaternion ``rel`` about unit ``axis``, in (-pi, pi]."""
     s = np.dot(rel[1:], axis)

@@ -151,6 +151,37 @@ def body_xmat(model, *, bodies: list[str], entries: list[str] = XMAT_ENTRIES):  
 
 
 @register("observation")
+def qpos_sincos(model, *, joints: list[str] | None = None, start: Index = 0, stop: Index | None = None):
+    """sin and cos of each (angular) generalized position, coordinate by coordinate: sin q0,
+    cos q0, sin q1, ... (dm_control's manipulator arm)."""
+    idx = coordinate_indices(model, "qpos", joints, start, stop)
+
+    def ops(c):
+        q = c.load("qpos", idx)
+        sin, cos = c.b.sin(q), c.b.cos(q)
+        out = c.b.alloc(2 * len(idx))
+        for k in range(len(idx)):
+            c.b.copy(sin[k], out=out[2 * k])
+            c.b.copy(cos[k], out=out[2 * k + 1])
+        return out
+
+    return Term(size=2 * len(idx), ops=ops)
+
+
+@register("observation")
+def body_xquat(model, *, bodies: list[str], entries: list[str] = ["w", "x", "y", "z"]):  # noqa: B006
+    """Entries of bodies' world orientation quaternions (w, x, y, z), body by body: a planar
+    body's w and y give its angle in the x-z plane (dm_control's manipulator poses)."""
+    rows = [lookup(model.body_name, b, "body", "bodies") for b in bodies]
+    cols = []
+    for e in entries:
+        if e not in "wxyz" or len(e) != 1:
+            raise TermError(f"entries: {e!r} is not one of ['w', 'x', 'y', 'z']", "entries")
+        cols.append("wxyz".index(e))
+    return Term(size=len(rows) * len(cols), ops=lambda c: c.load("xquat", rows, cols))
+
+
+@register("observation")
 def sensor(model, *, names: list[str]):
     """The model's sensors (MJCF ``<sensor>``) named, in that order, each as wide as its
     values (3 for an accelerometer, 4 for a framequat): those of the physics step's first

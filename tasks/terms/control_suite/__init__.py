@@ -15,3 +15,4 @@ from . import swimmer  # noqa: F401
 from . import ball_in_cup  # noqa: F401
 from . import humanoid  # noqa: F401
 from . import finger  # noqa: F401
+from . import manipulator  # noqa: F401
