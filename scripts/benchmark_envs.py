@@ -65,6 +65,10 @@ def peer_id(task: str) -> str | None:
     return env_id if env_id in register_all() else None
 
 
+def _one_env(peer: str | None) -> bool:
+    return peer is not None and peer.startswith("dm_control/")
+
+
 ACTION_BATCHES = 64  # fresh actions: a cycle of this many pre-drawn batches, drawn outside the timing
 
 
@@ -169,15 +173,20 @@ def measure_task(task: str, num_envs: list[int], seconds: float, seed: int, repe
         if beside is not None:
             sides["beside"] = make_native(beside, n, device, tensor_backend)
         peer = peer_id(task)
-        if peer is not None:  # the row's "gymnasium" side: the same task in its own simulator
-            sides["gymnasium"] = gym.vector.SyncVectorEnv([lambda: gym.make(peer) for _ in range(n)])
+        # the row's "gymnasium" side: the same task in its own simulator, as many copies in a
+        # SyncVectorEnv; dm_control's as one env (suite.load's), which steps a process's copies
+        # at the same rate and spares loading a model per copy
+        size = {"taigym": n, "beside": n, "envpool": n, "gymnasium": 1 if _one_env(peer) else n}
+        if peer is not None:
+            sides["gymnasium"] = gym.vector.SyncVectorEnv([lambda: gym.make(peer) for _ in range(size["gymnasium"])])
         pool = make_envpool(task, n, seed)
         if pool is not None and not isinstance(pool, str):
             sides["envpool"] = pool
         turns = []
         try:
             for _ in range(repeats):
-                turns.append({side: steps_per_second(env, n, seconds, seed, reset_seed=side != "envpool", fresh=fresh)
+                turns.append({side: steps_per_second(env, size[side], seconds, seed, reset_seed=side != "envpool",
+                                                     fresh=fresh)
                               for side, env in sides.items()})
         finally:
             for env in sides.values():
