@@ -49,7 +49,7 @@ class TaiGymEnv(gym.Env):
         obs, _ = self._batch.reset(seed=seed)
         # the env's own generator is the one its resets draw from
         self._np_random = self._batch._rngs[0]
-        return obs[0], {}
+        return _first(obs), {}
 
     def step(self, action):
         action = np.asarray(action, dtype=np.float64)
@@ -60,7 +60,7 @@ class TaiGymEnv(gym.Env):
             raise ValueError("action contains NaN or inf; "
                              "set actions.nonfinite=zero in the task config to zero it instead")
         obs, reward, terminated, truncated, info = self._batch.step(action[None])
-        return obs[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), _unbatch(info)
+        return _first(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), _unbatch(info)
 
     def render(self):
         """The env's (H, W, 3) uint8 frame, or None without a render mode."""
@@ -70,6 +70,11 @@ class TaiGymEnv(gym.Env):
 
     def close(self):
         self._batch.close()
+
+
+def _first(obs):
+    """The env's observation from its batch's (a Dict observation's, key by key)."""
+    return {key: v[0] for key, v in obs.items()} if isinstance(obs, dict) else obs[0]
 
 
 def _unbatch(info: dict) -> dict:

@@ -34,8 +34,12 @@ observations, rewards, terminated and truncated are torch tensors on the World's
 (``env.device``), and actions may be torch tensors. Every tensor returned owns its memory,
 so nothing the env keeps can be changed through it. In ``info``, arrays become tensors too,
 the masks bool tensors (as gymnasium's ``NumpyToTorch`` gives them); ``final_obs`` is then
-one (num_envs, obs_size) tensor whose rows of envs that did not end are zero
-(``_final_obs`` says which rows hold a final observation).
+one (num_envs, obs_size) tensor (a dict of them for a Dict observation) whose rows of envs
+that did not end are zero (``_final_obs`` says which rows hold a final observation).
+
+With ``camera`` observation terms (tasks/terms/camera.py), every env's frames are ray cast
+after the step's launch (envs/_pixels.py: a uint8 Box, or a Dict of ``"state"`` and
+``"pixels"``); a reset env's frames are of its reset state.
 
 A step is one launch of the World on any device: the task's terms are instructions of the
 World's program (tasks/term_program.py), run after each env's physics substeps, reading
@@ -53,11 +57,13 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
 from taigym.tasks.task import Task
 from taigym.tasks.term_program import POST, PRE, RESET
 
 from taigym import physics
 
+from ._pixels import Pixels
 from ._randomization import ParameterWriter
 from ._render import RENDER_MODES, FrameSource, check_render_mode
 
@@ -120,12 +126,10 @@ class TaiGymVectorEnv(VectorEnv):
         self.single_action_space = spaces.Box(self.task.action_low.astype(np.float32),
                                               self.task.action_high.astype(np.float32), dtype=np.float32)
         self.observation_space = spaces.Box(-np.inf, np.inf, (self.num_envs, self.task.obs_size), self._obs_dtype)
-        self._refresh = cfg.simulation.refresh_after_step
-        self._obs_dtype = np.float64 if cfg.simulation.precision == "float64" else np.float32
-        self.single_observation_space = spaces.Box(-np.inf, np.inf, (self.task.obs_size,), self._obs_dtype)
-        self.single_action_space = spaces.Box(self.task.action_low.astype(np.float32),
-                                              self.task.action_high.astype(np.float32), dtype=np.float32)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (self.num_envs, self.task.obs_size), self._obs_dtype)
+        self._pixels = Pixels(self.task, self.world) if self.task.cameras else None
+        if self._pixels is not None:
+            self.single_observation_space = self._pixels.space(self.single_observation_space)
+            self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         low = np.tile(self.single_action_space.low, (self.num_envs, 1))
         self.action_space = spaces.Box(low, np.tile(self.single_action_space.high, (self.num_envs, 1)), dtype=np.float32)
         self._rngs = self._noise_rngs = None
@@ -154,6 +158,8 @@ class TaiGymVectorEnv(VectorEnv):
         self._steps += 1
         truncated = self._steps >= self.episode_length if self._time_limit else np.zeros(self.num_envs, bool)
         diverged = ~finite & ~resetting
+        if self._pixels is not None:  # a diverged env keeps its last frames, as its observation
+            self._pixels.render(np.flatnonzero(~diverged) if diverged.any() else None)
         if diverged.any():
             self._contain_divergence(np.flatnonzero(diverged), obs, reward, terminated, truncated)
         self._obs = obs
@@ -293,8 +299,11 @@ class TaiGymVectorEnv(VectorEnv):
         if len(ids) == 0:
             return
         self._draw_resets(ids)
-        self.world.forward(None if len(ids) == self.num_envs else ids, segments=(0, RESET))
+        every = len(ids) == self.num_envs
+        self.world.forward(None if every else ids, segments=(0, RESET))
         self._observe_reset(ids, self.world.registers())
+        if self._pixels is not None:
+            self._pixels.render(None if every else ids)
 
     def _put_registers(self, regs):
         if not self.world.registers_shared():  # a copy (not a CPU World): write it back
@@ -403,18 +412,21 @@ class TaiGymVectorEnv(VectorEnv):
         if self._torch is not None:
             # one tensor, rows of envs that did not end zero
             final_obs = self._obs_out()
-            final_obs[~ended] = 0
+            for part in final_obs.values() if isinstance(final_obs, dict) else (final_obs,):
+                part[~ended] = 0
             final_obs = self._torch.array(final_obs)
         else:
             final_obs = np.empty(self.num_envs, dtype=object)
             for i in ids:
-                final_obs[i] = self._obs[i].astype(self._obs_dtype)
+                state = self._obs[i].astype(self._obs_dtype)
+                final_obs[i] = state if self._pixels is None else self._pixels.observation(state, i)
         self._reset_envs(ids)
         return {"final_obs": final_obs, "_final_obs": ended.copy()}
 
     def _obs_out(self):
         """A copy of the current observations in the observation space's dtype."""
-        return self._obs.astype(self._obs_dtype)
+        state = self._obs.astype(self._obs_dtype)
+        return state if self._pixels is None else self._pixels.observation(state)
 
     def _contain_divergence(self, ids, obs, reward, terminated, truncated):
         # back to the reference state now, so no non-finite value stays in the World;
@@ -479,6 +491,8 @@ class _TorchOutputs:
         self.torch, self.device = torch, torch.device(device)
 
     def array(self, a):
+        if isinstance(a, dict):  # a Dict observation (state and pixels)
+            return {key: self.array(v) for key, v in a.items()}
         if isinstance(a, self.torch.Tensor):
             return a
         return self.torch.from_numpy(np.array(a)).to(self.device)

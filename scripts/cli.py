@@ -25,6 +25,8 @@ COMMANDS = {
     "benchmark-envs": ("taigym.scripts.benchmark_envs:main", "env steps/s of the native vector envs next to Gymnasium's"),
     "benchmark-variants": ("taigym.scripts.benchmark_variants:main",
                            "physics or env steps/s (and instructions) of builds, settings or source trees, in paired turns"),
+    "benchmark-pixels": ("taigym.scripts.benchmark_pixels:main",
+                         "frames/s of the camera observation (from pixels) next to dm_control's renderer"),
     "benchmark-training": ("taigym.scripts.benchmark_training:main",
                            "the main job's training speed next to the same training on Gymnasium's env"),
     "cross-eval": ("taigym.scripts.cross_eval:main",

@@ -57,6 +57,9 @@ class Term:
     memory: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)  # randomization: which engine parameters it sets
     ops: Callable | None = None
+    # observation: a camera's frames (tasks/terms/camera.py CameraView), rendered by the env
+    # after the step's launch in place of ops
+    view: Any = None
 
 
 @dataclass(frozen=True)

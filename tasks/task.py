@@ -48,7 +48,11 @@ class Task:
         self.init_qpos = reset_pose(cfg, self.model)
         self.dt = self.model.opt.timestep * cfg.simulation.frame_skip
         self.episode_length = cfg.episode_length
-        self.observations = self._bind_observations(cfg.observations, ("observations",))
+        bound = self._bind_observations(cfg.observations, ("observations",))
+        # camera terms are rendered by the env after the step (envs/_pixels.py), the others
+        # are instructions of the step's program
+        self.observations = [o for o in bound if o.term.view is None]
+        self.cameras = [o for o in bound if o.term.view is not None]
         self.rewards = self._bind_rewards(cfg.rewards, ("rewards",))
         self.terminations = [self._bind("termination", t, ("terminations", i)) for i, t in enumerate(cfg.terminations)]
         self.resets = [self._bind("reset", t, ("resets", i)) for i, t in enumerate(cfg.resets)]
@@ -209,14 +213,35 @@ class Task:
         if not isinstance(term, registry.Term):
             raise error_at(self.config, path, f"{term_cfg.term!r} returned a {type(term).__name__}, not a Term "
                            f"({user_terms.source_of(entry.factory)})")
-        if kind == "observation" and not (isinstance(term.size, int) and term.size > 0):
+        if kind == "observation" and term.view is None and not (isinstance(term.size, int) and term.size > 0):
             raise error_at(self.config, path, f"{term_cfg.term!r} gave no observation width: Term(size=...) must be "
                            f"a positive int, got {term.size!r} ({user_terms.source_of(entry.factory)})")
         return term
 
     def _bind_observations(self, terms, path):
-        return [BoundObservation(_short(t.term), self._bind("observation", t, (*path, i)), t.clip, t.noise)
-                for i, t in enumerate(terms)]
+        out = [BoundObservation(_short(t.term), self._bind("observation", t, (*path, i)), t.clip, t.noise)
+               for i, t in enumerate(terms)]
+        for i, o in enumerate(out):
+            if o.term.view is None:
+                continue
+            if path != ("observations",):
+                raise error_at(self.config, (*path, i, "term"), "a camera term is a task's observation, not an agent's")
+            for key in ("clip", "noise"):
+                if getattr(o, key) is not None:
+                    raise error_at(self.config, (*path, i, key), f"a camera term's frames take no {key}")
+        self._check_camera_keys(out, path)
+        return out
+
+    def _check_camera_keys(self, observations, path):
+        # several cameras are keyed by their names in a Dict observation, beside "state"
+        keys = [o.term.view.key for o in observations if o.term.view is not None]
+        for i, o in enumerate(observations):
+            key = None if o.term.view is None else o.term.view.key
+            if key is not None and keys.count(key) > 1:
+                raise error_at(self.config, (*path, i, "params", "camera"), f"camera {key!r} is observed twice")
+            if key == "state" and len(keys) > 1:
+                raise error_at(self.config, (*path, i, "params", "camera"),
+                               "a camera named 'state' would share its key with the state observation")
 
     def _bind_agent(self, i, agent):
         acts = [actuator_index(self.config, self.model, a, ("agents", i, "actuators", k))
