@@ -45,9 +45,9 @@ def _poses(model):
     return pos, quat
 
 
-def test_moved_bodies_match_mujoco():
+def test_moved_bodies_match_mujoco(device):
     model = load_mjcf_string(XML).with_options(solver="PGS", iterations=3000, tolerance=1e-15)
-    world = physics.World(model, num_envs=len(MOVES), device="cpu", precision="float64")
+    world = physics.World(model, num_envs=len(MOVES), device=device, precision="float64")
     pos, quat = _poses(model)
     world.set_param("body_pos", pos)
     world.set_param("body_quat", quat)
@@ -74,8 +74,8 @@ def test_moved_bodies_match_mujoco():
     np.testing.assert_array_equal(world.get_param("body_quat"), quat)
 
 
-def test_body_quat_must_be_unit():
-    world = physics.World(load_mjcf_string(XML), num_envs=1, device="cpu", precision="float64")
+def test_body_quat_must_be_unit(device):
+    world = physics.World(load_mjcf_string(XML), num_envs=1, device=device, precision="float64")
     quat = np.asarray(world.model.body_quat, dtype=np.float64)[None].copy()
     quat[0, TARGET] = (2.0, 0.0, 0.0, 0.0)
     with pytest.raises(WorldError, match="body_quat must be unit quaternions"):

@@ -29,7 +29,9 @@ PHYSICS_TESTS = ["test_dynamics_mujoco.py", "test_random_trees.py", "test_analyt
                  "test_schedule.py", "test_sensors.py", "test_actuator_dynamics.py", "test_control_suite_models.py",
                  "test_meshes.py", "test_contact_params.py", "test_spatial_tendons.py", "test_noslip.py",
                  "test_implicitfast.py", "test_joint_actuator_limits.py", "test_flat_meshes.py",
-                 "test_hfield_meshes.py", "test_mesh_multiccd.py", "test_mesh_rays.py", "test_mocap.py"]
+                 "test_hfield_meshes.py", "test_mesh_multiccd.py", "test_mesh_rays.py", "test_mocap.py",
+                 "test_refresh_step.py", "test_program_ops.py", "test_geom_pos.py", "test_site_pos.py",
+                 "test_body_pose_param.py"]
 
 # modules that build a World (or a Collider or Renderer) and stay out of the CUDA run
 LEFT_OUT = {
@@ -39,6 +41,7 @@ LEFT_OUT = {
     "test_quadruped.py": "env-level: the quadruped tasks and their locomotion terms",
     "test_term_program.py": "env-level: the env step as a World program against its host reference",
     "test_terms_closed_form.py": "env-level: each step term against its closed form on task Worlds",
+    "test_reset_settle.py": "env-level: reset-time steps and redraws of task envs",
     # CPU-only machinery
     "test_optimized_kernels.py": "the CPU built with CUDA's compile options against its default build, in a subprocess",
     "test_outline.py": "the step kernel's parts are compiled as functions of their own on the CPU backend only",

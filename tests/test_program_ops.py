@@ -25,10 +25,10 @@ INF = float("inf")
 
 
 @pytest.fixture(scope="module")
-def world():
+def world(device):
     b = ModelBuilder()
     b.add_joint_revolute(b.add_body(0, name="pole", mass=1.0, inertia=(0.1, 0.1, 0.1)), axis=(0, 1, 0), name="hinge")
-    return World(b.finalize(), num_envs=ENVS, precision="float64")
+    return World(b.finalize(), num_envs=ENVS, device=device, precision="float64")
 
 
 def evaluate(world, b, inputs):
