@@ -27,15 +27,12 @@ def _mouth_to_target(model):
     torso's turned by the mouth geom's orientation in it)."""
     torso = lookup(model.body_name, "torso", "body", None)
     mouth = lookup(model.geom_name, "mouth", "geom", None)
-    offset = np.asarray(model.geom_pos[mouth], dtype=np.float64)
     in_torso = quat_to_mat(np.asarray(model.geom_quat[mouth], dtype=np.float64)).ravel()
     target = lookup(model.geom_name, "target", "geom", None)  # placed anew each episode: its env's own
 
     def ops(c):
-        torso_t = c.load("xmat", torso, [0, 3, 6, 1, 4, 7, 2, 5, 8])  # R^T's rows: R row-major
-        mouth_xpos = c.load("xpos", torso) + c.b.rot_t(torso_t, c.b.const(offset))
-        seen_by_torso = c.b.rot_t(c.load("xmat", torso), c.load("geom_xpos", target) - mouth_xpos)
-        return c.b.rot_t(c.b.const(in_torso), seen_by_torso)
+        from_mouth = c.load("geom_xpos", target) - c.load("geom_xpos", mouth)
+        return c.b.rot_t(c.b.const(in_torso), c.b.rot_t(c.load("xmat", torso), from_mouth))
 
     return ops
 

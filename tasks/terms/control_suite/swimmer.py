@@ -29,13 +29,12 @@ def swimmer_body_velocities(model):
 def _nose_to_target(model):
     """Ops of the target as the head sees it (x, y in its frame), from the nose."""
     head = lookup(model.body_name, "head", "body", None)
-    nose = np.asarray(model.geom_pos[lookup(model.geom_name, "nose", "geom", None)], dtype=np.float64)
+    nose = lookup(model.geom_name, "nose", "geom", None)
     target = lookup(model.geom_name, "target", "geom", None)  # placed anew each episode: its env's own
 
     def ops(c):
-        head_t = c.load("xmat", head, [0, 3, 6, 1, 4, 7, 2, 5, 8])  # R^T's rows: R row-major
-        nose_xpos = c.load("xpos", head) + c.b.rot_t(head_t, c.b.const(nose))
-        return c.b.rot_t(c.load("xmat", head), c.load("geom_xpos", target) - nose_xpos)[:2]
+        from_nose = c.load("geom_xpos", target) - c.load("geom_xpos", nose)
+        return c.b.rot_t(c.load("xmat", head), from_nose)[:2]
 
     return ops
 
