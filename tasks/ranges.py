@@ -58,3 +58,5 @@ Axes = Annotated[list[Axis], Field(min_length=1)]
 # against the robot's sizes once it is built
 Index = bounded(-INT32_MAX, INT32_MAX, "an index of the robot's arrays, which kernels address with 32 bits")
 Coordinate = bounded(0, INT32_MAX, "an index of the robot's qpos, which kernels address with 32 bits")
+ImageSide = bounded(1, 16_384, "pixels a side; a frame's bytes must stay within the renderer's 32-bit indices")
+CameraIndex = bounded(0, INT32_MAX, "a camera of the model, by its index, which kernels address with 32 bits")

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from .ranges import INT32_MAX, bounded
+from .ranges import INT32_MAX, ImageSide, bounded
 
 # counts: a launch takes its frame skip, the solver its iteration limit, as 32-bit integers
 FrameSkip = bounded(1, INT32_MAX, "physics steps per env step, which one launch takes as a 32-bit count")
@@ -21,7 +21,6 @@ EpisodeLength = bounded(1, INT32_MAX, "env steps per episode; like every count o
 ResetSteps = bounded(0, INT32_MAX, "physics steps of a reset, which one launch takes as a 32-bit count")
 ResetDraws = bounded(0, 1_000_000, "draws of one env's initial state, each a forward pass of its World at a reset")
 # 16,384² pixels of 3 bytes keep a frame within the renderer's 32-bit indices
-ImageSide = bounded(1, 16_384, "pixels a side; a frame's bytes must stay within the renderer's 32-bit indices")
 
 
 class Strict(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import did_you_mean
+from ..ranges import CameraIndex, ImageSide
 from ..registry import Term, TermError, register
 
 
@@ -50,11 +51,8 @@ def _camera_index(model, camera) -> int:
 
 
 @register("observation")
-def camera(model, *, camera: int | str, width: int = 84, height: int = 84, shadows: bool = True):
+def camera(model, *, camera: CameraIndex | str, width: ImageSide = 84, height: ImageSide = 84, shadows: bool = True):
     """uint8 RGB frames (height, width, 3) of a model camera (name or index), ray cast each step."""
     index = _camera_index(model, camera)
-    for name, value in (("width", width), ("height", height)):
-        if value < 1:
-            raise TermError(f"{name} must be a positive number of pixels, got {value}", name)
     name = model.visual["cameras"][index].get("name", "")
     return Term(view=CameraView(index, name or f"camera{index}", int(width), int(height), bool(shadows)))
