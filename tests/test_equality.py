@@ -20,6 +20,9 @@ from taigym.physics.model import DSBL_CONTACT, EQ_CONNECT, EQ_JOINT, EQ_TENDON, 
 
 from taigym import physics
 
+# the staged schedule compiles kernels of its own for this model: the slow tier runs it
+STAGED = pytest.param("staged", marks=pytest.mark.slow)
+
 LINKAGE = """<mujoco>
   <option timestep="0.002"/>
   <worldbody>
@@ -214,7 +217,7 @@ def test_model_records_tendon_couplings():
     np.testing.assert_allclose(model.eq_data[0, :5], [0.05, 0.8, -0.3, 0.2, 0.1])
 
 
-@pytest.mark.parametrize("schedule", ["fused", "staged"])
+@pytest.mark.parametrize("schedule", ["fused", STAGED])
 def test_tendon_couplings_match_mujoco(schedule, device):
     """Rows and forces at random states, then 1 s from a push: two tendons coupled by a
     quartic (lengths measured from qpos0, which the joints' refs move off zero) and a

@@ -119,6 +119,7 @@ def test_a_model_names_the_parts_it_has():
     assert model_features(scene, B.no_pairs()).colliders == frozenset()
 
 
+@pytest.mark.slow  # the full kernel and a specialized one, each compiled for this test alone
 @pytest.mark.parametrize("integrator", ["RK4", "Euler"])
 def test_specialized_kernel_matches_the_full_one_on_every_part(integrator, device):
     model = load_mjcf_string(PARTS.format(integrator=integrator))
@@ -129,6 +130,7 @@ def test_specialized_kernel_matches_the_full_one_on_every_part(integrator, devic
         np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-11)
 
 
+@pytest.mark.slow  # the full kernel and a specialized one, each compiled for this test alone
 def test_specialized_kernel_matches_the_full_one_on_every_contact_pair(device):
     model = load_mjcf_string(_pairs_scene())
     world, ours = _rollout(model, None, device, steps=4, num_envs=2)

@@ -120,6 +120,7 @@ def test_a_urdf_robot_agrees_with_mujocos_urdf_import(tmp_path, capsys):
     assert "shoulder" in out or "elbow" in out or "slider" in out  # dofs named in the table
 
 
+@pytest.mark.slow  # a kernel of its own (mesh collisions in a URDF robot)
 def test_a_urdf_robot_of_meshes_agrees_with_mujocos_urdf_import(tmp_path, capsys):
     """The arm with its shapes as STL and OBJ meshes (files beside the URDF, where MuJoCo's
     URDF import looks for them): inertia, collisions and a rollout against MuJoCo's own

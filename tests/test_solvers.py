@@ -219,7 +219,7 @@ WARM_SCENE = """<mujoco>
 
 @pytest.mark.parametrize("integrator,solver,iterations,condim,shape", [
     ("RK4", "PGS", 1, 1, "sphere"), ("Euler", "PGS", 1, 1, "sphere"), ("RK4", "Newton", 1, 3, "box"),
-    ("RK4", "CG", 1, 3, "box")])
+    pytest.param("RK4", "CG", 1, 3, "box", marks=pytest.mark.slow)])  # CG: a kernel variant of its own
 def test_warm_start_follows_mujoco_step_by_step(integrator, solver, iterations, condim, shape, device):
     """With too few iterations to converge, each step's result depends on where the solver
     starts. MuJoCo starts every RK4 stage from the previous step's last qacc: a sliding box

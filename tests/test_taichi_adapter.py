@@ -113,9 +113,9 @@ print("USER " + json.dumps(out))
 def _run(tmp_path, mode):
     script = tmp_path / "user_programs.py"
     script.write_text(USER_PROGRAMS)
-    env = {**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(tmp_path / "cache")}
+    # the suite's kernel cache: "after" loads the World's kernel other tests compiled
     proc = subprocess.run([sys.executable, str(script), mode, gym_asset("inverted_pendulum"), ti.__name__],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [line for line in proc.stdout.splitlines() if line.startswith("USER ")]
     return json.loads(lines[-1][len("USER "):])
