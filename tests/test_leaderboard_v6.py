@@ -79,8 +79,7 @@ def test_v6_is_v5_and_three_control_suite_tasks_and_adopts_every_v5_cell(tmp_pat
     assert v6.seeds == v5.seeds and v6.eval_episodes == v5.eval_episodes
     assert v6.tasks[:len(v5.tasks)] == v5.tasks
     assert tuple(t.id for t in v6.tasks[len(v5.tasks):]) == CONTROL_SUITE
-    assert {t.id: t.budget for t in v6.tasks[len(v5.tasks):]} == dict(zip(CONTROL_SUITE, (1_000_000, 3_000_000,
-                                                                                            3_000_000)))
+    assert {t.id: t.budget for t in v6.tasks[len(v5.tasks):]} == dict.fromkeys(CONTROL_SUITE, 1_000_000)
     (ppo,), (ppo5,) = v6.algorithms, v5.algorithms
     assert {k: v for k, v in ppo.task_settings.items() if k not in CONTROL_SUITE} == ppo5.task_settings
     cells = leaderboard.make_cells(v6)
