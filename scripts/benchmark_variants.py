@@ -36,6 +36,13 @@ the cache.
     taigym benchmark-variants --task Ant --num-envs 64 --rounds 4 --seconds 2 --instructions 20 \\
         --variant now= --variant before=tree:../before
 
+``NAME=mujoco`` is MuJoCo's ``mj_step`` on the same model, in a loop over the envs (with
+``--task``, the task's Gymnasium counterpart's model, frame skip and resets): the reference
+for instructions per step that tests/test_instruction_ratio.py holds the engine to.
+
+    taigym benchmark-variants --task Ant --num-envs 16 --rounds 1 --instructions 10 \\
+        --variant taigym= --variant mujoco=mujoco
+
 The report records each build's source: the module it imported, and its tree's commit and
 whether that tree had uncommitted changes.
 """
@@ -68,12 +75,15 @@ class Variant:
     name: str
     tree: str | None
     env: dict
+    mujoco: bool = False  # MuJoCo's mj_step as the reference, not a build of the engine
 
 
 def parse_variant(text: str) -> Variant:
     name, sep, spec = text.partition("=")
     if not sep or not name:
         raise ValueError(f"--variant {text!r}: expected NAME=SPEC (SPEC may be empty)")
+    if spec == "mujoco":
+        return Variant(name, None, {}, mujoco=True)
     tree, env = None, {}
     for part in filter(None, spec.split(",")):
         if part.startswith("tree:"):
@@ -106,8 +116,19 @@ def _this_checkouts_script(name: str):
     spec = importlib.util.spec_from_file_location(f"taigym_variants_{name}", SCRIPTS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    while True:
+        try:
+            spec.loader.exec_module(module)
+            return module
+        except ModuleNotFoundError as missing:
+            # an older tree lacks a helper script this checkout's imports (its argument parser):
+            # this checkout's serves, as the script itself does
+            helper = (missing.name or "").removeprefix("taigym.scripts.")
+            if helper == missing.name or not (SCRIPTS / f"{helper}.py").is_file():
+                raise
+            helper_spec = importlib.util.spec_from_file_location(missing.name, SCRIPTS / f"{helper}.py")
+            sys.modules[missing.name] = importlib.util.module_from_spec(helper_spec)
+            helper_spec.loader.exec_module(sys.modules[missing.name])
 
 
 class PhysicsSteps:
@@ -179,6 +200,69 @@ class EnvSteps:
         return bool(np.all(np.isfinite(np.asarray(self.obs))))
 
 
+class MujocoSteps:
+    """MuJoCo's ``mj_step`` on the same model, one MjData per env, stepped in a Python loop:
+    the reference that a build's instructions per step are held against.
+
+    With ``--task``, the task's Gymnasium counterpart (``Ant-v5``) gives the model, the frame
+    skip and each env's initial state (its reset, seeded ``--seed`` + env index); each call
+    is one env step, ``frame_skip`` mj_steps under fresh uniform random actions in its action
+    space. MuJoCo's envs run on without resets. Without ``--task``, each call is five
+    mj_steps from benchmark.py's states, as PhysicsSteps steps them."""
+
+    def __init__(self, args):
+        import mujoco
+        import numpy as np
+
+        self.mujoco, self.np = mujoco, np
+        if args.task:
+            self._from_gymnasium(args)
+        else:
+            B = _this_checkouts_script("benchmark")
+            self.model = mujoco.MjModel.from_xml_path(str(B.resolve_model_path(args.model)))
+            states = B.initial_states(self.model, args.num_envs, args.seed)
+            states = B.settle(self.model, states, 1.0, 2, B.redraw_seconds(args.controls), args.seed)
+            self.nstep, self.actions = STEPS_PER_CALL, states[2][None]
+            self.start = [(q, v) for q, v in zip(states[0], states[1])]
+        self.datas = [mujoco.MjData(self.model) for _ in self.start]
+        self.source = mujoco.__file__
+        self.steps_per_call = 1 if args.task else STEPS_PER_CALL
+        self.ended, self.calls = 0, 0
+        self.restart()
+
+    def _from_gymnasium(self, args) -> None:
+        import gymnasium as gym
+
+        E = _this_checkouts_script("benchmark_envs")
+        if args.task not in E.GYMNASIUM:
+            raise SystemExit(f"--task {args.task}: a mujoco variant needs a task with a Gymnasium counterpart "
+                             f"({', '.join(E.GYMNASIUM)})")
+        env = gym.make(E.GYMNASIUM[args.task]).unwrapped
+        self.model, self.nstep, self.start = env.model, env.frame_skip, []
+        for i in range(args.num_envs):
+            env.reset(seed=args.seed + i)
+            self.start.append((env.data.qpos.copy(), env.data.qvel.copy()))
+        space = env.action_space
+        rng = self.np.random.default_rng(args.seed)
+        self.actions = rng.uniform(space.low, space.high, size=(64, args.num_envs, *space.shape))
+
+    def restart(self) -> None:
+        if self.calls == 0 or self.steps_per_call != 1:  # env steps run on, as the env variant's do
+            for d, (q, v) in zip(self.datas, self.start):
+                self.mujoco.mj_resetData(self.model, d)
+                d.qpos[:], d.qvel[:] = q, v
+
+    def step(self) -> None:
+        actions = self.actions[self.calls % len(self.actions)]
+        for d, a in zip(self.datas, actions):
+            d.ctrl[:] = a
+            self.mujoco.mj_step(self.model, d, self.nstep)
+        self.calls += 1
+
+    def finite(self) -> bool:
+        return all(bool(self.np.all(self.np.isfinite(d.qpos))) for d in self.datas)
+
+
 def timed_slice(stepper, seconds: float, num_envs: int) -> float:
     stepper.restart()
     steps, start = 0, time.perf_counter()
@@ -191,7 +275,7 @@ def timed_slice(stepper, seconds: float, num_envs: int) -> float:
 def worker(args) -> None:
     if args.tree:
         _import_tree(args.tree)
-    stepper = EnvSteps(args) if args.task else PhysicsSteps(args)
+    stepper = MujocoSteps(args) if args.mujoco else EnvSteps(args) if args.task else PhysicsSteps(args)
     stepper.restart()
     stepper.step()  # compiles or loads the kernel
     gc.collect()  # start-up's garbage, not left for a collection within a counted run to pay
@@ -225,6 +309,7 @@ class Worker:
             command += ["--model", args.model, "--precision", args.precision]
             command += ["--smooth"] if args.smooth else ["--controls", args.controls]
         command += ["--tree", variant.tree] if variant.tree else []
+        command += ["--mujoco"] if variant.mujoco else []
         self.variant = variant
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      env={**os.environ, **(env or {}), **variant.env})
@@ -309,6 +394,10 @@ def _callgrind_total(path: Path) -> int:
 
 def source_of(w: Worker) -> dict:
     """The module a worker imported, and its tree's commit and whether it had changes."""
+    if w.variant.mujoco:
+        from importlib.metadata import version
+
+        return {"module": w.source, "tree": None, "commit": None, "dirty": None, "mujoco": version("mujoco")}
     root = Path(w.variant.tree) if w.variant.tree else Path(w.source).resolve().parents[1]
     source = {"module": w.source, "tree": str(root), "commit": None, "dirty": None}
     top = _git(root, "rev-parse", "--show-toplevel")
@@ -324,6 +413,8 @@ def _git(folder: Path, *command: str) -> str | None:
 
 
 def describe(source: dict) -> str:
+    if source.get("mujoco"):
+        return f"MuJoCo {source['mujoco']}'s mj_step"
     if source["commit"] is None:
         return f"{source['tree']} (not a git checkout)"
     return f"{source['tree']} at {source['commit'][:10]}" + (", with uncommitted changes" if source["dirty"] else "")
@@ -368,6 +459,7 @@ def markdown(rows: list[dict], workers: list[Worker], sources: dict, args, load:
     for row, w in zip(rows, workers):
         settings = ", ".join([f"tree {w.variant.tree}"] if w.variant.tree else []
                              + [f"{k}={v}" for k, v in w.variant.env.items()]) or "this checkout"
+        settings = "MuJoCo's mj_step" if w.variant.mujoco else settings
         line = (f"| {row['variant']} | {settings} | {row['median_steps_per_s']:,.0f} | "
                 f"{row['median_ratio']:.3f} | {row['min_ratio']:.3f}–{row['max_ratio']:.3f} |")
         if counted:
@@ -380,7 +472,8 @@ def parse_args(argv):
     p = ArgumentParser(prog="taigym benchmark-variants", description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", action="append", default=[], metavar="NAME=SPEC",
                    help="a build: NAME= (this checkout), NAME=KEY=VALUE[,...] or NAME=tree:PATH[,KEY=VALUE...]; "
-                        "the first is the one the others are compared with")
+                        "NAME=mujoco is MuJoCo's mj_step on the same model; the first is the one the others are "
+                        "compared with")
     p.add_argument("--task", default=None,
                    help="measure this task's native vector env (TaiGym/<TASK>-v0, or a task YAML) instead of "
                         "World.step on --model")
@@ -400,6 +493,7 @@ def parse_args(argv):
     p.add_argument("--out", type=Path, default=None, help="JSON output; a .md table goes next to it")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--tree", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--mujoco", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.num_envs < 1 or args.rounds < 1 or args.seconds <= 0 or args.instructions < 0:
         p.error("--num-envs and --rounds must be >= 1, --seconds > 0 and --instructions >= 0")
