@@ -312,21 +312,9 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
     @ti.func
     def test_pair(w, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
                   geom_x: ti.template(), pair_hit: ti.template()):
-        """Candidate pair p's bounding-sphere test, kept in pair_hit for collide_hits (the
+        """Candidate pair p's bounding-sphere test, kept in pair_hit for pair_contacts (the
         broad phase apart from the narrow one: a GPU tests every pair of every env at once)."""
         pair_hit[env_index(w, p)] = 1 if pair_touches(w, p, pair_i, pair_f, geom_i, geom_f, geom_x) else 0
-
-    @ti.func
-    def collide_hits(w, npair, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
-                     geom_f: ti.template(), geom_x: ti.template(), pair_hit: ti.template(), con_f: ti.template(),
-                     con_i: ti.template(), con_n: ti.template()):
-        """collide_pairs with the bounding-sphere tests' outcomes read from pair_hit
-        (test_pair): the same contacts, in the same order."""
-        A.set_ncon(con_n, w, 0)
-        A.set_ncon_overflow(con_n, w, 0)
-        for p in range(npair):
-            if pair_hit[env_index(w, p)] != 0:
-                collide_pair(w, p, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
 
     @ti.func
     def pair_touches(w, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(),
@@ -430,7 +418,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
     def gather_contacts(w, npair, rows, pair_con_f: ti.template(), pair_con_i: ti.template(),
                         pair_con_n: ti.template(), con_f: ti.template(), con_i: ti.template(), con_n: ti.template()):
         """Env w's contacts from its pairs' rows (pair_contacts; pair p's in row p * rows + w),
-        in pair order: the table collide_hits makes, the contacts past its capacity counted
+        in pair order: the table collide_pairs makes, the contacts past its capacity counted
         as overflow."""
         n, over = 0, 0
         for p in range(npair):
@@ -461,7 +449,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                     xquat_col, geom_x, con_f, con_i, con_n)
 
     return types.SimpleNamespace(collide=collide, collide_pairs=collide_pairs, geom_poses=geom_poses,
-                                 geom_pose=geom_pose, test_pair=test_pair, collide_hits=collide_hits,
+                                 geom_pose=geom_pose, test_pair=test_pair,
                                  pair_contacts=pair_contacts, gather_contacts=gather_contacts,
                                  kernel=collide_kernel)
 

@@ -135,8 +135,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
 
     @ti.func
     def contacts(w, t: ti.template()):
-        col.collide_hits(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.pair_hit,
-                         t.con_f, t.con_i, t.con_n)
+        col.collide_pairs(w, t.sizes[L.SIZE_NPAIR], t.pair_i, t.pair_f, t.geom_i, t.geom_f, t.geom_x, t.con_f,
+                          t.con_i, t.con_n)
 
     @ti.func
     def pair_contacts(w, p, t: ti.template()):
@@ -299,8 +299,11 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
               Phase("cinert", cinert, bodies),
               Phase("cdof", cdof, joints),
               *((Phase("tendons", tendon, tendons),) if features.tendons else ()),
-              *((Phase("geom_poses", geom_pose, posed_geoms), Phase("broad_phase", broad_phase, pairs),
-                 Phase("contacts", contacts, staged=(Phase("pair_contacts", pair_contacts, pairs),
+              # one thread per env tests each pair's bounding spheres as it comes to the pair;
+              # staged, every pair of every env is tested at once, its outcome kept in pair_hit
+              *((Phase("geom_poses", geom_pose, posed_geoms),
+                 Phase("contacts", contacts, staged=(Phase("broad_phase", broad_phase, pairs),
+                                                     Phase("pair_contacts", pair_contacts, pairs),
                                                      Phase("contact_table", contact_table))))
                 if features.contacts else ()),
               # the smooth forces before the mass matrix, which neither reads nor writes what
