@@ -131,6 +131,15 @@ def _this_checkouts_script(name: str):
             helper_spec.loader.exec_module(sys.modules[missing.name])
 
 
+def benchmark_states(B, mjm, args):
+    """benchmark.py's (qpos, qvel, ctrl) for ``--model``: settled under ``--controls`` unless
+    ``--smooth``, where ``mjm`` has its constraints off."""
+    states = B.initial_states(mjm, args.num_envs, args.seed)
+    if args.smooth:
+        return states
+    return B.settle(mjm, states, 1.0, 2, B.redraw_seconds(args.controls), args.seed)
+
+
 class PhysicsSteps:
     """World.step(n=5) from benchmark.py's states, restarted from them every slice."""
 
@@ -143,13 +152,10 @@ class PhysicsSteps:
         B = _this_checkouts_script("benchmark")  # every build starts from the same states
         path = B.resolve_model_path(args.model)
         mjm = mujoco.MjModel.from_xml_path(str(path))
-        states = B.initial_states(mjm, args.num_envs, args.seed)
         model, _ = B.load_our_model(path)
         if args.smooth:
             model = B.without_constraints(model, mjm)
-        else:
-            states = B.settle(mjm, states, 1.0, 2, B.redraw_seconds(args.controls), args.seed)
-        self.qpos, self.qvel, self.ctrl = states
+        self.qpos, self.qvel, self.ctrl = benchmark_states(B, mjm, args)
         self.world = physics.World(model, num_envs=args.num_envs, device="cpu", precision=args.precision)
         self.sync = ti.sync
         self.source = physics.__file__
@@ -220,14 +226,16 @@ class MujocoSteps:
         else:
             B = _this_checkouts_script("benchmark")
             self.model = mujoco.MjModel.from_xml_path(str(B.resolve_model_path(args.model)))
-            states = B.initial_states(self.model, args.num_envs, args.seed)
-            states = B.settle(self.model, states, 1.0, 2, B.redraw_seconds(args.controls), args.seed)
+            if args.smooth:  # as benchmark.without_constraints turns MuJoCo's off
+                self.model.opt.disableflags |= (int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+                                                | int(mujoco.mjtDisableBit.mjDSBL_CONTACT))
+            states = benchmark_states(B, self.model, args)
             self.nstep, self.actions = STEPS_PER_CALL, states[2][None]
             self.start = [(q, v) for q, v in zip(states[0], states[1])]
         self.datas = [mujoco.MjData(self.model) for _ in self.start]
         self.source = mujoco.__file__
         self.steps_per_call = 1 if args.task else STEPS_PER_CALL
-        self.ended, self.calls = 0, 0
+        self.ended, self.calls = 0, 0  # MuJoCo's envs are never reset: none end
         self.restart()
 
     def _from_gymnasium(self, args) -> None:
