@@ -80,7 +80,22 @@ VARIANTS = {
     "quadrants": {"TAIGYM_TAICHI": "quadrants"},
 }
 QUADRANTS_VARIANTS = ("quadrants_staged", "quadrants")
-VARIANT_NUM_ENVS = (1024, 16384)
+VARIANT_NUM_ENVS = (1024, 4096, 16384)
+NCU_NUM_ENVS = 4096
+# Nsight Compute's sections and metrics for a launch: occupancy, warp stall reasons, L1 and L2
+# hit rates, local-memory traffic, instructions executed
+NCU_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "MemoryWorkloadAnalysis",
+                "SchedulerStats", "InstructionStats")
+NCU_METRICS = ("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
+               "l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct", "smsp__inst_executed.sum")
+# the counters a record keeps for each kernel (the CSV beside it keeps them all)
+NCU_KEEP = re.compile(r"Kernel Name|^ID$|gpu__time_duration\.sum|warps_active\.avg\.pct|maximum_warps_per_active"
+                      r"|registers_per_thread|launch__block_size|launch__grid_size|hit_rate\.pct|local_op"
+                      r"|inst_executed\.sum$|issue_stalled_\w+_per_issue_active\.ratio|dram__bytes|throughput\.avg\.pct_of_peak")
+
+
+ITEMS = ("schedules", "quadrants_staged", "ncu", "rollout", "trajectory", "layouts", "env_steps", "float64",
+         "options", "cuda_tests")  # Probe.items' names, in its order
 
 
 # --- records -----------------------------------------------------------------------------
@@ -312,7 +327,32 @@ def child_phases(outdir: Path, device: str, model: str, num_envs: int, sizes: di
             "phase_of_task": {n: name for name, n in by_phase.items()}}
 
 
-CHILDREN = {"physics": child_physics, "rollout": child_rollout,
+def child_ncu_target(outdir: Path, device: str, model: str, schedule: str, num_envs: int, sizes: dict,
+                     work: str) -> dict:
+    """One step launch between cuProfilerStart and cuProfilerStop, after warm steps, for
+    Nsight Compute run with --profile-from-start off."""
+    import ctypes
+
+    from taigym.physics.runtime.backend import ti
+
+    from taigym import physics
+
+    loaded = physics.load_model(str(model_path(model)))
+    qpos, qvel, ctrl = tiled(settled_states(work, model, sizes["settled_states"], sizes["settle"]), num_envs)
+    world = physics.World(loaded, num_envs=num_envs, device=device, precision="float32", schedule=schedule)
+    world.set_state(qpos=qpos, qvel=qvel)
+    world.set_ctrl(ctrl)
+    world.step(3)
+    ti.sync()
+    cuda = ctypes.CDLL("libcuda.so.1")
+    started = cuda.cuProfilerStart()
+    world.step(1)
+    ti.sync()
+    stopped = cuda.cuProfilerStop()
+    return {"cuProfilerStart": started, "cuProfilerStop": stopped}
+
+
+CHILDREN = {"physics": child_physics, "ncu_target": child_ncu_target, "rollout": child_rollout,
             "trajectory": child_trajectory, "env_steps": child_env_steps, "phases": child_phases}
 
 
@@ -418,33 +458,96 @@ class Probe:
         clean.write_bytes(largest.read_bytes().replace(b"\0", b""))
         # -c: Taichi's PTX declares runtime functions (vprintf) that a whole-program build would resolve
         proc = subprocess.run([ptxas, "-v", "-c", "--gpu-name", "sm_90", str(clean), "-o", os.devnull],
-                              capture_output=True, text=True, timeout=300, check=False)
+                              capture_output=True, text=True, timeout=max(5.0, min(60.0, self.left())), check=False)
         append(self.outdir, {"item": "ptxas", "model": model, "precision": precision, "variant": variant,
                              "file": largest.name, "bytes": largest.stat().st_size,
                              "kernels": parse_ptxas(proc.stderr + proc.stdout), "returncode": proc.returncode,
                              **({"output_tail": (proc.stderr + proc.stdout)[-1500:]} if proc.returncode else {})})
 
-    def run(self) -> None:
+    def run(self, only=None) -> None:
         """Items in order of value: a probe cut short has measured the most important first."""
-        s = self.sizes
         append(self.outdir, device_record())
+        for name, item in self.items():
+            if only is None or name in only:
+                item()
+
+    def items(self):
+        """(name, callable) in the order the probe takes them: first what decides the next
+        change (the fused and staged schedules side by side, the staged one's time per phase,
+        the hardware counters of their largest launches), then the rest."""
+        s = self.sizes
+        return [
+            ("schedules", self.schedules),
+            ("quadrants_staged", lambda: self.variants(["quadrants_staged"])),
+            ("ncu", self.ncu),
+            ("rollout", lambda: [self.child("rollout", {"model": m, "num_envs": max(s["num_envs"])}, limit=120,
+                                            device="cpu") for m in MODELS]),
+            ("trajectory", self.trajectory),
+            ("layouts", lambda: self.variants(["layout_interleaved", "staged_interleaved"])),
+            ("env_steps", lambda: [self.child("env_steps", {"task": "Ant", "num_envs": n}, limit=150)
+                                   for n in s["env_num_envs"]]),
+            ("float64", lambda: [self.physics_item(m, "float64", s["num_envs"]) for m in MODELS]),
+            ("options", lambda: self.variants([v for v in VARIANTS if v not in (
+                "default", "layout_interleaved", "staged", "staged_interleaved", "quadrants_staged")])),
+            ("cuda_tests", self.cuda_tests),
+        ]
+
+    def schedules(self) -> None:
+        """Each model in float32 under the fused schedule and, at every size beside it, the
+        staged one, then the staged one's time per phase."""
         for model in MODELS:
-            self.physics_item(model, "float32", s["num_envs"])
-            self.physics_item(model, "float32", s["num_envs"], variant="staged")  # beside it, every size
-            self.child("rollout", {"model": model, "num_envs": max(s["num_envs"])}, limit=120, device="cpu")
-            if model == MODELS[0]:
-                self.phases(model)
-        self.trajectory()
-        self.variants(["layout_interleaved", "staged_interleaved", "quadrants_staged"])
-        for n in s["env_num_envs"]:
-            self.child("env_steps", {"task": "Ant", "num_envs": n}, limit=150)
-        for model in MODELS:  # a warm start of each float32 kernel
-            self.physics_item(model, "float32", [])
-        for model in MODELS:
-            self.physics_item(model, "float64", s["num_envs"])
-        self.variants([v for v in VARIANTS if v not in ("default", "layout_interleaved", "staged",
-                                                        "staged_interleaved", "quadrants_staged")])
-        self.cuda_tests()
+            self.physics_item(model, "float32", self.sizes["num_envs"])
+            self.physics_item(model, "float32", self.sizes["num_envs"], variant="staged")
+            self.phases(model)
+
+    def ncu(self) -> None:
+        """Nsight Compute's counters for one step launch of each schedule (Ant, float32): the
+        fused kernel, and each of the staged schedule's loops."""
+        ncu = shutil.which("ncu") or next((str(p) for p in sorted(Path("/opt/nvidia").glob("nsight-compute/*/ncu"))), None)
+        if self.device != "cuda" or ncu is None:
+            append(self.outdir, {"item": "ncu", "skipped": "no GPU" if self.device != "cuda" else "ncu not found"})
+            return
+        n = NCU_NUM_ENVS if not self.quick else self.sizes["num_envs"][0]
+        for schedule in ("fused", "staged"):
+            if self.left() < 30:
+                append(self.outdir, {"item": "ncu", "schedule": schedule, "skipped": "the probe's budget is spent"})
+                continue
+            self.ncu_run(ncu, schedule, n)
+
+    def ncu_run(self, ncu: str, schedule: str, num_envs: int) -> None:
+        cache = self.cache if schedule == "fused" else self.work / "ticache-staged"
+        report = self.work / f"ncu-{schedule}"
+        params = {"model": "ant", "schedule": schedule, "num_envs": num_envs,
+                  "sizes": self.sizes, "work": str(self.work)}
+        child = [sys.executable, "-m", "taigym.scripts.gpu_probe", "--child", "ncu_target",
+                 str(self.outdir.resolve()), self.device, json.dumps(params)]
+        env = dict(os.environ, PYTHONUNBUFFERED="1", TI_OFFLINE_CACHE_FILE_PATH=str(cache),
+                   QD_OFFLINE_CACHE_FILE_PATH=str(cache), TAIGYM_SCHEDULE=schedule)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        base = [ncu, "--profile-from-start", "off", "--clock-control", "none", "--target-processes", "all",
+                "--launch-count", "200", "-f", "-o", str(report)]
+        attempts = [[*(a for sec in NCU_SECTIONS for a in ("--section", sec)), "--metrics", ",".join(NCU_METRICS)],
+                    []]  # ncu's default sections, should a name above be unknown to this ncu
+        tail = ""
+        for extra in attempts:
+            limit = min(150.0, self.left() - 5)
+            try:
+                proc = subprocess.run([*base, *extra, *child], env=env, capture_output=True, text=True,
+                                      timeout=limit, check=False)
+                tail = (proc.stdout + proc.stderr)[-2500:]
+            except subprocess.TimeoutExpired as e:
+                tail = f"timed out after {limit:.0f} s; " + str(e.stdout or "")[-1500:]
+            rep = report.with_suffix(".ncu-rep")
+            if rep.exists():
+                break
+        else:
+            append(self.outdir, {"item": "ncu", "schedule": schedule, "num_envs": num_envs, "error": tail})
+            return
+        raw = subprocess.run([ncu, "--import", str(rep), "--csv", "--page", "raw"], capture_output=True, text=True,
+                             timeout=120, check=False).stdout
+        (self.outdir / f"ncu-{schedule}.csv").write_text(raw)
+        append(self.outdir, {"item": "ncu", "schedule": schedule, "num_envs": num_envs, "sections": extra != [],
+                             "kernels": parse_ncu_raw(raw), "output_tail": tail[-800:]})
 
     def trajectory(self) -> None:
         """The GPU's Ant trajectory against the CPU's (on the CPU alone, the rehearsal compares
@@ -521,6 +624,31 @@ def parse_ptxas(text: str) -> list[dict]:
     return kernels
 
 
+def parse_ncu_raw(text: str) -> list[dict]:
+    """ncu's raw CSV page (a header, a units row, a row per kernel launch): the counters
+    NCU_KEEP names, per launch, numbers as numbers."""
+    import csv
+
+    rows = list(csv.reader(line for line in text.splitlines() if line.startswith('"')))
+    if len(rows) < 3:
+        return []
+    header, units = rows[0], rows[1]
+    kernels = []
+    for row in rows[2:]:
+        kept = {}
+        for name, unit, value in zip(header, units, row):
+            if not NCU_KEEP.search(name):
+                continue
+            try:
+                kept[name] = float(value.replace(",", ""))
+            except ValueError:
+                kept[name] = value[:120]
+            if unit and name != "Kernel Name":
+                kept.setdefault("units", {})[name] = unit
+        kernels.append(kept)
+    return kernels
+
+
 # --- the summary ---------------------------------------------------------------------------
 def summary_markdown(records: list[dict]) -> str:
     """The probe's table from its records: physics steps/s beside MuJoCo's rollout."""
@@ -541,11 +669,20 @@ def summary_markdown(records: list[dict]) -> str:
     for model, r in rollouts.items():
         lines.append(f"| {model}: MuJoCo rollout, {r['threads']} threads | float64 | {r['num_envs']:,} | "
                      f"{r['steps_per_s']:,.0f} | 1.00x |")
-    lines += ["", "| variant | num_envs | steps/s (Ant, float32) |", "|---|---:|---:|"]
+    lines += ["", "| variant | model | num_envs | steps/s (float32) |", "|---|---|---:|---:|"]
     for r in records:
         if r["item"] == "physics" and "variant" in r and not isinstance(r.get("num_envs"), list):
             rate = f"{r['steps_per_s']:,.0f}" if "steps_per_s" in r else r.get("error", r.get("skipped", ""))[:60]
-            lines.append(f"| {r['variant']} | {r.get('num_envs', '')} | {rate} |")
+            lines.append(f"| {r['variant']} | {r.get('model', '')} | {r.get('num_envs', '')} | {rate} |")
+    for r in records:
+        if r["item"] == "phases" and "ms_per_step" in r:
+            largest = sorted(r["ms_per_step"].items(), key=lambda kv: -kv[1])[:8]
+            total = sum(r["ms_per_step"].values())
+            lines.append(f"- phases {r['model']} at {r['num_envs']:,} envs, {total:.3f} ms a step: "
+                         + ", ".join(f"{k} {v:.3f}" for k, v in largest))
+        elif r["item"] == "ncu" and "kernels" in r:
+            for k in sorted(r["kernels"], key=lambda k: -float(k.get("gpu__time_duration.sum", 0) or 0))[:6]:
+                lines.append(f"- ncu {r['schedule']}: " + json.dumps({n: v for n, v in k.items() if n != "units"})[:400])
     lines += ["", "| compile | kind | first step (s) | GPU memory MiB: before / init / first step |", "|---|---|---:|---|"]
     for r in records:
         if r["item"] == "compile" and "first_step_s" in r:
@@ -573,6 +710,8 @@ def parse_args(argv):
                    help="kernel caches, settled states, PTX and the children's logs (default: OUTDIR/work)")
     p.add_argument("--budget", type=float, default=480.0, help="seconds for the whole probe (default: 480)")
     p.add_argument("--quick", action="store_true", help="tiny sizes: the CPU rehearsal of the whole probe")
+    p.add_argument("--only", nargs="+", metavar="ITEM", choices=ITEMS, default=None,
+                   help=f"run these items alone, in the probe's order ({', '.join(ITEMS)})")
     p.add_argument("--summarize", action="store_true", help="only rebuild summary.md from OUTDIR/probe.jsonl")
     return p.parse_args(argv)
 
@@ -586,7 +725,7 @@ def main(argv=None) -> int:
     if not args.summarize:
         work = args.work or args.outdir / "work"
         work.mkdir(parents=True, exist_ok=True)
-        Probe(args.outdir, work.resolve(), args.device, args.budget, args.quick).run()
+        Probe(args.outdir, work.resolve(), args.device, args.budget, args.quick).run(args.only)
     text = summary_markdown(read_records(args.outdir))
     (args.outdir / "summary.md").write_text(text)
     print(text)
