@@ -57,7 +57,8 @@ class Settings:
         debug: ``TAIGYM_DEBUG``, an integer: nonzero starts Taichi with its debug mode
             and bounds checks.
         schedule: ``TAIGYM_SCHEDULE=fused|staged``, how a World's step kernel is scheduled
-            (physics/step/schedule.py) where the World does not say.
+            (physics/step/schedule.py) where the World does not say; None: by device,
+            the fastest measured on each (fused on the CPU, staged on CUDA).
         layout: ``TAIGYM_LAYOUT=env_major|interleaved``, the per-env tables' layout
             (physics/runtime/lanes.py), until a GPU measurement of the staged schedule decides it.
         kernels: ``TAIGYM_KERNELS=own|shared``: ``shared`` gives every World of the
@@ -68,7 +69,7 @@ class Settings:
 
     taichi: str | None = _variable("TAIGYM_TAICHI", _choice("taichi", "quadrants"), None)
     debug: bool = _variable("TAIGYM_DEBUG", _integer_flag, False)
-    schedule: str = _variable("TAIGYM_SCHEDULE", _choice("fused", "staged"), "fused")
+    schedule: str | None = _variable("TAIGYM_SCHEDULE", _choice("fused", "staged"), None)
     layout: str = _variable("TAIGYM_LAYOUT", _choice("interleaved", "env_major"), "env_major")
     kernels: str = _variable("TAIGYM_KERNELS", _choice("own", "shared"), "own")
 

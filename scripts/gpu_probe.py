@@ -62,14 +62,15 @@ QUICK = {"num_envs": (2, 4), "env_num_envs": (2,), "seconds": 0.05, "settle": 0.
 # environment, and under TI_INIT the probe's own ti.init settings for the child
 # (physics.runtime.backend.set_init_overrides)
 TI_INIT = "ti_init"
+FUSED = {"TAIGYM_SCHEDULE": "fused"}  # the default rows: one thread walks an env's step
 VARIANTS = {
-    "default": {},
-    "layout_interleaved": {"TAIGYM_LAYOUT": "interleaved"},
-    "block_dim_32": {TI_INIT: {"default_gpu_block_dim": 32}},
-    "block_dim_128": {TI_INIT: {"default_gpu_block_dim": 128}},
+    "default": FUSED,
+    "layout_interleaved": {**FUSED, "TAIGYM_LAYOUT": "interleaved"},
+    "block_dim_32": {**FUSED, TI_INIT: {"default_gpu_block_dim": 32}},
+    "block_dim_128": {**FUSED, TI_INIT: {"default_gpu_block_dim": 128}},
     # Taichi's whole-kernel CSE off, its control-flow pass on: the CPU's compile options
-    "optimize_off": {TI_INIT: {"advanced_optimization": False, "cfg_optimization": True}},
-    "max_reg_64": {TI_INIT: {"gpu_max_reg": 64}},
+    "optimize_off": {**FUSED, TI_INIT: {"advanced_optimization": False, "cfg_optimization": True}},
+    "max_reg_64": {**FUSED, TI_INIT: {"gpu_max_reg": 64}},
     # each phase of the step a parallel loop over env x element (physics/step/schedule.py)
     "staged": {"TAIGYM_SCHEDULE": "staged"},
     # the layout made for warps whose lanes run in step: the staged schedule's
@@ -77,7 +78,7 @@ VARIANTS = {
     # quadrants where it is installed: the staged launch as one graph kernel (its steps and
     # RK4 passes device-side loops), and its fused kernel
     "quadrants_staged": {"TAIGYM_TAICHI": "quadrants", "TAIGYM_SCHEDULE": "staged"},
-    "quadrants": {"TAIGYM_TAICHI": "quadrants"},
+    "quadrants": {**FUSED, "TAIGYM_TAICHI": "quadrants"},
 }
 QUADRANTS_VARIANTS = ("quadrants_staged", "quadrants")
 VARIANT_NUM_ENVS = (1024, 4096, 16384)
@@ -552,10 +553,10 @@ class Probe:
     def trajectory(self) -> None:
         """The GPU's Ant trajectory against the CPU's (on the CPU alone, the rehearsal compares
         the env-major tables with the interleaved ones, and the fused schedule with the staged)."""
-        runs = {"cpu": ("cpu", {}), self.device: (self.device, {}),
+        runs = {"cpu": ("cpu", FUSED), self.device: (self.device, FUSED),
                 f"{self.device}-staged": (self.device, VARIANTS["staged"])}
         if self.device == "cpu":
-            runs = {"cpu": ("cpu", {}), "cpu-interleaved": ("cpu", VARIANTS["layout_interleaved"]),
+            runs = {"cpu": ("cpu", FUSED), "cpu-interleaved": ("cpu", VARIANTS["layout_interleaved"]),
                     "cpu-staged": ("cpu", VARIANTS["staged"])}
         for label, (device, env) in runs.items():
             self.child("trajectory", {"label": label}, limit=150, device=device, env=env)

@@ -229,5 +229,7 @@ def kernel_profiler_records() -> list:
     on CUDA. The public profiler prints these; the list is kept by its program object."""
     from importlib import import_module
 
-    records = import_module(ti.__name__ + ".lang.impl").get_runtime().prog.get_kernel_profiler_records()
+    prog = import_module(ti.__name__ + ".lang.impl").get_runtime().prog
+    prog.sync_kernel_profiler()  # on CUDA, the events' times are read only here; 0 before
+    records = prog.get_kernel_profiler_records()
     return [(r.name, r.kernel_time) for r in records]
