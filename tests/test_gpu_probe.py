@@ -49,10 +49,13 @@ def test_the_probe_rehearses_every_item_on_the_cpu(tmp_path, device, monkeypatch
     assert [r["runs"] for r in differences] == [["cpu", "cpu-interleaved"], ["cpu", "cpu-staged"]]
     for difference in differences:
         assert max(v for k, v in difference.items() if k.startswith("max_abs")) < 1e-9
-    (phases,) = [r for r in records if r["item"] == "phases"]
-    timed = {name.split(".")[0] for loop in phases["ms_per_step"] for name in loop.split("+")}
+    phases = {r["model"]: r for r in records if r["item"] == "phases"}
+    assert set(phases) == set(gpu_probe.MODELS)
+    assert all(ms > 0 for r in phases.values() for ms in r["ms_per_step"].values())
+    timed = {name.split(".")[0] for loop in phases["ant"]["ms_per_step"] for name in loop.split("+")}
     assert {"body_frames", "cinert", "pair_contacts", "contact_table", "inertia_and_forces", "mass_rows",
             "constraint_rows", "contact_rows", "soft_rows", "constraint_solve", "constraint_forces"} <= timed
+    assert [r.get("skipped") for r in records if r["item"] == "ncu"] == ["no GPU"]  # Nsight Compute: CUDA's
     summary = (out / "summary.md").read_text()
     assert "| ant | float32 |" in summary and "MuJoCo rollout" in summary
 
@@ -87,3 +90,29 @@ def test_a_summary_is_made_from_records_alone(tmp_path):
     assert "| ant | float32 | 1024 | 20,000 | 0.10x |" in summary
     assert "WorldError: x" in summary
     assert os.path.exists(tmp_path / "summary.md")
+
+
+def test_only_runs_the_named_items_in_the_probes_order(tmp_path, monkeypatch):
+    ran = []
+    probe = gpu_probe.Probe(tmp_path, tmp_path, "cpu", budget=60, quick=True)
+    monkeypatch.setattr(probe, "items", lambda: [(name, lambda name=name: ran.append(name)) for name in gpu_probe.ITEMS])
+    probe.run(["trajectory", "schedules"])
+    assert ran == ["schedules", "trajectory"]
+    assert [name for name, _ in gpu_probe.Probe(tmp_path, tmp_path, "cpu", 60, True).items()] == list(gpu_probe.ITEMS)
+    with pytest.raises(SystemExit):
+        gpu_probe.parse_args([str(tmp_path), "--only", "no-such-item"])
+
+
+def test_nsight_computes_raw_page_is_parsed():
+    text = """==PROF== Disconnected from process 1161
+"ID","Kernel Name","gpu__time_duration.sum","sm__warps_active.avg.pct_of_peak_sustained_active","dram__bytes.sum","sm__cycles_elapsed.avg"
+"","","ms","%","Gbyte","cycle"
+"0","staged_kernel_c94_0_kernel_68_range_for","1,528.32","3.03","n/a","12"
+"""
+    (kernel,) = gpu_probe.parse_ncu_raw(text)
+    assert kernel["Kernel Name"] == "staged_kernel_c94_0_kernel_68_range_for"
+    assert kernel["gpu__time_duration.sum"] == 1528.32 and kernel["units"]["gpu__time_duration.sum"] == "ms"
+    assert kernel["sm__warps_active.avg.pct_of_peak_sustained_active"] == 3.03
+    assert kernel["dram__bytes.sum"] == "n/a"  # kept as ncu wrote it
+    assert "sm__cycles_elapsed.avg" not in kernel  # not among NCU_KEEP's counters
+    assert gpu_probe.parse_ncu_raw("==ERROR== no kernels were profiled") == []

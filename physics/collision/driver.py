@@ -305,9 +305,20 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         passes the bounding-sphere test goes through its narrow-phase routine."""
         A.set_ncon(con_n, w, 0)
         A.set_ncon_overflow(con_n, w, 0)
+        mp = w % pair_f.shape[0]
+        mg = w % geom_f.shape[0]
         for p in range(npair):
-            if pair_touches(w, p, pair_i, pair_f, geom_i, geom_f, geom_x):
-                collide_pair(w, p, pair_i, pair_f, geom_i, geom_f, geom_x, con_f, con_i, con_n)
+            g1 = A.pair_geom1(pair_i, p)
+            g2 = A.pair_geom2(pair_i, p)
+            margin = A.pair_margin(pair_f, mp, p) + A.pair_gap(pair_f, mp, p)
+            pos1 = A.geom_xpos(geom_x, w, g1)
+            pos2 = A.geom_xpos(geom_x, w, g2)
+            mat1 = A.geom_xmat(geom_x, w, g1)
+            mat2 = A.geom_xmat(geom_x, w, g2)
+            if may_touch(A.geom_type(geom_i, g1), A.geom_type(geom_i, g2), pos1, mat1, A.geom_rbound(geom_f, mg, g1),
+                         pos2, mat2, A.geom_rbound(geom_f, mg, g2), margin):
+                pair_narrow(w, p, mp, mg, g1, g2, margin, pos1, mat1, pos2, mat2, pair_i, pair_f, geom_i, geom_f,
+                            con_f, con_i, con_n)
 
     @ti.func
     def test_pair(w, p, pair_i: ti.template(), pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(),
@@ -341,10 +352,16 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         g1 = A.pair_geom1(pair_i, p)
         g2 = A.pair_geom2(pair_i, p)
         margin = A.pair_margin(pair_f, mp, p) + A.pair_gap(pair_f, mp, p)
-        pos1 = A.geom_xpos(geom_x, w, g1)
-        pos2 = A.geom_xpos(geom_x, w, g2)
-        mat1 = A.geom_xmat(geom_x, w, g1)
-        mat2 = A.geom_xmat(geom_x, w, g2)
+        pair_narrow(v, p, mp, mg, g1, g2, margin, A.geom_xpos(geom_x, w, g1), A.geom_xmat(geom_x, w, g1),
+                    A.geom_xpos(geom_x, w, g2), A.geom_xmat(geom_x, w, g2), pair_i, pair_f, geom_i, geom_f, con_f,
+                    con_i, con_n)
+
+    @ti.func
+    def pair_narrow(v, p, mp, mg, g1, g2, margin, pos1, mat1, pos2, mat2, pair_i: ti.template(),
+                    pair_f: ti.template(), geom_i: ti.template(), geom_f: ti.template(), con_f: ti.template(),
+                    con_i: ti.template(), con_n: ti.template()):
+        """Pair p's narrow phase from its geoms' poses, already loaded (collide_pairs loads
+        them once for the bounding-sphere test and this), its contacts appended to row v."""
         first = A.ncon(con_n, v)
         collider = A.pair_collider(pair_i, p)
         if ti.static(convex):
