@@ -83,6 +83,7 @@ VARIANTS = {
 QUADRANTS_VARIANTS = ("quadrants_staged", "quadrants")
 VARIANT_NUM_ENVS = (1024, 4096, 16384)
 NCU_NUM_ENVS = 4096
+NCU_LAUNCHES = 100  # a staged step's first launches: its plan, then a forward() pass's ~70-90 loops
 # Nsight Compute's sections and metrics for a launch: occupancy, warp stall reasons, L1 and L2
 # hit rates, local-memory traffic, instructions executed
 NCU_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "MemoryWorkloadAnalysis",
@@ -504,23 +505,25 @@ class Probe:
             self.phases(model)
 
     def ncu(self) -> None:
-        """Nsight Compute's counters for one step launch of each schedule (Ant, float32): the
-        fused kernel, and each of the staged schedule's loops."""
+        """Nsight Compute's counters for one step launch of each schedule (float32): Ant's
+        fused kernel, and each loop of Ant's and Humanoid's staged step (its first forward()
+        pass: an RK4 step's other three launch the same loops)."""
         ncu = shutil.which("ncu") or next((str(p) for p in sorted(Path("/opt/nvidia").glob("nsight-compute/*/ncu"))), None)
         if self.device != "cuda" or ncu is None:
             append(self.outdir, {"item": "ncu", "skipped": "no GPU" if self.device != "cuda" else "ncu not found"})
             return
         n = NCU_NUM_ENVS if not self.quick else self.sizes["num_envs"][0]
-        for schedule in ("fused", "staged"):
+        for model, schedule in (("ant", "fused"), ("ant", "staged"), ("humanoid", "staged")):
             if self.left() < 30:
-                append(self.outdir, {"item": "ncu", "schedule": schedule, "skipped": "the probe's budget is spent"})
+                append(self.outdir, {"item": "ncu", "model": model, "schedule": schedule,
+                                     "skipped": "the probe's budget is spent"})
                 continue
-            self.ncu_run(ncu, schedule, n)
+            self.ncu_run(ncu, model, schedule, n)
 
-    def ncu_run(self, ncu: str, schedule: str, num_envs: int) -> None:
+    def ncu_run(self, ncu: str, model: str, schedule: str, num_envs: int) -> None:
         cache = self.cache if schedule == "fused" else self.work / "ticache-staged"
-        report = self.work / f"ncu-{schedule}"
-        params = {"model": "ant", "schedule": schedule, "num_envs": num_envs,
+        report = self.work / f"ncu-{model}-{schedule}"
+        params = {"model": model, "schedule": schedule, "num_envs": num_envs,
                   "sizes": self.sizes, "work": str(self.work)}
         child = [sys.executable, "-m", "taigym.scripts.gpu_probe", "--child", "ncu_target",
                  str(self.outdir.resolve()), self.device, json.dumps(params)]
@@ -528,7 +531,7 @@ class Probe:
                    QD_OFFLINE_CACHE_FILE_PATH=str(cache), TAIGYM_SCHEDULE=schedule)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         base = [ncu, "--profile-from-start", "off", "--clock-control", "none", "--target-processes", "all",
-                "--launch-count", "200", "-f", "-o", str(report)]
+                "--launch-count", str(NCU_LAUNCHES), "-f", "-o", str(report)]
         attempts = [[*(a for sec in NCU_SECTIONS for a in ("--section", sec)), "--metrics", ",".join(NCU_METRICS)],
                     []]  # ncu's default sections, should a name above be unknown to this ncu
         tail = ""
@@ -544,12 +547,13 @@ class Probe:
             if rep.exists():
                 break
         else:
-            append(self.outdir, {"item": "ncu", "schedule": schedule, "num_envs": num_envs, "error": tail})
+            append(self.outdir, {"item": "ncu", "model": model, "schedule": schedule, "num_envs": num_envs,
+                                 "error": tail})
             return
         raw = subprocess.run([ncu, "--import", str(rep), "--csv", "--page", "raw"], capture_output=True, text=True,
                              timeout=120, check=False).stdout
-        (self.outdir / f"ncu-{schedule}.csv").write_text(raw)
-        append(self.outdir, {"item": "ncu", "schedule": schedule, "num_envs": num_envs, "sections": extra != [],
+        (self.outdir / f"ncu-{model}-{schedule}.csv").write_text(raw)
+        append(self.outdir, {"item": "ncu", "model": model, "schedule": schedule, "num_envs": num_envs, "sections": extra != [],
                              "kernels": parse_ncu_raw(raw), "output_tail": tail[-800:]})
 
     def trajectory(self) -> None:
@@ -685,7 +689,7 @@ def summary_markdown(records: list[dict]) -> str:
                          + ", ".join(f"{k} {v:.3f}" for k, v in largest))
         elif r["item"] == "ncu" and "kernels" in r:
             for k in sorted(r["kernels"], key=lambda k: -float(k.get("gpu__time_duration.sum", 0) or 0))[:6]:
-                lines.append(f"- ncu {r['schedule']}: " + json.dumps({n: v for n, v in k.items() if n != "units"})[:400])
+                lines.append(f"- ncu {r.get('model', 'ant')} {r['schedule']}: " + json.dumps({n: v for n, v in k.items() if n != "units"})[:400])
     lines += ["", "| compile | kind | first step (s) | GPU memory MiB: before / init / first step |", "|---|---|---:|---|"]
     for r in records:
         if r["item"] == "compile" and "first_step_s" in r:
