@@ -5,6 +5,9 @@ For each task file under configs/tasks/control_suite:
 - rewards and observations on the same states: dm_control's env is reset (its own initial
   state), then for 200 random actions each step starts our env from dm_control's state and
   both step; reward and flattened observation must agree to 1e-9 (observed: ~1e-15);
+- the same from states near each goal, for the tasks whose reward stays 0 under random
+  actions (manipulator, pendulum, point_mass, reacher, finger): the ball at its target, the
+  pole upright, the target moved to the fingertip, so the reward's rewarding branches agree;
 - the initial state: 1,000 resets of each, a two-sample Kolmogorov-Smirnov test per
   coordinate of qpos and qvel and of the model parameters drawn each episode (a target's
   geom_pos) (p above 1e-4, fixed seeds; a coordinate that is constant in both must be the
@@ -68,8 +71,10 @@ def test_spec_is_dm_controls(task_id):
     assert ours.task.obs_size == sum(int(np.prod(s.shape)) for s in env.observation_spec().values())
 
 
-@pytest.mark.parametrize("task_id", TASKS)
-def test_rewards_and_observations_match_dm_control(task_id):
+def _compare_steps(task_id, nstep, toward_goal=None):
+    """dm_control's env and ours stepped side by side, ours started each step from
+    dm_control's state and drawn parameters (``toward_goal(physics, rng)`` first moves
+    dm_control's state or target there); the largest errors and dm_control's rewards."""
     from taigym.tasks.term_program import RESET
 
     env = _dm_env(task_id, 0)
@@ -78,7 +83,8 @@ def test_rewards_and_observations_match_dm_control(task_id):
     world, program = ours.world, ours.program
     physics = env.physics
     ts = env.reset()
-    for name in _drawn_parameters(ours):
+    drawn = _drawn_parameters(ours)
+    for name in drawn:
         world.set_param(name, _dm_parameter(physics, name)[None])
     # the reset observation, of dm_control's initial state
     world.set_state(qpos=physics.data.qpos[None].copy(), qvel=physics.data.qvel[None].copy())
@@ -87,7 +93,12 @@ def test_rewards_and_observations_match_dm_control(task_id):
     spec = env.action_spec()
     rng = np.random.default_rng(0)
     rewards = []
-    for _ in range(NSTEP):
+    for _ in range(nstep):
+        if toward_goal is not None:
+            toward_goal(physics, rng)
+            physics.forward()
+            for name in drawn:
+                world.set_param(name, _dm_parameter(physics, name)[None])
         world.set_state(qpos=physics.data.qpos[None].copy(), qvel=physics.data.qvel[None].copy())
         world.forward()
         action = rng.uniform(spec.minimum, spec.maximum)
@@ -98,8 +109,67 @@ def test_rewards_and_observations_match_dm_control(task_id):
         errors["reward"] = max(errors.get("reward", 0.0), abs(reward[0] - ts.reward))
         errors["observation"] = max(errors.get("observation", 0.0), np.max(np.abs(obs[0] - flat(ts.observation))))
     print(task_id, {k: f"{v:.1e}" for k, v in errors.items()}, f"mean reward {np.mean(rewards):.3f}")
+    return errors, np.array(rewards)
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_rewards_and_observations_match_dm_control(task_id):
+    errors, rewards = _compare_steps(task_id, NSTEP)
     assert max(errors.values()) <= TOL, errors
     assert all(0.0 <= r <= 1.0 for r in rewards)
+
+
+def _ball_at_target(physics, rng):
+    """manipulator: the ball within 3 cm of its target, at rest (close within 1 cm)."""
+    target = physics.named.data.site_xpos["target_ball"]
+    physics.named.data.qpos[["ball_x", "ball_z"]] = target[[0, 2]] + rng.uniform(-0.03, 0.03, 2)
+    physics.named.data.qvel[["ball_x", "ball_z", "ball_y"]] = 0
+
+
+def _pole_near_upright(physics, rng):
+    """pendulum: the pole within 0.25 rad of upright (rewarded within 8 degrees)."""
+    physics.named.data.qpos["hinge"] = rng.uniform(-0.25, 0.25)
+    physics.named.data.qvel["hinge"] = rng.uniform(-1, 1)
+
+
+def _mass_near_target(physics, rng):
+    """point_mass: the mass within 4 cm of the target (its radius 1.5 cm, as much margin)."""
+    target = physics.named.data.geom_xpos["target", :2]
+    physics.named.data.qpos[["root_x", "root_y"]] = target + rng.uniform(-0.04, 0.04, 2)
+
+
+def _target_at_finger(physics, rng):
+    """reacher: the target moved to within 2 cm of the fingertip, the arm at rest."""
+    physics.named.model.geom_pos["target", ["x", "y"]] = (physics.named.data.geom_xpos["finger", :2]
+                                                         + rng.uniform(-0.02, 0.02, 2))
+    physics.data.qvel[:] = 0
+
+
+def _target_at_tip(physics, rng):
+    """finger turn: the target moved to within 4 cm of the tip (rewarded inside the target)."""
+    physics.named.model.site_pos["target", ["x", "z"]] = (physics.named.data.site_xpos["tip"][[0, 2]]
+                                                         + rng.uniform(-0.04, 0.04, 2))
+
+
+def _spinning(physics, rng):
+    """finger spin: the hinge turning at 10 or 20 rad/s (rewarded past 15)."""
+    physics.named.data.qvel["hinge"] = rng.choice([-20.0, -10.0])
+
+
+# tasks whose reward stays 0 under random actions, started each step near their goal
+NEAR_GOAL = {"TaiGym/manipulator-bring_ball-v0": _ball_at_target, "TaiGym/pendulum-swingup-v0": _pole_near_upright,
+             "TaiGym/point_mass-easy-v0": _mass_near_target, "TaiGym/reacher-easy-v0": _target_at_finger,
+             "TaiGym/reacher-hard-v0": _target_at_finger, "TaiGym/finger-turn_easy-v0": _target_at_tip,
+             "TaiGym/finger-turn_hard-v0": _target_at_tip, "TaiGym/finger-spin-v0": _spinning}
+
+
+@pytest.mark.parametrize("task_id", sorted(NEAR_GOAL))
+def test_rewards_near_the_goal_match_dm_control(task_id):
+    """The reward's rewarding branches, not only its zeros: the same comparison from states
+    near each goal, where the reward is 1, falling off, or 0 as the state sits."""
+    errors, rewards = _compare_steps(task_id, 60, NEAR_GOAL[task_id])
+    assert max(errors.values()) <= TOL, errors
+    assert (rewards >= 0).all() and (rewards > 0).mean() > 0.2 and rewards.max() > 0.5
 
 
 @pytest.mark.parametrize("task_id", TASKS)
