@@ -96,7 +96,7 @@ NCU_KEEP = re.compile(r"Kernel Name|^ID$|gpu__time_duration\.sum|warps_active\.a
                       r"|inst_executed\.sum$|issue_stalled_\w+_per_issue_active\.ratio|dram__bytes|throughput\.avg\.pct_of_peak")
 
 
-ITEMS = ("schedules", "rollout", "ncu", "quadrants_staged", "trajectory", "layouts", "env_steps", "float64",
+ITEMS = ("schedules", "rollout", "two_cores", "ncu", "quadrants_staged", "trajectory", "layouts", "env_steps", "float64",
          "options", "cuda_tests")  # Probe.items' names, in its order
 
 
@@ -484,6 +484,7 @@ class Probe:
             ("schedules", self.schedules),
             ("rollout", lambda: [self.child("rollout", {"model": m, "num_envs": max(s["num_envs"])}, limit=120,
                                             device="cpu") for m in MODELS]),
+            ("two_cores", self.two_cores),
             ("ncu", self.ncu),
             ("quadrants_staged", lambda: self.variants(["quadrants_staged"])),
             ("trajectory", self.trajectory),
@@ -503,6 +504,16 @@ class Probe:
             self.physics_item(model, "float32", self.sizes["num_envs"])
             self.physics_item(model, "float32", self.sizes["num_envs"], variant="staged")
             self.phases(model)
+
+    def two_cores(self) -> None:
+        """Each model's physics on two of the machine's CPU threads at the smallest batch
+        (float32, the CPU's fused schedule): the laptop-class rate a GPU is weighed against."""
+        env = {"TI_CPU_MAX_NUM_THREADS": "2", **FUSED}
+        for model in MODELS:
+            cache = self.work / "ticache-cpu"
+            self.child("physics", {"model": model, "precision": "float32", "num_envs": list(self.sizes["num_envs"][:1]),
+                                   "cache": "cold", "variant": "cpu_2_threads"}, limit=90, device="cpu",
+                       env={**env, "TI_OFFLINE_CACHE_FILE_PATH": str(cache), "QD_OFFLINE_CACHE_FILE_PATH": str(cache)})
 
     def ncu(self) -> None:
         """Nsight Compute's counters for one step launch of each schedule (float32): Ant's

@@ -40,7 +40,7 @@ def test_the_probe_rehearses_every_item_on_the_cpu(tmp_path, device, monkeypatch
     assert all(r["finite"] and r["steps_per_s"] > 0 for r in physics)
     assert {r["variant"] for r in records if r["item"] == "physics" and "variant" in r} == {
         "staged", "layout_interleaved", "staged_interleaved", "quadrants_staged",
-        "quadrants"}  # the options that exist on the CPU too
+        "quadrants", "cpu_2_threads"}  # the options that exist on the CPU too, and two CPU threads
     measured = {r["variant"] for r in records if r["item"] == "physics" and "steps_per_s" in r and "variant" in r}
     assert {"staged_interleaved", "quadrants_staged"} <= measured or importlib.util.find_spec("quadrants") is None
     staged = [r for r in records if r["item"] == "physics" and r.get("variant") == "staged"]
