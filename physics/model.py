@@ -344,6 +344,8 @@ class Model:
     key_qvel: np.ndarray = _f(0, 0)
     key_ctrl: np.ndarray = _f(0, 0)
     key_act: np.ndarray = _f(0, 0)  # (nkey, na)
+    key_mpos: np.ndarray = _f(0, 0)  # (nkey, 3 nmocap): the mocap bodies' positions, in mocap order
+    key_mquat: np.ndarray = _f(0, 0)  # (nkey, 4 nmocap): their orientations, normalized
     key_name: list = field(default_factory=list)
 
     # explicit contact pairs (npair,), with their own parameters, and body pairs that never

@@ -122,6 +122,39 @@ def test_keyframe_act_of_the_wrong_size_names_its_line():
     assert _where(e) == (2, "key", "act") and "needs 2" in str(e)
 
 
+MOCAP_KEYS = """<mujoco><worldbody>
+  <body name="m1" mocap="true" pos="1 2 3" quat="0 1 0 0"><geom size="0.1"/></body>
+  <body name="b" pos="0 0 1"><freejoint/><geom size="0.1"/></body>
+  <body name="m2" mocap="true" pos="4 5 6" euler="0 0 30"><geom size="0.1"/></body>
+</worldbody>
+<keyframe>
+  <key name="both" mpos="0 0 1 7 8 9" mquat="{}"/>
+  <key name="neither" qpos="0 0 2 1 0 0 0"/>
+  <key name="positions" mpos="0 0 1 7 8 9"/>
+</keyframe></mujoco>"""
+
+
+def test_keyframe_mocap_poses_are_mujocos():
+    """mpos and mquat as MuJoCo compiles them: given ones as they are (quaternions normalized),
+    missing ones the mocap bodies' own poses, in mocap order."""
+    text = MOCAP_KEYS.format("2 0 0 0 1 1 0 0")
+    ours, mj = load_mjcf_string(text), mujoco.MjModel.from_xml_string(text)
+    for name in ("key_mpos", "key_mquat", "key_qpos"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(mj, name), rtol=0, atol=1e-15, err_msg=name)
+    bare = load_mjcf_string(BODY.join(("<mujoco>", "<keyframe><key/></keyframe></mujoco>")))
+    assert bare.key_mpos.shape == (1, 0) and bare.key_mquat.shape == (1, 0)
+
+
+@pytest.mark.parametrize("attribute, value, message", [
+    ("mquat", "1 0 0 0", "needs 8"), ("mquat", "0 0 0 0 1 0 0 0", "zero quaternion"), ("mpos", "1 2 3", "needs 6")])
+def test_keyframe_mocap_poses_of_the_wrong_size_or_zero_name_their_line(attribute, value, message):
+    text = MOCAP_KEYS.format(value if attribute == "mquat" else "1 0 0 0 1 0 0 0")
+    if attribute == "mpos":
+        text = text.replace('mpos="0 0 1 7 8 9"', f'mpos="{value}"', 1)
+    e = _error(text)
+    assert _where(e)[1:] == ("key 'both'", attribute) and message in str(e)
+
+
 # --- actuators ----------------------------------------------------------------------------
 SITE = '<site name="s"/>'
 ACTUATED = ('<mujoco><worldbody><body name="b"><joint name="j"/><geom size="0.1"/>' + SITE + '</body></worldbody>'

@@ -1039,10 +1039,12 @@ class ModelBuilder:
                                           _vec(solimp, 5, where), float(break_force), float(break_torque), objtype))
         return len(self._equalities) - 1
 
-    def add_key(self, *, name="", qpos=None, qvel=None, ctrl=None, act=None) -> int:
-        """Keyframe; arrays left None take qpos0 / zeros at finalize(). ``act`` holds one
-        activation per stateful actuator, in actuator order (MuJoCo's key_act)."""
-        self._keys.append((name, qpos, qvel, ctrl, act))
+    def add_key(self, *, name="", qpos=None, qvel=None, ctrl=None, act=None, mpos=None, mquat=None) -> int:
+        """Keyframe; arrays left None take qpos0 / zeros at finalize(), and the mocap bodies'
+        own poses for ``mpos`` and ``mquat`` (3 and 4 numbers a mocap body, in mocap order;
+        each quaternion normalized). ``act`` holds one activation per stateful actuator, in
+        actuator order (MuJoCo's key_act)."""
+        self._keys.append((name, qpos, qvel, ctrl, act, mpos, mquat))
         return len(self._keys) - 1
 
     # --- finalize -----------------------------------------------------------------

@@ -157,11 +157,16 @@ def compile_model(b, *, total_mass=None) -> M.Model:
 
     nu = len(b._actuators)
     na = sum(a.dyntype != M.DYN_NONE for a in b._actuators)
+    mocap_order = np.flatnonzero(mocap)[np.argsort(body_mocapid[mocap])]
+    mpos0 = np.array([b._bodies[i].pos for i in mocap_order], dtype=float).reshape(-1)
+    mquat0 = np.array([b._bodies[i].quat for i in mocap_order], dtype=float).reshape(-1)
     keys = []
-    for k, (name, kq, kv, kc, ka) in enumerate(b._keys):
+    for k, (name, kq, kv, kc, ka, kmp, kmq) in enumerate(b._keys):
         where = f"key '{name}'" if name else f"key {k}"
         keys.append((name, _key_array(kq, qpos0, nq, where, "qpos"), _key_array(kv, np.zeros(nv), nv, where, "qvel"),
-                     _key_array(kc, np.zeros(nu), nu, where, "ctrl"), _key_array(ka, np.zeros(na), na, where, "act")))
+                     _key_array(kc, np.zeros(nu), nu, where, "ctrl"), _key_array(ka, np.zeros(na), na, where, "act"),
+                     _key_array(kmp, mpos0, mpos0.size, where, "mpos"),
+                     _key_quats(_key_array(kmq, mquat0, mquat0.size, where, "mquat"), where)))
 
     model = M.Model(
         name=b.name,
@@ -211,6 +216,8 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         key_qvel=np.array([k[2] for k in keys]).reshape(len(keys), nv),
         key_ctrl=np.array([k[3] for k in keys]).reshape(len(keys), nu),
         key_act=np.array([k[4] for k in keys]).reshape(len(keys), na),
+        key_mpos=np.array([k[5] for k in keys]).reshape(len(keys), mpos0.size),
+        key_mquat=np.array([k[6] for k in keys]).reshape(len(keys), mquat0.size),
         key_name=[k[0] for k in keys],
         neq=len(eq["name"]), eq_type=eq["type"], eq_obj1id=eq["obj1"], eq_obj2id=eq["obj2"], eq_active0=eq["active"],
         eq_solref=eq["solref"], eq_solimp=eq["solimp"], eq_data=eq["data"], eq_name=eq["name"],
@@ -627,6 +634,16 @@ def _key_array(value, default, n, where, what) -> np.ndarray:
     if arr.size != n:
         raise ModelError(f"{what} has {arr.size} values, the model needs {n}", element=where, attribute=what)
     return arr
+
+
+def _key_quats(flat, where) -> np.ndarray:
+    """A keyframe's mocap quaternions, each normalized (as MuJoCo's compiler does)."""
+    quats = flat.reshape(-1, 4)
+    norms = np.linalg.norm(quats, axis=1)
+    if np.any(norms < 1e-15):
+        raise ModelError(f"mquat holds a zero quaternion (mocap body {int(np.argmin(norms))})", element=where,
+                         attribute="mquat")
+    return (quats / norms[:, None]).reshape(-1)
 
 
 def _check_inertia(b, mass, inertia) -> None:

@@ -1199,11 +1199,8 @@ class _Reader(XmlReader):
             element = _element(key)
             self.check(key, element, ("name", "time", "qpos", "qvel", "ctrl", "act", "mpos", "mquat"))
             self.default_only(key.attrib, key, element, "time", 0.0, "keyframe time")
-            for what in ("mpos", "mquat"):
-                if key.attrib.get(what, "").strip():
-                    self.unsupported(f"keyframe '{what}' (mocap poses in keyframes)", key, element, what)
             arrays = {k: self.floats(key.attrib, k, key, element, tuple(range(0, 100000)))
-                      for k in ("qpos", "qvel", "ctrl", "act")}
+                      for k in ("qpos", "qvel", "ctrl", "act", "mpos", "mquat")}
             arrays["ctrl"], arrays["act"] = self.kept_actuators(arrays["ctrl"], arrays["act"])
             name = key.attrib.get("name", "")
             self.guard(key, element, self.b.add_key, name=name, **arrays)
