@@ -166,33 +166,46 @@ class World:
         return self.num_envs * (2.5 * model.nv + 0.5 * self._pairs.npair) <= _SERIAL_WORK_US
 
     # --- state ------------------------------------------------------------------------
-    def reset(self, env_ids=None) -> None:
-        """Put worlds at the reference configuration qpos0 with zero velocity and control."""
+    def reset(self, env_ids=None, *, key=None) -> None:
+        """Put worlds at the reference configuration qpos0 with zero velocity and control
+        (MuJoCo's mj_resetData), or at keyframe ``key``, its name or index: its qpos, qvel,
+        ctrl, activations and mocap poses (mj_resetDataKeyframe)."""
         m = self.model
-        qpos = np.tile(m.qpos0, (self.num_envs, 1))
-        zeros_v = np.zeros((self.num_envs, m.nv))
+        k = None if key is None else self._key_index(key)
+        ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids)
+        some = None if env_ids is None else ids
+
+        def rows(default, keyed):
+            return np.tile(default if k is None else keyed[k], (len(ids), 1))
+
+        self.set_state(qpos=rows(m.qpos0, m.key_qpos), qvel=rows(np.zeros(m.nv), m.key_qvel), env_ids=some)
+        self.set_ctrl(rows(np.zeros(m.nu), m.key_ctrl), env_ids=some)
         if env_ids is None:
-            self.set_state(qpos=qpos, qvel=zeros_v)
-            self.set_ctrl(np.zeros((self.num_envs, m.nu)))
-            self._write("qfrc_applied", zeros_v)
-            self.time[:] = 0
-            ids = np.arange(self.num_envs)
-        else:
-            ids = np.asarray(env_ids)
-            self.set_state(qpos=qpos[ids], qvel=zeros_v[ids], env_ids=ids)
-            self.set_ctrl(np.zeros((len(ids), m.nu)), env_ids=ids)
-            self.time[ids] = 0
-        if m.nmocap:  # the mocap bodies where the model puts them (MuJoCo's mj_resetData)
+            self._write("qfrc_applied", np.zeros((self.num_envs, m.nv)))
+        self.time[ids] = 0
+        if m.nmocap:  # the mocap bodies where the model (or the keyframe) puts them
             bodies = Q.mocap_bodies(m)
-            self.set_mocap(pos=m.body_pos[bodies], quat=m.body_quat[bodies], env_ids=env_ids)
-        if m.na:  # and its actuators' activations at zero
-            self._write_activations(np.zeros((len(ids), m.na)), None if env_ids is None else ids)
+            pos = m.body_pos[bodies] if k is None else m.key_mpos[k].reshape(-1, 3)
+            quat = m.body_quat[bodies] if k is None else m.key_mquat[k].reshape(-1, 4)
+            self.set_mocap(pos=pos, quat=quat, env_ids=env_ids)
+        if m.na:  # and its actuators' activations
+            self._write_activations(rows(np.zeros(m.na), m.key_act), some)
         # a reset world starts its constraint solver cold, as MuJoCo's mj_resetData
         if m.nv:
             self._write_dof_column("qacc_warmstart", np.zeros((len(ids), m.nv), dtype=self.dtype), ids)
         # and with its equality constraints as the model declares them, none broken
         if m.neq:
             self._reset_equalities(ids)
+
+    def _key_index(self, key) -> int:
+        names = self.model.key_name
+        if isinstance(key, str):
+            if key not in names:
+                raise WorldError(f"key: no keyframe named {key!r}; the model's: {[n for n in names if n]}")
+            return names.index(key)
+        if not isinstance(key, (int, np.integer)) or not 0 <= key < self.model.nkey:
+            raise WorldError(f"key must be a keyframe's name or an index in 0..{self.model.nkey - 1}, got {key!r}")
+        return int(key)
 
     def _reset_equalities(self, ids) -> None:
         m = self.model

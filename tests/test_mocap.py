@@ -220,3 +220,44 @@ def test_builder_refuses_misplaced_mocap_bodies():
     m = b.add_body(0, name="m", mocap=True)
     with pytest.raises(ModelError, match="mocap body 'm' cannot have joints"):
         b.add_joint_revolute(m)
+
+
+KEYED = MOCAP.replace("</equality>", """</equality>
+  <actuator>
+    <general name="swing" joint="swing" dyntype="integrator" gainprm="0.05" actlimited="true" actrange="-1 1"/>
+  </actuator>
+  <keyframe>
+    <key name="home"/>
+    <key name="reach" qpos="0.4 0.31 0.02 0.81 1 0 0 0 -0.3 0 0.27 1 0 0 0" ctrl="0.5" act="0.2"
+         mpos="0.35 0.05 0.75 -0.3 0 0.18" mquat="1 0 0 0.3 1 0.05 0 0"/>
+  </keyframe>""")
+
+
+@pytest.mark.parametrize("key", ["reach", 1, "home"])
+def test_reset_to_a_keyframe_matches_mujocos(key, device):
+    """World.reset(key=...) as MuJoCo's mj_resetDataKeyframe: the keyframe's qpos, qvel,
+    ctrl, activations and mocap poses, then the same rollout."""
+    mjm = mujoco.MjModel.from_xml_string(KEYED)
+    world = physics.World(load_mjcf_string(KEYED), num_envs=2, device=device, precision="float64")
+    world.step(5)  # somewhere else first
+    world.reset(key=key)
+    d = mujoco.MjData(mjm)
+    mujoco.mj_resetDataKeyframe(mjm, d, key if isinstance(key, int) else mjm.key(key).id)
+    np.testing.assert_allclose(world.get("mocap_pos"), np.broadcast_to(d.mocap_pos, (2, 2, 3)), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(world.get("ctrl"), np.broadcast_to(d.ctrl, (2, 1)), rtol=0, atol=1e-15)
+    world.step(NSTEP)
+    world.forward()
+    for _ in range(NSTEP):
+        mujoco.mj_step(mjm, d)
+    mujoco.mj_forward(mjm, d)
+    for name in ("qpos", "qvel", "act"):
+        for e in range(2):
+            assert rel_err(world.get(name)[e], getattr(d, name)) <= TOL, (name, e)
+
+
+def test_reset_to_an_unknown_keyframe_names_the_models():
+    world = physics.World(load_mjcf_string(KEYED), num_envs=1)
+    with pytest.raises(WorldError, match=r"no keyframe named 'away'.*'home', 'reach'"):
+        world.reset(key="away")
+    with pytest.raises(WorldError, match=r"index in 0\.\.1, got 2"):
+        world.reset(key=2)
