@@ -156,6 +156,41 @@ def test_keyframe_mocap_poses_of_the_wrong_size_or_zero_name_their_line(attribut
 
 
 # --- actuators ----------------------------------------------------------------------------
+DAMPED = """<mujoco><default><default class="servo"><position kp="7" dampratio="0.7"/></default></default>
+<worldbody><body><joint name="j" armature="0.1"/><geom size="0.1" pos="0.2 0 0"/>
+  <body pos="0.3 0 0"><joint name="k" axis="0 1 0"/><geom size="0.1" mass="2"/></body></body>
+  <body name="base" pos="0 1 1"><freejoint/><geom type="box" size="0.2 0.1 0.05"/>
+    <body pos="0.2 0 0"><joint name="hip" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.1 0 -0.3" size="0.03"/>
+      <body pos="0.1 0 -0.3"><joint name="knee" axis="0 1 0" armature="0.01"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.02"/></body></body></body></worldbody>
+<tendon><fixed name="t"><joint joint="j" coef="1"/><joint joint="k" coef="-0.5"/></fixed></tendon>
+<actuator>
+  <position joint="j" kp="10" dampratio="1"/>
+  <intvelocity joint="k" kp="10" dampratio="0.5" actrange="-1 1"/>
+  <general joint="j" gainprm="10" biastype="affine" biasprm="0 -10 2"/>
+  <position tendon="t" kp="5" dampratio="2" gear="3"/>
+  <position class="servo" joint="k"/>
+  <position joint="k" kp="3" kv="0.4"/>
+  <position joint="hip" kp="50" dampratio="1"/>
+  <position joint="knee" kp="30" dampratio="0.8" gear="2"/>
+</actuator></mujoco>"""
+
+
+def test_dampratio_gives_mujocos_damping():
+    """A position-like actuator's damping ratio (dampratio, or a positive biasprm[2]) resolved
+    against the inertia its transmission moves at qpos0 (joint, tendon, class default, and a
+    floating leg's hip and knee, whose base moves with them)."""
+    ours, mj = load_mjcf_string(DAMPED), mujoco.MjModel.from_xml_string(DAMPED)
+    np.testing.assert_allclose(ours.actuator_biasprm, mj.actuator_biasprm, rtol=1e-12, atol=0)
+    assert (ours.actuator_biasprm[:, 2] < 0).all()
+
+
+def test_kv_and_dampratio_together_are_refused():
+    e = _error(DAMPED.replace('kp="10" dampratio="1"', 'kp="10" kv="1" dampratio="1"'))
+    assert "kv and dampratio cannot both be defined" in str(e) and e.attribute == "dampratio"
+
+
+
 SITE = '<site name="s"/>'
 ACTUATED = ('<mujoco><worldbody><body name="b"><joint name="j"/><geom size="0.1"/>' + SITE + '</body></worldbody>'
             '<actuator><motor name="first" joint="j"/>\n{}\n<motor name="last" joint="j"/></actuator>'

@@ -872,6 +872,7 @@ class ModelBuilder:
         forcerange=None,
         kp: float = 1.0,
         kv: float = 0.0,
+        dampratio: float = 0.0,
         gaintype: str = "fixed",
         gainprm=None,
         biastype: str = "none",
@@ -886,6 +887,8 @@ class ModelBuilder:
 
         ``kind`` is motor (force = ctrl), position (kp (ctrl - q) - kv qdot), velocity
         (kv (ctrl - qdot)) or general (gain * ctrl + bias with ``gainprm``/``biasprm``).
+        A position servo's ``dampratio`` (instead of kv) sets kv to that fraction of critical
+        damping for the inertia its transmission moves at qpos0, as MuJoCo's.
         Forces are scaled by ``gear`` and clamped to ``forcerange`` when limited.
         ``dyntype`` gives the actuator an activation, MuJoCo's ``act``, which its gain
         multiplies instead of ctrl: ``integrator`` (act' = ctrl), ``filter`` or
@@ -902,9 +905,12 @@ class ModelBuilder:
             gaintype_, biastype_ = M.GAIN_FIXED, M.BIAS_NONE
             gainprm_[0] = 1.0
         elif kind == "position":
+            if kv and dampratio:
+                raise ModelError("kv and dampratio cannot both be defined", element=where, attribute="dampratio")
             gaintype_, biastype_ = M.GAIN_FIXED, M.BIAS_AFFINE
             gainprm_[0] = kp
-            biasprm_[:3] = (0.0, -kp, -kv)
+            # a positive biasprm[2] holds the damping ratio until the compiler resolves it
+            biasprm_[:3] = (0.0, -kp, dampratio if dampratio else -kv)
         elif kind == "velocity":
             gaintype_, biastype_ = M.GAIN_FIXED, M.BIAS_AFFINE
             gainprm_[0] = kv

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import model as M
 from ..compiler.integers import int32
-from ..compiler.invweight import invweight0, tendon_lengths0
+from ..compiler.invweight import actuator_dampratios, invweight0, tendon_lengths0
 from ..compiler.mass_matrix import body_simple
 from ..compiler.mesh_bvh import mesh_trees
 from ..compiler.sensors import sensor_arrays
@@ -229,6 +229,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
     model.body_simple.setflags(write=False)
     _spatial_lengths0(model, b._tendons)
     model.body_invweight0, model.dof_invweight0, model.tendon_invweight0, model.stat_meaninertia = invweight0(model)
+    model.actuator_biasprm = actuator_dampratios(model)
     _auto_spring_damper(model, joints)
     model.eq_data = equality_reference_data(model)
     for key, value in _contact_filters(b, model).items():

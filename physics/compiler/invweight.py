@@ -173,6 +173,32 @@ def _tendon_weights(m: M.Model, jac, lower, d) -> np.ndarray:
     return np.einsum("it,it->t", jac, solve(lower, d, jac)) if m.ntendon else np.zeros(0)
 
 
+def actuator_dampratios(m: M.Model) -> np.ndarray:
+    """actuator_biasprm with MuJoCo's dampratio resolved: a position-like actuator (gain
+    kp = -biasprm[1]) whose biasprm[2] is positive holds a damping ratio there, and gets the
+    damping 2 ratio sqrt(kp mass) as -biasprm[2], mass the inertia its transmission
+    moves at qpos0, 1 / (moment M^-1 moment), as MuJoCo 4's mj_setConst (a free base's
+    motion included: a leg's servo on a floating robot sees less than its joint's M_jj)."""
+    biasprm = np.array(m.actuator_biasprm, dtype=float)
+    ratio = [i for i in range(len(biasprm)) if biasprm[i, 2] > 0 and m.actuator_gainprm[i, 0] == -biasprm[i, 1]]
+    if not ratio or m.nv == 0:
+        return biasprm
+    xpos, xquat = _reference_frames(m)
+    axes, anchors, rotational = _motion_axes(m, xpos, xquat)
+    lower, d = factor(_mass_matrix(m, xpos, xquat, axes, anchors, rotational)[0])
+    tendon_jac = _tendons_at(m, xpos, xquat, axes, anchors, rotational)[1] if m.ntendon else None
+    for i in ratio:
+        moment = np.zeros(m.nv)
+        if m.actuator_trntype[i] == M.TRN_JOINT:
+            moment[m.jnt_dofadr[m.actuator_trnid[i]]] = m.actuator_gear[i, 0]
+        else:
+            moment = m.actuator_gear[i, 0] * tendon_jac[:, m.actuator_trnid[i]]
+        inverse = float(moment @ solve(lower, d, moment[:, None])[:, 0])  # moment M^-1 moment
+        mass = 1 / inverse if inverse > _MINVAL else 0.0
+        biasprm[i, 2] = -biasprm[i, 2] * 2 * np.sqrt(m.actuator_gainprm[i, 0] * mass)
+    return biasprm
+
+
 def invweight0(m: M.Model):
     """(body_invweight0 (nbody, 2), dof_invweight0 (nv,), tendon_invweight0 (ntendon,),
     meaninertia: the mean diagonal of M at qpos0, MuJoCo's scale for solver tolerances).

@@ -93,8 +93,8 @@ _ACTUATOR_COMMON = {"name", "class", "group", "ctrllimited", "forcelimited", "ct
                     "joint", "tendon", "user", "lengthrange", "actlimited", "actrange", *_OTHER_TRANSMISSIONS}
 _ACTUATORS = {
     "motor": _ACTUATOR_COMMON,
-    "position": _ACTUATOR_COMMON | {"kp", "kv", "timeconst", "inheritrange"},
-    "intvelocity": _ACTUATOR_COMMON | {"kp", "kv", "inheritrange"},
+    "position": _ACTUATOR_COMMON | {"kp", "kv", "dampratio", "timeconst", "inheritrange"},
+    "intvelocity": _ACTUATOR_COMMON | {"kp", "kv", "dampratio", "inheritrange"},
     "velocity": _ACTUATOR_COMMON | {"kv"},
     "general": _ACTUATOR_COMMON | {"gaintype", "gainprm", "biastype", "biasprm", "dyntype", "dynprm", "actearly"},
 }
@@ -1049,7 +1049,8 @@ class _Reader(XmlReader):
         """The shortcut's or <general>'s gain, bias and dynamics; False where unsupported."""
         if child.tag in ("position", "intvelocity"):
             kw.update(kp=self.number(a, "kp", child, element, 1.0, minimum=0.0),
-                      kv=self.number(a, "kv", child, element, 0.0, minimum=0.0))
+                      kv=self.number(a, "kv", child, element, 0.0, minimum=0.0),
+                      dampratio=self.number(a, "dampratio", child, element, 0.0, minimum=0.0))
             timeconst = self.number(a, "timeconst", child, element, 0.0, minimum=0.0)
             if timeconst > 0:  # MuJoCo's servo with a first-order lag
                 kw.update(dyntype="filterexact", dynprm=[timeconst])
