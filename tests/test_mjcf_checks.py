@@ -104,6 +104,33 @@ def test_discardvisual_leaves_out_what_mujoco_does(discard):
     assert bool(ours.visual["materials"]) == bool(mj.nmat)
 
 
+# --- mass and inertia bounds ------------------------------------------------------------
+BOUNDED = """<mujoco><compiler boundmass="0.05" boundinertia="0.002" balanceinertia="true" settotalmass="{}"/>
+<worldbody>
+  <body name="arm"><joint axis="0 1 0"/><geom size="0.1"/>
+    <body name="massless" pos="0 0 0.3"><joint axis="1 0 0"/><site size="0.01"/>
+      <body name="flat" pos="0 0 0.2"><joint/><inertial pos="0 0 0" mass="0.2" diaginertia="0.01 0.001 0.02"/>
+      </body></body></body>
+  <body name="light" pos="1 0 0"><freejoint/><geom size="0.01" mass="0.001"/></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("total", ["0", "3"])
+def test_bounded_masses_and_balanced_inertias_are_mujocos(total):
+    """boundmass and boundinertia lift light bodies (a massless one, a 1 g sphere), and
+    balanceinertia evens out moments that break the triangle inequality, before settotalmass
+    scales the whole (0: not asked)."""
+    text = BOUNDED.format(total)
+    ours, mj = load_mjcf_string(text), mujoco.MjModel.from_xml_string(text)
+    for name in ("body_mass", "body_inertia", "body_subtreemass", "body_invweight0", "dof_invweight0"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(mj, name), rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+def test_a_broken_triangle_inequality_is_refused_without_balanceinertia():
+    e = _error(BOUNDED.format("0").replace(' balanceinertia="true"', ""))
+    assert "triangle inequality" in str(e) and e.element == "body 'flat'"
+
+
 # --- keyframes --------------------------------------------------------------------------
 ACTIVATED = ('<mujoco>' + BODY + '<actuator><motor joint="j"/>'
              '<general joint="j" dyntype="integrator" actlimited="true" actrange="-1 1"/>'

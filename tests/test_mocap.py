@@ -255,8 +255,8 @@ def test_reset_to_a_keyframe_matches_mujocos(key, device):
             assert rel_err(world.get(name)[e], getattr(d, name)) <= TOL, (name, e)
 
 
-def test_reset_to_an_unknown_keyframe_names_the_models():
-    world = physics.World(load_mjcf_string(KEYED), num_envs=1)
+def test_reset_to_an_unknown_keyframe_names_the_models(device):
+    world = physics.World(load_mjcf_string(KEYED), num_envs=1, device=device)
     with pytest.raises(WorldError, match=r"no keyframe named 'away'.*'home', 'reach'"):
         world.reset(key="away")
     with pytest.raises(WorldError, match=r"index in 0\.\.1, got 2"):

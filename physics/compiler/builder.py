@@ -1054,16 +1054,22 @@ class ModelBuilder:
         return len(self._keys) - 1
 
     # --- finalize -----------------------------------------------------------------
-    def finalize(self, *, total_mass: Optional[float] = None) -> M.Model:
+    def finalize(self, *, total_mass: Optional[float] = None, bound_mass: float = 0.0, bound_inertia: float = 0.0,
+                 balance_inertia: bool = False) -> M.Model:
         """Compile into an immutable Model (MuJoCo's orderings and derived quantities).
 
         Args:
             total_mass: rescale all masses and inertias so the model weighs this [kg]
                 (MJCF ``settotalmass``).
+            bound_mass, bound_inertia: the least mass and principal moment a body (not the
+                world) gets (MJCF ``boundmass``, ``boundinertia``), applied before
+                ``total_mass``.
+            balance_inertia: moments that break the triangle inequality are replaced by
+                their mean (MJCF ``balanceinertia``), where they would be refused.
         """
         from ..compiler.compile import compile_model  # local: keeps the builder light to import
 
-        return compile_model(self, total_mass=total_mass)
+        return compile_model(self, total_mass=total_mass, bounds=(bound_mass, bound_inertia, balance_inertia))
 
     # the compile step reads these
     def _body_mass_properties(self, b: int):
@@ -1087,7 +1093,10 @@ class ModelBuilder:
             # a mesh's frame is its principal frame: its moments per unit volume, scaled
             moments = mass * mesh.inertia / vol if mesh is not None else geom_inertia(g.type, g.size, mass)
             parts.append((mass, g.pos, g.quat, moments))
-        return combine(parts)
+        mass, com, iquat, moments = combine(parts)
+        if mass == 0:  # no geom gives it mass: MuJoCo copies the body's own pos and quat here
+            return 0.0, np.array(body.pos, dtype=float), np.array(body.quat, dtype=float), moments
+        return mass, com, iquat, moments
 
 
 def _polynomial(polycoef, name) -> np.ndarray:

@@ -18,7 +18,7 @@ from ..compiler.transforms import quat_conj, quat_mul, quat_rotate
 _MINVAL = 1e-15
 
 
-def compile_model(b, *, total_mass=None) -> M.Model:
+def compile_model(b, *, total_mass=None, bounds=(0.0, 0.0, False)) -> M.Model:
     nbody = len(b._bodies)
     for i, body in enumerate(b._bodies[1:], start=1):
         if body.parent >= i:
@@ -42,6 +42,7 @@ def compile_model(b, *, total_mass=None) -> M.Model:
         body_inertia.append(moments)
     body_mass = np.array(body_mass, dtype=float)
     body_inertia = np.array(body_inertia, dtype=float)
+    _bound_inertia(body_mass, body_inertia, *bounds)
     if total_mass is not None:
         scale = total_mass / max(body_mass.sum(), _MINVAL)
         body_mass *= scale
@@ -645,6 +646,21 @@ def _key_quats(flat, where) -> np.ndarray:
         raise ModelError(f"mquat holds a zero quaternion (mocap body {int(np.argmin(norms))})", element=where,
                          attribute="mquat")
     return (quats / norms[:, None]).reshape(-1)
+
+
+def _bound_inertia(mass, inertia, bound_mass, bound_inertia, balance) -> None:
+    """In place, every body but the world: at least ``bound_mass`` and ``bound_inertia``
+    (each principal moment), and with ``balance`` moments that break the triangle inequality
+    (exactly, as MuJoCo tests it) replaced by their mean (MuJoCo's boundmass, boundinertia
+    and balanceinertia)."""
+    if bound_mass > 0:  # unset, a negative mass or moment is left to be refused
+        mass[1:] = np.maximum(mass[1:], bound_mass)
+    if bound_inertia > 0:
+        inertia[1:] = np.maximum(inertia[1:], bound_inertia)
+    if balance:
+        a, b, c = inertia[1:].T
+        broken = (a + b < c) | (a + c < b) | (b + c < a)
+        inertia[1:][broken] = inertia[1:][broken].mean(axis=1, keepdims=True)
 
 
 def _check_inertia(b, mass, inertia) -> None:

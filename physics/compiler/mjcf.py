@@ -125,7 +125,7 @@ _COMPILER = {"angle", "eulerseq", "inertiafromgeom", "autolimits", "settotalmass
              "saveinertial", "maxhullvert", "boundmass", "boundinertia", "balanceinertia", "fusestatic",
              "inertiagrouprange", "alignfree"}
 # Compiler settings this importer implements only at MuJoCo's default value.
-_COMPILER_DEFAULT_ONLY = {"boundmass": 0.0, "boundinertia": 0.0, "balanceinertia": "false", "fusestatic": "false",
+_COMPILER_DEFAULT_ONLY = {"fusestatic": "false",
                           "alignfree": "false", "fitaabb": "false", "exactmeshinertia": "false", "maxhullvert": -1}
 _OPTION = {"timestep", "gravity", "wind", "density", "viscosity", "integrator", "iterations", "tolerance", "solver",
            "cone", "jacobian", "impratio", "ls_iterations", "ls_tolerance", "noslip_iterations",
@@ -182,6 +182,7 @@ class _Reader(XmlReader):
         self.inertiagroups = (0, 5)  # geoms of these groups (inclusive) give their bodies mass
         self.autolimits = True
         self.total_mass: Optional[float] = None
+        self.bounds = {"bound_mass": 0.0, "bound_inertia": 0.0, "balance_inertia": False}  # finalize()'s
         self.meshdir = ""  # where height-field and mesh files are, relative to the model's folder
         self.strippath = False  # file names lose their folders (MuJoCo's compiler strippath)
         self.classes: dict[str, dict[str, dict]] = {}
@@ -424,6 +425,9 @@ class _Reader(XmlReader):
             self.total_mass = mass if mass > 0 else None
         if a.get("coordinate", "local") != "local":
             self.unsupported("coordinate='global' (MuJoCo removed it)", node, "compiler", "coordinate")
+        for key, attribute in (("bound_mass", "boundmass"), ("bound_inertia", "boundinertia")):
+            self.bounds[key] = self.number(a, attribute, node, "compiler", self.bounds[key], minimum=0.0)
+        self.bounds["balance_inertia"] = self.flag(a, "balanceinertia", node, "compiler", self.bounds["balance_inertia"])
         for key, default in _COMPILER_DEFAULT_ONLY.items():
             self.default_only(a, node, "compiler", key, default)
         self.meshdir = a.get("meshdir", a.get("assetdir", self.meshdir))
@@ -1247,7 +1251,7 @@ class _Reader(XmlReader):
 
     def finalize(self) -> Model:
         try:
-            return self.b.finalize(total_mass=self.total_mass)
+            return self.b.finalize(total_mass=self.total_mass, **self.bounds)
         except ModelError as e:
             # The builder names elements by kind and name; point at them in the file.
             # named elements read "joint 'hip'", unnamed ones "equality 3" (the index)
