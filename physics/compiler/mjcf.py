@@ -4,7 +4,8 @@ What is read, with MuJoCo's semantics (so that the compiled Model matches ``mjMo
 field by field):
 
 - ``<compiler>``: angle (degree by default), eulerseq, inertiafromgeom (auto, true,
-  false), inertiagrouprange, autolimits, settotalmass, coordinate="local", discardvisual;
+  false), inertiagrouprange, autolimits, settotalmass, boundmass, boundinertia,
+  balanceinertia, coordinate="local", discardvisual;
   ``<option>`` with its ``<flag>`` child; ``<size>``, ``<visual>``, ``<statistic>`` (no effect
   on dynamics).
 - ``<default>`` classes, nested, selected by ``class`` and ``childclass``.
