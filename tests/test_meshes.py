@@ -186,6 +186,27 @@ def test_meshdir_is_relative_to_the_model_file(assets):
     assert_meshes_match(load_mjcf(path), mujoco.MjModel.from_xml_path(str(path)))
 
 
+@pytest.mark.parametrize("named", ["box.stl", "assets/box.stl"])
+def test_an_included_files_mesh_is_found_as_mujoco_finds_it(tmp_path, assets, named):
+    """An included file's mesh under its meshdir, or named from the model's folder where
+    meshdir + file is not there (MuJoCo Menagerie's mjx_panda.xml, included by its scenes);
+    the file read alone is refused by both, MuJoCo and taigym."""
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "box.stl").write_bytes((assets / "box.stl").read_bytes())
+    (tmp_path / "robot.xml").write_text(
+        f'<mujoco><compiler meshdir="assets"/><asset><mesh name="box" file="{named}"/></asset>'
+        '<worldbody><body><freejoint/><geom type="mesh" mesh="box"/></body></worldbody></mujoco>')
+    (tmp_path / "scene.xml").write_text('<mujoco><include file="robot.xml"/></mujoco>')
+    ours, mj = load_mjcf(tmp_path / "scene.xml"), mujoco.MjModel.from_xml_path(str(tmp_path / "scene.xml"))
+    np.testing.assert_allclose(ours.mesh_vert, mj.mesh_vert, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(ours.body_mass, mj.body_mass, rtol=1e-12)
+    if named.startswith("assets/"):
+        with pytest.raises(ValueError):
+            mujoco.MjModel.from_xml_path(str(tmp_path / "robot.xml"))
+        with pytest.raises(ModelError, match="cannot read mesh file"):
+            load_mjcf(tmp_path / "robot.xml")
+
+
 def test_dm_control_dog_matches_mujoco():
     suite = pytest.importorskip("dm_control.suite")
     path = os.path.join(os.path.dirname(suite.__file__), "dog.xml")

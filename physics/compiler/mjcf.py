@@ -595,7 +595,7 @@ class _Reader(XmlReader):
                 raise self.error("a mesh is given by a file or by vertex/face, not both", node, element,
                                  "vertex" if "vertex" in a else "face")
             try:
-                vert, face = read_mesh(self.base_dir / self.meshdir / file, a.get("content_type"))
+                vert, face = read_mesh(self.asset_path(file, node), a.get("content_type"))
             except MeshFileError as e:
                 raise self.error(str(e), node, element, "file") from None
         elif "vertex" in a:
@@ -620,11 +620,21 @@ class _Reader(XmlReader):
                              key)
         return self.parse_floats(a[key], node, key, element, (count,)).reshape(-1, 3)
 
+    def asset_path(self, file: str, node: Node) -> Path:
+        """A mesh's or height field's file: in meshdir, relative to the model's folder; for
+        an element of an included file that is not there, the file named from the model's
+        folder itself, as MuJoCo 4 finds it (menagerie's mjx_panda.xml names
+        ``assets/link0.stl`` under ``meshdir="assets"``, which loads only when included)."""
+        path = self.base_dir / self.meshdir / file
+        if node.file is not None and not path.exists() and (self.base_dir / file).exists():
+            return self.base_dir / file
+        return path
+
     def hfield_file(self, file: str, content_type, node: Node, element) -> np.ndarray:
         """Samples (nrow, ncol), row 0 at -y, of a PNG or MuJoCo binary hfield file."""
         from ..render.png import PNGError, read_png_grey
 
-        path = self.base_dir / self.meshdir / file
+        path = self.asset_path(file, node)
         try:
             raw = path.read_bytes()
         except OSError as e:
