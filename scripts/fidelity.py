@@ -161,9 +161,11 @@ def load_mujoco_model(path: Path):
     """MuJoCo's MjModel of the same file (taigym: attributes removed, URDF settings added)."""
     import mujoco
 
-    text = xml_text(path)
-    text = urdf_for_mujoco(text) if is_urdf(path) else strip_taigym_attributes(text)[0]
+    original = xml_text(path)
+    text = urdf_for_mujoco(original) if is_urdf(path) else strip_taigym_attributes(original)[0]
     try:
+        if text == original:  # as it is: from its path, as MuJoCo resolves included files' assets
+            return mujoco.MjModel.from_xml_path(str(path))
         with working_directory(path.resolve().parent):
             return mujoco.MjModel.from_xml_string(text)
     except ValueError as e:
