@@ -207,6 +207,26 @@ def test_an_included_files_mesh_is_found_as_mujoco_finds_it(tmp_path, assets, na
             load_mjcf(tmp_path / "robot.xml")
 
 
+def test_a_scene_in_another_folder_finds_the_robots_files_as_mujoco_does(tmp_path, assets):
+    """MuJoCo Playground's layout: a task's scene includes a robot's scene from another
+    folder, which includes the robot, whose meshes sit beside it; nested includes and the
+    meshes are found from the including file's folder."""
+    robot = tmp_path / "menagerie" / "arm"
+    (robot / "assets").mkdir(parents=True)
+    (robot / "assets" / "box.stl").write_bytes((assets / "box.stl").read_bytes())
+    (robot / "arm.xml").write_text(
+        '<mujoco><compiler meshdir="assets"/><asset><mesh name="box" file="assets/box.stl"/></asset>'
+        '<worldbody><body><freejoint/><geom type="mesh" mesh="box"/></body></worldbody></mujoco>')
+    (robot / "scene.xml").write_text('<mujoco><include file="arm.xml"/></mujoco>')
+    task = tmp_path / "tasks" / "reach"
+    task.mkdir(parents=True)
+    (task / "task.xml").write_text('<mujoco><include file="../../menagerie/arm/scene.xml"/>'
+                                   '<worldbody><geom name="table" type="box" size="1 1 0.1"/></worldbody></mujoco>')
+    ours, mj = load_mjcf(task / "task.xml"), mujoco.MjModel.from_xml_path(str(task / "task.xml"))
+    np.testing.assert_allclose(ours.mesh_vert, mj.mesh_vert, rtol=0, atol=1e-6)
+    assert ours.ngeom == mj.ngeom == 2
+
+
 def test_dm_control_dog_matches_mujoco():
     suite = pytest.importorskip("dm_control.suite")
     path = os.path.join(os.path.dirname(suite.__file__), "dog.xml")

@@ -622,13 +622,16 @@ class _Reader(XmlReader):
 
     def asset_path(self, file: str, node: Node) -> Path:
         """A mesh's or height field's file: in meshdir, relative to the model's folder; for
-        an element of an included file that is not there, the file named from the model's
-        folder itself, as MuJoCo 4 finds it (menagerie's mjx_panda.xml names
-        ``assets/link0.stl`` under ``meshdir="assets"``, which loads only when included)."""
+        an element of an included file that is not there, the first found of the file
+        named from the model's folder, then from the included file's folder (in meshdir,
+        then not), as MuJoCo 4 finds them (MuJoCo Menagerie's mjx_panda.xml names
+        ``assets/link0.stl`` under ``meshdir="assets"``, and MuJoCo Playground's scenes
+        include it from another folder)."""
         path = self.base_dir / self.meshdir / file
-        if node.file is not None and not path.exists() and (self.base_dir / file).exists():
-            return self.base_dir / file
-        return path
+        if node.file is None or path.exists():
+            return path
+        beside = Path(node.file).parent
+        return next((p for p in (self.base_dir / file, beside / self.meshdir / file, beside / file) if p.exists()), path)
 
     def hfield_file(self, file: str, content_type, node: Node, element) -> np.ndarray:
         """Samples (nrow, ncol), row 0 at -y, of a PNG or MuJoCo binary hfield file."""
@@ -1347,6 +1350,9 @@ def _include_path(node: Node, base_dir: Path, reader: _Reader, via: tuple) -> Pa
         raise reader.error("<include> needs attribute 'file'", node, "include", "file")
     reader.check(node, "include", ("file",))
     path = (base_dir / node.attrib["file"]).resolve()
+    if not path.exists() and node.file is not None:  # as MuJoCo 4: also beside the file that includes it
+        beside = (Path(node.file).parent / node.attrib["file"]).resolve()
+        path = beside if beside.exists() else path
     if path in via:
         raise reader.error(f"include cycle through {path}", node, "include", "file")
     return path
