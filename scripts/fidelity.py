@@ -164,7 +164,9 @@ def load_mujoco_model(path: Path):
     original = xml_text(path)
     text = urdf_for_mujoco(original) if is_urdf(path) else strip_taigym_attributes(original)[0]
     try:
-        if text == original:  # as it is: from its path, as MuJoCo resolves included files' assets
+        # as it is, from its path, so that MuJoCo resolves included files' assets as users
+        # load it; MuJoCo reads files as UTF-8, so another declared encoding goes as text
+        if text == original and original.encode("utf-8") == path.read_bytes().removeprefix(b"\xef\xbb\xbf"):
             return mujoco.MjModel.from_xml_path(str(path))
         with working_directory(path.resolve().parent):
             return mujoco.MjModel.from_xml_string(text)
