@@ -10,4 +10,4 @@ COLLIDE_CONVEX = 16  # physics/collision/convex/: GJK and EPA on support functio
 COLLIDE_HFIELD_CONVEX = 17  # physics/collision/hfield/, with the prisms through physics/collision/convex/
 COLLIDE_PLANE_MESH = 18  # physics/collision/convex/plane_mesh.py: a mesh's hull vertices below a plane
 COLLIDE_HFIELD_MESH = 19  # physics/collision/hfield/prisms.py: a mesh's hull against the prisms, by the convex solver
-COLLIDE_BOX_MESH, COLLIDE_MESH_MESH = 20, 21  # physics/collision/convex/faces.py: multi-CCD's clipped faces
+COLLIDE_FACES = 20  # physics/collision/convex/faces.py: multi-CCD's clipped faces and edges

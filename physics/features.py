@@ -28,11 +28,11 @@ from .model import INTEGRATORS, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING, Model
 if TYPE_CHECKING:
     from .collision.broadphase import PairTable
 
-ALL_COLLIDERS = frozenset(range(C.COLLIDE_PLANE_SPHERE, C.COLLIDE_MESH_MESH + 1))
+ALL_COLLIDERS = frozenset(range(C.COLLIDE_PLANE_SPHERE, C.COLLIDE_FACES + 1))
 HFIELD_COLLIDERS = frozenset((C.COLLIDE_HFIELD_SPHERE, C.COLLIDE_HFIELD_CAPSULE, C.COLLIDE_HFIELD_BOX,
                               C.COLLIDE_HFIELD_CONVEX, C.COLLIDE_HFIELD_MESH))
 CONVEX_COLLIDERS = frozenset((C.COLLIDE_CONVEX, C.COLLIDE_HFIELD_CONVEX, C.COLLIDE_PLANE_MESH, C.COLLIDE_HFIELD_MESH,
-                              C.COLLIDE_BOX_MESH, C.COLLIDE_MESH_MESH))
+                              C.COLLIDE_FACES))
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ ALL = Features()
 # kernel compiled 92 s on a 2-core Xeon, this one 46 s, and a process going through many
 # models compiles the larger one only for the models that need it
 COMMON = Features(
-    colliders=ALL_COLLIDERS - {C.COLLIDE_BOX_MESH, C.COLLIDE_MESH_MESH, C.COLLIDE_HFIELD_MESH},
+    colliders=ALL_COLLIDERS - {C.COLLIDE_FACES, C.COLLIDE_HFIELD_MESH},
     noslip=False, ray_meshes=False, integrators=frozenset(INTEGRATORS.values()) - {INTEGRATORS["implicitfast"]})
 _PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors", "ray_meshes",
                "activation", "noslip", "joint_actuator_limits")

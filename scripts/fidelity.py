@@ -29,11 +29,10 @@ A URDF goes to MuJoCo with the compiler settings that make its import match taig
 
 Where the engines differ by design, the comparison says so in a note instead of failing:
 height-field contacts (MuJoCo collides the prisms under the grid with its convex solver,
-taigym the grid's surface, physics/collision/hfield/) are left out, and multi-CCD pairs (cylinder
-with box, cylinder or capsule: which extra contacts survive differs, physics/collision/convex/)
-compare whether they touch and their deepest contact, GJK/EPA pairs their depth within
-EPA's precision; a state whose contact set differs there (or whose GJK/EPA depths differ by
-more than rounding, so that their normals differ too) is left out of the ``qacc`` row and of
+taigym the grid's surface, physics/collision/hfield/) are left out, and GJK/EPA pairs (with
+multi-CCD's clipped contacts, which start from EPA's final face) compare their depths within
+EPA's precision; a state whose contact set differs there (in number, or with GJK/EPA depths
+apart by more than rounding, so that their normals differ too) is left out of the ``qacc`` row and of
 the contact-dependent sensors' (touch, force, torque, accelerometer, framelinacc,
 frameangacc). The rollout stays strict: a note names such pairs when it touches them, since
 drift can start there. For RK4 models the rollout's reference
@@ -353,22 +352,17 @@ def matrix_label(names: list[str]):
 def contact_kind(mjm, pair) -> str:
     """How a geom pair's contacts can be compared, from the engine's routing table:
     'exact' (analytic routines, MuJoCo's own: every contact), 'ccd' (one GJK/EPA run: its
-    contact, or a box's or mesh's faces it ends on clipped against a mesh's, as MuJoCo's),
-    'multiccd' (GJK/EPA plus the contacts of slightly rotated poses: which extra points
-    survive deduplication differs by design, physics/collision/convex/) or 'hfield' (MuJoCo
-    collides the prisms under the grid, taigym its surface: physics/collision/hfield/)."""
-    import mujoco
+    contact, or the features it ends on clipped against each other, as MuJoCo's
+    multi-contact) or 'hfield' (MuJoCo collides the prisms under the grid, taigym its
+    surface: physics/collision/hfield/)."""
     from taigym.physics.collision import broadphase as B
 
-    code, maxcon = B.COLLIDERS.get(tuple(sorted(int(mjm.geom_type[g]) for g in pair)), (0, 1))
+    code, _ = B.COLLIDERS.get(tuple(sorted(int(mjm.geom_type[g]) for g in pair)), (0, 1))
     if code in (B.COLLIDE_HFIELD_SPHERE, B.COLLIDE_HFIELD_CAPSULE, B.COLLIDE_HFIELD_BOX, B.COLLIDE_HFIELD_CONVEX,
                 B.COLLIDE_HFIELD_MESH):
         return "hfield"
-    if code in (B.COLLIDE_BOX_MESH, B.COLLIDE_MESH_MESH):
+    if code in (B.COLLIDE_CONVEX, B.COLLIDE_FACES):
         return "ccd"
-    if code == B.COLLIDE_CONVEX:
-        multi = maxcon > 1 and not mjm.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_MULTICCD
-        return "multiccd" if multi else "ccd"
     return "exact"
 
 
@@ -384,13 +378,9 @@ def pair_label(mjm, pair) -> str:
 
 
 def compare_pair(mjm, pair, da: list, db: list) -> tuple[float, float, float]:
-    """(count error, depth error, depth tolerance) of one geom pair at one state. Multi-CCD
-    pairs compare whether they touch and their deepest contact (every one of their
-    contacts carries the first one's depth); the others every contact's depth."""
-    kind = contact_kind(mjm, pair)
-    tol = TOL_DIST if kind == "exact" else TOL_DIST_CCD
-    if kind == "multiccd":
-        da, db = ([min(x)] if x else [] for x in (da, db))
+    """(count error, depth error, depth tolerance) of one geom pair at one state: every
+    contact's depth, in order of depth."""
+    tol = TOL_DIST if contact_kind(mjm, pair) == "exact" else TOL_DIST_CCD
     if len(da) != len(db):
         return float(abs(len(da) - len(db))), 0.0, tol
     return 0.0, float(np.max(np.abs(np.sort(da) - np.sort(db)), initial=0.0)), tol
@@ -417,9 +407,9 @@ def contact_rows(mjm, ours: list, refs: list) -> list[Row]:
 
 def differs_by_design(mjm, a: list, b: list) -> bool:
     """Whether two contact sets differ where the engines differ by design (contact_kind):
-    the constrained qacc of such a state is not comparable. That is a height-field pair, a
-    multi-CCD pair with a different number of contacts, or a GJK/EPA pair whose two EPA runs
-    stopped at different depths (more than analytic rounding, TOL_DIST, apart; within
+    the constrained qacc of such a state is not comparable. That is a height-field pair, or
+    a GJK/EPA pair with a different number of contacts or whose two EPA runs stopped at
+    different depths (more than analytic rounding, TOL_DIST, apart; within
     TOL_DIST_CCD, which the dist row holds them to): their normals then differ as well, by
     1e-3 in a deep overlap, and the stiff contact force of a deep overlap magnifies that."""
     a, b = depths_by_pair(a), depths_by_pair(b)
@@ -429,8 +419,7 @@ def differs_by_design(mjm, a: list, b: list) -> bool:
         da, db = sorted(a.get(p, [])), sorted(b.get(p, []))
         return len(da) != len(db) or any(abs(x - y) > TOL_DIST for x, y in zip(da, db))
 
-    return any(k == "hfield" or (k == "multiccd" and len(a.get(p, [])) != len(b.get(p, [])))
-               or (k == "ccd" and epa_differs(p)) for p, k in kinds.items())
+    return any(k == "hfield" or (k == "ccd" and epa_differs(p)) for p, k in kinds.items())
 
 
 # the sensors that read contact forces or constrained accelerations (mjtSensor codes: touch,
@@ -471,10 +460,10 @@ def snapshot_rows(mjm, ours: list, refs: list) -> tuple[list[Row], str]:
         rows.append(sensor_row(mjm, ours, refs, by_design))
     skipped = len(refs) - len(keep)
     note = (f"{skipped} of {len(refs)} states have contacts that differ by design (height fields: MuJoCo collides "
-            "prisms, taigym the surface; multi-CCD pairs: different extra points; GJK/EPA pairs: EPA stopped at "
-            "different depths, within the dist row's tolerance): their qacc is not compared, "
+            "prisms, taigym the surface; GJK/EPA pairs: EPA stopped at different depths, within the dist row's "
+            "tolerance, or multi-CCD clipped a different number of contacts): their qacc is not compared, "
             "nor their contact-dependent sensors (touch, force, torque, accelerometer, framelinacc, frameangacc), "
-            "nor height-field contacts; multi-CCD pairs compare their deepest contact") if skipped else ""
+            "nor height-field contacts") if skipped else ""
     return rows, note
 
 

@@ -28,16 +28,15 @@ import numpy as np
 
 from ..colliders import (
     COLLIDE_BOX_BOX,
-    COLLIDE_BOX_MESH,
     COLLIDE_CAPSULE_BOX,
     COLLIDE_CAPSULE_CAPSULE,
     COLLIDE_CONVEX,
+    COLLIDE_FACES,
     COLLIDE_HFIELD_BOX,
     COLLIDE_HFIELD_CAPSULE,
     COLLIDE_HFIELD_CONVEX,
     COLLIDE_HFIELD_MESH,
     COLLIDE_HFIELD_SPHERE,
-    COLLIDE_MESH_MESH,
     COLLIDE_PLANE_BOX,
     COLLIDE_PLANE_CAPSULE,
     COLLIDE_PLANE_CYLINDER,
@@ -77,26 +76,25 @@ COLLIDERS = {
     (GEOM_HFIELD, GEOM_ELLIPSOID): (COLLIDE_HFIELD_CONVEX, 4),
     (GEOM_HFIELD, GEOM_CYLINDER): (COLLIDE_HFIELD_CONVEX, 16),
     (GEOM_HFIELD, GEOM_MESH): (COLLIDE_HFIELD_MESH, 16),
-    # MuJoCo's general convex collider: one contact, and up to four more from slightly
-    # rotated poses (multi-CCD) where neither geom is a sphere or an ellipsoid
+    # MuJoCo's general convex collider, one contact: GJK and EPA on the support functions
     (GEOM_SPHERE, GEOM_ELLIPSOID): (COLLIDE_CONVEX, 1),
     (GEOM_CAPSULE, GEOM_ELLIPSOID): (COLLIDE_CONVEX, 1),
-    (GEOM_CAPSULE, GEOM_CYLINDER): (COLLIDE_CONVEX, 5),
     (GEOM_ELLIPSOID, GEOM_ELLIPSOID): (COLLIDE_CONVEX, 1),
     (GEOM_ELLIPSOID, GEOM_CYLINDER): (COLLIDE_CONVEX, 1),
     (GEOM_ELLIPSOID, GEOM_BOX): (COLLIDE_CONVEX, 1),
-    (GEOM_CYLINDER, GEOM_CYLINDER): (COLLIDE_CONVEX, 5),
-    (GEOM_CYLINDER, GEOM_BOX): (COLLIDE_CONVEX, 5),
-    # meshes collide as their convex hulls: against a plane by their vertices, against the
-    # rest through the convex collider, with multi-CCD's rotated poses against capsules and
-    # cylinders and MuJoCo 4's clipped faces against boxes and meshes (up to four)
-    (GEOM_PLANE, GEOM_MESH): (COLLIDE_PLANE_MESH, 4),
     (GEOM_SPHERE, GEOM_MESH): (COLLIDE_CONVEX, 1),
-    (GEOM_CAPSULE, GEOM_MESH): (COLLIDE_CONVEX, 5),
     (GEOM_ELLIPSOID, GEOM_MESH): (COLLIDE_CONVEX, 1),
-    (GEOM_CYLINDER, GEOM_MESH): (COLLIDE_CONVEX, 5),
-    (GEOM_BOX, GEOM_MESH): (COLLIDE_BOX_MESH, 4),
-    (GEOM_MESH, GEOM_MESH): (COLLIDE_MESH_MESH, 4),
+    # and with multi-CCD (MuJoCo 4's default) up to four, where features with faces or
+    # edges lie flat on each other: clipped as MuJoCo 4 clips them (meshes as their hulls)
+    (GEOM_CAPSULE, GEOM_CYLINDER): (COLLIDE_FACES, 4),
+    (GEOM_CAPSULE, GEOM_MESH): (COLLIDE_FACES, 4),
+    (GEOM_CYLINDER, GEOM_CYLINDER): (COLLIDE_FACES, 4),
+    (GEOM_CYLINDER, GEOM_BOX): (COLLIDE_FACES, 4),
+    (GEOM_CYLINDER, GEOM_MESH): (COLLIDE_FACES, 4),
+    (GEOM_BOX, GEOM_MESH): (COLLIDE_FACES, 4),
+    (GEOM_MESH, GEOM_MESH): (COLLIDE_FACES, 4),
+    # a mesh on a plane by its hull's vertices
+    (GEOM_PLANE, GEOM_MESH): (COLLIDE_PLANE_MESH, 4),
 }
 DSBL_MULTICCD = 524288  # mjDSBL_MULTICCD: the convex collider makes one contact a pair
 # MuJoCo collides no plane or hfield with another plane or hfield: static terrain
@@ -141,7 +139,7 @@ class PairTable:
     def convex(self) -> bool:
         """Whether a pair needs the convex collider (compiled into a kernel only then)."""
         return bool(np.isin(self.collider, (COLLIDE_CONVEX, COLLIDE_HFIELD_CONVEX, COLLIDE_PLANE_MESH,
-                                            COLLIDE_HFIELD_MESH, COLLIDE_BOX_MESH, COLLIDE_MESH_MESH)).any())
+                                            COLLIDE_HFIELD_MESH, COLLIDE_FACES)).any())
 
 
 def geom_rbound(m: Model) -> np.ndarray:
@@ -217,12 +215,12 @@ def _ordered(m: Model, g1: int, g2: int):
 def _collider(m: Model, g1: int, g2: int):
     """(routine, most contacts) of a geom pair, or None for terrain against terrain.
     Every other pair of the geom types a Model can hold has a routine. With multi-CCD
-    disabled the convex collider makes one contact a pair, as MuJoCo's."""
+    disabled the clipped pairs make one contact, by the convex collider, as MuJoCo's."""
     key = (int(m.geom_type[g1]), int(m.geom_type[g2]))
     if key in _NEVER:
         return None
     code, maxcon = COLLIDERS[key]
-    if code in (COLLIDE_CONVEX, COLLIDE_BOX_MESH, COLLIDE_MESH_MESH) and m.opt.disableflags & DSBL_MULTICCD:
+    if code == COLLIDE_FACES and m.opt.disableflags & DSBL_MULTICCD:
         code, maxcon = COLLIDE_CONVEX, 1
     return code, maxcon
 

@@ -186,7 +186,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
     hf_mesh = B.COLLIDE_HFIELD_MESH in colliders
     hf = make_hfield(fp, convex, hf_mesh) if hfield else None
     cvx = make_convex(fp) if convex else None
-    box_mesh, mesh_mesh = B.COLLIDE_BOX_MESH in colliders, B.COLLIDE_MESH_MESH in colliders
+    clipped = B.COLLIDE_FACES in colliders
     vec3 = m.vec3
 
     @ti.func
@@ -367,9 +367,8 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         if ti.static(convex):
             if collider == B.COLLIDE_CONVEX:
                 cvx.collide(v, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
-                            A.geom_rbound(geom_f, mg, g1), A.geom_type(geom_i, g2), pos2, mat2,
-                            A.geom_size(geom_f, mg, g2), A.geom_rbound(geom_f, mg, g2), margin,
-                            A.pair_maxcon(pair_i, p), hull(geom_i, g1, mg), hull(geom_i, g2, mg), geom_f)
+                            A.geom_type(geom_i, g2), pos2, mat2, A.geom_size(geom_f, mg, g2), margin,
+                            hull(geom_i, g1, mg), hull(geom_i, g2, mg), geom_f)
             elif collider == B.COLLIDE_PLANE_MESH:
                 cvx.plane_mesh(v, con_f, con_n, pos1, mat1, pos2, mat2, A.geom_rbound(geom_f, mg, g2), margin,
                                hull(geom_i, g2, mg), geom_f)
@@ -387,24 +386,19 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
     def faces_or_primitive(w, p, g1, g2, collider, pair_i: ti.template(), geom_i: ti.template(),
                            geom_f: ti.template(), mg, con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2,
                            mat2, margin):
-        """A box or mesh on a mesh (compiled in where a pair needs either), or primitive.
-        One call site for both: the faces path, EPA's included, is inlined once."""
-        if ti.static(box_mesh or mesh_mesh):
-            if collider == B.COLLIDE_BOX_MESH or collider == B.COLLIDE_MESH_MESH:
-                faces(w, g1, g2, collider == B.COLLIDE_BOX_MESH, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
-                      mat2, margin)
+        """A multi-CCD pair's clipped features (compiled in where a pair needs them), or
+        primitive. One call site for both: the faces path, EPA's included, is inlined once."""
+        if ti.static(clipped):
+            if collider == B.COLLIDE_FACES:
+                cvx.faces(w, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
+                          A.geom_type(geom_i, g2), pos2, mat2, A.geom_size(geom_f, mg, g2), margin,
+                          hull(geom_i, g1, mg), hull(geom_i, g2, mg), geom_f)
             else:
                 primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
                           mat2, margin)
         else:
             primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
                       margin)
-
-    @ti.func
-    def faces(w, g1, g2, box1, geom_i: ti.template(), geom_f: ti.template(), mg, con_f: ti.template(),
-              con_n: ti.template(), pos1, mat1, pos2, mat2, margin):
-        cvx.faces(w, con_f, con_n, box1, pos1, mat1, A.geom_size(geom_f, mg, g1), pos2, mat2, margin,
-                  hull(geom_i, g1, mg), hull(geom_i, g2, mg), geom_f)
 
     @ti.func
     def hull(geom_i: ti.template(), g, mg):

@@ -1,7 +1,7 @@
-"""Convex narrow phase: the pairs of primitives without an analytic routine.
+"""Convex narrow phase: the pairs of primitives without an analytic routine, and meshes.
 
-Capsule-cylinder, cylinder-cylinder, cylinder-box and the ellipsoid pairs (with sphere,
-capsule, ellipsoid, cylinder and box) collide as MuJoCo's general convex collider does
+The ellipsoid pairs (with sphere, capsule, ellipsoid, cylinder and box), sphere-mesh and,
+with multi-CCD disabled, every pair below collide as MuJoCo's general convex collider does
 with its default native solver (mjc_Convex, engine_collision_gjk.c): both geoms are
 described by their support functions, grown by half the pair's margin each; GJK decides
 whether they overlap and EPA expands a polytope inside the Minkowski difference until
@@ -16,10 +16,10 @@ tolerances are MuJoCo's defaults. Everything is written for Taichi: no recursion
 arrays of fixed size, the polytope's horizon found by each face's visibility from the new
 vertex rather than a walk over face adjacency.
 
-Where no geom of the pair is a sphere or an ellipsoid, MuJoCo 4 adds up to four contacts
-by rotating the geoms slightly about the first contact (multi-CCD); :func:`make_convex`
-does the same when ``multiccd`` is set: the same solver runs on the perturbed poses,
-each new contact far enough from the others kept with the first contact's depth.
+With multi-CCD on (MuJoCo 4's default), capsule-cylinder, cylinder-cylinder, cylinder-box
+and a capsule, cylinder, box or mesh against a mesh go on from the solver's final face:
+where features of the two lie flat on each other they are clipped into up to four
+contacts, as MuJoCo 4's multicontact (``faces``).
 
 The parts, each a factory of ``@ti.func``s that Taichi inlines where they are called:
 
@@ -29,14 +29,13 @@ The parts, each a factory of ``@ti.func``s that Taichi inlines where they are ca
 - ``gjk``: GJK's distance and overlap test;
 - ``polytope``, ``epa_start``, ``epa``: EPA's polytope tests, its first polytope, its expansion;
 - ``penetration``: signed distance and witness points of two geoms;
-- ``multiccd``: the contacts, with multi-CCD;
+- ``contact``: the one contact of a pair;
 - ``plane_mesh``: a mesh on a plane, from its hull vertices (MuJoCo's mjc_PlaneConvex);
-- ``faces``: a box or mesh against a mesh with multi-CCD, the faces EPA ends on clipped
-  against each other (MuJoCo's multicontact), from the hull's polygons (``polygons``).
+- ``faces``: the multi-CCD pairs, the features the solver ends on clipped against each
+  other (MuJoCo's multicontact), meshes' from the hull's polygons (``polygons``).
 
 Meshes collide as their convex hulls (support.py), through GJK/EPA like the primitives
-above: against capsules and cylinders with multi-CCD's rotated poses, against boxes and
-meshes with the clipped faces, against planes by their own routine.
+above, and against planes by their own routine.
 """
 
 
@@ -48,8 +47,6 @@ from .common import (
     CCD_ITERATIONS,
     CCD_TOLERANCE,
     MINVAL,
-    MULTICCD_ANGLE,
-    MULTICCD_TOLERANCE,
     NFACE,
     NVERT,
     NVIS,
@@ -57,13 +54,12 @@ from .common import (
     make_common,
 )
 from .faces import make_faces
-from .multiccd import make_multiccd
+from .contact import make_contact
 from .penetration import make_penetration
 from .plane_mesh import make_plane_mesh
 from .support import make_support
 
-__all__ = ["BIG", "CCD_ITERATIONS", "CCD_TOLERANCE", "MINVAL", "MULTICCD_ANGLE", "MULTICCD_TOLERANCE", "NFACE",
-           "NVERT", "NVIS", "PRISM", "make_convex"]
+__all__ = ["BIG", "CCD_ITERATIONS", "CCD_TOLERANCE", "MINVAL", "NFACE", "NVERT", "NVIS", "PRISM", "make_convex"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -71,10 +67,10 @@ def make_convex(fp):
     """The convex collider's ``@ti.func``s: ``collide`` (the contacts of a pair),
     ``penetration`` and ``overlap`` (signed distance and witness points of two geoms, or
     of two objects), ``support``, ``make_obj``, ``make_prism`` and ``with_hull`` (objects
-    for them), ``normalize``, ``plane_mesh`` and ``faces`` (a box or mesh on a mesh)."""
+    for them), ``normalize``, ``plane_mesh`` and ``faces`` (the multi-CCD pairs)."""
     sup = make_support(fp)
     pen = make_penetration(fp)
-    return types.SimpleNamespace(support=sup.support, penetration=pen.penetration, collide=make_multiccd(fp).collide,
+    return types.SimpleNamespace(support=sup.support, penetration=pen.penetration, collide=make_contact(fp).collide,
                                  make_obj=sup.make_obj, make_prism=sup.make_prism, with_hull=sup.with_hull,
                                  overlap=pen.overlap, normalize=make_common(fp).normalize,
                                  plane_mesh=make_plane_mesh(fp).plane_mesh, faces=make_faces(fp).collide)

@@ -21,8 +21,6 @@ BIG = 1e30
 NVERT = 5 + CCD_ITERATIONS  # polytope vertices: the initial ones and one per EPA iteration
 NFACE = 2 * NVERT  # live faces of a closed triangulated polytope: 2 V - 4
 NVIS = 32  # faces visible from a new vertex, and horizon edges, at most
-MULTICCD_TOLERANCE = 1e-3  # distinct contacts are farther apart than this times the smaller rbound
-MULTICCD_ANGLE = 1e-3  # radians of each perturbation
 PRISM = 100  # not a geom type: the prism under one height-field triangle (physics/collision/hfield/)
 
 

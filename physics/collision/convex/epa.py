@@ -159,9 +159,9 @@ def make_epa(fp):
                 if d2 == 0:
                     face = -1
                     break
-                fv[slot, 0] = a
-                fv[slot, 1] = b
-                fv[slot, 2] = wi
+                fv[slot, 0] = wi  # the new vertex first, as MuJoCo's attachFace: a cylinder's
+                fv[slot, 1] = a  # side line starts at the final face's first point (faces.py)
+                fv[slot, 2] = b
                 set_row(fvec, slot, v)
                 fd2[slot] = d2
                 fstate[slot] = 2 if (d2 >= lower2 and d2 <= upper2) else 1

@@ -1,18 +1,25 @@
-"""A box or a mesh against a mesh with multi-CCD on, as MuJoCo 4 collides them: GJK and
-EPA on the two (grown by half the margin each) find the contact, and the face EPA ends on
-says which features of the geoms touch (MuJoCo's multicontact in engine_collision_gjk.c).
-Where a face of one lies flat against a face of the other (normals within mjFACE_TOL), or
-an edge of one lies flat on a face of the other (within mjEDGE_TOL), the face or edge is
-clipped against the face's side planes and each vertex left within the margin of the face
-becomes a contact, up to four: past four, the four that bound the most area (MuJoCo's
-quadrilateral search). Otherwise EPA's one contact stands.
+"""Pairs of capsules, cylinders, boxes and meshes with multi-CCD on, as MuJoCo 4 collides
+them: GJK and EPA on the two (grown by half the margin each) find the contact, and the face
+the solver ends on says which features of the geoms touch (MuJoCo's multicontact in
+engine_collision_gjk.c). Where a face of one lies flat against a face of the other (normals
+within mjFACE_TOL), or an edge of one lies flat on a face of the other (within mjEDGE_TOL),
+the face or edge is clipped against the face's side planes and each vertex left within the
+margin of the face becomes a contact, up to four: past four, the four that bound the most
+area (MuJoCo's quadrilateral search). Otherwise the solver's one contact stands. (Two
+boxes, and a capsule and a box, have analytic routines of their own.)
 
-Features: each of EPA's final face's three points on a geom is a support point, so a box
-corner (the signs of its coordinates) or a hull vertex (the nearest one); one, two or three
-distinct ones make a vertex, an edge or a face, whose candidate faces are the hull polygons
-around them (polygons.py) or the box's sides. Faces are tried first; then the edges of
-geom1's feature, where it is no bigger than geom2's, on geom2's faces; then geom2's edges
-on geom1's faces. Where two edges or faces qualify, the first in the polygons' order wins.
+Features: each of the final face's three points on a geom is a support point, so a box
+corner (the signs of its coordinates), a hull vertex (the nearest one), a cylinder's cap (0
+top, 1 bottom) or, on a capsule, nothing; one, two or three distinct ones make a vertex, an
+edge or a face, whose candidate faces are the hull polygons around them (polygons.py), the
+box's sides, or the cap all three lie on (a regular 16-gon, its first corner on the local x
+axis); a capsule has none. Edges: a box's or hull's from the vertex; a cylinder's side line
+from its first point's rim point to the other cap; a capsule's, the segment through its
+witness point parallel to its axis. Faces are tried first; then the edges of geom1's
+feature, where it is no bigger than geom2's or geom1 has no faces, on geom2's faces; then
+geom2's edges on geom1's faces. Where two edges or faces qualify, the first in the
+polygons' order wins. Where a capsule's core segment does not penetrate, GJK's last simplex
+stands in for EPA's face.
 
 A clipped vertex v of the subject (geom2's face, or an edge) lies over the clipping face
 (geom1's, or geom2's for an edge of geom1); the contact is at v's projection w on that
@@ -21,15 +28,16 @@ normal, or the clipping face's for an edge), halfway along it. This is what the 
 package 4.0 computes (its polygon search measures true quadrilateral areas, and it looks at
 geom2's edges where geom1's do not lie flat); tests/test_mesh_multiccd.py checks it.
 
-Geom2 is always a mesh (a box sorts before a mesh); whether geom1 is a box (``box1``) is a
-run-time flag, not a compile-time one, so that a kernel with both pairs inlines this path
-(EPA's included) once: the box's and the mesh's own routines are small next to it.
+The geoms' types are run-time values, not compile-time ones, so that a kernel with several
+of these pairs inlines this path (EPA's included) once: the per-type routines are small
+next to it.
 """
 
 import functools
+import math
 import types
 
-from ...model import GEOM_BOX, GEOM_MESH
+from ...model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
 from ..narrowphase import make_narrowphase
@@ -42,6 +50,9 @@ EDGE_TOL = 0.0888  # mjEDGE_TOL: an edge this perpendicular to a face's normal l
 NDEG = 64  # candidate faces of a feature kept (the polygons around a hull vertex)
 NCLIP = 128  # vertices of a face or a clipped polygon; where one would have more, EPA's contact stands
 MAX_CONTACTS = 4
+CAP_SIDES = 16  # a cylinder's cap clips as this regular polygon, its first corner on the local x axis
+_CAP_COS = tuple(math.cos(2 * math.pi * k / CAP_SIDES) for k in range(CAP_SIDES))
+_CAP_SIN = tuple(math.sin(2 * math.pi * k / CAP_SIDES) for k in range(CAP_SIDES))
 
 # the corners of the box's sides in the order MuJoCo clips with (boxFace), as corner
 # indices (bit 0: +x, bit 1: +y, bit 2: +z)
@@ -58,7 +69,7 @@ def make_faces(fp):
     ivec3 = cm.ivec3
     row, set_row, normalize = cm.row, cm.set_row, cm.normalize
     make_obj, with_hull, hull_vertex, obj_mat = sup.make_obj, sup.with_hull, sup.hull_vertex, sup.obj_mat
-    overlap_face = make_penetration(fp).overlap_face
+    penetration_face = make_penetration(fp).penetration_face
     ids_t = ti.types.vector(NDEG, ti.i32)
     poly_t = ti.types.matrix(2 * NCLIP, 3, fp)
     face_t = ti.types.matrix(NCLIP, 3, fp)
@@ -105,13 +116,17 @@ def make_faces(fp):
                     size[2] if idx & 4 else -size[2])
 
     @ti.func
-    def vertex_index(box, o, tab: ti.template(), p):
-        """The box corner (bits: x, y, z positive) or hull vertex that support point p is."""
+    def vertex_index(gtype, o, tab: ti.template(), p):
+        """What support point p is: a box corner (bits: x, y, z positive), a hull vertex, the
+        cylinder cap it lies on (0 top, 1 bottom) or, on a capsule, nothing (-1: a capsule's
+        feature is the segment through its witness point)."""
         local = obj_mat(o).transpose() @ (p - row(o, 3))
-        idx = 0
-        if box:
+        idx = -1
+        if gtype == GEOM_BOX:
             idx = (1 if local[0] > 0 else 0) + (2 if local[1] > 0 else 0) + (4 if local[2] > 0 else 0)
-        else:
+        elif gtype == GEOM_CYLINDER:
+            idx = 0 if local[2] > 0 else 1
+        elif gtype == GEOM_MESH:
             best = fp(BIG)
             for i in range(ti.cast(o[6, 1], ti.i32)):
                 d = hull_vertex(o, tab, i) - local
@@ -121,22 +136,22 @@ def make_faces(fp):
         return idx
 
     @ti.func
-    def vertex_at(box, o, tab: ti.template(), idx):
+    def vertex_at(gtype, o, tab: ti.template(), idx):
         """A box corner's or hull vertex's place in the world."""
         local = vec3(0)
-        if box:
+        if gtype == GEOM_BOX:
             local = box_corner(o, idx)
         else:  # a branch, not a select: a box has no hull to read
             local = hull_vertex(o, tab, idx)
         return in_world(o, local)
 
     @ti.func
-    def feature(box, o, tab: ti.template(), pts):
+    def feature(gtype, o, tab: ti.template(), pts):
         """The vertices of EPA's face's points on a geom, as MuJoCo's simplexDim: a vertex
         (1), an edge (2: the first two distinct) or a face (3)."""
         idx = ivec3(0)
         for r in ti.static(range(3)):
-            idx[r] = vertex_index(box, o, tab, row(pts, r))
+            idx[r] = vertex_index(gtype, o, tab, row(pts, r))
         dim = 3
         if idx[0] == idx[1]:
             dim = 2
@@ -235,20 +250,27 @@ def make_faces(fp):
         return ids, count
 
     @ti.func
-    def faces_of(box, o, tab: ti.template(), dim, idx, direction):
+    def faces_of(gtype, o, tab: ti.template(), dim, idx, direction):
+        """A feature's candidate faces: a box's sides, a hull's polygons, the cap of a
+        cylinder's points that all lie on one (a capsule has none)."""
         ids = ids_t(-1)
         count = 0
-        if box:
+        if gtype == GEOM_BOX:
             ids, count = box_faces(o, dim, idx, direction)
-        else:
+        elif gtype == GEOM_MESH:
             ids, count = mesh_faces(o, tab, dim, idx)
+        elif gtype == GEOM_CYLINDER and dim == 1:
+            ids[0] = idx[0]
+            count = 1
         return ids, count
 
     @ti.func
-    def face_normal(box, o, tab: ti.template(), fid):
+    def face_normal(gtype, o, tab: ti.template(), fid):
         local = vec3(0)
-        if box:
+        if gtype == GEOM_BOX:
             local[fid // 2] = fp(1.0) if fid % 2 == 0 else fp(-1.0)
+        elif gtype == GEOM_CYLINDER:
+            local[2] = fp(1.0) if fid == 0 else fp(-1.0)
         else:
             rec = polygon(o, tab, fid)
             local = vec3(entry(o, tab, rec), entry(o, tab, rec + 1), entry(o, tab, rec + 2))
@@ -264,14 +286,22 @@ def make_faces(fp):
         return corners
 
     @ti.func
-    def load_face(box, o, tab: ti.template(), fid, out: ti.template()):
+    def load_face(gtype, o, tab: ti.template(), fid, out: ti.template()):
         """A face's vertices into out's rows, in the order MuJoCo clips with (boxFace;
-        meshFace: the polygon's backwards); returns their count (-1: more than fit)."""
+        meshFace: the polygon's backwards; a cap's polygon clockwise about its outward
+        normal); returns their count (-1: more than fit)."""
         n = 4
-        if box:
+        if gtype == GEOM_BOX:
             corners = box_side(fid)
             for k in ti.static(range(4)):
                 set_row(out, k, in_world(o, box_corner(o, corners[k])))
+        elif gtype == GEOM_CYLINDER:
+            n = CAP_SIDES
+            size = row(o, 4)
+            sgn = fp(1.0) if fid == 0 else fp(-1.0)
+            for k in ti.static(range(CAP_SIDES)):
+                set_row(out, k, in_world(o, vec3(size[0] * _CAP_COS[k], -sgn * size[0] * _CAP_SIN[k],
+                                                 sgn * size[1])))
         else:
             rec = polygon(o, tab, fid)
             n = int_entry(o, tab, rec + 3)
@@ -283,25 +313,54 @@ def make_faces(fp):
         return n
 
     @ti.func
-    def edge_count(box, o, tab: ti.template(), dim, idx):
+    def edge_count(gtype, o, tab: ti.template(), dim, idx):
         """Edges of a vertex or edge feature (boxEdgeNormals, meshEdgeNormals): the edge
         itself, or those from the vertex: a box's three, a hull vertex's one per polygon
-        around it (to the vertex before it in the polygon)."""
+        around it (to the vertex before it in the polygon); a cylinder's or capsule's one
+        side line."""
         n = 1
         if dim == 1:
-            if box:
+            if gtype == GEOM_BOX:
                 n = 3
-            else:
+            elif gtype == GEOM_MESH:
                 _, n = mesh_faces(o, tab, 1, idx)
         return n
 
     @ti.func
-    def edge_end(box, o, tab: ti.template(), dim, idx, k):
-        """The far end of edge k of a vertex or edge feature (from idx[0]'s vertex)."""
+    def edge_start(gtype, o, tab: ti.template(), idx, pts, witness):
+        """Where a feature's edges start: a box corner or hull vertex; on a cylinder, the
+        rim point of its first support point (on its cap, the margin's growth taken off);
+        on a capsule, the witness point moved along the axis to the segment's bottom end."""
+        start = vec3(0)
+        axis = vec3(o[0, 2], o[1, 2], o[2, 2])
+        size = row(o, 4)
+        if gtype == GEOM_CYLINDER:
+            start = row(pts, 0)
+            if o[5, 2] > 0:
+                local = obj_mat(o).transpose() @ (start - row(o, 3))
+                r2 = local[0] * local[0] + local[1] * local[1]
+                scl = size[0] / ti.sqrt(r2) if r2 >= fp(MINVAL * MINVAL) else fp(0.0)
+                start = in_world(o, vec3(scl * local[0], scl * local[1], size[1] if idx[0] == 0 else -size[1]))
+        elif gtype == GEOM_CAPSULE:
+            start = witness - axis * ((witness - row(o, 3)).dot(axis) + size[1])
+        else:
+            start = vertex_at(gtype, o, tab, idx[0])
+        return start
+
+    @ti.func
+    def edge_end(gtype, o, tab: ti.template(), dim, idx, k, start):
+        """The far end of edge k of a vertex or edge feature (from ``start``); a cylinder's
+        side line runs to the other cap, a capsule's the segment's length."""
         end = vec3(0)
-        if dim == 2:
-            end = vertex_at(box, o, tab, idx[1])
-        elif box:
+        axis = vec3(o[0, 2], o[1, 2], o[2, 2])
+        size = row(o, 4)
+        if gtype == GEOM_CYLINDER:
+            end = start + axis * (fp(2.0) * size[1] * (fp(1.0) if idx[0] != 0 else fp(-1.0)))
+        elif gtype == GEOM_CAPSULE:
+            end = start + axis * (fp(2.0) * size[1])
+        elif dim == 2:
+            end = vertex_at(gtype, o, tab, idx[1])
+        elif gtype == GEOM_BOX:
             end = in_world(o, box_corner(o, idx[0] ^ (1 << k)))
         else:
             rec = polygon(o, tab, int_entry(o, tab, around(o, tab, idx[0]) + k))
@@ -313,29 +372,29 @@ def make_faces(fp):
 
     # --- which features lie flat on each other --------------------------------------------
     @ti.func
-    def aligned_faces(box1, o1, ids1, n1, o2, ids2, n2, tab: ti.template()):
+    def aligned_faces(type1, o1, ids1, n1, type2, o2, ids2, n2, tab: ti.template()):
         """The first faces (i of geom1, j of geom2) whose normals face each other."""
         fi, fj = -1, -1
         for i in range(n1):
             if fi < 0:
-                a = face_normal(box1, o1, tab, ids1[i])
+                a = face_normal(type1, o1, tab, ids1[i])
                 for j in range(n2):
-                    if fi < 0 and a.dot(face_normal(False, o2, tab, ids2[j])) < -fp(FACE_TOL):
+                    if fi < 0 and a.dot(face_normal(type2, o2, tab, ids2[j])) < -fp(FACE_TOL):
                         fi, fj = i, j
         return fi, fj
 
     @ti.func
-    def edge_on_face(ebox, eo, edim, eidx, fbox, fo, fids, nf, tab: ti.template()):
-        """The first (edge, face) of a vertex or edge feature and a geom's faces with the
-        edge perpendicular to the face's normal (alignedFaceEdge: faces outside)."""
+    def edge_on_face(etype, eo, edim, eidx, start, ftype, fo, fids, nf, toward, tab: ti.template()):
+        """The first (edge, face) of a vertex or edge feature (its edges from ``start``) and
+        a geom's faces with the edge perpendicular to the face's normal, of the faces that
+        turn ``toward`` the edge's geom (alignedFaceEdge)."""
         fe, ff = -1, -1
-        start = vertex_at(ebox, eo, tab, eidx[0])
-        ne = edge_count(ebox, eo, tab, edim, eidx)
+        ne = edge_count(etype, eo, tab, edim, eidx)
         for i in range(nf):
-            if ff < 0:
-                nrm = face_normal(fbox, fo, tab, fids[i])
+            nrm = face_normal(ftype, fo, tab, fids[i])
+            if ff < 0 and nrm.dot(toward) > fp(MINVAL):
                 for j in range(ne):
-                    direction = normalize(edge_end(ebox, eo, tab, edim, eidx, j) - start)
+                    direction = normalize(edge_end(etype, eo, tab, edim, eidx, j, start) - start)
                     if ff < 0 and ti.abs(direction.dot(nrm)) < fp(EDGE_TOL):
                         fe, ff = j, i
         return fe, ff
@@ -462,43 +521,45 @@ def make_faces(fp):
         return count
 
     @ti.func
-    def clip_contacts(w, con_f: ti.template(), con_n: ti.template(), box1, o1, o2,
-                      tab: ti.template(), f1, f2, x1, x2, margin):
-        """MuJoCo's multi-contact from EPA's final face (its points f1 on geom1, f2 on
-        geom2): the contacts of the features that lie flat on each other, or none."""
-        idx1, dim1 = feature(box1, o1, tab, f1)
-        idx2, dim2 = feature(False, o2, tab, f2)
-        ids1, n1 = faces_of(box1, o1, tab, dim1, idx1, x1 - x2)
-        ids2, n2 = faces_of(False, o2, tab, dim2, idx2, x2 - x1)
+    def clip_contacts(w, con_f: ti.template(), con_n: ti.template(), type1, o1, type2, o2, tab: ti.template(), f1,
+                      f2, x1, x2, margin):
+        """MuJoCo's multi-contact from the solver's final face (its points f1 on geom1, f2
+        on geom2): the contacts of the features that lie flat on each other, or none."""
+        idx1, dim1 = feature(type1, o1, tab, f1)
+        idx2, dim2 = feature(type2, o2, tab, f2)
+        ids1, n1 = faces_of(type1, o1, tab, dim1, idx1, x1 - x2)
+        ids2, n2 = faces_of(type2, o2, tab, dim2, idx2, x2 - x1)
         poly = poly_t(0)
         npoly = 0
         kind = 0  # 1: face on face, 2: an edge of geom1 on a face of geom2, 3: the converse
         fid = 0  # the clipping face: geom2's for kind 2, else geom1's
         normal = vec3(0)
-        fi, fj = aligned_faces(box1, o1, ids1, n1, o2, ids2, n2, tab)
+        fi, fj = aligned_faces(type1, o1, ids1, n1, type2, o2, ids2, n2, tab)
         if fi >= 0:
             kind = 1
             fid = ids1[fi]
-            normal = -face_normal(False, o2, tab, ids2[fj])
-            npoly = load_face(False, o2, tab, ids2[fj], poly)
+            normal = -face_normal(type2, o2, tab, ids2[fj])
+            npoly = load_face(type2, o2, tab, ids2[fj], poly)
         else:
             e = -1
-            if dim1 < 3 and dim1 <= dim2:
-                e, f = edge_on_face(box1, o1, dim1, idx1, False, o2, ids2, n2, tab)
+            if dim1 < 3 and (dim1 <= dim2 or n1 == 0):
+                start = edge_start(type1, o1, tab, idx1, f1, x1 - normalize(x1 - x2) * o1[5, 2])
+                e, f = edge_on_face(type1, o1, dim1, idx1, start, type2, o2, ids2, n2, x2 - x1, tab)
                 if e >= 0:
                     kind = 2
                     fid = ids2[f]
-                    normal = -face_normal(False, o2, tab, fid)
-                    set_row(poly, 0, vertex_at(box1, o1, tab, idx1[0]))
-                    set_row(poly, 1, edge_end(box1, o1, tab, dim1, idx1, e))
+                    normal = -face_normal(type2, o2, tab, fid)
+                    set_row(poly, 0, start)
+                    set_row(poly, 1, edge_end(type1, o1, tab, dim1, idx1, e, start))
             if e < 0 and dim2 < 3:
-                e, f = edge_on_face(False, o2, dim2, idx2, box1, o1, ids1, n1, tab)
+                start = edge_start(type2, o2, tab, idx2, f2, x2 + normalize(x1 - x2) * o2[5, 2])
+                e, f = edge_on_face(type2, o2, dim2, idx2, start, type1, o1, ids1, n1, x1 - x2, tab)
                 if e >= 0:
                     kind = 3
                     fid = ids1[f]
-                    normal = face_normal(box1, o1, tab, fid)
-                    set_row(poly, 0, vertex_at(False, o2, tab, idx2[0]))
-                    set_row(poly, 1, edge_end(False, o2, tab, dim2, idx2, e))
+                    normal = face_normal(type1, o1, tab, fid)
+                    set_row(poly, 0, start)
+                    set_row(poly, 1, edge_end(type2, o2, tab, dim2, idx2, e, start))
             npoly = 2
         count = 0
         if kind > 0 and npoly > 0:
@@ -506,11 +567,11 @@ def make_faces(fp):
             nface = 0
             nc = vec3(0)
             if kind == 2:
-                nface = load_face(False, o2, tab, fid, face)
-                nc = face_normal(False, o2, tab, fid)
+                nface = load_face(type2, o2, tab, fid, face)
+                nc = face_normal(type2, o2, tab, fid)
             else:
-                nface = load_face(box1, o1, tab, fid, face)
-                nc = face_normal(box1, o1, tab, fid)
+                nface = load_face(type1, o1, tab, fid, face)
+                nc = face_normal(type1, o1, tab, fid)
             if nface > 0:
                 src, n = clip(poly, npoly, face, nface, nc)
                 if n > 0:
@@ -519,20 +580,20 @@ def make_faces(fp):
         return count
 
     @ti.func
-    def collide(w, con_f: ti.template(), con_n: ti.template(), box1, pos1, mat1, size1, pos2, mat2, margin, hull1,
-                hull2, tab: ti.template()):
-        """Contacts of a box (``box1``) or mesh (geom1) and a mesh (geom2), each grown by
-        half the margin: the clipped features' where they lie flat on each other, else
-        EPA's one; returns how many."""
-        half = fp(0.5) * margin
-        o1 = make_obj(GEOM_BOX, pos1, mat1, size1, fp(0.0), half)
-        if not box1:
-            o1 = with_hull(make_obj(GEOM_MESH, pos1, mat1, size1, fp(0.0), half), hull1)
-        o2 = with_hull(make_obj(GEOM_MESH, pos2, mat2, vec3(0), fp(0.0), half), hull2)
-        dist, x1, x2, f1, f2 = overlap_face(o1, o2, tab)
+    def collide(w, con_f: ti.template(), con_n: ti.template(), type1, pos1, mat1, size1, type2, pos2, mat2, size2,
+                margin, hull1, hull2, tab: ti.template()):
+        """Contacts of two geoms of which each is a capsule, cylinder, box or mesh (not a
+        capsule and a box: those have their own routine), each grown by half the margin:
+        the clipped features' where they lie flat on each other, else the solver's one;
+        returns how many."""
+        dist, x1, x2, f1, f2 = penetration_face(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1,
+                                                hull2, tab)
         count = 0
         if dist < 0:
-            count = clip_contacts(w, con_f, con_n, box1, o1, o2, tab, f1, f2, x1, x2, margin)
+            half = fp(0.5) * margin
+            o1 = with_hull(make_obj(type1, pos1, mat1, size1, size1[0], half), hull1)
+            o2 = with_hull(make_obj(type2, pos2, mat2, size2, size2[0], half), hull2)
+            count = clip_contacts(w, con_f, con_n, type1, o1, type2, o2, tab, f1, f2, x1, x2, margin)
             if count == 0:
                 nph.emit(w, con_f, con_n, margin + dist, (x1 + x2) * fp(0.5), normalize(x1 - x2), vec3(0))
                 count = 1

@@ -34,6 +34,22 @@ def make_penetration(fp):
         """Signed distance of the two geoms each grown by margin / 2 (negative: they
         overlap), and the witness points on them; dist is BIG when they do not overlap.
         A mesh's hull (support.with_hull) is in tab."""
+        dist, x1, x2, _, _ = measure_geoms(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1, hull2,
+                                           tab, False)
+        return dist, x1, x2
+
+    @ti.func
+    def penetration_face(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1, hull2,
+                         tab: ti.template()):
+        """penetration, and the face the solver ended on: its three points on each geom
+        (rows of two 3 x 3 matrices), EPA's final face or, where a sphere's or capsule's
+        core did not penetrate, GJK's last simplex (its points repeated up to three), as
+        MuJoCo's multi-contact reads them."""
+        return measure_geoms(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1, hull2, tab, True)
+
+    @ti.func
+    def measure_geoms(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1, hull2, tab: ti.template(),
+                      keep_face: ti.template()):
         half = fp(0.5) * margin
         sv = simplex_t(0)
         s1 = simplex_t(0)
@@ -42,6 +58,8 @@ def make_penetration(fp):
         set_row(xw, 0, pos1)
         set_row(xw, 1, pos2)
         dist = fp(BIG)
+        face1 = ti.types.matrix(3, 3, fp)(0)
+        face2 = ti.types.matrix(3, 3, fp)(0)
         full = True
         core1 = type1 == GEOM_SPHERE or type1 == GEOM_CAPSULE
         core2 = type2 == GEOM_SPHERE or type2 == GEOM_CAPSULE
@@ -62,16 +80,23 @@ def make_penetration(fp):
                 dist = d - grow1 - grow2
                 if dist > 0:
                     dist = fp(BIG)
+                if ti.static(keep_face):
+                    for r in ti.static(range(3)):
+                        k = r if r < ns0 else 0
+                        set_row(face1, r, row(s1, k))
+                        set_row(face2, r, row(s2, k))
             else:
                 set_row(xw, 0, pos1)
                 set_row(xw, 1, pos2)
         if full:
             o1 = with_hull(make_obj(type1, pos1, mat1, size1, size1[0], half), hull1)
             o2 = with_hull(make_obj(type2, pos2, mat2, size2, size2[0], half), hull2)
-            dist, x1, x2 = overlap(o1, o2, tab)
+            dist, x1, x2, f1, f2 = measure(o1, o2, tab, keep_face)
             set_row(xw, 0, x1)
             set_row(xw, 1, x2)
-        return dist, row(xw, 0), row(xw, 1)
+            face1 = f1
+            face2 = f2
+        return dist, row(xw, 0), row(xw, 1), face1, face2
 
     @ti.func
     def overlap(o1, o2, tab: ti.template()):
@@ -108,4 +133,5 @@ def make_penetration(fp):
                 face2 = f2
         return dist, row(xw, 0), row(xw, 1), face1, face2
 
-    return types.SimpleNamespace(penetration=penetration, overlap=overlap, overlap_face=overlap_face)
+    return types.SimpleNamespace(penetration=penetration, penetration_face=penetration_face, overlap=overlap,
+                                 overlap_face=overlap_face)
