@@ -1,12 +1,8 @@
 """The DeepMind Control Suite's 19 models, as the dm_control package ships them, loaded
 strictly and stepped beside MuJoCo with the same random controls, float64.
 
-Each loads and follows MuJoCo's trajectory. dog's follows it less far: its 40-odd
-contacts of frictionless, multi-CCD and no-slip kinds leave the two Newton solves a
-little apart within their tolerance (1e-9 after a step, 2e-7 after 10, measured), and at
-step 15 a capsule touches the target's rim where the multi-CCD contacts lie at MuJoCo's
-distinctness threshold (3.1e-5 from the first against 3e-5): which survive there depends
-on the last digits of the convex solvers' witness points, and the trajectories part.
+Each loads and follows MuJoCo's trajectory: dog, with 40-odd contacts of frictionless,
+multi-CCD and no-slip kinds, to 2.5e-13 in qpos over 100 steps (measured).
 """
 
 import os
@@ -22,7 +18,6 @@ MODELS = sorted(f[:-4] for f in os.listdir(SUITE) if f.endswith(".xml"))
 STEPS = 100
 # round-off grown over 100 steps; the worst measured was 3e-13 (humanoid, contacts)
 TOL = 1e-9
-SHORTER = {"dog": (10, 1e-6)}  # steps and tolerance where the trajectories part sooner
 
 
 def test_the_suite_has_its_19_models():
@@ -41,15 +36,14 @@ def test_control_suite_model_loads_and_steps_as_mujoco(name, device):
     md = mujoco.MjData(mjm)
     world = World(model, 1, device=device, precision="float64")
     rng = np.random.default_rng(0)
-    steps, tol = SHORTER.get(name, (STEPS, TOL))
-    for _ in range(steps):
+    for _ in range(STEPS):
         u = rng.uniform(-1, 1, mjm.nu)
         md.ctrl[:] = u
         world.set_ctrl(u[None])
         mujoco.mj_step(mjm, md)
         world.step()
-    np.testing.assert_allclose(world.get("qpos")[0], md.qpos, rtol=tol, atol=tol)
-    np.testing.assert_allclose(world.get("qvel")[0], md.qvel, rtol=tol, atol=tol)
+    np.testing.assert_allclose(world.get("qpos")[0], md.qpos, rtol=TOL, atol=TOL)
+    np.testing.assert_allclose(world.get("qvel")[0], md.qvel, rtol=TOL, atol=TOL)
 
 
 @pytest.mark.parametrize("name", MODELS)
