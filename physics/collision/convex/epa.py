@@ -155,7 +155,7 @@ def make_epa(fp):
                     face = -1
                     break
                 a, b = edges[q, 0], edges[q, 1]
-                v, d2 = face_projection(pv, a, b, wi, center)
+                v, d2 = face_projection(pv, wi, a, b, center)
                 if d2 == 0:
                     face = -1
                     break
