@@ -276,7 +276,9 @@ SENSOR_I = Table(
     ("adr", 1, "first sensordata entry", _ID), ("dim", 1, "sensordata entries", "count"),
     ("datatype", 1, "mjtDataType: real 0, positive 1 (cutoff applies), axis 2, quaternion 3", "enum"),
     ("zone", 1, "mjtGeom of a touch sensor's site", "enum"),
-    ("stage", 1, "mjtStage the value needs: 1 position, 2 velocity, 3 acceleration", "enum"))
+    ("stage", 1, "mjtStage the value needs: 1 position, 2 velocity, 3 acceleration", "enum"),
+    ("refid", 1, "the second object of a contact sensor", _ID),
+    ("intprm", 3, "a contact sensor's data fields (bits), reduction and slots", "enum, enum, count"))
 SENSOR_F = Table(
     "sensor_f", "sensor_", ROWS, "float", "sensor constants",
     ("cutoff", 1, "bound of the value (0: none)", "the sensor's"),
@@ -777,8 +779,10 @@ def pack_sensors(m: Model):
         body, pos, quat, size = _sensor_frame(m, objtype, objid)
         refbody, refpos, refquat, _ = _sensor_frame(m, int(m.sensor_reftype[s]), int(m.sensor_refid[s]))
         zone = m.site_type[objid] if objtype == S.OBJ_SITE else 0
+        intprm = m.sensor_intprm[s] if len(m.sensor_intprm) else (0, 0, 0)
         sensor_i[s] = (m.sensor_type[s], objtype, objid, body, m.sensor_reftype[s], refbody, m.sensor_adr[s],
-                       m.sensor_dim[s], m.sensor_datatype[s], zone, m.sensor_needstage[s])
+                       m.sensor_dim[s], m.sensor_datatype[s], zone, m.sensor_needstage[s], m.sensor_refid[s],
+                       *intprm)
         for name, value in (("cutoff", m.sensor_cutoff[s]), ("pos", pos), ("quat", quat), ("size", size),
                             ("refpos", refpos), ("refquat", refquat)):
             _put(sensor_f, s, SENSOR_F, name, value)

@@ -290,6 +290,9 @@ class Model:
     sensor_adr: np.ndarray = _i(0)  # first entry in sensordata
     sensor_cutoff: np.ndarray = _f(0)  # 0: none; else the value is clipped to it
     sensor_noise: np.ndarray = _f(0)  # standard deviation, kept for the user as MuJoCo keeps it
+    # a contact sensor's data fields (bits, compiler.sensors.CONTACT_DATA), reduction
+    # (CONTACT_REDUCE) and slots; zeros for the others (MuJoCo's sensor_intprm)
+    sensor_intprm: np.ndarray = _i(0, 3)
     sensor_name: list = field(default_factory=list)
 
     # tendons (ntendon,), fixed or spatial, and their wraps (nwrap,): a fixed tendon's are

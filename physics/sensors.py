@@ -18,9 +18,9 @@ import types
 
 from . import layout as L
 from .access import make_access
-from .compiler.sensors import KINDS, POSITIVE, REAL, STAGE_ACC
+from .compiler.sensors import KINDS, OBJ_BODY, OBJ_GEOM, OBJ_SITE, OBJ_XBODY, POSITIVE, REAL, STAGE_ACC
 from .constraint.reaction import make_reaction
-from .constraint.rows import CNSTR_CONTACT_PYRAMIDAL
+from .constraint.rows import CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL
 from .model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
 from .rays import make_rays
 from .runtime.backend import ti
@@ -28,6 +28,7 @@ from .runtime.lanes import env_index
 from .runtime.ti_math import make_math
 
 _CODE = {name: kind.code for name, kind in KINDS.items()}
+_MINDIST, _MAXFORCE, _NETFORCE = 1, 2, 3  # compiler.sensors.CONTACT_REDUCE
 MINVAL = 1e-15  # mjMINVAL
 BIG = 1e30
 
@@ -216,6 +217,248 @@ def make_sensors(fp, ray_meshes: bool = True):
                         total += force
         return total
 
+    # --- contact: the contacts that match, reduced to the sensor's slots ----------------
+    @ti.func
+    def contact_point(w, c, t: ti.template()):
+        return m.vec3(A.contact_pos_at(t.con_f, w, c, 0), A.contact_pos_at(t.con_f, w, c, 1),
+                      A.contact_pos_at(t.con_f, w, c, 2))
+
+    @ti.func
+    def contact_frame(w, c, t: ti.template()):
+        """Contact c's frame, its rows the normal and the two tangents."""
+        frame = m.mat3(0)
+        for r in ti.static(range(3)):
+            for q in ti.static(range(3)):
+                frame[r, q] = A.contact_frame_at(t.con_f, w, c, 3 * r + q)
+        return frame
+
+    @ti.func
+    def contact_force(w, c, t: ti.template()):
+        """(force, torque) of contact c in its own frame (MuJoCo's mj_contactForce): a
+        pyramid's edges decode to normal = their sum, tangent k = mu_k (edge+ - edge-);
+        an elliptic cone's rows are the components; zero for a contact without rows."""
+        local = m.vec6(0)
+        adr = A.contact_efc_address(t.con_i, w, c)
+        if adr >= 0:
+            dim = A.contact_dim(t.con_i, w, c)
+            kind = ti.cast(A.efc_type(t.efc_f, w, adr), ti.i32)
+            if kind == CNSTR_CONTACT_FRICTIONLESS:
+                local[0] = A.efc_force(t.efc_f, w, adr)
+            elif kind == CNSTR_CONTACT_PYRAMIDAL:
+                for r in range(2 * (dim - 1)):
+                    local[0] += A.efc_force(t.efc_f, w, adr + r)
+                for k in range(dim - 1):
+                    local[k + 1] = A.contact_friction_at(t.con_f, w, c, k) * (
+                        A.efc_force(t.efc_f, w, adr + 2 * k) - A.efc_force(t.efc_f, w, adr + 2 * k + 1))
+            else:
+                for k in range(dim):
+                    local[k] = A.efc_force(t.efc_f, w, adr + k)
+        return local
+
+    @ti.func
+    def involves(objtype, objid, body, geom, t: ti.template()):
+        """Whether a contact's side (its geom and body) is the sensor object (checkMatch):
+        any for none or a site (tested by position), the geom, the body or its subtree."""
+        hit = True
+        if objtype == OBJ_GEOM:
+            hit = geom == objid
+        elif objtype == OBJ_BODY:
+            hit = body == objid
+        elif objtype == OBJ_XBODY:
+            hit = in_subtree(body, objid, t)
+        return hit
+
+    @ti.func
+    def inside_zone(zone, size, p):
+        """Whether p (the zone's frame) is strictly inside a site's shape (mju_insideGeom)."""
+        inside = False
+        if zone == GEOM_SPHERE:
+            inside = p.dot(p) < size[0] * size[0]
+        elif zone == GEOM_CAPSULE:
+            dz = p[2] - ti.min(ti.max(p[2], -size[1]), size[1])
+            inside = p[0] * p[0] + p[1] * p[1] + dz * dz < size[0] * size[0]
+        elif zone == GEOM_ELLIPSOID:
+            inside = (p[0] * p[0] / (size[0] * size[0]) + p[1] * p[1] / (size[1] * size[1])
+                      + p[2] * p[2] / (size[2] * size[2])) < 1
+        elif zone == GEOM_CYLINDER:
+            inside = ti.abs(p[2]) < size[1] and p[0] * p[0] + p[1] * p[1] < size[0] * size[0]
+        elif zone == GEOM_BOX:
+            inside = ti.abs(p[0]) < size[0] and ti.abs(p[1]) < size[1] and ti.abs(p[2]) < size[2]
+        return inside
+
+    @ti.func
+    def contact_match(w, s, c, t: ti.template()):
+        """0: contact c does not match sensor s; 1: it does, its normal from the sensor's
+        first object to its second; -1: it does, its normal the other way (matchContact)."""
+        objtype, objid = A.sensor_objtype(t.sensor_i, s), A.sensor_objid(t.sensor_i, s)
+        reftype, refid = A.sensor_reftype(t.sensor_i, s), A.sensor_refid(t.sensor_i, s)
+        result = 1
+        if objtype != 0 or reftype != 0:
+            if objtype == OBJ_SITE:
+                ms = w % t.sensor_f.shape[0]
+                body = A.sensor_body(t.sensor_i, s)
+                rot = frame_mat(w, body, A.sensor_quat(t.sensor_f, ms, s), t)
+                pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
+                point = contact_point(w, c, t)
+                if not inside_zone(A.sensor_zone(t.sensor_i, s), A.sensor_size(t.sensor_f, ms, s),
+                                   rot.transpose() @ (point - pos)):
+                    result = 0
+            if result != 0:
+                g1, g2 = A.contact_geom1(t.con_i, w, c), A.contact_geom2(t.con_i, w, c)
+                b1, b2 = A.geom_body(t.geom_i, g1), A.geom_body(t.geom_i, g2)
+                m11, m12 = involves(objtype, objid, b1, g1, t), involves(objtype, objid, b2, g2, t)
+                m21, m22 = involves(reftype, refid, b1, g1, t), involves(reftype, refid, b2, g2, t)
+                if not (m11 or m12) or not (m21 or m22):
+                    result = 0
+                elif objtype != 0 and reftype != 0:
+                    result = -1 if (m12 and m21) and not (m11 and m22) else 1
+                elif objtype != 0:
+                    result = 1 if m11 else -1
+                else:
+                    result = 1 if m22 else -1
+        return result
+
+    @ti.func
+    def contact_criterion(w, c, reduce, t: ti.template()):
+        """What the slots are ordered by, ascending: depth (mindist), minus the squared force
+        (maxforce); the contact's index (none)."""
+        value = fp(c)
+        if reduce == _MINDIST:
+            value = A.contact_dist(t.con_f, w, c)
+        elif reduce == _MAXFORCE:
+            f = contact_force(w, c, t)
+            value = -(f[0] * f[0] + f[1] * f[1] + f[2] * f[2])
+        return value
+
+    @ti.func
+    def put(w, s, k, value, t: ti.template()):
+        t.sensordata[env_index(w, A.sensor_adr(t.sensor_i, s) + k)] = value
+
+    @ti.func
+    def put3(w, s, k, v, t: ti.template()):
+        for i in ti.static(range(3)):
+            put(w, s, k + i, v[i], t)
+
+    @ti.func
+    def slot_fields(w, s, c, flip, nmatch, first, t: ti.template()):
+        """One slot of sensor s from contact c (copySensorData): seen from the sensor's
+        first object, so flipped contacts turn 180 degrees about their second tangent."""
+        bits = A.sensor_intprm_at(t.sensor_i, s, 0)
+        k = first
+        sgn = fp(-1.0) if flip else fp(1.0)
+        frame = contact_frame(w, c, t)
+        flip_z = m.vec3(1.0, 1.0, sgn)
+        if bits & 1:
+            put(w, s, k, fp(nmatch), t)
+            k += 1
+        if bits & 6:
+            local = contact_force(w, c, t)
+            if bits & 2:
+                put3(w, s, k, m.vec3(local[0], local[1], local[2]) * flip_z, t)
+                k += 3
+            if bits & 4:
+                put3(w, s, k, m.vec3(local[3], local[4], local[5]) * flip_z, t)
+                k += 3
+        if bits & 8:
+            put(w, s, k, A.contact_dist(t.con_f, w, c), t)
+            k += 1
+        if bits & 16:
+            put3(w, s, k, contact_point(w, c, t), t)
+            k += 3
+        if bits & 32:
+            put3(w, s, k, sgn * m.vec3(frame[0, 0], frame[0, 1], frame[0, 2]), t)
+            k += 3
+        if bits & 64:
+            put3(w, s, k, sgn * m.vec3(frame[1, 0], frame[1, 1], frame[1, 2]), t)
+            k += 3
+        if bits & 384:
+            point = contact_point(w, c, t)
+            b1 = A.geom_body(t.geom_i, A.contact_geom1(t.con_i, w, c))
+            b2 = A.geom_body(t.geom_i, A.contact_geom2(t.con_i, w, c))
+            rel = velocity(w, b2, point, t) - velocity(w, b1, point, t)
+            if bits & 128:
+                put3(w, s, k, (frame @ m.lin(rel)) * flip_z, t)
+                k += 3
+            if bits & 256:
+                put3(w, s, k, (frame @ m.ang(rel)) * flip_z, t)
+                k += 3
+        return k
+
+    @ti.func
+    def net_force(w, s, nmatch, t: ti.template()):
+        """reduce="netforce": the matched contacts' total force and torque, world-oriented,
+        about their force-weighted centre, in slot 0."""
+        weight = fp(0.0)
+        centre = m.vec3(0)
+        force = m.vec3(0)
+        torque = m.vec3(0)
+        moment = m.vec3(0)
+        for c in range(A.ncon(t.con_n, w)):
+            sign = contact_match(w, s, c, t)
+            if sign != 0:
+                local = contact_force(w, c, t) * fp(sign)
+                frame = contact_frame(w, c, t)
+                f = frame.transpose() @ m.vec3(local[0], local[1], local[2])
+                point = contact_point(w, c, t)
+                weight += m.vec3(local[0], local[1], local[2]).norm()
+                centre += m.vec3(local[0], local[1], local[2]).norm() * point
+                force += f
+                torque += frame.transpose() @ m.vec3(local[3], local[4], local[5])
+                moment += point.cross(f)
+        centre = centre / ti.max(weight, fp(MINVAL))
+        bits = A.sensor_intprm_at(t.sensor_i, s, 0)
+        k = 0
+        if bits & 1:
+            put(w, s, k, fp(nmatch), t)
+            k += 1
+        if bits & 2:
+            put3(w, s, k, force, t)
+            k += 3
+        if bits & 4:
+            put3(w, s, k, torque + moment - centre.cross(force), t)
+            k += 3
+        if bits & 8:
+            k += 1
+        if bits & 16:
+            put3(w, s, k, centre, t)
+            k += 3
+        if bits & 32:
+            put(w, s, k, fp(1.0), t)
+            k += 3
+        if bits & 64:
+            put(w, s, k + 1, fp(1.0), t)
+
+    @ti.func
+    def contact_sensor(w, s, t: ti.template()):
+        """num slots of the matched contacts' fields, in the reduction's order (the first
+        matches; the least deep; the largest forces), zero past the matches; or their sum."""
+        for k in range(A.sensor_dim(t.sensor_i, s)):
+            put(w, s, k, fp(0.0), t)
+        reduce = A.sensor_intprm_at(t.sensor_i, s, 1)
+        ncon = A.ncon(t.con_n, w)
+        nmatch = 0
+        for c in range(ncon):
+            if contact_match(w, s, c, t) != 0:
+                nmatch += 1
+        if reduce == _NETFORCE:
+            if nmatch > 0:  # none: the slot stays zero, as every slot past the matches
+                net_force(w, s, nmatch, t)
+        else:
+            nslot = ti.min(A.sensor_intprm_at(t.sensor_i, s, 2), nmatch)
+            last_value, last_c = fp(-BIG), -1
+            k = 0
+            for _ in range(nslot):  # the next by (criterion, index) after the last taken
+                best_value, best_c, best_sign = fp(BIG), ncon, 0
+                for c in range(ncon):
+                    sign = contact_match(w, s, c, t)
+                    if sign != 0:
+                        value = contact_criterion(w, c, reduce, t)
+                        after = value > last_value or (value == last_value and c > last_c)
+                        if after and (value < best_value or (value == best_value and c < best_c)):
+                            best_value, best_c, best_sign = value, c, sign
+                k = slot_fields(w, s, best_c, best_sign < 0, nmatch, k, t)
+                last_value, last_c = best_value, best_c
+
     # --- one sensor ------------------------------------------------------------------
     @ti.func
     def write(w, s, k, value, t: ti.template()):
@@ -351,6 +594,8 @@ def make_sensors(fp, ray_meshes: bool = True):
             frame_sensor(w, s, kind, t)
         elif kind <= S.magnetometer and kind != S.touch:
             site_sensor(w, s, kind, t)
+        elif kind == S.contact:
+            contact_sensor(w, s, t)
         elif kind == S.subtreecom:
             o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
             write3(w, s, A.body_subtree_com(t.body_d, o, obj), t)

@@ -34,7 +34,7 @@ multi-CCD's clipped contacts, which start from EPA's final face) compare their d
 EPA's precision; a state whose contact set differs there (in number, or with GJK/EPA depths
 apart by more than rounding, so that their normals differ too) is left out of the ``qacc`` row and of
 the contact-dependent sensors' (touch, force, torque, accelerometer, framelinacc,
-frameangacc). The rollout stays strict: a note names such pairs when it touches them, since
+frameangacc, contact). The rollout stays strict: a note names such pairs when it touches them, since
 drift can start there. For RK4 models the rollout's reference
 is the classic scheme made of mujoco's mj_forward and mj_integratePos (see ``rk4_step``).
 """
@@ -422,10 +422,10 @@ def differs_by_design(mjm, a: list, b: list) -> bool:
     return any(k == "hfield" or (k == "ccd" and epa_differs(p)) for p, k in kinds.items())
 
 
-# the sensors that read contact forces or constrained accelerations (mjtSensor codes: touch,
-# accelerometer, force, torque, framelinacc, frameangacc): like qacc, not comparable at a
-# state whose contact set differs by design
-CONTACT_SENSORS = (0, 1, 4, 5, 33, 34)
+# the sensors that read contacts, contact forces or constrained accelerations (mjtSensor codes:
+# touch, accelerometer, force, torque, framelinacc, frameangacc, contact): like qacc, not
+# comparable at a state whose contact set differs by design
+CONTACT_SENSORS = (0, 1, 4, 5, 33, 34, 42)
 
 
 def sensor_row(mjm, ours: list, refs: list, by_design: list) -> Row:
@@ -462,7 +462,7 @@ def snapshot_rows(mjm, ours: list, refs: list) -> tuple[list[Row], str]:
     note = (f"{skipped} of {len(refs)} states have contacts that differ by design (height fields: MuJoCo collides "
             "prisms, taigym the surface; GJK/EPA pairs: EPA stopped at different depths, within the dist row's "
             "tolerance, or multi-CCD clipped a different number of contacts): their qacc is not compared, "
-            "nor their contact-dependent sensors (touch, force, torque, accelerometer, framelinacc, frameangacc), "
+            "nor their contact-dependent sensors (touch, force, torque, accelerometer, framelinacc, frameangacc, contact), "
             "nor height-field contacts") if skipped else ""
     return rows, note
 

@@ -346,5 +346,5 @@ def test_the_whole_control_suite_directory_loads_and_matches(capsys):
     assert models <= set(rows) and len(models) >= 19, out
     assert {name for name, r in rows.items() if r[0] == "not a model"} == set(rows) - models, out
     for name in sorted(models):
-        assert rows[name][:2] == ("yes", "ok"), f"{name}: {rows[name]}\n{out}{err}"
+        assert tuple(rows[name][:2]) == ("yes", "ok"), f"{name}: {rows[name]}\n{out}{err}"
     assert status == 0, out

@@ -27,7 +27,16 @@ from .. import model as M
 from ..errors import ModelError
 from ..compiler.integers import int32
 from ..compiler.mass_properties import combine, geom_inertia, geom_volume, principal_axes
-from ..compiler.sensors import FRAME_OBJECTS, KINDS, OBJ_UNKNOWN, SensorSpec, where as sensor_where
+from ..compiler.sensors import (
+    CONTACT_FIRST,
+    CONTACT_SECOND,
+    FRAME_OBJECTS,
+    KINDS,
+    OBJ_UNKNOWN,
+    SensorSpec,
+    contact_sensor,
+)
+from ..compiler.sensors import where as sensor_where
 from ..compiler.mesh import Mesh, compile_mesh, fitted_size
 from ..compiler.transforms import quat_mul, quat_normalize, quat_rotate
 
@@ -795,6 +804,29 @@ class ModelBuilder:
         if cutoff < 0 or noise < 0:
             raise ModelError("cutoff and noise must be >= 0", element=where, attribute="cutoff" if cutoff < 0 else "noise")
         self._sensors.append(SensorSpec(kind, name, otype, obj, rtype, ref, float(cutoff), float(noise)))
+        return len(self._sensors) - 1
+
+    def add_contact_sensor(self, *, name: str = "", data: str = "found", reduce: str = "none", num: int = 1,
+                           cutoff: float = 0.0, noise: float = 0.0, **objects) -> int:
+        """MuJoCo's contact sensor: ``num`` slots of the ``data`` fields (found force torque
+        dist pos normal tangent linvel angvel, in that order) of the contacts that match
+        its objects, given as MJCF's attributes (at most one of geom1, body1, subtree1 and
+        site; at most one of geom2, body2, subtree2; none: every contact), ordered by
+        ``reduce`` (none, mindist, maxforce) or summed (netforce)."""
+        where = sensor_where("contact", name, len(self._sensors))
+        unknown = set(objects) - set(CONTACT_FIRST) - set(CONTACT_SECOND)
+        if unknown:
+            raise ModelError(f"unknown object attribute {sorted(unknown)[0]!r}", element=where)
+        chosen = []
+        for group in (CONTACT_FIRST, CONTACT_SECOND):
+            given = [k for k in group if objects.get(k)]
+            if len(given) > 1:
+                raise ModelError(f"at most one of {list(group)} may be given, got {given}", element=where,
+                                 attribute=given[1])
+            chosen.append((group[given[0]], objects[given[0]]) if given else (OBJ_UNKNOWN, ""))
+        intprm = contact_sensor(data, reduce, num, where)
+        (otype, obj), (rtype, ref) = chosen
+        self._sensors.append(SensorSpec("contact", name, otype, obj, rtype, ref, float(cutoff), float(noise), intprm))
         return len(self._sensors) - 1
 
     # --- tendons and actuators ----------------------------------------------------------

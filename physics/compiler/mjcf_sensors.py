@@ -3,7 +3,7 @@ holds the kinds)."""
 
 from __future__ import annotations
 
-from .sensors import KINDS, where
+from .sensors import CONTACT_FIRST, CONTACT_SECOND, KINDS, where
 
 _COMMON = {"name", "noise", "cutoff", "user"}
 _FRAME = {"objtype", "objname", "reftype", "refname"}
@@ -16,8 +16,28 @@ def read_sensors(reader, node) -> None:
     are refused (or, with strict=False, listed in the warning)."""
     reader.check(node, "sensor", (), tuple(KINDS))
     for child in node.children:
-        if child.tag in KINDS:
+        if child.tag == "contact":
+            _read_contact_sensor(reader, child)
+        elif child.tag in KINDS:
             _read_sensor(reader, child)
+
+
+def _read_contact_sensor(reader, node) -> None:
+    a = node.attrib
+    element = where("contact", a.get("name", ""), len(reader.b._sensors))
+    objects = set(CONTACT_FIRST) | set(CONTACT_SECOND)
+    reader.check(node, element, _COMMON | set(_SAMPLING) | objects | {"num", "data", "reduce"})
+    before = len(reader.ignored)
+    for key, default in _SAMPLING.items():
+        reader.default_only(a, node, element, key, default, f"sensor sampling {key}={a.get(key)!r}")
+    if len(reader.ignored) > before:
+        return
+    kw = dict(name=a.get("name", ""), cutoff=reader.number(a, "cutoff", node, element, 0.0, minimum=0.0),
+              noise=reader.number(a, "noise", node, element, 0.0, minimum=0.0),
+              num=reader.integer(a, "num", node, element, 1), data=a.get("data", "found"),
+              reduce=a.get("reduce", "none"), **{k: a[k] for k in objects if k in a})
+    reader.guard(node, element, reader.b.add_contact_sensor, **kw)
+    reader.remember("contact", kw["name"] or element.split()[-1], node, element)
 
 
 def _read_sensor(reader, node) -> None:

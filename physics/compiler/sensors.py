@@ -61,7 +61,17 @@ KINDS = {
     "subtreecom": Kind(35, "body", OBJ_BODY, 3, REAL, STAGE_POS),
     "subtreelinvel": Kind(36, "body", OBJ_BODY, 3, REAL, STAGE_VEL),
     "subtreeangmom": Kind(37, "body", OBJ_BODY, 3, REAL, STAGE_VEL),
+    # its objects, size and stage follow from its attributes (contact_sensor)
+    "contact": Kind(42, "", OBJ_UNKNOWN, 0, REAL, STAGE_POS),
 }
+# a contact sensor's data fields, in the order a slot holds them, with their sizes, and its
+# reductions (MuJoCo's mjtConDataField and sensor_intprm[1])
+CONTACT_DATA = {"found": 1, "force": 3, "torque": 3, "dist": 1, "pos": 3, "normal": 3, "tangent": 3, "linvel": 3,
+                "angvel": 3}
+CONTACT_REDUCE = ("none", "mindist", "maxforce", "netforce")
+# what a contact sensor's first and second object may be: mjtObj by attribute
+CONTACT_FIRST = {"geom1": OBJ_GEOM, "body1": OBJ_BODY, "subtree1": OBJ_XBODY, "site": OBJ_SITE}
+CONTACT_SECOND = {"geom2": OBJ_GEOM, "body2": OBJ_BODY, "subtree2": OBJ_XBODY}
 CODES = {k.code: name for name, k in KINDS.items()}
 BALL_JOINT_KINDS = ("ballquat", "ballangvel")
 FRAME_VELOCITY = ("framelinvel", "frameangvel")  # the frame sensors a reference frame moves
@@ -78,6 +88,40 @@ class SensorSpec(NamedTuple):
     refname: str
     cutoff: float
     noise: float
+    intprm: tuple = (0, 0, 0)  # a contact sensor's (data bits, reduction, slots)
+
+
+def contact_sensor(data: str, reduce: str, num: int, at: str) -> tuple:
+    """A contact sensor's (data bits, reduction, slots) from its MJCF attributes, checked as
+    MuJoCo's compiler checks them."""
+    fields = data.split()
+    if not fields or any(f not in CONTACT_DATA for f in fields):
+        raise ModelError(f"data must name fields among {list(CONTACT_DATA)}, got {data!r}", element=at,
+                         attribute="data")
+    order = [list(CONTACT_DATA).index(f) for f in fields]
+    if order != sorted(set(order)):
+        raise ModelError(f"data fields must appear once each, in the order {list(CONTACT_DATA)}", element=at,
+                         attribute="data")
+    if reduce not in CONTACT_REDUCE:
+        raise ModelError(f"reduce must be one of {list(CONTACT_REDUCE)}, got {reduce!r}", element=at,
+                         attribute="reduce")
+    if reduce == "netforce" and {"linvel", "angvel"} & set(fields):
+        raise ModelError("linvel and angvel cannot be combined with reduce='netforce'", element=at,
+                         attribute="data")
+    if num < 1:
+        raise ModelError(f"num must be at least 1, got {num}", element=at, attribute="num")
+    return sum(1 << k for k in order), CONTACT_REDUCE.index(reduce), int(num)
+
+
+def _contact_shape(intprm) -> tuple:
+    """(dim, stage) of a contact sensor: num slots of its fields; the acceleration stage
+    where it reads forces, the velocity stage where it reads velocities."""
+    bits, reduce, num = intprm
+    fields = [f for k, f in enumerate(CONTACT_DATA) if bits & (1 << k)]
+    dim = num * sum(CONTACT_DATA[f] for f in fields)
+    if {"force", "torque"} & set(fields) or CONTACT_REDUCE[reduce] in ("maxforce", "netforce"):
+        return dim, STAGE_ACC
+    return dim, STAGE_VEL if {"linvel", "angvel"} & set(fields) else STAGE_POS
 
 
 def where(kind: str, name: str, index: int) -> str:
@@ -128,7 +172,7 @@ def rangefinders_see_meshes(model: M.Model) -> bool:
 def sensor_arrays(model: M.Model, specs: list) -> dict:
     """mjModel's sensor_* arrays for the sensors ``specs`` (SensorSpec), in declared order."""
     cols = {k: [] for k in ("type", "objtype", "objid", "reftype", "refid", "needstage", "datatype", "dim", "adr",
-                            "cutoff", "noise", "name")}
+                            "cutoff", "noise", "name", "intprm")}
     adr = 0
     for i, spec in enumerate(specs):
         kind, at = KINDS[spec.kind], where(spec.kind, spec.name, i)
@@ -138,11 +182,15 @@ def sensor_arrays(model: M.Model, specs: list) -> dict:
         refid = -1 if spec.reftype == OBJ_UNKNOWN else _lookup(model, spec.reftype, spec.refname, at, "refname")
         row = dict(type=kind.code, objtype=spec.objtype, objid=objid, reftype=spec.reftype, refid=refid,
                    needstage=kind.stage, datatype=kind.datatype, dim=kind.dim, adr=adr, cutoff=spec.cutoff,
-                   noise=spec.noise, name=spec.name)
+                   noise=spec.noise, name=spec.name, intprm=spec.intprm)
+        if spec.kind == "contact":
+            row["dim"], row["needstage"] = _contact_shape(spec.intprm)
         for key, value in row.items():
             cols[key].append(value)
-        adr += kind.dim
-    out = {f"sensor_{k}": np.array(v, dtype=np.int32) for k, v in cols.items() if k not in ("cutoff", "noise", "name")}
+        adr += row["dim"]
+    out = {f"sensor_{k}": np.array(v, dtype=np.int32) for k, v in cols.items()
+           if k not in ("cutoff", "noise", "name", "intprm")}
+    out["sensor_intprm"] = np.array(cols["intprm"], dtype=np.int32).reshape(len(specs), 3)
     out.update(sensor_cutoff=np.array(cols["cutoff"], dtype=float), sensor_noise=np.array(cols["noise"], dtype=float),
                sensor_name=cols["name"], nsensor=len(specs), nsensordata=adr)
     return out
