@@ -130,7 +130,8 @@ SIZE_LEVEL_START = 24
 SIZE_NSENSOR = SIZE_LEVEL_START + TREE_LEVELS + 1
 SIZE_SENSOR_RNE_POST = SIZE_NSENSOR + 1
 SIZE_NOSLIP_ITERATIONS = SIZE_SENSOR_RNE_POST + 1  # sweeps of the no-slip pass (physics/constraint/rows/noslip.py)
-NSIZES = SIZE_NOSLIP_ITERATIONS + 1
+SIZE_GRAVCOMP = SIZE_NOSLIP_ITERATIONS + 1  # 1: some body has gravity compensation (physics/smooth/passive.py)
+NSIZES = SIZE_GRAVCOMP + 1
 # The solver and cone are compile-time choices (physics/step/pipeline.py), not sizes.
 SOLVERS = ("PGS", "CG", "Newton")
 CONES = ("pyramidal", "elliptic")
@@ -155,6 +156,7 @@ BODY_F = Table(
     ("ipos", 3, "centre of mass in the body frame", "m"), ("iquat", 4, "principal inertia axes in the body frame", _QUAT),
     ("mass", 1, "mass", "kg"), ("inertia", 3, "principal moments of inertia", "kg m^2"),
     ("invweight0", 2, "mean inverse translational and rotational inertia at qpos0", "1/kg, 1/(kg m^2)"),
+    ("gravcomp", 1, "fraction of its weight held up at its centre of mass", "ratio"),
     pow2=True)
 JNT_I = Table(
     "jnt_i", "jnt_", FLAT_SHARED, "int", "joints",
@@ -162,6 +164,7 @@ JNT_I = Table(
     ("qposadr", 1, "first qpos entry", _ID), ("dofadr", 1, "first dof", _ID),
     ("limited", 1, "1 if the limit is MuJoCo's soft one (constraint rows)", "flag"),
     ("limit_model", 1, "limit model of a limited joint (model.LIMIT_*), -1 if unlimited", "enum"),
+    ("actgravcomp", 1, "1: gravity compensation on its dofs is an actuator force", "flag"),
     pow2=True)
 JNT_F = Table(
     "jnt_f", "jnt_", FLAT, "float", "joint constants",
@@ -319,7 +322,8 @@ DOF_D = Table(
     ("cdof", 6, "com-based motion axis (angular, linear)", "1, m"),
     ("cdof_dot", 6, "time derivative of cdof", "1/s, m/s"),
     ("qfrc_bias", 1, "Coriolis, centrifugal and gravity force", "N m or N"),
-    ("qfrc_passive", 1, "springs, dampers, fluid and smooth friction loss", "N m or N"),
+    ("qfrc_passive", 1, "springs, dampers, fluid, smooth friction loss and gravity compensation", "N m or N"),
+    ("qfrc_gravcomp", 1, "gravity compensation", "N m or N"),
     ("qfrc_actuator", 1, "actuator force (drives included)", "N m or N"),
     ("qfrc_smooth", 1, "all forces but the constraints'", "N m or N"),
     ("qacc_smooth", 1, "acceleration without constraints", "rad/s^2 or m/s^2"),
@@ -598,7 +602,7 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
                       m.opt.frictionloss == "smooth", m.opt.ls_iterations, *strides, m.nbody * NBODY_F,
                       _pad(m.njnt) * NJNT_F, _pad(m.nv) * NDOF_F, _pad(m.nv) * NDOF_I,
                       int(np.prod(shapes["dof_s"][1:])), *tree_levels(m)[0], *_sensor_sizes(m),
-                      m.opt.noslip_iterations], np.int32)
+                      m.opt.noslip_iterations, int(np.any(np.asarray(m.body_gravcomp) != 0))], np.int32)
 
     body_i = np.zeros((m.nbody, NBODY_I), np.int32)
     body_i[:, BODY_PARENT] = m.body_parentid
@@ -621,11 +625,13 @@ def pack_model(m: Model, dtype, nefc_capacity: int = 0, npair: int = 0) -> dict:
         _put(body_f, b, BODY_F, "mass", m.body_mass[b])
         _put(body_f, b, BODY_F, "inertia", m.body_inertia[b])
         _put(body_f, b, BODY_F, "invweight0", m.body_invweight0[b])
+        _put(body_f, b, BODY_F, "gravcomp", m.body_gravcomp[b] if len(m.body_gravcomp) else 0.0)
 
     jnt_i = np.zeros((_pad(m.njnt), NJNT_I), np.int32)
     jnt_f = np.zeros((_pad(m.njnt), NJNT_F))
     for j in range(m.njnt):
         jnt_i[j, :JNT_LIMIT_MODEL] = (m.jnt_type[j], m.jnt_bodyid[j], m.jnt_qposadr[j], m.jnt_dofadr[j], m.jnt_limited[j])
+        jnt_i[j, JNT_I.start("actgravcomp")] = m.jnt_actgravcomp[j] if len(m.jnt_actgravcomp) else 0
         _put(jnt_f, j, JNT_F, "range", m.jnt_range[j])
         _put(jnt_f, j, JNT_F, "margin", m.jnt_margin[j])
         _put(jnt_f, j, JNT_F, "solref", m.jnt_solref[j])

@@ -145,6 +145,7 @@ class Model:
     body_ipos: np.ndarray = _f(1, 3)  # centre of mass in body frame [m]
     body_iquat: np.ndarray = _f(1, 4)  # principal inertia frame in body frame
     body_mass: np.ndarray = _f(1)  # [kg]
+    body_gravcomp: np.ndarray = _f(1)  # fraction of the body's weight held up at its centre of mass
     body_subtreemass: np.ndarray = _f(1)  # [kg]
     body_inertia: np.ndarray = _f(1, 3)  # principal moments about the com [kg m^2]
     body_name: list = field(default_factory=lambda: ["world"])
@@ -165,6 +166,7 @@ class Model:
     jnt_stiffness: np.ndarray = _f(0)  # [N m/rad] or [N/m]
     jnt_limited: np.ndarray = _i(0)
     jnt_actfrclimited: np.ndarray = _i(0)  # 1: the actuators' total force on the joint is clamped
+    jnt_actgravcomp: np.ndarray = _i(0)  # 1: gravity compensation on its dofs is an actuator force
     jnt_actfrcrange: np.ndarray = _f(0, 2)
     jnt_range: np.ndarray = _f(0, 2)  # [rad] or [m]; (0, max swing) for ball
     jnt_margin: np.ndarray = _f(0)

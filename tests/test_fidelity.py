@@ -152,7 +152,7 @@ PENDULUM = """<mujoco>
 
 @pytest.mark.parametrize("text,needle", [
     (PENDULUM.format(attr="", extra='<sensor><clock/></sensor>'), "<clock>"),
-    (PENDULUM.format(attr=' actuatorgravcomp="true"', extra=""), "attribute 'actuatorgravcomp'"),
+    (PENDULUM.format(attr=' springyield="0.5"', extra=""), "attribute 'springyield'"),
 ], ids=["element", "attribute"])
 def test_an_unsupported_element_or_attribute_is_named_in_one_line(tmp_path, capsys, text, needle):
     # both are valid MuJoCo, which the importer does not support

@@ -202,17 +202,17 @@ def test_unsupported_element_names_file_line_element():
 
 def test_unsupported_attribute_names_attribute_and_line(tmp_path):
     path = tmp_path / "bad.xml"
-    path.write_text('<mujoco>\n<worldbody>\n<body name="b">\n  <joint name="j" actuatorgravcomp="true"/>\n'
+    path.write_text('<mujoco>\n<worldbody>\n<body name="b">\n  <joint name="j" springyield="0.5"/>\n'
                     '<geom size="0.1"/>\n</body>\n</worldbody>\n</mujoco>')
     with pytest.raises(ModelError) as info:
         load_mjcf(path)
     e = info.value
-    assert (e.file, e.line, e.element, e.attribute) == (str(path), 4, "joint 'j'", "actuatorgravcomp")
+    assert (e.file, e.line, e.element, e.attribute) == (str(path), 4, "joint 'j'", "springyield")
     assert f"{path}:4" in str(e)
 
 
 def test_non_strict_warns_once_listing_everything():
-    text = ('<mujoco>\n<worldbody>\n<body name="b">\n<joint name="j" actuatorgravcomp="true"/>\n<geom size="0.1"/>\n'
+    text = ('<mujoco>\n<worldbody>\n<body name="b">\n<joint name="j" springyield="0.5"/>\n<geom size="0.1"/>\n'
             '<geom type="sdf" mesh="m"/>\n</body>\n</worldbody>\n<sensor><clock/></sensor>\n</mujoco>')
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -220,7 +220,7 @@ def test_non_strict_warns_once_listing_everything():
     messages = [str(w.message) for w in caught if "unsupported MJCF" in str(w.message)]
     assert len(messages) == 1
     assert "ignored 3" in messages[0]
-    for part in ("line 4: attribute 'actuatorgravcomp'", "line 6: sdf geoms", "line 9: element <clock>"):
+    for part in ("line 4: attribute 'springyield'", "line 6: sdf geoms", "line 9: element <clock>"):
         assert part in messages[0]
     assert model.ngeom == 1 and model.njnt == 1
 

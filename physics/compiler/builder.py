@@ -68,6 +68,7 @@ class _Body:
     inertia: Optional[np.ndarray]  # (3,) principal or (3, 3) full, body frame
     iquat: Optional[np.ndarray]
     mocap: bool = False  # its pose comes from mjData's mocap_pos/mocap_quat, not from pos/quat
+    gravcomp: float = 0.0  # the fraction of its weight an upward force at its centre of mass holds
 
 
 @dataclass
@@ -93,6 +94,7 @@ class _Joint:
     springdamper: tuple = (0.0, 0.0)  # (timeconst, dampratio): stiffness and damping set from them
     actfrclimited: bool = False  # the actuators' total force on the joint clamped to actfrcrange
     actfrcrange: tuple = (0.0, 0.0)
+    actgravcomp: bool = False  # its dofs' gravity compensation goes through the actuators (and their clamp)
 
 
 @dataclass
@@ -318,6 +320,7 @@ class ModelBuilder:
         inertia=None,
         inertia_quat=None,
         mocap: bool = False,
+        gravcomp: float = 0.0,
     ) -> int:
         """Add a body whose frame is ``pos``/``quat`` in its parent's frame.
 
@@ -327,6 +330,10 @@ class ModelBuilder:
 
         ``mocap``: a mocap body (MuJoCo's), a child of the world without joints whose pose
         each env sets (World.set_mocap); ``pos``/``quat`` are its pose at reset.
+
+        ``gravcomp``: an upward force of that fraction of the body's weight at its centre of
+        mass (MuJoCo's gravity compensation: 1 floats it, 0 none), a passive force unless
+        its joints route it through the actuators (``add_joint(actuatorgravcomp=True)``).
         """
         where = f"body '{name}'" if name else f"body {len(self._bodies)}"
         if not 0 <= parent < len(self._bodies):
@@ -340,6 +347,8 @@ class ModelBuilder:
             if inertia.shape not in ((3,), (3, 3)):
                 raise ModelError("inertia must be 3 moments or a 3x3 tensor", element=where, attribute="inertia")
             com = np.zeros(3) if com is None else _vec(com, 3, where)
+        if not np.isfinite(gravcomp):
+            raise ModelError(f"gravcomp must be a finite number, got {gravcomp}", element=where, attribute="gravcomp")
         if mocap and parent != 0:  # MuJoCo's rule: its pose is given in the world frame
             raise ModelError("a mocap body must be a child of the world body", element=where, attribute="mocap")
         self._bodies.append(
@@ -353,6 +362,7 @@ class ModelBuilder:
                 inertia,
                 None if inertia_quat is None else quat_normalize(_vec(inertia_quat, 4, where)),
                 bool(mocap),
+                float(gravcomp),
             )
         )
         return len(self._bodies) - 1
@@ -393,6 +403,7 @@ class ModelBuilder:
         springdamper=None,
         actuatorfrcrange=None,
         actuatorfrclimited: Optional[bool] = None,
+        actuatorgravcomp: bool = False,
     ) -> int:
         """Add a MuJoCo joint (hinge, slide, ball, free) between ``body`` and its parent.
 
@@ -402,7 +413,8 @@ class ModelBuilder:
         joint's inertia at qpos0 as MuJoCo's does, in place of those given.
         ``actuatorfrcrange`` (lower, upper) [N m or N] clamps the sum of the actuators'
         forces on the joint (its first dof, as MuJoCo's), unless ``actuatorfrclimited``
-        is False.
+        is False. ``actuatorgravcomp``: the bodies' gravity compensation on its dofs is an
+        actuator force (within that clamp), not a passive one.
         """
         b = self.body_id(body)
         where = f"joint '{name}'" if name else f"joint {len(self._joints)}"
@@ -450,7 +462,7 @@ class ModelBuilder:
                 b, jtype, axis, _vec(pos, 3, where), name, limited, rng, float(ref), float(springref),
                 float(stiffness), float(damping), float(armature), float(frictionloss), float(margin),
                 _vec(solref, 2, where), _vec(solimp, 5, where), _vec(solreffriction, 2, where),
-                _vec(solimpfriction, 5, where), springdamper, actfrclimited, actfrcrange,
+                _vec(solimpfriction, 5, where), springdamper, actfrclimited, actfrcrange, bool(actuatorgravcomp),
             )
         )
         if limit is not None:

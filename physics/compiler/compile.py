@@ -181,6 +181,8 @@ def compile_model(b, *, total_mass=None, bounds=(0.0, 0.0, False)) -> M.Model:
         body_ipos=np.array(body_ipos, dtype=float), body_iquat=np.array(body_iquat, dtype=float),
         body_mass=body_mass, body_subtreemass=subtreemass, body_inertia=body_inertia,
         body_name=[bd.name for bd in b._bodies],
+        body_gravcomp=np.array([bd.gravcomp for bd in b._bodies], dtype=float),
+        jnt_actgravcomp=np.array([j.actgravcomp for j in joints], dtype=np.int32),
         jnt_type=jnt_type, jnt_bodyid=jnt_bodyid, jnt_qposadr=jnt_qposadr, jnt_dofadr=jnt_dofadr,
         jnt_pos=np.array([j.pos for j in joints]).reshape(-1, 3),
         jnt_axis=np.array([j.axis for j in joints]).reshape(-1, 3),

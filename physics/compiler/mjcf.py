@@ -76,7 +76,8 @@ _TAIGYM_DRIVE = {"taigym:drive_stiffness", "taigym:drive_damping", "taigym:drive
                  "taigym:drive_acceleration"}
 _JOINT = {"name", "class", "type", "pos", "axis", "range", "limited", "ref", "springref", "stiffness", "damping",
           "armature", "frictionloss", "margin", "solreflimit", "solimplimit", "solreffriction", "solimpfriction",
-          "group", "user", "springdamper", "actuatorfrcrange", "actuatorfrclimited", *_TAIGYM_LIMIT, *_TAIGYM_DRIVE}
+          "group", "user", "springdamper", "actuatorfrcrange", "actuatorfrclimited", "actuatorgravcomp", *_TAIGYM_LIMIT,
+          *_TAIGYM_DRIVE}
 _GEOM = {"name", "class", "type", "mesh", "hfield", "size", "fromto", "mass", "density", "contype", "conaffinity", "condim",
          "friction", "margin", "gap", "solref", "solimp", "priority", "solmix", "rgba", "material", "group", "user",
          "fluidshape", "fitscale", *_POSE}
@@ -677,7 +678,6 @@ class _Reader(XmlReader):
         element = _element(node)
         self.check(node, element, {"name", "childclass", "mocap", "gravcomp", "user", *_POSE},
                    ("inertial", "joint", "freejoint", "geom", "site", "camera", "light", "body", "frame"))
-        self.default_only(a, node, element, "gravcomp", 0.0, "gravity compensation")
         mocap = self.flag(a, "mocap", node, element, False)
         childclass = a.get("childclass", childclass)
         if childclass not in self.classes:
@@ -685,7 +685,7 @@ class _Reader(XmlReader):
         pos, quat = _compose(fpos, fquat, *self.pose(a, node, element))
         inertial = self.inertial_of(node, element)
         body = self.guard(node, element, self.b.add_body, parent, pos=pos, quat=quat, name=a.get("name", ""),
-                          mocap=mocap, **inertial)
+                          mocap=mocap, gravcomp=self.number(a, "gravcomp", node, element, 0.0), **inertial)
         self.remember("body", a.get("name", ""), node, element)
         return body, childclass
 
@@ -801,6 +801,7 @@ class _Reader(XmlReader):
         kw["springdamper"] = self.floats(a, "springdamper", node, element, 2)
         kw["actuatorfrcrange"] = self.floats(a, "actuatorfrcrange", node, element, 2)
         kw["actuatorfrclimited"] = self.limited(a, "actuatorfrclimited", node, element, "actuatorfrcrange")
+        kw["actuatorgravcomp"] = self.flag(a, "actuatorgravcomp", node, element, False)
         if jtype == "free" and (kw["stiffness"] or kw["ref"] or kw["springref"]):
             self.unsupported("free-joint springs", node, element, "stiffness")
         jid = self.guard(node, element, self.b.add_joint, body, jtype, axis=axis, pos=pos, **kw)

@@ -14,7 +14,7 @@ import types
 from .. import layout as L
 from ..runtime.lanes import env_index
 from ..model import (BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, DYN_FILTEREXACT, DYN_INTEGRATOR, DYN_NONE,
-                     GAIN_AFFINE, TRN_JOINT)
+                     GAIN_AFFINE, JNT_BALL, JNT_FREE, TRN_JOINT)
 from ..runtime.backend import ti
 from ..access import make_access
 from ..runtime.ti_math import make_math
@@ -132,5 +132,20 @@ def make_actuation(fp, activation: bool = True):
             f = ti.min(ti.max(f, A.jnt_actfrcrange_at(jnt_f, mj, j, 0)), A.jnt_actfrcrange_at(jnt_f, mj, j, 1))
             A.set_dof_qfrc_actuator(dof_d, o_dof, d, f)
 
+    @ti.func
+    def gravity_compensation(w, sizes: ti.template(), jnt_i: ti.template(), dof_d: ti.template()):
+        """qfrc_actuator += qfrc_gravcomp on the dofs of the joints that route their
+        gravity compensation through the actuators (before the joints' clamp, as MuJoCo;
+        none with actuation disabled)."""
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        for j in range(sizes[L.SIZE_NJNT]):
+            if A.jnt_actgravcomp(jnt_i, j) != 0 and (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) == 0:
+                jtype = A.jnt_type(jnt_i, j)
+                n = 6 if jtype == JNT_FREE else 3 if jtype == JNT_BALL else 1
+                for d in range(A.jnt_dofadr(jnt_i, j), A.jnt_dofadr(jnt_i, j) + n):
+                    A.set_dof_qfrc_actuator(dof_d, o_dof, d, A.dof_qfrc_actuator(dof_d, o_dof, d)
+                                            + A.dof_qfrc_gravcomp(dof_d, o_dof, d))
+
     return types.SimpleNamespace(actuation=actuation, advance_activations=advance_activations,
-                                 next_activation=next_activation, clamp_joint_forces=clamp_joint_forces)
+                                 next_activation=next_activation, clamp_joint_forces=clamp_joint_forces,
+                                 gravity_compensation=gravity_compensation)

@@ -1,5 +1,6 @@
 """Passive forces: joint springs and dampers, tendon springs and dampers, smooth
-joint friction loss, and fluid drag from the inertia-box model (MuJoCo's mj_passive)."""
+joint friction loss, fluid drag from the inertia-box model and gravity compensation
+(MuJoCo's mj_passive)."""
 
 
 import functools
@@ -7,7 +8,7 @@ import types
 
 from .. import layout as L
 from ..runtime.lanes import env_index
-from ..model import DSBL_PASSIVE, JNT_FREE, JNT_HINGE, JNT_SLIDE
+from ..model import DSBL_GRAVITY, DSBL_PASSIVE, JNT_FREE, JNT_HINGE, JNT_SLIDE
 from ..runtime.backend import ti
 from ..access import make_access
 from ..features import ALL, Features
@@ -151,6 +152,28 @@ def make_passive(fp, features: Features = ALL):
                 apply_ft(w, sizes, body_i, dof_i, body_d, dof_d, ximat @ fc, ximat @ tq, xipos, b, "dof_qfrc_passive")
 
     @ti.func
+    def gravity_compensation(w, sizes: ti.template(), body_i: ti.template(), jnt_i: ti.template(),
+                             dof_i: ti.template(), body_f: ti.template(), opt_f: ti.template(), body_d: ti.template(),
+                             dof_d: ti.template()):
+        """qfrc_gravcomp: each body's gravcomp fraction of its weight, lifted at its centre of
+        mass (MuJoCo's mj_gravcomp), added to qfrc_passive on the dofs of joints that do not
+        route it through the actuators (physics/smooth/actuation.py adds it there)."""
+        o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
+        o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
+        mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
+        g = A.opt_gravity(opt_f, w % opt_f.shape[0], 0)
+        if (sizes[L.SIZE_DISABLE] & DSBL_GRAVITY) == 0 and g.norm() > 0:
+            for b in range(1, sizes[L.SIZE_NBODY]):
+                share = A.body_gravcomp(body_f, mb, b)
+                if share != 0:
+                    apply_ft(w, sizes, body_i, dof_i, body_d, dof_d, -g * (A.body_mass(body_f, mb, b) * share),
+                             m.vec3(0), A.body_xipos(body_d, o_body, b), b, "dof_qfrc_gravcomp")
+            for d in range(sizes[L.SIZE_NV]):
+                if A.jnt_actgravcomp(jnt_i, A.dof_jnt(dof_i, d)) == 0:
+                    A.set_dof_qfrc_passive(dof_d, o_dof, d, A.dof_qfrc_passive(dof_d, o_dof, d)
+                                           + A.dof_qfrc_gravcomp(dof_d, o_dof, d))
+
+    @ti.func
     def passive(
         w,
         # Model:
@@ -163,6 +186,9 @@ def make_passive(fp, features: Features = ALL):
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         for d in range(sizes[L.SIZE_NV]):
             A.set_dof_qfrc_passive(dof_d, o_dof, d, 0)
+        if sizes[L.SIZE_GRAVCOMP] != 0:  # zero too where passive forces are off, as MuJoCo's
+            for d in range(sizes[L.SIZE_NV]):
+                A.set_dof_qfrc_gravcomp(dof_d, o_dof, d, 0)
         if (sizes[L.SIZE_DISABLE] & DSBL_PASSIVE) != DSBL_PASSIVE:
             joint_springs_dampers(w, sizes, jnt_i, jnt_f, dof_f, q_f, qpos, qvel, dof_d)
             if ti.static(features.frictionloss):
@@ -174,5 +200,7 @@ def make_passive(fp, features: Features = ALL):
                 mo = w % opt_f.shape[0]
                 if A.opt_density(opt_f, mo, 0) > 0 or A.opt_viscosity(opt_f, mo, 0) > 0:
                     fluid_inertia_box(w, sizes, body_i, dof_i, body_f, opt_f, body_d, dof_d)
+            if sizes[L.SIZE_GRAVCOMP] != 0:
+                gravity_compensation(w, sizes, body_i, jnt_i, dof_i, body_f, opt_f, body_d, dof_d)
 
     return types.SimpleNamespace(passive=passive, apply_ft=apply_ft)

@@ -202,6 +202,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                       t.ctrl, t.ten_d, t.act_d, t.dof_d)
         if ti.static(features.tendons):
             ten.tendon_actuation(w, t.sizes, t.act_i, t.act_f, t.act_d, t.ten_d, t.dof_d)
+        if t.sizes[L.SIZE_GRAVCOMP] != 0:
+            act.gravity_compensation(w, t.sizes, t.jnt_i, t.dof_d)
         if ti.static(features.joint_actuator_limits):
             act.clamp_joint_forces(w, t.sizes, t.jnt_i, t.jnt_f, t.dof_d)
 
