@@ -1,5 +1,5 @@
 """Trained policies evaluated on both simulators: each run's policy on its task's taigym port
-and on Gymnasium's MuJoCo env.
+and on the simulator that port ports, Gymnasium's MuJoCo env or dm_control's Control Suite task.
 
 If a TaiGym task is the task it claims to be, a policy scores alike on both, whichever one
 it was trained on; a gap between the simulators' leaderboard means that vanishes here is a
@@ -25,20 +25,41 @@ class CrossEvalError(ValueError):
 
 
 def task_pair(task: str) -> tuple[str, str]:
-    """(taigym id, Gymnasium id) for a run's task, whichever of the two it names."""
+    """(taigym id, ported id) for a run's task, whichever of the two it names: the ported
+    one is Gymnasium's MuJoCo env or, for a Control Suite task, dm_control's
+    (``dm_control/<domain>-<task>-v0``)."""
     from taigym.scripts.benchmark_envs import GYMNASIUM
+    from taigym.scripts.gymnasium_envs import DM_CONTROL_PREFIX
     from taigym.scripts.train import is_gymnasium_id, taigym_counterpart
 
     if is_gymnasium_id(task):
         ours = taigym_counterpart(task)
         if ours is None:
-            raise CrossEvalError(f"{task!r} has no taigym port; ports exist for {sorted(GYMNASIUM.values())}")
+            raise CrossEvalError(f"{task!r} has no taigym port; ports exist for {sorted(GYMNASIUM.values())} "
+                                 "and dm_control's Control Suite tasks")
         return ours, task
     name = task.removeprefix("TaiGym/").rsplit("-v", 1)[0]
-    if name not in GYMNASIUM:
-        raise CrossEvalError(f"{task!r} has no Gymnasium counterpart; counterparts exist for "
-                             f"{sorted(f'TaiGym/{n}-v0' for n in GYMNASIUM)}")
-    return task, GYMNASIUM[name]
+    if name in GYMNASIUM:
+        return task, GYMNASIUM[name]
+    control_suite = f"{DM_CONTROL_PREFIX}{task.removeprefix('TaiGym/')}"
+    if _ports(control_suite) == task:
+        return task, control_suite
+    raise CrossEvalError(f"{task!r} has no Gymnasium or dm_control counterpart; counterparts exist for "
+                         f"{sorted(f'TaiGym/{n}-v0' for n in GYMNASIUM)} and the Control Suite's tasks")
+
+
+def _ports(control_suite_id: str):
+    """The taigym task that ports dm_control's ``control_suite_id``, if dm_control has it."""
+    from taigym.scripts.gymnasium_envs import register
+    from taigym.scripts.train import taigym_counterpart
+
+    try:
+        register(control_suite_id)
+    except ImportError:  # dm_control not installed: no Control Suite counterparts
+        return None
+    import gymnasium as gym
+
+    return taigym_counterpart(control_suite_id) if control_suite_id in gym.registry else None
 
 
 def load_run(run_dir: Path) -> dict:
@@ -65,15 +86,18 @@ def load_run(run_dir: Path) -> dict:
 
 def cross_evaluate(run_dir: Path, episodes: int) -> dict:
     from taigym.scripts import results as R
-    from taigym.scripts.gymnasium_envs import evaluate_gymnasium
+    from taigym.scripts.gymnasium_envs import evaluate_gymnasium, is_dm_control_id
     from taigym.scripts.train import is_gymnasium_id
 
     run = load_run(run_dir)
     ours, theirs = task_pair(run["task"])
     on_ours = R.evaluate_policy(ours, run["policy"], episodes, seed=run["seed"])
     on_theirs = evaluate_gymnasium(theirs, run["policy"], episodes, seed=run["seed"])
-    return {"run": str(run_dir), "algo": run["algo"], "seed": run["seed"],
-            "trained_on": "Gymnasium" if is_gymnasium_id(run["task"]) else "taigym", "taigym_id": ours,
+    ported = "dm_control" if is_dm_control_id(theirs) else "Gymnasium"
+    # the ported simulator's keys keep the name "gymnasium" (the published v4 records use it);
+    # "ported" says which simulator they are
+    return {"run": str(run_dir), "algo": run["algo"], "seed": run["seed"], "ported": ported,
+            "trained_on": ported if is_gymnasium_id(run["task"]) else "taigym", "taigym_id": ours,
             "gymnasium_id": theirs, "on_taigym": on_ours["return_mean"], "on_taigym_std": on_ours["return_std"],
             "on_gymnasium": on_theirs["return_mean"], "on_gymnasium_std": on_theirs["return_std"],
             # the same policy's episodes and contacts on each: where a task's physics differs, these do
@@ -83,10 +107,12 @@ def cross_evaluate(run_dir: Path, episodes: int) -> dict:
 
 
 def markdown(rows: list[dict], episodes: int) -> str:
+    names = {r.get("ported", "Gymnasium") for r in rows}
+    other = names.pop() if len(names) == 1 else "the ported simulator"
     lines = [f"Mean return over {episodes} deterministic episodes (± std over episodes), mean episode length "
              "and contacts per env on each simulator.", "",
-             "| run | trained on | seed | on taigym | on Gymnasium | length, taigym / Gymnasium "
-             "| contacts, taigym / Gymnasium |", "|---|---|---:|---:|---:|---:|---:|"]
+             f"| run | trained on | seed | on taigym | on {other} | length, taigym / {other} "
+             f"| contacts, taigym / {other} |", "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['run']} | {r['trained_on']} | {r['seed']} | {r['on_taigym']:.1f} ± {r['on_taigym_std']:.1f} "
                      f"| {r['on_gymnasium']:.1f} ± {r['on_gymnasium_std']:.1f} "

@@ -7,6 +7,7 @@ Training section), not a unit test: it takes minutes.
 """
 
 import csv
+import importlib.util
 import json
 import sys
 
@@ -332,8 +333,12 @@ def test_cross_eval_names_what_a_run_lacks(ppo_run, tmp_path, capsys):
 
     assert cross_eval.main([str(tmp_path)]) == 2
     assert f"{tmp_path}: no config.yaml" in capsys.readouterr().err
-    with pytest.raises(cross_eval.CrossEvalError, match="'TaiGym/Pusher-v0' has no Gymnasium counterpart"):
+    with pytest.raises(cross_eval.CrossEvalError,
+                       match="'TaiGym/Pusher-v0' has no Gymnasium or dm_control counterpart"):
         cross_eval.task_pair("TaiGym/Pusher-v0")
     with pytest.raises(cross_eval.CrossEvalError, match="'Pusher-v5' has no taigym port"):
         cross_eval.task_pair("Pusher-v5")
     assert cross_eval.task_pair("Hopper-v5") == ("TaiGym/Hopper-v0", "Hopper-v5")
+    if importlib.util.find_spec("dm_control"):  # a Control Suite task's counterpart is dm_control's
+        walker = ("TaiGym/walker-walk-v0", "dm_control/walker-walk-v0")
+        assert cross_eval.task_pair(walker[0]) == cross_eval.task_pair(walker[1]) == walker
