@@ -37,13 +37,13 @@ def test_contact_sensors_compile_as_mujocos():
     np.testing.assert_array_equal(ours.sensor_intprm, mjm.sensor_intprm.reshape(mjm.nsensor, -1)[:, :3])
 
 
-# the contact forces' agreement: pyramidal cones to the solvers' rounding; the elliptic
-# cones' Newton solves end up to 4.6e-7 (relative, measured) apart, in the forces only
-@pytest.mark.parametrize("cone, tol", [("pyramidal", 1e-8), ("elliptic", 1e-6)])
+# the contact forces' agreement, relative to the largest value: pyramidal cones to the
+# solvers' rounding (measured 6e-10); the elliptic cones' Newton solves end up 5e-8 apart
+@pytest.mark.parametrize("cone, tol", [("pyramidal", 1e-9), ("elliptic", 2e-7)])
 def test_contact_sensors_read_mujocos_contacts(cone, tol, device):
     """Bodies tumbling onto a floor and onto each other, 150 steps: at each, from
-    mujoco's state, every sensor equals mujoco's sensordata to ``tol`` x max(1, |value|)
-    (measured: 1e-9 absolute, pyramidal), with 1 to 8 contacts, empty slots included."""
+    mujoco's state, every sensor equals mujoco's sensordata to ``tol`` x max(1, the largest
+    |value|), with 1 to 8 contacts, empty slots included."""
     xml = SCENE.format(cone=cone)
     mjm = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(mjm)
@@ -58,7 +58,8 @@ def test_contact_sensors_read_mujocos_contacts(cone, tol, device):
         world.set_state(qpos=d.qpos[None], qvel=d.qvel[None])
         world.forward()
         got = world.get("sensordata")[0]
-        np.testing.assert_allclose(got, d.sensordata, rtol=tol, atol=tol, err_msg=f"step {k}")
+        scale = max(1.0, float(np.abs(d.sensordata).max()))
+        np.testing.assert_allclose(got, d.sensordata, rtol=0, atol=tol * scale, err_msg=f"step {k}")
         counts.add(d.ncon)
     assert min(counts) <= 1 and max(counts) >= 6
 
