@@ -180,3 +180,23 @@ def test_a_control_suite_task_on_both_simulators_end_to_end(tmp_path):
     report = json.loads((out / "leaderboard.json").read_text())
     assert {r["simulator"] for r in report["rows"]} == {"taigym", "dm_control"}
     assert report["comparisons"][0]["disagree"] in (True, False)
+
+
+def test_the_published_v6_records_hold_every_cell_and_rebuild_the_page(tmp_path):
+    """results/leaderboard/v6 holds a finished record of every cell under v6's settings (v5's
+    80 adopted, the Control Suite's 30), and the page rebuilt from those records alone says
+    what the published one (docs/leaderboard/v6.md) says: taigym's mean within dm_control's
+    spread over seeds on all three Control Suite tasks, within Gymnasium's on all eight."""
+    v6 = leaderboard.load_protocol(leaderboard.REPO_ROOT / "configs" / "leaderboard" / "v6.yaml")
+    cells = leaderboard.make_cells(v6)
+    published = leaderboard.REPO_ROOT / "results" / "leaderboard" / "v6"
+    missing = [c["key"] for c in cells if not leaderboard.is_done(c, published / "cells")]
+    assert missing == [] and len(cells) == 110
+    (tmp_path / "v6").mkdir()
+    for name in ("cells", "notes.md"):
+        (tmp_path / "v6" / name).symlink_to(published / name)
+    report = leaderboard.publish(v6, cells, tmp_path / "no-run", tmp_path / "v6")
+    assert report["finished"] == 110
+    assert [c["within_spread"] for c in report["comparisons"]] == [True] * 11
+    rebuilt = (tmp_path / "v6.md").read_text()
+    assert rebuilt == (leaderboard.REPO_ROOT / "docs" / "leaderboard" / "v6.md").read_text()
