@@ -31,7 +31,7 @@ PHYSICS_TESTS = ["test_dynamics_mujoco.py", "test_random_trees.py", "test_analyt
                  "test_implicitfast.py", "test_joint_actuator_limits.py", "test_flat_meshes.py",
                  "test_hfield_meshes.py", "test_mesh_multiccd.py", "test_mesh_rays.py", "test_mocap.py",
                  "test_refresh_step.py", "test_program_ops.py", "test_geom_pos.py", "test_site_pos.py",
-                 "test_body_pose_param.py"]
+                 "test_body_pose_param.py", "test_contact_sensor.py", "test_gravcomp.py"]
 
 # modules that build a World (or a Collider or Renderer) and stay out of the CUDA run
 LEFT_OUT = {
