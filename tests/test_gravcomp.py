@@ -50,9 +50,9 @@ def test_gravity_compensation_follows_mujoco(flag, device):
         assert np.abs(d.qfrc_gravcomp).max() > 1 and abs(d.qfrc_actuator[1]) == 1
 
 
-def test_a_body_fully_compensated_floats():
+def test_a_body_fully_compensated_floats(device):
     """gravcomp 1 on a free body: it stays where it was put, as MuJoCo's does."""
     xml = '<mujoco><worldbody><body pos="0 0 1" gravcomp="1"><freejoint/><geom size=".1"/></body></worldbody></mujoco>'
-    world = World(load_mjcf_string(xml), 1, precision="float64")
+    world = World(load_mjcf_string(xml), 1, device=device, precision="float64")
     world.step(500)
     np.testing.assert_allclose(world.get("qpos")[0, :3], [0, 0, 1], atol=1e-12)
