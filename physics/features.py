@@ -21,7 +21,7 @@ import numpy as np
 
 from . import colliders as C
 from . import settings as _settings
-from .compiler.sensors import rangefinders_see_meshes
+from .compiler.sensors import KINDS, rangefinders_see_meshes
 from .errors import WorldError
 from .model import INTEGRATORS, LIMIT_CUBIC, LIMIT_HARD, LIMIT_SPRING, Model
 
@@ -50,6 +50,7 @@ class Features:
     sensors: the sensor stage (nsensor > 0, physics/sensors.py).
     ray_meshes: rangefinder rays against meshes' triangles (a rangefinder and a mesh geom
         it can see, physics/rays.py).
+    contact_sensors: the contact sensor (``<sensor><contact>``), its matching and reductions.
     activation: activation dynamics of stateful actuators (na > 0).
     noslip: the no-slip pass after the solver (Option noslip_iterations > 0).
     joint_actuator_limits: joints whose actuators' total force is clamped (actuatorfrcrange).
@@ -65,6 +66,7 @@ class Features:
     fluid: bool = True
     sensors: bool = True
     ray_meshes: bool = True
+    contact_sensors: bool = True
     activation: bool = True
     noslip: bool = True
     joint_actuator_limits: bool = True
@@ -93,14 +95,15 @@ class Features:
 ALL = Features()
 # TAIGYM_KERNELS=shared's kernel for models without the parts that double the kernel's
 # compile time (the faces of boxes and meshes on meshes, meshes on height fields) or that
-# few models have (the no-slip pass, rays on meshes' triangles, implicitfast): the every-part
+# few models have (the no-slip pass, rays on meshes' triangles, contact sensors, implicitfast): the every-part
 # kernel compiled 92 s on a 2-core Xeon, this one 46 s, and a process going through many
 # models compiles the larger one only for the models that need it
 COMMON = Features(
     colliders=ALL_COLLIDERS - {C.COLLIDE_FACES, C.COLLIDE_HFIELD_MESH},
-    noslip=False, ray_meshes=False, integrators=frozenset(INTEGRATORS.values()) - {INTEGRATORS["implicitfast"]})
+    noslip=False, ray_meshes=False, contact_sensors=False,
+    integrators=frozenset(INTEGRATORS.values()) - {INTEGRATORS["implicitfast"]})
 _PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors", "ray_meshes",
-               "activation", "noslip", "joint_actuator_limits")
+               "contact_sensors", "activation", "noslip", "joint_actuator_limits")
 
 
 def model_features(model: Model, pairs: PairTable) -> Features:
@@ -119,6 +122,7 @@ def model_features(model: Model, pairs: PairTable) -> Features:
         fluid=model.opt.density > 0 or model.opt.viscosity > 0,
         sensors=model.nsensor > 0,
         ray_meshes=rangefinders_see_meshes(model),
+        contact_sensors=bool(np.any(np.asarray(model.sensor_type) == KINDS["contact"].code)),
         activation=model.na > 0,
         noslip=model.opt.noslip_iterations > 0,
         joint_actuator_limits=bool(np.any(np.asarray(model.jnt_actfrclimited))),

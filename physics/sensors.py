@@ -34,8 +34,9 @@ BIG = 1e30
 
 
 @functools.lru_cache(maxsize=None)
-def make_sensors(fp, ray_meshes: bool = True):
-    """The sensor stage; ``ray_meshes``: rangefinders see mesh geoms (Features.ray_meshes)."""
+def make_sensors(fp, ray_meshes: bool = True, contact_sensors: bool = True):
+    """The sensor stage; ``ray_meshes``: rangefinders see mesh geoms (Features.ray_meshes);
+    ``contact_sensors``: the contact sensor is compiled in (Features.contact_sensors)."""
     m = make_math(fp)
     A = make_access(fp)
     reaction = make_reaction(fp)
@@ -595,7 +596,8 @@ def make_sensors(fp, ray_meshes: bool = True):
         elif kind <= S.magnetometer and kind != S.touch:
             site_sensor(w, s, kind, t)
         elif kind == S.contact:
-            contact_sensor(w, s, t)
+            if ti.static(contact_sensors):
+                contact_sensor(w, s, t)
         elif kind == S.subtreecom:
             o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
             write3(w, s, A.body_subtree_com(t.body_d, o, obj), t)

@@ -15,7 +15,7 @@ SCENE = """<mujoco><option cone="{cone}" timestep="0.005" iterations="200" toler
       <geom name="ga2" type="capsule" size=".03 .06" condim="6"/></body>
     <site name="zone" type="box" size=".3 .3 .2" pos="0 0 -.1"/></body>
   <body name="b" pos=".05 .02 .35"><freejoint/><geom name="gb" type="sphere" size=".07" condim="4"/></body>
-  <body name="c" pos="-.2 0 .1"><freejoint/><geom name="gc" type="cylinder" size=".05 .05"/></body>
+  <body name="c" pos="-.2 0 .1"><freejoint/><geom name="gc" type="ellipsoid" size=".05 .06 .04"/></body>
 </worldbody><sensor>
   <contact name="all" num="6" data="found force torque dist pos normal tangent"/>
   <contact name="floor_mindist" geom1="floor" num="3" reduce="mindist" data="found dist normal tangent"/>
@@ -39,6 +39,7 @@ def test_contact_sensors_compile_as_mujocos():
 
 # the contact forces' agreement, relative to the largest value: pyramidal cones to the
 # solvers' rounding (measured 6e-10); the elliptic cones' Newton solves end up 5e-8 apart
+@pytest.mark.slow  # the contact sensor's kernel, compiled for this test alone
 @pytest.mark.parametrize("cone, tol", [("pyramidal", 1e-9), ("elliptic", 2e-7)])
 def test_contact_sensors_read_mujocos_contacts(cone, tol, device):
     """Bodies tumbling onto a floor and onto each other, 150 steps: at each, from

@@ -208,6 +208,7 @@ def test_no_contact_when_separated_beyond_margin(device):
                 assert got["ncon"][0] == 0, (a, b)
 
 
+@pytest.mark.slow  # the clipped faces' kernel (a World and a Collider), compiled for this test alone
 def test_multiccd_stacked_cylinders_make_mujocos_contacts(device):
     """A cylinder standing on another, off centre: MuJoCo 4 clips the upper one's bottom cap
     (a regular 16-gon) against the lower one's top cap and keeps the four vertices that
@@ -237,7 +238,9 @@ def _drop(xml, steps, device):
 
 @pytest.mark.parametrize("shape,base,rest_z", [
     ('<geom type="ellipsoid" size=".08 .06 .04"/>', '<geom type="box" size=".2 .2 .05" pos="0 0 .05"/>', .14),
-    ('<geom type="cylinder" size=".06 .04"/>', '<geom type="cylinder" size=".1 .05" pos="0 0 .05"/>', .14),
+    # the clipped faces' kernel: the slow tier
+    pytest.param('<geom type="cylinder" size=".06 .04"/>', '<geom type="cylinder" size=".1 .05" pos="0 0 .05"/>', .14,
+                 marks=pytest.mark.slow),
 ])
 def test_dropped_shapes_come_to_rest(shape, base, rest_z, device):
     xml = f"""<mujoco><option timestep="0.002"/><worldbody><geom type="plane" size="2 2 .1"/>{base}

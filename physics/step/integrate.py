@@ -44,7 +44,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
     A = make_access(fp)
     inertia = make_inertia(fp)
     forward = make_forward(fp, solver, cone, features, outline)
-    sensors = make_sensors(fp, features.ray_meshes)
+    sensors = make_sensors(fp, features.ray_meshes, features.contact_sensors)
     actuation = make_actuation(fp, features.activation)
     # the integrators compiled in: the model's own, unless features holds them all
     rk4 = features.integrates(INT_RK4)
