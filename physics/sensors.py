@@ -399,10 +399,11 @@ def make_sensors(fp, ray_meshes: bool = True, contact_sensors: bool = True):
             if sign != 0:
                 local = contact_force(w, c, t) * fp(sign)
                 frame = contact_frame(w, c, t)
-                f = frame.transpose() @ m.vec3(local[0], local[1], local[2])
+                own = m.vec3(local[0], local[1], local[2])  # the force in the contact's frame
+                f = frame.transpose() @ own
                 point = contact_point(w, c, t)
-                weight += m.vec3(local[0], local[1], local[2]).norm()
-                centre += m.vec3(local[0], local[1], local[2]).norm() * point
+                weight += own.norm()
+                centre += own.norm() * point
                 force += f
                 torque += frame.transpose() @ m.vec3(local[3], local[4], local[5])
                 moment += point.cross(f)
