@@ -93,13 +93,13 @@ class Features:
 
 
 ALL = Features()
-# TAIGYM_KERNELS=shared's kernel for models without the parts that double the kernel's
-# compile time (the faces of boxes and meshes on meshes, meshes on height fields) or that
-# few models have (the no-slip pass, rays on meshes' triangles, contact sensors, implicitfast): the every-part
-# kernel compiled 92 s on a 2-core Xeon, this one 46 s, and a process going through many
-# models compiles the larger one only for the models that need it
+# TAIGYM_KERNELS=shared's kernel for models without the parts few models have and that add to
+# its compile time: meshes on height fields, the no-slip pass, rays on meshes' triangles,
+# contact sensors, implicitfast. On a 2-core Xeon it compiled in 69 s (float64, Newton), the
+# every-part kernel in 86 s; a process going through many models compiles the larger one only
+# for the models that need it
 COMMON = Features(
-    colliders=ALL_COLLIDERS - {C.COLLIDE_FACES, C.COLLIDE_HFIELD_MESH},
+    colliders=ALL_COLLIDERS - {C.COLLIDE_HFIELD_MESH},
     noslip=False, ray_meshes=False, contact_sensors=False,
     integrators=frozenset(INTEGRATORS.values()) - {INTEGRATORS["implicitfast"]})
 _PART_NAMES = ("equality", "tendons", "frictionloss", "cubic_limits", "physx_limits", "fluid", "sensors", "ray_meshes",
@@ -138,16 +138,16 @@ def choose_features(model: Model, pairs: PairTable, features: Features | None = 
     if features is None:
         if not _settings.current().shared_kernels:
             return needed
-        return COMMON if not _missing(needed, COMMON) else ALL
+        return COMMON if not missing_parts(needed, COMMON) else ALL
     if not isinstance(features, Features):
         raise WorldError(f"features must be a physics.features.Features, got {type(features).__name__}")
-    missing = _missing(needed, features)
+    missing = missing_parts(needed, features)
     if missing:
         raise WorldError(f"features leave out parts the model {model.name!r} needs: {', '.join(missing)}")
     return features
 
 
-def _missing(needed: Features, features: Features) -> list[str]:
+def missing_parts(needed: Features, features: Features) -> list[str]:
     """The parts of ``needed`` that ``features`` leaves out, by name."""
     missing = [name for name in _PART_NAMES if getattr(needed, name) and not getattr(features, name)]
     missing += [f"collider {c}" for c in sorted(needed.colliders - features.colliders)]

@@ -18,14 +18,31 @@ MODELS = sorted(f[:-4] for f in os.listdir(SUITE) if f.endswith(".xml"))
 STEPS = 100
 # round-off grown over 100 steps; the worst measured was 3e-13 (humanoid, contacts)
 TOL = 1e-9
+# the models whose kernel needs parts beyond the shared one most tests compile (dog's no-slip
+# pass): a kernel for one test, which the slow tier runs
+BEYOND_SHARED = ("dog",)
 
 
 def test_the_suite_has_its_19_models():
     assert len(MODELS) == 19
 
 
-# the dog's parts (cylinders, many meshes) make a kernel no other model needs: the slow tier runs it
-@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m == "dog" else m for m in MODELS])
+def test_the_models_beyond_the_shared_kernel_are_those_named():
+    """BEYOND_SHARED, whose steps the slow tier checks, are the models whose kernel needs
+    parts the shared one (COMMON) leaves out."""
+    from taigym.physics.collision.broadphase import candidate_pairs
+    from taigym.physics.features import COMMON, missing_parts, model_features
+
+    beyond = set()
+    for name in MODELS:
+        model = load_model(os.path.join(SUITE, f"{name}.xml"))
+        if missing_parts(model_features(model, candidate_pairs(model)), COMMON):
+            beyond.add(name)
+    assert beyond == set(BEYOND_SHARED)
+
+
+@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m in BEYOND_SHARED else m
+                                  for m in MODELS])
 def test_control_suite_model_loads_and_steps_as_mujoco(name, device):
     path = os.path.join(SUITE, f"{name}.xml")
     model = load_model(path)

@@ -365,16 +365,14 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         first = A.ncon(con_n, v)
         collider = A.pair_collider(pair_i, p)
         if ti.static(convex):
-            if collider == B.COLLIDE_CONVEX:
-                cvx.collide(v, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
-                            A.geom_type(geom_i, g2), pos2, mat2, A.geom_size(geom_f, mg, g2), margin,
-                            hull(geom_i, g1, mg), hull(geom_i, g2, mg), geom_f)
+            if collider == B.COLLIDE_CONVEX or (ti.static(clipped) and collider == B.COLLIDE_FACES):
+                convex_pair(v, g1, g2, collider, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2, margin)
             elif collider == B.COLLIDE_PLANE_MESH:
                 cvx.plane_mesh(v, con_f, con_n, pos1, mat1, pos2, mat2, A.geom_rbound(geom_f, mg, g2), margin,
                                hull(geom_i, g2, mg), geom_f)
             else:
-                faces_or_primitive(v, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1,
-                                   pos2, mat2, margin)
+                primitive(v, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
+                          margin)
         else:
             primitive(v, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
                       margin)
@@ -383,22 +381,19 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
             set_params(v, p, c, mp, pair_i, pair_f, con_f, con_i)
 
     @ti.func
-    def faces_or_primitive(w, p, g1, g2, collider, pair_i: ti.template(), geom_i: ti.template(),
-                           geom_f: ti.template(), mg, con_f: ti.template(), con_n: ti.template(), pos1, mat1, pos2,
-                           mat2, margin):
-        """A multi-CCD pair's clipped features (compiled in where a pair needs them), or
-        primitive. One call site for both: the faces path, EPA's included, is inlined once."""
+    def convex_pair(w, g1, g2, collider, geom_i: ti.template(), geom_f: ti.template(), mg, con_f: ti.template(),
+                    con_n: ti.template(), pos1, mat1, pos2, mat2, margin):
+        """A pair of the convex collider's, one contact, or of the multi-CCD pairs' clipped
+        features where those are compiled in: then both take the faces path, whose solvers
+        (GJK, EPA) are the kernel's largest code, at one call site."""
+        type1, size1, hull1 = A.geom_type(geom_i, g1), A.geom_size(geom_f, mg, g1), hull(geom_i, g1, mg)
+        type2, size2, hull2 = A.geom_type(geom_i, g2), A.geom_size(geom_f, mg, g2), hull(geom_i, g2, mg)
         if ti.static(clipped):
-            if collider == B.COLLIDE_FACES:
-                cvx.faces(w, con_f, con_n, A.geom_type(geom_i, g1), pos1, mat1, A.geom_size(geom_f, mg, g1),
-                          A.geom_type(geom_i, g2), pos2, mat2, A.geom_size(geom_f, mg, g2), margin,
-                          hull(geom_i, g1, mg), hull(geom_i, g2, mg), geom_f)
-            else:
-                primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2,
-                          mat2, margin)
+            cvx.faces(w, con_f, con_n, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1, hull2,
+                      geom_f, collider == B.COLLIDE_FACES)
         else:
-            primitive(w, p, g1, g2, collider, pair_i, geom_i, geom_f, mg, con_f, con_n, pos1, mat1, pos2, mat2,
-                      margin)
+            cvx.collide(w, con_f, con_n, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1, hull2,
+                        geom_f)
 
     @ti.func
     def hull(geom_i: ti.template(), g, mg):

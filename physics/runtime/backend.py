@@ -6,6 +6,7 @@ process; every engine module above the runtime takes ``ti`` from here.
 
 from __future__ import annotations
 
+import atexit
 import os
 
 from .. import settings as _settings
@@ -77,6 +78,7 @@ def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> s
         init["default_gpu_block_dim"] = CUDA_BLOCK_DIM
     ti.init(**{**init, **_init_overrides})
     kernel_cache.clear_stale_locks()
+    atexit.register(kernel_cache.end_program_in_turn, ti.reset)
     # the one place the engine's patches to Taichi are installed; the scalar loops' field is
     # then the process's first (an offline-cache key covers it)
     taichi_adapter.install(ti)

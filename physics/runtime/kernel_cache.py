@@ -55,6 +55,27 @@ def clear_stale_locks() -> None:
             pass
 
 
+def end_program_in_turn(reset) -> None:
+    """End Taichi's program with ``reset`` (``ti.reset``) holding a lock of this folder's.
+
+    Taichi writes the kernels a process compiled into its offline cache when its program
+    ends, under a lock file it tries to take once: a process ending while another writes
+    (two test workers, two training runs) warns and keeps none of its kernels, which the
+    next process then compiles again. Registered at exit, so processes end in turn."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: Taichi's own ending, as before
+        return
+    try:
+        folder().mkdir(parents=True, exist_ok=True)
+        lock = open(folder() / "ending.lock", "a")
+    except OSError:  # a cache folder that cannot be written keeps nothing anyway
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        reset()
+
+
 def folder() -> Path:
     return Path(current_cfg().offline_cache_file_path) / "taigym"
 

@@ -581,19 +581,21 @@ def make_faces(fp):
 
     @ti.func
     def collide(w, con_f: ti.template(), con_n: ti.template(), type1, pos1, mat1, size1, type2, pos2, mat2, size2,
-                margin, hull1, hull2, tab: ti.template()):
-        """Contacts of two geoms of which each is a capsule, cylinder, box or mesh (not a
-        capsule and a box: those have their own routine), each grown by half the margin:
-        the clipped features' where they lie flat on each other, else the solver's one;
-        returns how many."""
+                margin, hull1, hull2, tab: ti.template(), multi):
+        """Contacts of two convex geoms, each grown by half the margin; returns how many.
+        With ``multi`` (each geom a capsule, cylinder, box or mesh, not a capsule and a
+        box: those have their own routine) the clipped features' where they lie flat on
+        each other, else (and without it) the solver's one, as convex.contact's: a kernel
+        with both kinds of pair then inlines the solvers once."""
         dist, x1, x2, f1, f2 = penetration_face(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1,
                                                 hull2, tab)
         count = 0
         if dist < 0:
-            half = fp(0.5) * margin
-            o1 = with_hull(make_obj(type1, pos1, mat1, size1, size1[0], half), hull1)
-            o2 = with_hull(make_obj(type2, pos2, mat2, size2, size2[0], half), hull2)
-            count = clip_contacts(w, con_f, con_n, type1, o1, type2, o2, tab, f1, f2, x1, x2, margin)
+            if multi:
+                half = fp(0.5) * margin
+                o1 = with_hull(make_obj(type1, pos1, mat1, size1, size1[0], half), hull1)
+                o2 = with_hull(make_obj(type2, pos2, mat2, size2, size2[0], half), hull2)
+                count = clip_contacts(w, con_f, con_n, type1, o1, type2, o2, tab, f1, f2, x1, x2, margin)
             if count == 0:
                 nph.emit(w, con_f, con_n, margin + dist, (x1 + x2) * fp(0.5), normalize(x1 - x2), vec3(0))
                 count = 1

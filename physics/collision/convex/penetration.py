@@ -50,52 +50,57 @@ def make_penetration(fp):
     @ti.func
     def measure_geoms(type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, hull1, hull2, tab: ti.template(),
                       keep_face: ti.template()):
+        # two passes of one GJK call site (each call site inlines all of GJK, a large part of
+        # the kernel's compile time): a sphere's or capsule's core first, where there is one,
+        # then the full shapes, which EPA measures where they overlap
         half = fp(0.5) * margin
-        sv = simplex_t(0)
-        s1 = simplex_t(0)
-        s2 = simplex_t(0)
+        core1 = type1 == GEOM_SPHERE or type1 == GEOM_CAPSULE
+        core2 = type2 == GEOM_SPHERE or type2 == GEOM_CAPSULE
+        grow1 = size1[0] + half if core1 else fp(0.0)
+        grow2 = size2[0] + half if core2 else fp(0.0)
+        core = core1 or core2
         xw = ti.types.matrix(2, 3, fp)(0)
-        set_row(xw, 0, pos1)
-        set_row(xw, 1, pos2)
         dist = fp(BIG)
         face1 = ti.types.matrix(3, 3, fp)(0)
         face2 = ti.types.matrix(3, 3, fp)(0)
-        full = True
-        core1 = type1 == GEOM_SPHERE or type1 == GEOM_CAPSULE
-        core2 = type2 == GEOM_SPHERE or type2 == GEOM_CAPSULE
-        if core1 or core2:
-            # a sphere or capsule as its centre point or segment, grown afterwards
-            grow1 = size1[0] + half if core1 else fp(0.0)
-            grow2 = size2[0] + half if core2 else fp(0.0)
-            o1 = with_hull(make_obj(type1, pos1, mat1, size1, fp(0.0), fp(0.0) if core1 else half), hull1)
-            o2 = with_hull(make_obj(type2, pos2, mat2, size2, fp(0.0), fp(0.0) if core2 else half), hull2)
-            sep0, d, ns0 = gjk(o1, o2, tab, sv, s1, s2, xw, grow1 + grow2)
-            if d > fp(CCD_TOLERANCE):
-                full = False
-                a = row(xw, 0)
-                b = row(xw, 1)
-                nrm = normalize(b - a)
-                set_row(xw, 0, a + nrm * grow1)
-                set_row(xw, 1, b - nrm * grow2)
-                dist = d - grow1 - grow2
-                if dist > 0:
-                    dist = fp(BIG)
-                if ti.static(keep_face):
-                    for r in ti.static(range(3)):
-                        k = r if r < ns0 else 0
-                        set_row(face1, r, row(s1, k))
-                        set_row(face2, r, row(s2, k))
-            else:
-                set_row(xw, 0, pos1)
-                set_row(xw, 1, pos2)
-        if full:
-            o1 = with_hull(make_obj(type1, pos1, mat1, size1, size1[0], half), hull1)
-            o2 = with_hull(make_obj(type2, pos2, mat2, size2, size2[0], half), hull2)
-            dist, x1, x2, f1, f2 = measure(o1, o2, tab, keep_face)
-            set_row(xw, 0, x1)
-            set_row(xw, 1, x2)
-            face1 = f1
-            face2 = f2
+        while True:
+            radius1 = fp(0.0) if core else size1[0]
+            radius2 = fp(0.0) if core else size2[0]
+            o1 = with_hull(make_obj(type1, pos1, mat1, size1, radius1, fp(0.0) if core and core1 else half), hull1)
+            o2 = with_hull(make_obj(type2, pos2, mat2, size2, radius2, fp(0.0) if core and core2 else half), hull2)
+            sv = simplex_t(0)
+            s1 = simplex_t(0)
+            s2 = simplex_t(0)
+            set_row(xw, 0, center(o1))
+            set_row(xw, 1, center(o2))
+            separated, d, ns = gjk(o1, o2, tab, sv, s1, s2, xw, grow1 + grow2 if core else fp(0.0))
+            if core:
+                if d > fp(CCD_TOLERANCE):  # the cores apart: the distance, grown by the radii
+                    a = row(xw, 0)
+                    b = row(xw, 1)
+                    nrm = normalize(b - a)
+                    set_row(xw, 0, a + nrm * grow1)
+                    set_row(xw, 1, b - nrm * grow2)
+                    dist = d - grow1 - grow2
+                    if dist > 0:
+                        dist = fp(BIG)
+                    if ti.static(keep_face):
+                        for r in ti.static(range(3)):
+                            k = r if r < ns else 0
+                            set_row(face1, r, row(s1, k))
+                            set_row(face2, r, row(s2, k))
+                    break
+                core = False
+                continue
+            if d <= fp(CCD_TOLERANCE) and ns > 1 and not separated:
+                found, depth, w1, w2, f1, f2 = epa(o1, o2, tab, sv, s1, s2, ns, keep_face)
+                if found:
+                    dist = -depth
+                    set_row(xw, 0, w1)
+                    set_row(xw, 1, w2)
+                    face1 = f1
+                    face2 = f2
+            break
         return dist, row(xw, 0), row(xw, 1), face1, face2
 
     @ti.func
