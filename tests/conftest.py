@@ -25,6 +25,13 @@ sys.path.insert(0, os.path.dirname(__file__))  # tests/oracle.py
 # shipped task's among them) and tests/test_world_api.py the serial kernels
 os.environ.setdefault("TAIGYM_KERNELS", "shared")
 
+def user_environment() -> dict:
+    """os.environ as a user's process has it: without the suite's TAIGYM_KERNELS=shared, so a
+    test's subprocess compiles its model's own kernel (a small task's is a fraction of the
+    shared one's compile time; Taichi keeps the suite's kernels only when its process ends)."""
+    return {k: v for k, v in os.environ.items() if k != "TAIGYM_KERNELS"}
+
+
 GYM_MODELS = [
     "ant", "half_cheetah", "hopper", "walker2d_v5", "humanoid", "humanoidstandup",
     "inverted_pendulum", "inverted_double_pendulum", "reacher", "swimmer", "pusher",

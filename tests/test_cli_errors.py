@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import user_environment
 
 pytest.importorskip("stable_baselines3")
 
@@ -13,7 +14,7 @@ TINY = ["total_timesteps=256", "n_steps=32", "batch_size=32", "num_envs=2", "vid
 def _train(results, *extra):
     cmd = [sys.executable, "-m", "taigym.scripts.cli", "train", "TaiGym/InvertedPendulum-v0", "--algo", "PPO",
            "--results", str(results), "--quiet", *TINY, *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, env=user_environment())
 
 
 def test_a_bad_task_override_is_one_line_and_leaves_no_run_folder(tmp_path):
@@ -47,7 +48,7 @@ def test_progress_log_ends_on_one_full_line():
 
 def _taigym(*args):
     cmd = [sys.executable, "-m", "taigym.scripts.cli", *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, env=user_environment())
 
 
 def _one_error_line(proc) -> str:
