@@ -92,14 +92,7 @@ def make_penetration(fp):
                     break
                 core = False
                 continue
-            if d <= fp(CCD_TOLERANCE) and ns > 1 and not separated:
-                found, depth, w1, w2, f1, f2 = epa(o1, o2, tab, sv, s1, s2, ns, keep_face)
-                if found:
-                    dist = -depth
-                    set_row(xw, 0, w1)
-                    set_row(xw, 1, w2)
-                    face1 = f1
-                    face2 = f2
+            dist, face1, face2 = depth_after(o1, o2, tab, sv, s1, s2, xw, separated, d, ns, keep_face)
             break
         return dist, row(xw, 0), row(xw, 1), face1, face2
 
@@ -124,10 +117,18 @@ def make_penetration(fp):
         xw = ti.types.matrix(2, 3, fp)(0)
         set_row(xw, 0, center(o1))
         set_row(xw, 1, center(o2))
+        separated, d, ns = gjk(o1, o2, tab, sv, s1, s2, xw, fp(0.0))
+        dist, face1, face2 = depth_after(o1, o2, tab, sv, s1, s2, xw, separated, d, ns, keep_face)
+        return dist, row(xw, 0), row(xw, 1), face1, face2
+
+    @ti.func
+    def depth_after(o1, o2, tab: ti.template(), sv: ti.template(), s1: ti.template(), s2: ti.template(),
+                    xw: ti.template(), separated, d, ns, keep_face: ti.template()):
+        """After GJK's overlap test: where the objects overlap, minus EPA's depth (BIG where
+        they do not or EPA finds no face), its witness points in xw's rows and its face."""
         dist = fp(BIG)
         face1 = ti.types.matrix(3, 3, fp)(0)
         face2 = ti.types.matrix(3, 3, fp)(0)
-        separated, d, ns = gjk(o1, o2, tab, sv, s1, s2, xw, fp(0.0))
         if d <= fp(CCD_TOLERANCE) and ns > 1 and not separated:
             found, depth, w1, w2, f1, f2 = epa(o1, o2, tab, sv, s1, s2, ns, keep_face)
             if found:
@@ -136,7 +137,7 @@ def make_penetration(fp):
                 set_row(xw, 1, w2)
                 face1 = f1
                 face2 = f2
-        return dist, row(xw, 0), row(xw, 1), face1, face2
+        return dist, face1, face2
 
     return types.SimpleNamespace(penetration=penetration, penetration_face=penetration_face, overlap=overlap,
                                  overlap_face=overlap_face)
