@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import user_environment
 
 pytest.importorskip("stable_baselines3")
 
@@ -146,7 +147,9 @@ def ray_head():
     temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
     crashes = temp / "crashes"
     ray_cli = Path(sys.executable).with_name("ray")
-    env = {**os.environ, leaderboard.CRASH_ONCE_ENV: str(crashes), "RAY_USAGE_STATS_ENABLED": "0"}
+    # the workers as a user's: each cell's own small kernel, not the suite's shared one (a minute
+    # to compile in each worker process)
+    env = {**user_environment(), leaderboard.CRASH_ONCE_ENV: str(crashes), "RAY_USAGE_STATS_ENABLED": "0"}
     log = (temp / "head.log").open("w")
     head = subprocess.Popen(
         [str(ray_cli), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
@@ -192,8 +195,12 @@ def same_part(record: dict) -> dict:
 
 
 @pytest.mark.skipif(not HAS_RAY, reason="Ray is not installed (pip install 'taigym[ray]')")
-def test_cells_on_a_ray_cluster_equal_a_local_run_and_survive_a_dead_worker(tmp_path, ray_head):
+def test_cells_on_a_ray_cluster_equal_a_local_run_and_survive_a_dead_worker(tmp_path, ray_head, monkeypatch):
+    from taigym.physics import settings
+
     address, crashes = ray_head
+    monkeypatch.delenv("TAIGYM_KERNELS", raising=False)  # the cells' own kernel here too, as on the cluster
+    settings.reload()
     protocol = tmp_path / "ray.yaml"
     protocol.write_text(PROTOCOL)
     local, remote = tmp_path / "local", tmp_path / "remote"

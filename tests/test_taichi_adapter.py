@@ -13,7 +13,7 @@ import types
 
 import numpy as np
 import pytest
-from conftest import gym_asset
+from conftest import gym_asset, user_environment
 from taigym.physics.runtime.backend import ensure_runtime, ti
 from taigym.physics.runtime.taichi_adapter import real_functions, taichi_174, tracing
 
@@ -113,9 +113,11 @@ print("USER " + json.dumps(out))
 def _run(tmp_path, mode):
     script = tmp_path / "user_programs.py"
     script.write_text(USER_PROGRAMS)
-    # the suite's kernel cache: "after" loads the World's kernel other tests compiled
+    # as a user's process: the pendulum's own kernel, seconds to compile (the suite's shared
+    # kernel would take a minute: this worker keeps the ones it compiled only at its exit)
     proc = subprocess.run([sys.executable, str(script), mode, gym_asset("inverted_pendulum"), ti.__name__],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False)
+                          cwd=tmp_path, env=user_environment(), capture_output=True, text=True, timeout=900,
+                          check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [line for line in proc.stdout.splitlines() if line.startswith("USER ")]
     return json.loads(lines[-1][len("USER "):])
@@ -190,7 +192,7 @@ def test_a_failed_check_in_a_real_process_steps_on_taichis_own_path(tmp_path):
         pytest.skip("the version check is taichi 1.7.4's")
     from taigym import physics
 
-    env = {k: v for k, v in os.environ.items() if k != "TAIGYM_KERNELS"}  # the model's own, smaller kernel
+    env = user_environment()  # the model's own, smaller kernel
     env["TI_OFFLINE_CACHE_FILE_PATH"] = str(tmp_path / "cache")
     proc = subprocess.run([sys.executable, "-c", OTHER_VERSION, gym_asset("inverted_pendulum"), str(tmp_path / "q.npy")],
                           env=env, capture_output=True, text=True, timeout=900, check=False)
