@@ -31,7 +31,8 @@ with the machine's load as times do: after the timed turns, each build runs once
 worker under valgrind's callgrind with instrumentation off, switched on
 (``callgrind_control -i on``) only around CALLS env steps (or World.step calls) after its
 warm-up; the timed worker compiled the kernel already, so the valgrind run loads it from
-the cache.
+the cache. The count is split into the engine's instructions (code generated at run time:
+the step kernels; or MuJoCo's library) and those around it (Python, numpy, Taichi's launch).
 
     taigym benchmark-variants --task Ant --num-envs 64 --rounds 4 --seconds 2 --instructions 20 \\
         --variant now= --variant before=tree:../before
@@ -368,9 +369,10 @@ def callgrind_missing() -> str | None:
                                      "it counts instructions under valgrind's callgrind")
 
 
-def instructions_per_step(variant: Variant, args, folder: Path) -> float:
+def instructions_per_step(variant: Variant, args, folder: Path) -> tuple[float, float]:
     """Instructions (callgrind's Ir) per env or physics step of one build over ``--instructions``
-    calls after its warm-up, counted in all its threads; start-up and warm-up run uninstrumented."""
+    calls after its warm-up, counted in all its threads, and of those the ones in the engine
+    (in_the_engine); start-up and warm-up run uninstrumented."""
     out = folder / f"{variant.name}.callgrind"
     prefix = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
               f"--log-file={folder / variant.name}.valgrind.log"]
@@ -382,12 +384,58 @@ def instructions_per_step(variant: Variant, args, folder: Path) -> float:
         _instrument(w.proc.pid, "off")
     finally:
         w.close()
-    return _callgrind_total(out) / (steps * args.num_envs)
+    by_object = callgrind_by_object(out)
+    if sum(by_object.values()) != _callgrind_total(out):
+        raise RuntimeError(f"{out}: the objects' instructions do not add up to callgrind's total")
+    per_step = steps * args.num_envs
+    engine = sum(count for obj, count in by_object.items() if in_the_engine(obj))
+    return sum(by_object.values()) / per_step, engine / per_step
 
 
 def _instrument(pid: int, state: str) -> None:
     # the worker is waiting on its stdin: valgrind's gdbserver takes the request all the same
     subprocess.run(["callgrind_control", "-i", state, str(pid)], check=True, capture_output=True, timeout=300)
+
+
+# callgrind's name for code in no file: what a JIT wrote into memory (Taichi's kernels, the
+# kept machine code); MuJoCo's and Python's code is in shared objects
+GENERATED = "???"
+
+
+def in_the_engine(obj: str) -> bool:
+    """Whether an object's instructions are physics: our generated step kernels, or MuJoCo's
+    library (the reference's); the rest is Python, numpy, Taichi's launch and the like."""
+    return obj == GENERATED or Path(obj).name.startswith("libmujoco")
+
+
+def callgrind_by_object(path: Path) -> dict[str, int]:
+    """Instructions spent in each object's own code (an executable, a shared library, or
+    GENERATED), from a callgrind profile: a function's self cost lines, not the inclusive
+    cost lines that follow its ``calls=`` lines."""
+    names: dict[str, str] = {}  # "(id)" -> name: callgrind writes a name in full once
+    totals: dict[str, int] = {}
+    current, inclusive = GENERATED, False
+    for line in path.read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key in ("ob", "cob"):
+            name = _object_name(value, names)
+            current = name if key == "ob" else current
+        elif key == "calls":
+            inclusive = True
+        elif line[:1].isdigit() or line[:1] in "+-*":
+            if not inclusive and len(fields := line.split()) > 1:
+                totals[current] = totals.get(current, 0) + int(fields[1])
+            inclusive = False
+    return totals
+
+
+def _object_name(value: str, names: dict[str, str]) -> str:
+    ident, _, name = value.partition(" ")
+    if not ident.startswith("("):
+        return value
+    if name:
+        names[ident] = name
+    return names[ident]
 
 
 def _callgrind_total(path: Path) -> int:
@@ -438,10 +486,12 @@ def summary(rates: dict[str, list[float]]) -> list[dict]:
     return rows
 
 
-def add_instructions(rows: list[dict], counts: list[float]) -> None:
-    for row, count in zip(rows, counts):
+def add_instructions(rows: list[dict], counts: list[tuple[float, float]]) -> None:
+    for row, (count, engine) in zip(rows, counts):
         row["instructions_per_step"] = count
-        row["instructions_ratio"] = count / counts[0]
+        row["instructions_ratio"] = count / counts[0][0]
+        row["instructions_in_engine_per_step"] = engine
+        row["instructions_around_engine_per_step"] = count - engine
 
 
 def heading(args, load: tuple) -> str:
@@ -452,7 +502,8 @@ def heading(args, load: tuple) -> str:
         states = "smooth dynamics" if args.smooth else f"contacts on, states settled under {args.controls} controls"
         what = f"Physics steps/s, {args.model}, {args.num_envs} envs, {args.precision}, {states}"
     counted = (f"; instructions per step (callgrind's Ir) over {args.instructions} "
-               f"{'env steps' if args.task else 'calls of 5 steps'} after warm-up" if args.instructions else "")
+               f"{'env steps' if args.task else 'calls of 5 steps'} after warm-up, in the engine (the generated step "
+               "kernels, or MuJoCo's library) and around it (Python, numpy, the launch)" if args.instructions else "")
     return (f"{what}; {args.rounds} rounds of {args.seconds} s per build{counted}; "
             f"load average {load[0]:.2f} at start, {load[1]:.2f} at end.")
 
@@ -462,8 +513,8 @@ def markdown(rows: list[dict], workers: list[Worker], sources: dict, args, load:
     counted = "instructions_per_step" in rows[0]
     lines = [heading(args, load), "", "Sources: " + "; ".join(f"{n}: {describe(s)}" for n, s in sources.items()) + ".",
              "", f"| build | settings | steps/s (median) | ratio to {base} (median) | range |"
-             + (f" instructions per step | ratio to {base} |" if counted else ""),
-             "|---|---|---:|---:|---|" + ("---:|---:|" if counted else "")]
+             + (f" instructions per step | ratio to {base} | in the engine | around it |" if counted else ""),
+             "|---|---|---:|---:|---|" + ("---:|---:|---:|---:|" if counted else "")]
     for row, w in zip(rows, workers):
         settings = ", ".join([f"tree {w.variant.tree}"] if w.variant.tree else []
                              + [f"{k}={v}" for k, v in w.variant.env.items()]) or "this checkout"
@@ -471,7 +522,8 @@ def markdown(rows: list[dict], workers: list[Worker], sources: dict, args, load:
         line = (f"| {row['variant']} | {settings} | {row['median_steps_per_s']:,.0f} | "
                 f"{row['median_ratio']:.3f} | {row['min_ratio']:.3f}–{row['max_ratio']:.3f} |")
         if counted:
-            line += f" {row['instructions_per_step']:,.0f} | {row['instructions_ratio']:.3f} |"
+            line += (f" {row['instructions_per_step']:,.0f} | {row['instructions_ratio']:.3f} |"
+                     f" {row['instructions_in_engine_per_step']:,.0f} | {row['instructions_around_engine_per_step']:,.0f} |")
         lines.append(line)
     return "\n".join(lines)
 
@@ -554,7 +606,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def count_instructions(args) -> list[float]:
+def count_instructions(args) -> list[tuple[float, float]]:
     # one build at a time, after the timed turns: valgrind's slow run would load the others' turns
     counts = []
     with tempfile.TemporaryDirectory(prefix="taigym-callgrind-") as folder:
@@ -562,7 +614,8 @@ def count_instructions(args) -> list[float]:
             print(f"counting {variant.name}'s instructions under callgrind", file=sys.stderr, flush=True)
             start = time.perf_counter()
             counts.append(instructions_per_step(variant, args, Path(folder)))
-            print(f"  {counts[-1]:,.0f} per step ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
+            print(f"  {counts[-1][0]:,.0f} per step, {counts[-1][1]:,.0f} of them in the engine "
+                  f"({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
     return counts
 
 

@@ -313,6 +313,12 @@ def test_env_variants_count_a_slowed_trees_extra_instructions(tmp_path, device):
     installed, slowed = _env_variants(tmp_path, "--instructions", "5")["rows"]
     assert installed["instructions_ratio"] == 1.0 and slowed["instructions_ratio"] > 3
     assert _positive(installed["instructions_per_step"])
+    # the slowed copy's extra work is Python's: around the engine, while the step kernel's own
+    # instructions stay the same to within its states (the same seed, the same actions)
+    assert _positive(installed["instructions_in_engine_per_step"])
+    assert slowed["instructions_around_engine_per_step"] > 3 * installed["instructions_around_engine_per_step"]
+    assert slowed["instructions_in_engine_per_step"] == pytest.approx(installed["instructions_in_engine_per_step"],
+                                                                       rel=0.02)
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -352,3 +358,27 @@ def test_random_controls_are_redrawn_on_schedule_and_the_last_is_held():
     assert not np.array_equal(ctrl, states[2])
     held = benchmark.settle(mjm, states, 0.1, 1)
     assert np.array_equal(held[2], states[2]) and not np.allclose(held[0], qpos)
+
+
+def test_callgrind_profiles_split_by_object(tmp_path):
+    from taigym.scripts import benchmark_variants
+
+    # callgrind's format: names in full once, then by id; a call's inclusive cost follows its
+    # calls= line and belongs to the caller's totals, not its self cost
+    profile = tmp_path / "profile.callgrind"
+    profile.write_text("\n".join([
+        "version: 1", "events: Ir",
+        "ob=(1) /usr/bin/python3.11", "fl=(1) ceval.c", "fn=(1) _PyEval_EvalFrameDefault",
+        "10 500", "+2 25",
+        "cob=(2) ???", "cfn=(2) 0x000000000abc0000", "calls=3 0", "12 7000",
+        "ob=(2)", "fl=(2) ???", "fn=(2)",
+        "0 7000",
+        "ob=(3) /site-packages/mujoco/libmujoco.so.3.3.0", "fl=(3) engine.c", "fn=(3) mj_step",
+        "* 300",
+        "ob=(1)", "fn=(1)", "-1 5",
+        "totals: 7830", ""]))
+    by_object = benchmark_variants.callgrind_by_object(profile)
+    assert by_object == {"/usr/bin/python3.11": 530, "???": 7000, "/site-packages/mujoco/libmujoco.so.3.3.0": 300}
+    assert sum(by_object.values()) == benchmark_variants._callgrind_total(profile)
+    engine = [obj for obj in by_object if benchmark_variants.in_the_engine(obj)]
+    assert sorted(engine) == ["/site-packages/mujoco/libmujoco.so.3.3.0", "???"]
