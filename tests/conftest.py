@@ -59,6 +59,22 @@ def imported_modules(path) -> set[str]:
     return found
 
 
+def pytest_sessionstart(session):
+    """Before xdist starts its workers (its own hook runs last): compile the step kernels the
+    test modules share once, rather than once in every worker (tests/kernel_prebuild.py).
+    Only for a whole-suite run on the CPU: a run narrowed to some tests compiles what they need."""
+    config = session.config
+    workers = getattr(config.option, "numprocesses", None)
+    if hasattr(config, "workerinput") or not isinstance(workers, int) or workers < 2:
+        return
+    narrowed = config.args_source == pytest.Config.ArgsSource.ARGS or config.option.keyword
+    if narrowed or config.option.collectonly or os.environ.get("TAIGYM_TEST_DEVICE", "cpu") != "cpu":
+        return
+    import kernel_prebuild
+
+    kernel_prebuild.prebuild(workers, dict(os.environ))
+
+
 @pytest.fixture(autouse=True)
 def settings_follow_the_environment():
     """The engine reads its TAIGYM_* switches once (physics/settings.py); a test that sets
