@@ -36,9 +36,10 @@ def compile_variant(precision: str, solver: str, cone: str, parts: str, folder: 
     """Step a two-env World of this variant once (in this process: run as a script)."""
     from pathlib import Path
 
-    from taigym import physics
     from taigym.physics import features
     from taigym.physics.runtime import kernel_cache
+
+    from taigym import physics
 
     scene = Path(folder) / f"{solver}-{cone}.xml"
     scene.write_text(SCENE.format(solver=solver, cone=cone))
