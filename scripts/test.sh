@@ -10,8 +10,9 @@ python3 -m pip install --quiet -e ".[dev,train]"
 # mjlab's robot files (Go1, G1, YAM) for their tasks; --no-deps: its own requirements pin an
 # older MuJoCo than the one the tests check against, and nothing of it is imported
 python3 -m pip install --quiet --no-deps "mjlab==1.6.0"
-# A cold run is mostly Taichi compiling kernels, one core each: a worker per core, up to
-# four (more would compile the kernels every module starts with once per worker). Each
+# A cold run is mostly Taichi compiling kernels, one core each: the step kernels most modules
+# share first, once (tests/kernel_prebuild.py, before the workers start), then a worker per
+# core, up to four (each loads the shared kernels and compiles its modules' others). Each
 # worker takes whole test modules, which share their kernels and fixtures.
 workers=$(python3 -c "import os; print(max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1)))")
 python3 -m pytest -q -m "not slow" -n "$workers" --dist loadfile "$@"

@@ -18,13 +18,17 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-# (precision, solver, cone, parts), in the order to start them: the longest compiles first
+# (precision, solver, cone, parts, schedule), in the order to start them: the longest first
 VARIANTS = [
-    ("float64", "Newton", "pyramidal", "all"),  # meshes seen by rangefinders, no-slip, implicitfast
-    ("float64", "Newton", "pyramidal", "common"),  # nearly every module
-    ("float64", "Newton", "elliptic", "common"),  # dm_control's finger, manipulator
-    ("float64", "PGS", "pyramidal", "common"),  # Humanoid
-    ("float32", "Newton", "pyramidal", "common"),  # the envs' default precision
+    ("float64", "Newton", "pyramidal", "all", "fused"),  # meshes seen by rangefinders, no-slip, implicitfast
+    ("float64", "Newton", "pyramidal", "common", "fused"),  # nearly every module
+    ("float64", "Newton", "elliptic", "common", "fused"),  # dm_control's finger, manipulator
+    ("float64", "PGS", "pyramidal", "common", "fused"),  # Humanoid
+    ("float32", "Newton", "pyramidal", "common", "fused"),  # the envs' default precision
+    # tests/test_schedule.py's (a staged kernel has a loop per level of the model's tree:
+    # its Ant and its every-part model)
+    ("float64", "Newton", "pyramidal", "common", "staged"),
+    ("float64", "Newton", "pyramidal", "all", "staged"),
 ]
 
 SCENE = """<mujoco><option solver="{solver}" cone="{cone}"/>
@@ -32,18 +36,27 @@ SCENE = """<mujoco><option solver="{solver}" cone="{cone}"/>
     <body pos="0 0 0.2"><freejoint/><geom type="sphere" size="0.1"/></body></worldbody></mujoco>"""
 
 
-def compile_variant(precision: str, solver: str, cone: str, parts: str, folder: str) -> None:
-    """Step a two-env World of this variant once (in this process: run as a script)."""
-    from pathlib import Path
+def _scene(solver: str, cone: str, parts: str, schedule: str) -> str:
+    if schedule == "fused":
+        return SCENE.format(solver=solver, cone=cone)
+    if parts == "all":
+        from every_part import every_part_mjcf
 
+        return every_part_mjcf("Euler", solver, cone)
+    from conftest import gym_asset
+
+    return open(gym_asset("ant")).read()
+
+
+def compile_variant(precision: str, solver: str, cone: str, parts: str, schedule: str) -> None:
+    """Step a two-env World of this variant once (in this process: run as a script)."""
+    from taigym import physics
     from taigym.physics import features
+    from taigym.physics.compiler.mjcf import load_mjcf_string
     from taigym.physics.runtime import kernel_cache
 
-    from taigym import physics
-
-    scene = Path(folder) / f"{solver}-{cone}.xml"
-    scene.write_text(SCENE.format(solver=solver, cone=cone))
-    world = physics.World(physics.load_model(scene), 2, precision=precision,
+    model = load_mjcf_string(_scene(solver, cone, parts, schedule))
+    world = physics.World(model, 2, precision=precision, schedule=schedule,
                           features=features.ALL if parts == "all" else None)
     if not kernel_cache.compiled_before(world._kernel_key):
         world.step()
@@ -51,17 +64,14 @@ def compile_variant(precision: str, solver: str, cone: str, parts: str, folder: 
 
 def prebuild(workers: int, env: dict) -> None:
     """Compile VARIANTS, ``workers`` at a time, each in a process with ``env``; say what it took."""
-    import tempfile
-
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="taigym-prebuild-") as folder:
-        def run(variant):
-            command = [sys.executable, __file__, *variant, folder]
-            done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-            return variant, done
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(run, VARIANTS))
+    def run(variant):
+        return variant, subprocess.run([sys.executable, __file__, *variant], env=env, capture_output=True, text=True,
+                                       check=False)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(run, VARIANTS))
     for variant, done in results:
         if done.returncode != 0:  # the workers compile it themselves; the tests say what is wrong
             tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -71,4 +81,4 @@ def prebuild(workers: int, env: dict) -> None:
 
 
 if __name__ == "__main__":
-    compile_variant(*sys.argv[1:6])
+    compile_variant(*sys.argv[1:])
