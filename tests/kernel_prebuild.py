@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 # (precision, solver, cone, parts, schedule), in the order to start them: the longest first
 VARIANTS = [
@@ -45,7 +46,7 @@ def _scene(solver: str, cone: str, parts: str, schedule: str) -> str:
         return every_part_mjcf("Euler", solver, cone)
     from conftest import gym_asset
 
-    return open(gym_asset("ant")).read()
+    return Path(gym_asset("ant")).read_text()
 
 
 def compile_variant(precision: str, solver: str, cone: str, parts: str, schedule: str) -> None:
