@@ -237,7 +237,7 @@ def make_rays(fp, meshes: bool = True):
         """Distance to the nearest geom along the ray, -1 if none (MuJoCo's mj_ray with every
         group and the static geoms, ``exclude`` the body left out)."""
         o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-        mg = w % t.geom_f.shape[0]
+        mg = m.param_set(w, t.geom_f)
         x = fp(-1.0)
         for g in range(t.sizes[L.SIZE_NGEOM]):
             body = A.geom_body(t.geom_i, g)

@@ -195,7 +195,7 @@ def make_sensors(fp, ray_meshes: bool = True, contact_sensors: bool = True):
     @ti.func
     def touch(w, s, t: ti.template()):
         body = A.sensor_body(t.sensor_i, s)
-        ms = w % t.sensor_f.shape[0]
+        ms = m.param_set(w, t.sensor_f)
         pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
         rot = frame_mat(w, body, A.sensor_quat(t.sensor_f, ms, s), t)
         size = A.sensor_size(t.sensor_f, ms, s)
@@ -296,7 +296,7 @@ def make_sensors(fp, ray_meshes: bool = True, contact_sensors: bool = True):
         result = 1
         if objtype != 0 or reftype != 0:
             if objtype == OBJ_SITE:
-                ms = w % t.sensor_f.shape[0]
+                ms = m.param_set(w, t.sensor_f)
                 body = A.sensor_body(t.sensor_i, s)
                 rot = frame_mat(w, body, A.sensor_quat(t.sensor_f, ms, s), t)
                 pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
@@ -466,7 +466,7 @@ def make_sensors(fp, ray_meshes: bool = True, contact_sensors: bool = True):
     def write(w, s, k, value, t: ti.template()):
         """Entry k of sensor s, cut off as MuJoCo's apply_cutoff: real values on both sides,
         positive ones above."""
-        cutoff = A.sensor_cutoff(t.sensor_f, w % t.sensor_f.shape[0], s)
+        cutoff = A.sensor_cutoff(t.sensor_f, m.param_set(w, t.sensor_f), s)
         datatype = A.sensor_datatype(t.sensor_i, s)
         out = value
         if cutoff > 0:
@@ -515,7 +515,7 @@ def make_sensors(fp, ray_meshes: bool = True, contact_sensors: bool = True):
     @ti.func
     def frame_sensor(w, s, kind, t: ti.template()):
         """framepos, the frame axes, framequat and the frame velocities and accelerations."""
-        ms = w % t.sensor_f.shape[0]
+        ms = m.param_set(w, t.sensor_f)
         body, refbody = A.sensor_body(t.sensor_i, s), A.sensor_refbody(t.sensor_i, s)
         has_ref = A.sensor_reftype(t.sensor_i, s) != 0
         pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
@@ -558,7 +558,7 @@ def make_sensors(fp, ray_meshes: bool = True, contact_sensors: bool = True):
     def rangefinder(w, s, t: ti.template()):
         """Distance along the site's z axis to the nearest geom not on the site's body, -1
         if none (MuJoCo's rangefinder on a site)."""
-        ms = w % t.sensor_f.shape[0]
+        ms = m.param_set(w, t.sensor_f)
         body = A.sensor_body(t.sensor_i, s)
         pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
         rot = frame_mat(w, body, A.sensor_quat(t.sensor_f, ms, s), t)
@@ -568,7 +568,7 @@ def make_sensors(fp, ray_meshes: bool = True, contact_sensors: bool = True):
     def site_sensor(w, s, kind, t: ti.template()):
         """The sensors read in a site's frame: velocimeter, gyro, accelerometer, force,
         torque, magnetometer."""
-        ms = w % t.sensor_f.shape[0]
+        ms = m.param_set(w, t.sensor_f)
         body = A.sensor_body(t.sensor_i, s)
         pos = frame_pos(w, body, A.sensor_pos(t.sensor_f, ms, s), t)
         rot = frame_mat(w, body, A.sensor_quat(t.sensor_f, ms, s), t).transpose()
@@ -580,7 +580,7 @@ def make_sensors(fp, ray_meshes: bool = True, contact_sensors: bool = True):
         elif kind == S.accelerometer:
             v = rot @ m.lin(acceleration(w, body, pos, t))
         elif kind == S.magnetometer:
-            v = rot @ A.opt_magnetic(t.opt_f, w % t.opt_f.shape[0], 0)
+            v = rot @ A.opt_magnetic(t.opt_f, m.param_set(w, t.opt_f), 0)
         else:  # force, torque: the wrench from the parent, at the site
             o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
             wrench = A.body_cfrc_int(t.body_d, o, body)

@@ -202,7 +202,7 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         """geom_xpos = xpos + R(xquat) geom_pos, geom_xmat = R(xquat * geom_quat), as MuJoCo.
         ``body`` is a flat table: entry k of body b's pose at body_base + (b * body_row +
         xpos_col/xquat_col + k) * lanes (lanes 1: env-major; else interleaved, physics/runtime/lanes.py)."""
-        mg = w % geom_f.shape[0]
+        mg = m.param_set(w, geom_f)
         b = A.geom_body(geom_i, g)
         xquat, xpos = m.vec4(0.0), m.vec3(0.0)
         if ti.static(lanes == 1):
@@ -305,8 +305,8 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
         passes the bounding-sphere test goes through its narrow-phase routine."""
         A.set_ncon(con_n, w, 0)
         A.set_ncon_overflow(con_n, w, 0)
-        mp = w % pair_f.shape[0]
-        mg = w % geom_f.shape[0]
+        mp = m.param_set(w, pair_f)
+        mg = m.param_set(w, geom_f)
         for p in range(npair):
             g1 = A.pair_geom1(pair_i, p)
             g2 = A.pair_geom2(pair_i, p)
@@ -332,8 +332,8 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                      geom_f: ti.template(), geom_x: ti.template()):
         """Whether candidate pair p's geoms' bounding spheres (a plane's half space) are
         within the pair's margin and gap."""
-        mp = w % pair_f.shape[0]
-        mg = w % geom_f.shape[0]
+        mp = m.param_set(w, pair_f)
+        mg = m.param_set(w, geom_f)
         g1 = A.pair_geom1(pair_i, p)
         g2 = A.pair_geom2(pair_i, p)
         margin = A.pair_margin(pair_f, mp, p) + A.pair_gap(pair_f, mp, p)
@@ -347,8 +347,8 @@ def make_collision(fp, colliders: frozenset = ALL_COLLIDERS):
                           con_n: ti.template()):
         """Candidate pair p's narrow phase from env w's geom poses: its contacts appended to
         row v of the contact tables (env w's own, or the pair's row of pair_contacts)."""
-        mp = w % pair_f.shape[0]
-        mg = w % geom_f.shape[0]
+        mp = m.param_set(w, pair_f)
+        mg = m.param_set(w, geom_f)
         g1 = A.pair_geom1(pair_i, p)
         g2 = A.pair_geom2(pair_i, p)
         margin = A.pair_margin(pair_f, mp, p) + A.pair_gap(pair_f, mp, p)

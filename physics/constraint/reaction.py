@@ -89,7 +89,7 @@ def make_reaction(fp):
         external(w, sizes, body_i, body_d, geom_i, con_f, con_i, efc_f, efc_n)
         g = m.vec3(0)
         if (sizes[L.SIZE_DISABLE] & DSBL_GRAVITY) == 0:
-            g = -A.opt_gravity(opt_f, w % opt_f.shape[0], 0)
+            g = -A.opt_gravity(opt_f, m.param_set(w, opt_f), 0)
         A.set_body_cacc(body_d, o_body, 0, m.spatial(m.vec3(0), g))
         A.set_body_cfrc_int(body_d, o_body, 0, m.vec6(0))
         nbody = sizes[L.SIZE_NBODY]

@@ -65,8 +65,22 @@ def make_table_access(fp):
     def row_set(w, table: ti.template(), stride, width: ti.template()):
         """Where env w's rows start in a flat model table of ``stride`` entries per row set
         (rows ``width`` wide): one set shared by every env, or one per env (World.set_param).
-        The constant width goes last for the reason given in env_start."""
-        return (w % (table.shape[0] // stride)) * (stride // width) * width
+        The constant width goes last for the reason given in env_start. An env's view of
+        the tables (physics/step/env_tables.py) holds it."""
+        if ti.static(hasattr(table, "env_set")):
+            return table.env_set
+        else:
+            return (w % (table.shape[0] // stride)) * (stride // width) * width
+
+    @ti.func
+    def param_set(w, table: ti.template()):
+        """Env w's parameter set in a model table (its first index): one set shared by every
+        env, or one per env (World.set_param). An env's view of the tables
+        (physics/step/env_tables.py) holds it."""
+        if ti.static(hasattr(table, "env_set")):
+            return table.env_set
+        else:
+            return w % table.shape[0]
 
     @ti.func
     def env_start(w, sizes: ti.template(), stride_slot: ti.template(), width: ti.template()):

@@ -31,8 +31,8 @@ def make_actuation(fp, activation: bool = True):
     def next_activation(w, u, act, act_dot, act_i: ti.template(), act_f: ti.template(), opt_f: ti.template()):
         """The activation after a step of act_dot (MuJoCo's mj_nextActivation): a filterexact
         filter integrated exactly, the others by Euler, clamped to actrange when limited."""
-        ma = w % act_f.shape[0]
-        h = A.opt_timestep(opt_f, w % opt_f.shape[0], 0)
+        ma = m.param_set(w, act_f)
+        h = A.opt_timestep(opt_f, m.param_set(w, opt_f), 0)
         out = act + act_dot * h
         if A.actuator_dyntype(act_i, u) == DYN_FILTEREXACT:
             tau = A.actuator_dyntau(act_f, ma, u)
@@ -49,7 +49,7 @@ def make_actuation(fp, activation: bool = True):
         act = A.actuator_act(act_d, w, u)
         act_dot = c
         if A.actuator_dyntype(act_i, u) != DYN_INTEGRATOR:
-            act_dot = (c - act) / A.actuator_dyntau(act_f, w % act_f.shape[0], u)
+            act_dot = (c - act) / A.actuator_dyntau(act_f, m.param_set(w, act_f), u)
         A.set_actuator_act_dot(act_d, w, u, act_dot)
         out = act
         if A.actuator_actearly(act_i, u) != 0:
@@ -79,7 +79,7 @@ def make_actuation(fp, activation: bool = True):
         act_d: ti.template(), dof_d: ti.template(),
     ):
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        ma = w % act_f.shape[0]
+        ma = m.param_set(w, act_f)
         for d in range(sizes[L.SIZE_NV]):
             A.set_dof_qfrc_actuator(dof_d, o_dof, d, 0)
         for u in range(sizes[L.SIZE_NU]):

@@ -53,7 +53,7 @@ def make_bias(fp):
         # the world accelerates upwards at -gravity, which applies gravity to every body
         g = m.vec3(0)
         if (sizes[L.SIZE_DISABLE] & DSBL_GRAVITY) == 0:
-            g = -A.opt_gravity(opt_f, w % opt_f.shape[0], 0)
+            g = -A.opt_gravity(opt_f, m.param_set(w, opt_f), 0)
         A.set_body_cacc(body_d, o_body, 0, m.spatial(m.vec3(0), g))
 
     @ti.func

@@ -58,7 +58,7 @@ def make_drives(fp):
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         off = (sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) != 0
         # the step the integrator treats the drives implicitly over (RK4: none)
-        hi = A.opt_timestep(opt_f, w % opt_f.shape[0], 0) if sizes[L.SIZE_INTEGRATOR] != INT_RK4 else fp(0.0)
+        hi = A.opt_timestep(opt_f, m.param_set(w, opt_f), 0) if sizes[L.SIZE_INTEGRATOR] != INT_RK4 else fp(0.0)
         k = A.dof_drive_stiffness(dof_f, md, d)
         c = A.dof_drive_damping(dof_f, md, d)
         force = fp(0.0)

@@ -58,7 +58,7 @@ def make_positions(fp):
         if A.jnt_type(jnt_i, j) == JNT_HINGE:
             o_jnt = m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D)
             a = A.jnt_qposadr(jnt_i, j)
-            s, c = m.sincos(fp(0.5) * (qpos[env_index(w, a)] - A.qpos0(q_f, w % q_f.shape[0], a)))
+            s, c = m.sincos(fp(0.5) * (qpos[env_index(w, a)] - A.qpos0(q_f, m.param_set(w, q_f), a)))
             A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 0, s)
             A.set_jnt_half_sincos_at(jnt_d, o_jnt, j, 1, c)
 
@@ -72,7 +72,7 @@ def make_positions(fp):
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
         mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
-        mq = w % q_f.shape[0]
+        mq = m.param_set(w, q_f)
         world_frame(body_d, o_body)
         for b in range(1, sizes[L.SIZE_NBODY]):
             body_frame(w, b, o_jnt, o_body, mb, mj, mq, body_i, body_f, jnt_i, jnt_f, q_f, qpos, body_d, jnt_d)
@@ -89,7 +89,7 @@ def make_positions(fp):
         else:
             body_frame(w, b, m.env_start(w, sizes, L.SIZE_JNT_STRIDE, L.NJNT_D), o_body,
                        m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F),
-                       m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F), w % q_f.shape[0], body_i, body_f, jnt_i, jnt_f, q_f,
+                       m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F), m.param_set(w, q_f), body_i, body_f, jnt_i, jnt_f, q_f,
                        qpos, body_d, jnt_d)
 
     @ti.func

@@ -214,7 +214,7 @@ def make_limits(fp):
         n = nefc
         mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
-        h = A.opt_timestep(opt_f, w % opt_f.shape[0], 0)
+        h = A.opt_timestep(opt_f, m.param_set(w, opt_f), 0)
         for j in range(sizes[L.SIZE_NJNT]):
             model = A.jnt_limit_model(jnt_i, j)
             if model == LIMIT_HARD or model == LIMIT_SPRING:

@@ -48,7 +48,7 @@ def make_passive(fp, features: Features = ALL):
     def joint_springs_dampers(w, sizes: ti.template(), jnt_i: ti.template(), jnt_f: ti.template(), dof_f: ti.template(), q_f: ti.template(), qpos: ti.template(), qvel: ti.template(), dof_d: ti.template()):
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         mj = m.row_set(w, jnt_f, sizes[L.SIZE_JNTF_STRIDE], L.NJNT_F)
-        mq = w % q_f.shape[0]
+        mq = m.param_set(w, q_f)
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
         for j in range(sizes[L.SIZE_NJNT]):
             k = A.jnt_stiffness(jnt_f, mj, j)
@@ -81,7 +81,7 @@ def make_passive(fp, features: Features = ALL):
         """Coulomb friction loss smoothed as frictionloss * tanh(qvel * smoothing)."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
-        s = A.opt_friction_smoothing(opt_f, w % opt_f.shape[0], 0)
+        s = A.opt_friction_smoothing(opt_f, m.param_set(w, opt_f), 0)
         for d in range(sizes[L.SIZE_NV]):
             f = A.dof_frictionloss(dof_f, md, d)
             if f > 0:
@@ -94,8 +94,8 @@ def make_passive(fp, features: Features = ALL):
         """Each tendon's spring (outside its dead band), damper and smoothed friction loss,
         a force along the tendon applied as J^T f."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        mt = w % ten_f.shape[0]
-        s = A.opt_friction_smoothing(opt_f, w % opt_f.shape[0], 0)
+        mt = m.param_set(w, ten_f)
+        s = A.opt_friction_smoothing(opt_f, m.param_set(w, opt_f), 0)
         for t in range(sizes[L.SIZE_NTENDON]):
             length = A.ten_length(ten_d, w, t)
             lower = A.tendon_lengthspring_at(ten_f, mt, t, 0)
@@ -120,7 +120,7 @@ def make_passive(fp, features: Features = ALL):
         """Drag and viscous forces on each body's equivalent inertia box."""
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
-        mo = w % opt_f.shape[0]
+        mo = m.param_set(w, opt_f)
         density = A.opt_density(opt_f, mo, 0)
         viscosity = A.opt_viscosity(opt_f, mo, 0)
         pi = fp(3.141592653589793)
@@ -161,7 +161,7 @@ def make_passive(fp, features: Features = ALL):
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         mb = m.row_set(w, body_f, sizes[L.SIZE_BODYF_STRIDE], L.NBODY_F)
-        g = A.opt_gravity(opt_f, w % opt_f.shape[0], 0)
+        g = A.opt_gravity(opt_f, m.param_set(w, opt_f), 0)
         if (sizes[L.SIZE_DISABLE] & DSBL_GRAVITY) == 0 and g.norm() > 0:
             for b in range(1, sizes[L.SIZE_NBODY]):
                 share = A.body_gravcomp(body_f, mb, b)
@@ -197,7 +197,7 @@ def make_passive(fp, features: Features = ALL):
             if ti.static(features.tendons):
                 tendon_springs_dampers(w, sizes, ten_f, opt_f, ten_d, dof_d)
             if ti.static(features.fluid):
-                mo = w % opt_f.shape[0]
+                mo = m.param_set(w, opt_f)
                 if A.opt_density(opt_f, mo, 0) > 0 or A.opt_viscosity(opt_f, mo, 0) > 0:
                     fluid_inertia_box(w, sizes, body_i, dof_i, body_f, opt_f, body_d, dof_d)
             if sizes[L.SIZE_GRAVCOMP] != 0:

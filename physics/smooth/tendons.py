@@ -53,7 +53,7 @@ def make_tendons(fp):
     def joint_terms(w, t, jnt_i: ti.template(), ten_i: ti.template(), wrap_i: ti.template(), wrap_f: ti.template(),
                     qpos: ti.template(), ten_d: ti.template()):
         """A fixed tendon's length; its coefficients into its Jacobian row."""
-        mw = w % wrap_f.shape[0]
+        mw = m.param_set(w, wrap_f)
         length = fp(0.0)
         for k in range(A.tendon_adr(ten_i, t), A.tendon_adr(ten_i, t) + A.tendon_num(ten_i, t)):
             j = A.wrap_objid(wrap_i, k)
@@ -73,7 +73,7 @@ def make_tendons(fp):
                      wrap_f: ti.template(), body_d: ti.template(), dof_d: ti.template(), ten_d: ti.template()):
         """A spatial tendon's length; its Jacobian into its row: branch by branch, a site
         to the next, around a geom between two sites where the straight line would cross it."""
-        mw = w % wrap_f.shape[0]
+        mw = m.param_set(w, wrap_f)
         o_body = m.env_start(w, sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
         adr = A.tendon_adr(ten_i, t)
         num = A.tendon_num(ten_i, t)
@@ -158,7 +158,7 @@ def make_tendons(fp):
         """qfrc_actuator += gear * force * J of each actuator on a tendon (its force as
         physics/smooth/actuation.py computed it)."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        ma = w % act_f.shape[0]
+        ma = m.param_set(w, act_f)
         for u in range(sizes[L.SIZE_NU]):
             if A.actuator_trntype(act_i, u) == TRN_TENDON:
                 f = A.actuator_gear(act_f, ma, u) * A.actuator_force(act_d, w, u)

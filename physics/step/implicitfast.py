@@ -54,7 +54,7 @@ def make_implicitfast(fp, features: Features = ALL):
             for d in range(t.sizes[L.SIZE_NV]):
                 inertia.add_diag(w, t.sizes, t.qLD, t.dof_i, d, h * A.dof_damping(t.dof_f, md, d))
             if ti.static(features.tendons):
-                mt = w % t.ten_f.shape[0]
+                mt = m.param_set(w, t.ten_f)
                 for ten in range(t.sizes[L.SIZE_NTENDON]):
                     b = A.tendon_damping(t.ten_f, mt, ten)
                     if b != 0:
@@ -65,7 +65,7 @@ def make_implicitfast(fp, features: Features = ALL):
         """d force / d velocity of actuator u (MuJoCo's mjd_actuator_vel): the affine bias's
         kv plus the affine gain's velocity term times the clamped ctrl or the activation the
         force uses; 0 where the force is held at its range."""
-        ma = w % t.act_f.shape[0]
+        ma = m.param_set(w, t.act_f)
         bias_vel = fp(0.0)
         if A.actuator_biastype(t.act_i, u) == BIAS_AFFINE:
             bias_vel = A.actuator_biasprm_at(t.act_f, ma, u, 2)
@@ -93,7 +93,7 @@ def make_implicitfast(fp, features: Features = ALL):
     def add_actuators(w, t: ti.template(), h):
         """-h times the actuators' derivative: -h bias_vel moment^T moment each."""
         if (t.sizes[L.SIZE_DISABLE] & DSBL_ACTUATION) == 0:
-            ma = w % t.act_f.shape[0]
+            ma = m.param_set(w, t.act_f)
             for u in range(t.sizes[L.SIZE_NU]):
                 b = actuator_bias_vel(w, u, t)
                 if b != 0:

@@ -147,7 +147,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
         one (kept as RK4's start), RK4's later stages advance from the start."""
         if ti.static(rk4):
             o_s = m.env_start(w, t.sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
-            h = A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0)
+            h = A.opt_timestep(t.opt_f, m.param_set(w, t.opt_f), 0)
             nv = t.sizes[L.SIZE_NV]
             if stage == 0:
                 if nstage == 4:
@@ -185,7 +185,7 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
     def finish(w, t: ti.template()):
         """The state at the end of the step, from its forward() passes."""
         o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        h = A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0)
+        h = A.opt_timestep(t.opt_f, m.param_set(w, t.opt_f), 0)
         # the next step's solver starts from this step's last qacc, in every RK4 stage
         # (MuJoCo's mj_advance): a forward pass alone does not move the warm start
         for d in range(t.sizes[L.SIZE_NV]):

@@ -29,6 +29,7 @@ import types
 
 from ..runtime.backend import current_device, ti
 from ..runtime.taichi_adapter import calls_inside_real_functions
+from .env_tables import arrays_of, env_sets, env_view
 from .tables import TABLES, with_tables
 
 
@@ -67,7 +68,7 @@ def make_outline(fp, separate: bool = False):
 def outlined_call(t):
     """``call_outlined(parts, w, t)`` for tables like ``t``: one real function per
     ``StepTables`` type, written with a parameter per table of its declaration."""
-    return _outlined_call(type(t))
+    return _outlined_call(type(arrays_of(t)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -75,16 +76,17 @@ def _outlined_call(Tables):
     @ti.real_func
     @with_tables(Tables)
     def outlined(parts: ti.template(), w: ti.i32, t: TABLES):
-        ti.static(parts[0])(w, t)
+        sets = env_sets(w, t)
+        ti.static(parts[0])(w, ti.static(env_view(t, sets)))
         if ti.static(len(parts) > 1):
             call_outlined(ti.static(parts[1:]), w, t)
 
     @ti.func
     def call_outlined(parts: ti.template(), w, t: ti.template()):
-        outlined(parts, w, *t)
+        outlined(parts, w, *ti.static(arrays_of(t)))
         if w < 0:
             # never taken (w indexes an env), but LLVM cannot know: a second call site
             # keeps it from inlining the function back into its one caller
-            outlined(parts, w, *t)
+            outlined(parts, w, *ti.static(arrays_of(t)))
 
     return call_outlined

@@ -27,6 +27,7 @@ from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import current_device, ti
 from ..runtime.taichi_adapter import expanded_math_in, scalar_loops_in
+from ..step.env_tables import env_sets, env_view
 from ..step.integrate import REFRESH, STEP, STEP_REFRESH, make_integrate
 from ..step.outline import table_types
 from ..step.program import make_program
@@ -90,10 +91,12 @@ def _make_kernels(fp, solver, cone, features, serial, outline, scalar, StepTable
             k = t if ti.static(consecutive) else (t % TASK) * ntask + t // TASK
             while k < nids:
                 w = tables.env_ids[k]
+                sets = env_sets(w, tables)
+                env = ti.static(env_view(tables, sets))  # physics/step/env_tables.py
                 code, steps, adv = program.launch_of(w, segments, nstep, advance, tables.prog_i, tables.reg)
                 # one call site each for the program and the step: each is inlined once
                 for phase in range(2):
-                    program.run(w, (code >> (8 * phase)) & 255, tables)
+                    program.run(w, (code >> (8 * phase)) & 255, env)
                     if phase == 0:
                         # a refreshing launch ends with one more pass, in the same loop
                         passes = steps + (1 if adv == STEP_REFRESH else 0)
@@ -101,7 +104,7 @@ def _make_kernels(fp, solver, cone, features, serial, outline, scalar, StepTable
                             kind = REFRESH
                             if i < steps:
                                 kind = ti.min(adv, STEP)
-                            integration.step(w, tables, kind)
+                            integration.step(w, env, kind)
                 k += ntask * TASK
 
     if StepTables._fields != array_parameters(step_kernel):

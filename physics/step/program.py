@@ -103,7 +103,7 @@ def make_program(fp, rne_post):
         g, r = e // 3, e % 3
         body = A.geom_body(t.geom_i, g)
         o = m.env_start(w, t.sizes, L.SIZE_BODY_STRIDE, L.NBODY_D)
-        local = A.geom_pos(t.geom_f, w % t.geom_f.shape[0], g)
+        local = A.geom_pos(t.geom_f, m.param_set(w, t.geom_f), g)
         pos = A.body_xpos(t.body_d, o, body) + A.body_xmat(t.body_d, o, body) @ local
         v = pos[0]
         if r == 1:

@@ -75,7 +75,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
         line_search(), for compile time."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         o_s = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
-        mo = w % opt_f.shape[0]
+        mo = m.param_set(w, opt_f)
         tolerance = A.opt_tolerance(opt_f, mo, 0)
         scale = 1 / (A.opt_meaninertia(opt_f, mo, 0) * ti.max(1, nv))
         gtol_scale = tolerance * A.opt_ls_tolerance(opt_f, mo, 0) / scale

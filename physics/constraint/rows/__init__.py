@@ -179,7 +179,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
     @ti.func
     def soft_row(w, i, t: ti.template()):
         if i < A.nefc(t.efc_n, w):
-            soft.soft_row(w, i, A.opt_timestep(t.opt_f, w % t.opt_f.shape[0], 0), t.sizes, t.efc_f)
+            soft.soft_row(w, i, A.opt_timestep(t.opt_f, m.param_set(w, t.opt_f), 0), t.sizes, t.efc_f)
 
     @ti.func
     def cone_row(w, i, t: ti.template()):

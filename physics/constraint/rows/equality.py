@@ -46,7 +46,7 @@ def make_equality_rows(fp):
                    eq_d: ti.template(), efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """Rows of the equality constraints active in world w (MuJoCo's mj_instantiateEquality)."""
         n = nefc
-        me = w % eq_f.shape[0]
+        me = m.param_set(w, eq_f)
         for e in range(sizes[L.SIZE_NEQ]):
             if A.eq_active(eq_d, w, e) != 0:
                 kind = A.eq_type(eq_i, e)
@@ -82,7 +82,7 @@ def make_equality_rows(fp):
         """Turn off, in world w only, each equality constraint whose force (rows 0-2, or
         the joint row) or torque (a weld's rows 3-5) exceeds its break limits; it still
         acts in the step it breaks, as a PhysX joint does, and the break is recorded."""
-        me = w % eq_f.shape[0]
+        me = m.param_set(w, eq_f)
         i = 0
         while i < nefc:
             nrow = 1
@@ -134,7 +134,7 @@ def make_equality_rows(fp):
         coordinate or a tendon's length less its value at qpos0; the Jacobian is
         J1 - poly'(d) J2, as MuJoCo's."""
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
-        mt = w % ten_f.shape[0]
+        mt = m.param_set(w, ten_f)
         o1 = A.eq_obj1(eq_i, e)
         o2 = A.eq_obj2(eq_i, e)
         pos, diag = coupled(w, kind, o1, md, mt, jnt_i, dof_f, q_f, qpos, ten_f, ten_d)

@@ -36,7 +36,7 @@ def make_friction_rows(fp):
         that opposes motion (MuJoCo's mj_instantiateFriction)."""
         n = nefc
         md = m.row_set(w, dof_f, sizes[L.SIZE_DOFF_STRIDE], L.NDOF_F)
-        mt = w % ten_f.shape[0]
+        mt = m.param_set(w, ten_f)
         for d in range(sizes[L.SIZE_NV]):
             loss = A.dof_frictionloss(dof_f, md, d)
             if loss > 0:

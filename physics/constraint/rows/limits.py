@@ -103,7 +103,7 @@ def make_limit_rows(fp):
                       efc_J: ti.template(), efc_f: ti.template(), efc_n: ti.template()):
         """Rows for limited tendons within their margin of a bound, as joint limits."""
         n = nefc
-        mt = w % ten_f.shape[0]
+        mt = m.param_set(w, ten_f)
         for t in range(sizes[L.SIZE_NTENDON]):
             if A.tendon_limited(ten_i, t) != 0:
                 length = A.ten_length(ten_d, w, t)

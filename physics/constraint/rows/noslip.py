@@ -21,6 +21,7 @@ from ... import layout as L
 from ...access import make_access
 from ...runtime.backend import ti
 from ...runtime.lanes import env_index
+from ...runtime.ti_math import make_math
 from ..pgs_cone import make_pgs_cone
 from .table import CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_PYRAMIDAL, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON
 
@@ -32,6 +33,7 @@ _KEEP = 1e-10  # a step raising the cost by more than this is undone
 @functools.lru_cache(maxsize=None)
 def make_noslip(fp, cone: str = "pyramidal"):
     A = make_access(fp)
+    m = make_math(fp)
     friction_in_cone = make_pgs_cone(fp).friction_in_cone
     vec5 = ti.types.vector(5, fp)
     mat5 = ti.types.matrix(5, 5, fp)
@@ -148,7 +150,7 @@ def make_noslip(fp, cone: str = "pyramidal"):
     def noslip(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), con_i: ti.template(),
                efc_Y: ti.template(), efc_f: ti.template()):
         """The no-slip sweeps over rows whose A is in efc_Y and b in efc_bias."""
-        mo = w % opt_f.shape[0]
+        mo = m.param_set(w, opt_f)
         scale = 1 / (A.opt_meaninertia(opt_f, mo, 0) * ti.max(1, nv))
         tolerance = A.opt_noslip_tolerance(opt_f, mo, 0)
         improvement = fp(0.0)

@@ -86,7 +86,7 @@ def make_pgs(fp, cone: str = "pyramidal"):
             efc_Y: ti.template(), efc_f: ti.template()):
         """Projected Gauss-Seidel on the dual, with A = J M^-1 J^T in efc_Y; returns the
         sweeps it made."""
-        mo = w % opt_f.shape[0]
+        mo = m.param_set(w, opt_f)
         tolerance = A.opt_tolerance(opt_f, mo, 0)
         for i in range(nefc):
             A.set_efc_bias(efc_f, w, i, row_dot(w, i, efc_J, nv, dof_d, "dof_qacc_smooth") - A.efc_aref(efc_f, w, i))

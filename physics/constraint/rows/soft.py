@@ -94,7 +94,7 @@ def make_soft(fp):
     @ti.func
     def soft_parameters(w, nefc, sizes: ti.template(), opt_f: ti.template(), efc_f: ti.template()):
         """R, K, B and impedance of each row (MuJoCo's getsolparam and mj_makeImpedance)."""
-        h = A.opt_timestep(opt_f, w % opt_f.shape[0], 0)
+        h = A.opt_timestep(opt_f, m.param_set(w, opt_f), 0)
         for i in range(nefc):
             soft_row(w, i, h, sizes, efc_f)
 
@@ -134,7 +134,7 @@ def make_soft(fp):
         pyramid share R = 2 mu^2 R_0, which matches the elliptic cone's friction impedance;
         an elliptic cone's friction rows get R_j = R_0 friction_0^2 / (impratio friction_j^2)
         and no position stiffness."""
-        impratio = ti.max(fp(_MINVAL), A.opt_impratio(opt_f, w % opt_f.shape[0], 0))
+        impratio = ti.max(fp(_MINVAL), A.opt_impratio(opt_f, m.param_set(w, opt_f), 0))
         i = 0
         while i < nefc:
             i += contact_cone(w, i, impratio, con_f, con_i, efc_f)
@@ -146,7 +146,7 @@ def make_soft(fp):
         kind = A.efc_type(efc_f, w, i)
         if kind == CNSTR_CONTACT_PYRAMIDAL or kind == CNSTR_CONTACT_ELLIPTIC:
             if i == 0 or A.efc_type(efc_f, w, i - 1) != kind or A.efc_id(efc_f, w, i - 1) != A.efc_id(efc_f, w, i):
-                contact_cone(w, i, ti.max(fp(_MINVAL), A.opt_impratio(opt_f, w % opt_f.shape[0], 0)), con_f, con_i,
+                contact_cone(w, i, ti.max(fp(_MINVAL), A.opt_impratio(opt_f, m.param_set(w, opt_f), 0)), con_f, con_i,
                              efc_f)
 
     @ti.func

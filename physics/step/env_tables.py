@@ -1,0 +1,77 @@
+"""Env w's view of the step kernel's tables: its parameter set in each model table, found once.
+
+A model table holds one parameter set shared by every env or one per env
+(World.set_param), and an env reads set ``w % table.shape[0]`` (a flat table: the rows
+of set ``w % (table.shape[0] // stride)``). Found where each stage reads a table, that
+is an integer division per element of every element phase: Taichi reloads an ndarray's
+shape after every store, so LLVM can neither hoist the division out of the loop nor share
+it between phases (5% of Hopper's step kernel). The fused schedule finds the sets once, as
+an env's step begins, and hands the stages this view, where each such table carries its
+env's set (``env_set``) beside the array; ``m.param_set`` and ``m.row_set``
+(physics/runtime/ti_math.py) read it there and find it themselves in other kernels.
+"""
+
+import collections
+import functools
+from importlib import import_module
+
+from .. import layout as L
+from ..runtime.backend import ti
+
+_impl = import_module(ti.__name__ + ".lang.impl")
+
+# the model tables read by parameter set: by their first index, or flat by rows of the
+# stride a sizes slot holds (layout.py)
+BY_SET = ("q_f", "act_f", "ten_f", "wrap_f", "opt_f", "sensor_f", "pair_f", "geom_f", "eq_f")
+BY_ROWS = {"body_f": (L.SIZE_BODYF_STRIDE, L.NBODY_F), "jnt_f": (L.SIZE_JNTF_STRIDE, L.NJNT_F),
+           "dof_f": (L.SIZE_DOFF_STRIDE, L.NDOF_F)}
+_VIEWED = (*BY_SET, *BY_ROWS)
+_ROWS = tuple((name, *rows) for name, rows in BY_ROWS.items())
+
+
+class EnvTable:
+    """A model table as one env's step reads it: the array, and ``env_set``, the env's
+    parameter set in it (a flat table's: where its rows start)."""
+
+    def __init__(self, array, env_set):
+        self.array, self.env_set = array, env_set
+
+    @property
+    def shape(self):
+        return self.array.shape
+
+    def __getitem__(self, index):
+        return _impl.subscript(None, self.array, *(index if isinstance(index, tuple) else (index,)))
+
+
+@ti.func
+def env_sets(w, t: ti.template()):
+    """Env w's parameter set in each viewed table, in _VIEWED's order."""
+    sets = ti.Vector([0] * ti.static(len(_VIEWED)), dt=ti.i32)
+    for k in ti.static(range(len(BY_SET))):
+        sets[k] = w % ti.static(getattr(t, BY_SET[k])).shape[0]
+    for k in ti.static(range(len(_ROWS))):
+        name, slot, width = ti.static(_ROWS[k])
+        stride = t.sizes[slot]
+        sets[ti.static(len(BY_SET) + k)] = (w % (ti.static(getattr(t, name)).shape[0] // stride)) * (stride // width) * width
+    return sets
+
+
+@functools.lru_cache(maxsize=None)
+def _view_type(Tables):
+    return collections.namedtuple("EnvTables", (*Tables._fields, "arrays"))
+
+
+def env_view(t, sets):
+    """The tables ``t`` (a StepTables) as env w's step reads them, ``sets`` its
+    :func:`env_sets`; ``arrays`` keeps ``t``, for the outlined stages' calls
+    (physics/step/outline.py)."""
+    fields = t._asdict()
+    for k, name in enumerate(_VIEWED):
+        fields[name] = EnvTable(fields[name], _impl.subscript(None, sets, k))
+    return _view_type(type(t))(**fields, arrays=t)
+
+
+def arrays_of(t):
+    """The StepTables behind ``t``, itself or an :func:`env_view`."""
+    return getattr(t, "arrays", t)
