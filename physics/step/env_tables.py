@@ -57,18 +57,25 @@ def env_sets(w, t: ti.template()):
     return sets
 
 
+@ti.func
+def sizes_in_registers(t: ti.template()):
+    return ti.Vector([t.sizes[i] for i in ti.static(range(L.NSIZES))], dt=ti.i32)
+
+
 @functools.lru_cache(maxsize=None)
 def _view_type(Tables):
     return collections.namedtuple("EnvTables", (*Tables._fields, "arrays"))
 
 
-def env_view(t, sets):
+def env_view(t, sets, sizes=None):
     """The tables ``t`` (a StepTables) as env w's step reads them, ``sets`` its
     :func:`env_sets`; ``arrays`` keeps ``t``, for the outlined stages' calls
     (physics/step/outline.py)."""
     fields = t._asdict()
     for k, name in enumerate(_VIEWED):
         fields[name] = EnvTable(fields[name], _impl.subscript(None, sets, k))
+    if sizes is not None:
+        fields["sizes"] = sizes
     return _view_type(type(t))(**fields, arrays=t)
 
 

@@ -29,7 +29,7 @@ import types
 
 from ..runtime.backend import current_device, ti
 from ..runtime.taichi_adapter import calls_inside_real_functions
-from .env_tables import arrays_of, env_sets, env_view
+from .env_tables import arrays_of, env_sets, env_view, sizes_in_registers
 from .tables import TABLES, with_tables
 
 
@@ -77,7 +77,8 @@ def _outlined_call(Tables):
     @with_tables(Tables)
     def outlined(parts: ti.template(), w: ti.i32, t: TABLES):
         sets = env_sets(w, t)
-        ti.static(parts[0])(w, ti.static(env_view(t, sets)))
+        registers = sizes_in_registers(t)
+        ti.static(parts[0])(w, ti.static(env_view(t, sets, registers)))
         if ti.static(len(parts) > 1):
             call_outlined(ti.static(parts[1:]), w, t)
 

@@ -27,7 +27,7 @@ from ..constraint.reaction import make_reaction
 from ..features import ALL, Features
 from ..runtime.backend import current_device, ti
 from ..runtime.taichi_adapter import expanded_math_in, scalar_loops_in
-from ..step.env_tables import env_sets, env_view
+from ..step.env_tables import env_sets, env_view, sizes_in_registers
 from ..step.integrate import REFRESH, STEP, STEP_REFRESH, make_integrate
 from ..step.outline import table_types
 from ..step.program import make_program
@@ -92,7 +92,8 @@ def _make_kernels(fp, solver, cone, features, serial, outline, scalar, StepTable
             while k < nids:
                 w = tables.env_ids[k]
                 sets = env_sets(w, tables)
-                env = ti.static(env_view(tables, sets))  # physics/step/env_tables.py
+                registers = sizes_in_registers(tables)
+                env = ti.static(env_view(tables, sets, registers))  # physics/step/env_tables.py
                 code, steps, adv = program.launch_of(w, segments, nstep, advance, tables.prog_i, tables.reg)
                 # one call site each for the program and the step: each is inlined once
                 for phase in range(2):
