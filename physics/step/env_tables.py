@@ -1,14 +1,21 @@
-"""Env w's view of the step kernel's tables: its parameter set in each model table, found once.
+"""Env w's view of the step kernel's tables: what depends on the env alone, read once.
 
-A model table holds one parameter set shared by every env or one per env
-(World.set_param), and an env reads set ``w % table.shape[0]`` (a flat table: the rows
-of set ``w % (table.shape[0] // stride)``). Found where each stage reads a table, that
-is an integer division per element of every element phase: Taichi reloads an ndarray's
-shape after every store, so LLVM can neither hoist the division out of the loop nor share
-it between phases (5% of Hopper's step kernel). The fused schedule finds the sets once, as
-an env's step begins, and hands the stages this view, where each such table carries its
-env's set (``env_set``) beside the array; ``m.param_set`` and ``m.row_set``
-(physics/runtime/ti_math.py) read it there and find it themselves in other kernels.
+Taichi loads an ndarray's data pointer and shape from the kernel's argument buffer at
+every access, and after any store LLVM must assume they changed: an element loop that
+writes a table reloads them in every iteration, and cannot hoist out what is computed
+from them. Two such reads ran in every element of every element phase:
+
+- **the model's sizes** (layout.SIZE_*), a loop's bound or a table's stride; the view
+  holds them in registers (:func:`sizes_in_registers`);
+- **the env's parameter set in each model table**: one set shared by every env or one per
+  env (World.set_param), set ``w % table.shape[0]`` (a flat table: the rows of set
+  ``w % (table.shape[0] // stride)``), an integer division. Each such table of the view
+  carries its env's set (``env_set``) beside the array; ``m.param_set`` and ``m.row_set``
+  (physics/runtime/ti_math.py) read it there, and find it themselves in other kernels.
+
+The fused schedule makes the view as an env's step begins, and the outlined constraint
+stage (physics/step/outline.py) again as it is called: 5% fewer instructions in Hopper's,
+Ant's and Humanoid's step kernels (docs/performance.md).
 """
 
 import collections
@@ -53,12 +60,14 @@ def env_sets(w, t: ti.template()):
     for k in ti.static(range(len(_ROWS))):
         name, slot, width = ti.static(_ROWS[k])
         stride = t.sizes[slot]
-        sets[ti.static(len(BY_SET) + k)] = (w % (ti.static(getattr(t, name)).shape[0] // stride)) * (stride // width) * width
+        sets_in_table = ti.static(getattr(t, name)).shape[0] // stride
+        sets[ti.static(len(BY_SET) + k)] = (w % sets_in_table) * (stride // width) * width
     return sets
 
 
 @ti.func
 def sizes_in_registers(t: ti.template()):
+    """The model's sizes (the sizes table), as a vector a stage indexes by a constant slot."""
     return ti.Vector([t.sizes[i] for i in ti.static(range(L.NSIZES))], dt=ti.i32)
 
 
@@ -67,15 +76,14 @@ def _view_type(Tables):
     return collections.namedtuple("EnvTables", (*Tables._fields, "arrays"))
 
 
-def env_view(t, sets, sizes=None):
-    """The tables ``t`` (a StepTables) as env w's step reads them, ``sets`` its
-    :func:`env_sets`; ``arrays`` keeps ``t``, for the outlined stages' calls
-    (physics/step/outline.py)."""
+def env_view(t, sets, sizes):
+    """The tables ``t`` (a StepTables) as env w's step reads them: ``sets`` its
+    :func:`env_sets`, ``sizes`` :func:`sizes_in_registers`; ``arrays`` keeps ``t``, for the
+    outlined stages' calls (physics/step/outline.py)."""
     fields = t._asdict()
     for k, name in enumerate(_VIEWED):
         fields[name] = EnvTable(fields[name], _impl.subscript(None, sets, k))
-    if sizes is not None:
-        fields["sizes"] = sizes
+    fields["sizes"] = sizes
     return _view_type(type(t))(**fields, arrays=t)
 
 
