@@ -20,20 +20,17 @@ Ant's and Humanoid's step kernels (docs/performance.md).
 
 import collections
 import functools
-from importlib import import_module
 
 from .. import layout as L
 from ..runtime.backend import ti
-
-_impl = import_module(ti.__name__ + ".lang.impl")
+from ..runtime.taichi_adapter import traced_load
 
 # the model tables read by parameter set: by their first index, or flat by rows of the
 # stride a sizes slot holds (layout.py)
 BY_SET = ("q_f", "act_f", "ten_f", "wrap_f", "opt_f", "sensor_f", "pair_f", "geom_f", "eq_f")
-BY_ROWS = {"body_f": (L.SIZE_BODYF_STRIDE, L.NBODY_F), "jnt_f": (L.SIZE_JNTF_STRIDE, L.NJNT_F),
-           "dof_f": (L.SIZE_DOFF_STRIDE, L.NDOF_F)}
-_VIEWED = (*BY_SET, *BY_ROWS)
-_ROWS = tuple((name, *rows) for name, rows in BY_ROWS.items())
+BY_ROWS = (("body_f", L.SIZE_BODYF_STRIDE, L.NBODY_F), ("jnt_f", L.SIZE_JNTF_STRIDE, L.NJNT_F),
+           ("dof_f", L.SIZE_DOFF_STRIDE, L.NDOF_F))
+_VIEWED = (*BY_SET, *(name for name, _, _ in BY_ROWS))
 
 
 class EnvTable:
@@ -48,7 +45,7 @@ class EnvTable:
         return self.array.shape
 
     def __getitem__(self, index):
-        return _impl.subscript(None, self.array, *(index if isinstance(index, tuple) else (index,)))
+        return traced_load(self.array, *(index if isinstance(index, tuple) else (index,)))
 
 
 @ti.func
@@ -57,8 +54,8 @@ def env_sets(w, t: ti.template()):
     sets = ti.Vector([0] * ti.static(len(_VIEWED)), dt=ti.i32)
     for k in ti.static(range(len(BY_SET))):
         sets[k] = w % ti.static(getattr(t, BY_SET[k])).shape[0]
-    for k in ti.static(range(len(_ROWS))):
-        name, slot, width = ti.static(_ROWS[k])
+    for k in ti.static(range(len(BY_ROWS))):
+        name, slot, width = ti.static(BY_ROWS[k])
         stride = t.sizes[slot]
         sets_in_table = ti.static(getattr(t, name)).shape[0] // stride
         sets[ti.static(len(BY_SET) + k)] = (w % sets_in_table) * (stride // width) * width
@@ -82,7 +79,7 @@ def env_view(t, sets, sizes):
     outlined stages' calls (physics/step/outline.py)."""
     fields = t._asdict()
     for k, name in enumerate(_VIEWED):
-        fields[name] = EnvTable(fields[name], _impl.subscript(None, sets, k))
+        fields[name] = EnvTable(fields[name], traced_load(sets, k))
     fields["sizes"] = sizes
     return _view_type(type(t))(**fields, arrays=t)
 

@@ -17,7 +17,7 @@ is logged on the ``taigym`` logger.
 
 from __future__ import annotations
 
-from .expansion import TracedAccess, expanded_math_in, traced_access, traced_helper
+from .expansion import TracedAccess, expanded_math_in, traced_access, traced_helper, traced_load
 from .graphs import graph_kernel, graph_kernels
 from .implementations import implementation
 from .launch import ReusedLaunch, fast_path_available, host_view, kernel_profiler_records, upload
@@ -29,7 +29,7 @@ __all__ = ["ReusedLaunch", "TracedAccess", "calls_inside_real_functions", "expan
            "graph_kernel", "graph_kernels",
            "kernel_profiler_records",
            "fill_source_line", "host_view", "install", "installed", "scalar_loops", "scalar_loops_in",
-           "traced_access", "traced_helper", "upload", "vector_loops"]
+           "traced_access", "traced_helper", "traced_load", "upload", "vector_loops"]
 
 _installed: dict[str, bool] = {}
 _done = False

@@ -21,6 +21,13 @@ def traced_helper(function):
     return function
 
 
+def traced_load(table, *index):
+    """``table[index]`` from Python code that runs while either Taichi traces a kernel: an
+    entry of a table or of a local vector (physics/step/env_tables.py's stand-ins for the
+    step kernel's tables)."""
+    return import_module(ti.__name__ + ".lang.impl").subscript(None, table, *index)
+
+
 def traced_access():
     """The primitives the table accessors are written in when they are expanded in place
     while Taichi traces a kernel (a :class:`TracedAccess`), or None where they stay
