@@ -12,6 +12,7 @@ import os
 from .. import settings as _settings
 from ..errors import WorldError
 from . import kernel_cache, taichi_adapter
+from .taichi_adapter import thread_pool
 from .taichi_import import NAME, TAICHIS, VERSION, current_cfg, default_cfg, ti  # noqa: F401 (re-exported)
 
 _arch = None  # the device the runtime was started on: "cpu" or "cuda"
@@ -76,6 +77,7 @@ def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> s
     )
     if want == "cuda":
         init["default_gpu_block_dim"] = CUDA_BLOCK_DIM
+    before = thread_pool.threads()
     ti.init(**{**init, **_init_overrides})
     kernel_cache.clear_stale_locks()
     atexit.register(kernel_cache.end_program_in_turn, ti.reset)
@@ -85,6 +87,8 @@ def ensure_runtime(device: str, switches: _settings.Settings | None = None) -> s
     started = "cuda" if current_cfg().arch == ti.cuda else "cpu"
     if want == "cuda" and started != "cuda":
         raise WorldError("device='cuda' was requested but Taichi could not start its CUDA backend")
+    if started == "cpu":
+        thread_pool.pin(before, current_cfg().cpu_max_num_threads)
     _arch = started
     return _arch
 
