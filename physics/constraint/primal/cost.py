@@ -9,6 +9,7 @@ import types
 from ... import layout as L
 from ...runtime.lanes import env_index
 from ...runtime.backend import ti
+from ...runtime.taichi_adapter import vector_loops
 from ...access import make_access
 from ...runtime.ti_math import make_math
 from ...smooth.inertia import make_inertia
@@ -92,6 +93,7 @@ def make_cost(fp, newton: bool, elliptic: bool):
         return ti.Vector([cost, changed])
 
     @ti.func
+    @vector_loops
     def update(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), qM: ti.template(),
                qacc: ti.template(), dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(), efc_f: ti.template(),
                efc_Y: ti.template(), hess, rows_moved):

@@ -11,6 +11,7 @@ from ...access import make_access
 from ... import layout as L
 from ...runtime.lanes import env_index
 from ...runtime.backend import ti
+from ...runtime.taichi_adapter import vector_loops
 from ...runtime.ti_math import make_math
 from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC
 from .cone import make_cone
@@ -37,6 +38,7 @@ def make_hessian(fp, elliptic: bool):
                     efc_Y[env_index(w, a, b)] += scale * v
 
     @ti.func
+    @vector_loops
     def hessian(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), efc_J: ti.template(),
                 efc_f: ti.template(), efc_Y: ti.template()):
         """Lower triangle of H = M + J^T D J over the quadratic rows, plus each elliptic
@@ -95,6 +97,7 @@ def make_hessian(fp, elliptic: bool):
                 i += dim
 
     @ti.func
+    @vector_loops
     def cholesky(w, nv, efc_Y: ti.template(), dof_s: ti.template()):
         """In place: the lower triangle of efc_Y[w, :nv, :nv] <- its Cholesky factor, and the
         reciprocals of its diagonal in dof_s's hinv column (the solves multiply by them:
@@ -139,6 +142,7 @@ def make_hessian(fp, elliptic: bool):
         return ok
 
     @ti.func
+    @vector_loops
     def rank_one(w, nv, efc_Y: ti.template(), dof_s: ti.template(), o, sign):
         """L L^T <- L L^T + sign x x^T in place, x in dof_s's scratch column (consumed);
         columns where x is zero are left as they are. Returns 0 if a diagonal would fall
@@ -166,6 +170,7 @@ def make_hessian(fp, elliptic: bool):
         return ok
 
     @ti.func
+    @vector_loops
     def cholesky_solve(w, nv, efc_Y: ti.template(), dof_s: ti.template(), col: ti.template()):
         """Scratch column ``col`` (its accessor's name) <- (L L^T)^-1 itself, L in efc_Y."""
         get, put = ti.static(A.read[col], A.write[col])

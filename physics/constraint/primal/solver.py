@@ -8,6 +8,7 @@ import types
 from ... import layout as L
 from ...runtime.lanes import env_index
 from ...runtime.backend import ti
+from ...runtime.taichi_adapter import vector_loops
 from ...access import make_access
 from ...runtime.ti_math import make_math
 from .columns import (
@@ -31,6 +32,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
     line_search = make_line_search(fp, elliptic).line_search
 
     @ti.func
+    @vector_loops
     def start(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), qacc: ti.template(),
               dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(), efc_f: ti.template(), warmstart):
         """qacc <- the better of the previous step's acceleration and qacc_smooth, with jar
@@ -67,6 +69,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
                 A.set_efc_jar(efc_f, w, i, A.efc_bias(efc_f, w, i))
 
     @ti.func
+    @vector_loops
     def solve(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_i: ti.template(), qM: ti.template(),
               qLD: ti.template(), qacc: ti.template(), dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
               efc_f: ti.template(), efc_Y: ti.template(), warmstart):
@@ -155,6 +158,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
         return it
 
     @ti.func
+    @vector_loops
     def move(w, nefc, nv, alpha, qacc: ti.template(), dof_s: ti.template(), efc_f: ti.template()):
         """a += alpha search, and what is linear in a with it; keep the old gradients for CG."""
         o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)

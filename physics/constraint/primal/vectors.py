@@ -9,6 +9,7 @@ import types
 from ... import layout as L
 from ...runtime.lanes import env_index
 from ...runtime.backend import ti
+from ...runtime.taichi_adapter import vector_loops
 from ...access import make_access
 from ...runtime.ti_math import make_math
 
@@ -19,6 +20,7 @@ def make_vectors(fp):
     A = make_access(fp)
 
     @ti.func
+    @vector_loops
     def dot(w, nv, dof_s: ti.template(), a: ti.template(), b: ti.template()):
         """The dot product of two dof scratch columns, named by their accessors."""
         get_a, get_b = ti.static(A.read[a], A.read[b])
@@ -48,6 +50,7 @@ def make_vectors(fp):
                 j = A.dof_parent(dof_i, j)
 
     @ti.func
+    @vector_loops
     def mul_J(w, nefc, nv, efc_J: ti.template(), dof_s: ti.template(), src: ti.template(), efc_f: ti.template(),
               dst: ti.template()):
         """Row column dst <- J (scratch column src)."""
@@ -60,6 +63,7 @@ def make_vectors(fp):
             put(efc_f, w, i, s)
 
     @ti.func
+    @vector_loops
     def set_jar(w, nefc, nv, qacc: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
         """jar = J qacc - aref."""
         for i in range(nefc):

@@ -16,6 +16,7 @@ from ... import layout as L
 from ...runtime.lanes import env_index
 from ...model import DSBL_WARMSTART
 from ...runtime.backend import ti
+from ...runtime.taichi_adapter import vector_loops
 from ...access import make_access
 from ...runtime.ti_math import make_math
 from ...smooth.inertia import make_inertia
@@ -34,6 +35,7 @@ def make_pgs(fp, cone: str = "pyramidal"):
     row_dot = make_row_table(fp).row_dot
 
     @ti.func
+    @vector_loops
     def dual_matrix(w, nefc, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(),
                     dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(), efc_Y: ti.template(), efc_f: ti.template()):
         """A = J M^-1 J^T into efc_Y (nefc x nefc, both triangles), and AR_ii = A_ii + R_i.
@@ -65,6 +67,7 @@ def make_pgs(fp, cone: str = "pyramidal"):
             A.set_efc_force(efc_f, w, i, f)
 
     @ti.func
+    @vector_loops
     def pgs_row(w, i, nefc, efc_Y: ti.template(), efc_f: ti.template()):
         """Gauss-Seidel update of one scalar row within its bounds; returns the dual's decrease."""
         # gradient of the dual: J_i qacc_smooth - aref_i + (A f)_i + R_i f_i
@@ -82,6 +85,7 @@ def make_pgs(fp, cone: str = "pyramidal"):
         return decrease
 
     @ti.func
+    @vector_loops
     def pgs(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_d: ti.template(), efc_J: ti.template(),
             efc_Y: ti.template(), efc_f: ti.template()):
         """Projected Gauss-Seidel on the dual, with A = J M^-1 J^T in efc_Y; returns the

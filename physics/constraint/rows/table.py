@@ -14,6 +14,7 @@ from ...access import make_access
 from ... import layout as L
 from ...runtime.lanes import env_index
 from ...runtime.backend import ti
+from ...runtime.taichi_adapter import vector_loops
 from ...runtime.ti_math import make_math
 
 CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON = 0, 1, 2, 3, 4
@@ -62,6 +63,7 @@ def make_row_table(fp):
         A.set_efc_solimp(efc_f, w, row, solimp)
 
     @ti.func
+    @vector_loops
     def row_dot(w, i, rows: ti.template(), nv, vec: ti.template(), col: ti.template()):
         """Row i of ``rows`` (efc_J) times the dof table ``vec``'s column ``col`` (its
         accessor's name)."""
