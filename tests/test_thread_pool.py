@@ -62,5 +62,9 @@ def test_the_pinned_threads_are_the_ones_a_parallel_launch_runs_on(device):
     for _ in range(5):
         busy(8)
     after = _run_ns(others)
-    ran = {t for t in others if before[t] is not None and after[t] is not None and after[t] - before[t] > 1_000_000}
-    assert ran == set(pinned), "the threads that ran the launch are not the pinned ones"
+    ran = {t: after[t] - before[t] for t in others if before[t] is not None and after[t] is not None}
+    least_pinned = min(ran.get(t, 0) for t in pinned)
+    assert least_pinned > 10_000_000, "a pinned thread did not run the launches"
+    # other threads of the process (an xdist channel, a Ray client) may run a little meanwhile
+    busiest_other = max((n for t, n in ran.items() if t not in pinned), default=0)
+    assert busiest_other < least_pinned, "a thread that is not pinned ran the launches"
