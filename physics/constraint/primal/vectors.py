@@ -40,14 +40,18 @@ def make_vectors(fp):
         for i in range(nv):
             put(dof_s, o, i, 0)
         for i in range(nv):
+            # row i's sum in a register: only the ancestors' entries are stored in the loop
             a = A.dof_madr(dof_i, i)
-            put(dof_s, o, i, get_dst(dof_s, o, i) + qM[m.entry(o_m, a)] * get(dof_s, o, i))
+            x = get(dof_s, o, i)
+            acc = get_dst(dof_s, o, i) + qM[m.entry(o_m, a)] * x
             j = A.dof_parent(dof_i, i)
             while j >= 0:
                 a += 1
-                put(dof_s, o, i, get_dst(dof_s, o, i) + qM[m.entry(o_m, a)] * get(dof_s, o, j))
-                put(dof_s, o, j, get_dst(dof_s, o, j) + qM[m.entry(o_m, a)] * get(dof_s, o, i))
+                mij = qM[m.entry(o_m, a)]
+                acc += mij * get(dof_s, o, j)
+                put(dof_s, o, j, get_dst(dof_s, o, j) + mij * x)
                 j = A.dof_parent(dof_i, j)
+            put(dof_s, o, i, acc)
 
     @ti.func
     @vector_loops
