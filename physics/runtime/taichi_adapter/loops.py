@@ -53,7 +53,7 @@ def vector_loops(function):
     the composite inertia and RNE sweeps over a model's bodies, where scalar loops cost
     smooth dynamics ~10%, and the constraint solvers' dense products (Newton's Hessian, its
     factor and solves, products with J and M; PGS's rows of A), where Ant's env step ran
-    4.7% fewer instructions and 3-7% faster (docs/performance.md)."""
+    4.9% fewer instructions and 3-7% faster (docs/performance.md)."""
     setattr(function, _VECTOR_MARK, True)
     return function
 

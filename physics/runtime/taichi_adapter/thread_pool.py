@@ -5,8 +5,8 @@ launching thread sleeps until they are done. Linux places each woken thread on a
 looks idle, and a CPU still looks idle until the first thread woken onto it runs: waking
 the workers together, two can land on the same CPU, and the load balancer moves one away
 only after a millisecond or more. On a 2-core Intel VM, 64 Hoppers (a 4 ms launch) stepped
-with the second core busy a third of the time (CPU/wall 1.3); with the workers pinned,
-1.4x the env steps/s (docs/performance.md).
+at times with the second core busy a third of the time (CPU/wall 1.3); in paired turns the
+pinned pool stepped 1.04-1.08x (docs/performance.md).
 
 So when the runtime starts, :func:`pin` gives each worker a CPU of its own among those
 the process may run on (``os.sched_getaffinity``: ``taskset`` and cgroups are obeyed),
