@@ -271,19 +271,22 @@ def child_trajectory(outdir: Path, device: str, label: str, sizes: dict, work: s
 
 
 def child_env_steps(outdir: Path, device: str, task: str, num_envs: int, sizes: dict, work: str) -> dict:
-    """Env steps/s of the vector env with torch outputs on the device (B.steps_per_second)."""
+    """Env steps/s of the vector env with torch outputs on the device (B.steps_per_second), in
+    float32 as the physics rows (the Gymnasium ports default to float64 for Gymnasium's
+    numbers on the CPU)."""
     import gymnasium as gym
     from taigym.scripts.benchmark_envs import steps_per_second
 
     from taigym import envs  # noqa: F401  (registers TaiGym ids)
 
     env = gym.make_vec(f"TaiGym/{task}-v0", num_envs=num_envs, vectorization_mode="vector_entry_point",
-                       overrides={"simulation.device": device}, tensor_backend="torch")
+                       overrides={"simulation.device": device, "simulation.precision": "float32"},
+                       tensor_backend="torch")
     try:
         rate, cpu = steps_per_second(env, num_envs, max(sizes["seconds"], 0.01) * 2, seed=0)
     finally:
         env.close()
-    return {"env_steps_per_s": rate, "cpu_over_wall": cpu}
+    return {"env_steps_per_s": rate, "cpu_over_wall": cpu, "precision": "float32"}
 
 
 def child_phases(outdir: Path, device: str, model: str, num_envs: int, sizes: dict, work: str) -> dict:
@@ -488,7 +491,9 @@ class Probe:
             ("ncu", self.ncu),
             ("quadrants_staged", lambda: self.variants(["quadrants_staged"])),
             ("trajectory", self.trajectory),
-            ("layouts", lambda: self.variants(["layout_interleaved", "staged_interleaved"])),
+            # the staged schedule in both layouts side by side, Ant at every size (the fused
+            # kernel lost interleaved on 2026-11-27: 14% slower at 16,384 envs)
+            ("layouts", lambda: self.variants(["staged", "staged_interleaved"], s["num_envs"])),
             ("env_steps", lambda: [self.child("env_steps", {"task": "Ant", "num_envs": n}, limit=150)
                                    for n in s["env_num_envs"]]),
             ("float64", lambda: [self.physics_item(m, "float64", s["num_envs"]) for m in MODELS]),
@@ -594,11 +599,11 @@ class Probe:
                    **{TI_INIT: {"kernel_profiler": True}})
         self.child("phases", {"model": model, "num_envs": max(self.sizes["num_envs"][:3])}, limit=150, env=env)
 
-    def variants(self, names) -> None:
-        """Ant float32 at VARIANT_NUM_ENVS under each compile option, in a cache of its own."""
+    def variants(self, names, num_envs=VARIANT_NUM_ENVS) -> None:
+        """Ant float32 at ``num_envs`` under each compile option, in a cache of its own."""
         if self.device != "cuda":
             names = [n for n in names if TI_INIT not in VARIANTS[n]]  # GPU options only
-        sizes = VARIANT_NUM_ENVS if not self.quick else self.sizes["num_envs"][:1]
+        sizes = num_envs if not self.quick else self.sizes["num_envs"][:1]
         for name in names:
             if name in QUADRANTS_VARIANTS and importlib.util.find_spec("quadrants") is None:
                 append(self.outdir, {"item": "physics", "variant": name, "skipped": "quadrants is not installed"})
