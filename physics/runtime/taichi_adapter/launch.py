@@ -230,6 +230,9 @@ def kernel_profiler_records() -> list:
     from importlib import import_module
 
     prog = import_module(ti.__name__ + ".lang.impl").get_runtime().prog
-    prog.sync_kernel_profiler()  # on CUDA, the events' times are read only here; 0 before
+    # on CUDA a record's time is 0 until the stream is synced and the profiler has read its
+    # events' elapsed times (what Taichi's own profiler does before it reads the records)
+    prog.sync_kernel_profiler()
+    prog.update_kernel_profiler()
     records = prog.get_kernel_profiler_records()
     return [(r.name, r.kernel_time) for r in records]
