@@ -60,7 +60,8 @@ class Settings:
             (physics/step/schedule.py) where the World does not say; None: by device,
             the fastest measured on each (fused on the CPU, staged on CUDA).
         layout: ``TAIGYM_LAYOUT=env_major|interleaved``, the per-env tables' layout
-            (physics/runtime/lanes.py), until a GPU measurement of the staged schedule decides it.
+            (physics/runtime/lanes.py); None: by device, the fastest measured under its
+            default schedule (env-major on the CPU, interleaved on CUDA).
         kernels: ``TAIGYM_KERNELS=own|shared``: ``shared`` gives every World of the
             process the one step kernel of its precision, solver and cone, with the
             common parts compiled in (every part for a model beyond them) and one-env Worlds on the batched launch, for a
@@ -70,7 +71,7 @@ class Settings:
     taichi: str | None = _variable("TAIGYM_TAICHI", _choice("taichi", "quadrants"), None)
     debug: bool = _variable("TAIGYM_DEBUG", _integer_flag, False)
     schedule: str | None = _variable("TAIGYM_SCHEDULE", _choice("fused", "staged"), None)
-    layout: str = _variable("TAIGYM_LAYOUT", _choice("interleaved", "env_major"), "env_major")
+    layout: str | None = _variable("TAIGYM_LAYOUT", _choice("interleaved", "env_major"), None)
     kernels: str = _variable("TAIGYM_KERNELS", _choice("own", "shared"), "own")
 
     @classmethod

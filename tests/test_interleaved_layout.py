@@ -229,6 +229,26 @@ def test_env_tables_round_trip_through_their_interleaved_shape(shape):
     assert env_rows(rows, shape[0], 1) is rows and device_rows(rows, 1) is rows
 
 
+def test_each_device_takes_its_measured_layout_unless_told(monkeypatch):
+    from taigym.physics.runtime import backend, lanes
+
+    monkeypatch.delenv("TAIGYM_LAYOUT", raising=False)
+    settings.reload()
+    try:
+        for device, layout, lanes_of_tables in (("cpu", "env_major", 1), ("cuda", "interleaved", LANES)):
+            monkeypatch.setattr(backend, "_arch", device)
+            assert lanes.table_layout() == layout and lanes.table_lanes() == lanes_of_tables
+        monkeypatch.setattr(backend, "_arch", None)  # before the runtime starts: the CPU's
+        assert lanes.table_layout() == "env_major"
+        monkeypatch.setattr(backend, "_arch", "cuda")
+        monkeypatch.setenv("TAIGYM_LAYOUT", "env_major")
+        settings.reload()
+        assert lanes.table_lanes() == 1
+    finally:
+        monkeypatch.undo()
+        settings.reload()
+
+
 def test_layout_setting_is_checked(monkeypatch):
     from taigym.physics.runtime.lanes import table_lanes
 

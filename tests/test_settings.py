@@ -12,7 +12,7 @@ from taigym import physics
 
 REPO = Path(__file__).resolve().parent.parent
 
-DEFAULTS = dict(taichi=None, debug=False, schedule=None, layout="env_major", kernels="own")
+DEFAULTS = dict(taichi=None, debug=False, schedule=None, layout=None, kernels="own")
 
 # each variable, a value it takes and the field that value gives
 PARSED = [

@@ -17,14 +17,21 @@ all of them in one transaction instead of 32. Every per-env table takes this lay
 Their host and torch copies are put back in env-major order (``env_rows``), so what a
 user sees is the same.
 
-``TAIGYM_LAYOUT=interleaved`` or ``env_major`` picks one on either device (the tests run
-the interleaved layout on the CPU backend this way). The default is env-major everywhere:
-on an H200 the fused one-thread-per-env kernel stepped Ant 14% slower interleaved (223k
-against 260k physics steps/s at 16,384 envs, 21.8k against 24.3k at 1,024;
-results/probe/2026-11-27-h200-interleaved.jsonl). Its warps diverge through contacts and
-solver iterations, so their lanes seldom load the same entry together, while each lane
-loses its rows' locality; the layout is for kernels whose warps run in step (one stage
-across env x element threads).
+Each device takes the layout its default schedule steps fastest (DEFAULT_LAYOUT):
+
+- CUDA, interleaved: on an H200 the staged schedule stepped Ant 1.20x, 1.26x, 1.82x and
+  2.81x as fast interleaved as env-major at 1,024, 4,096, 16,384 and 65,536 envs (153k
+  against 127k physics steps/s up to 2.50M against 888k;
+  results/probe/2026-11-30-h200/probe-run2.jsonl). Even the constraint solve, one thread
+  per env, gains: a warp's lanes load their envs' copies of a row together while they
+  iterate in step, and at large batches the env-major loads used one 32-byte sector of
+  each for a 4-byte entry.
+- CPU, env-major: one thread walks an env's tables along cache lines.
+
+The fused kernel alone ran the other way on CUDA: 14% slower interleaved (223k against
+260k at 16,384 envs; results/probe/2026-11-27-h200-interleaved.jsonl), its warps diverging
+through the whole step. ``TAIGYM_LAYOUT=interleaved`` or ``env_major`` picks one on either
+device (the tests run the interleaved layout on the CPU backend this way).
 """
 
 from __future__ import annotations
@@ -32,15 +39,25 @@ from __future__ import annotations
 import numpy as np
 
 from .. import settings as _settings
+from . import backend as _backend
 from .taichi_adapter import traced_helper
 
 LANES = 32  # envs per interleaved block: a warp
 
 
+DEFAULT_LAYOUT = {"cpu": "env_major", "cuda": "interleaved"}  # by the device the runtime runs on
+
+
+def table_layout() -> str:
+    """This process's layout of the per-env tables: ``TAIGYM_LAYOUT``, else its device's
+    (DEFAULT_LAYOUT; the CPU's until the runtime starts)."""
+    return _settings.current().layout or DEFAULT_LAYOUT[_backend.current_device() or "cpu"]
+
+
 def table_lanes() -> int:
     """LANES where this process's per-env tables are interleaved, else 1. Read when a kernel
     is traced and when a World allocates."""
-    return LANES if _settings.current().layout == "interleaved" else 1
+    return LANES if table_layout() == "interleaved" else 1
 
 
 @traced_helper
