@@ -1,6 +1,8 @@
 """The World contract: shapes, names, bad input, one device per process."""
 
+import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -254,6 +256,11 @@ def test_first_compile_is_announced_once_per_machine(device, tmp_path, monkeypat
     assert capsys.readouterr().err == ""  # compiled before: nothing to say
     kernel_cache.record("other", 12.34, "float32")
     assert kernel_cache.expected_seconds() in (12.3, 0.0)  # the newest record; this one took ~0 s
+    # a compile on the other device says nothing of this one's
+    other = "cpu" if kernel_cache._device() == "cuda" else "cuda"
+    (tmp_path / "elsewhere.json").write_text(json.dumps({"seconds": 99.0, "variant": "x", "device": other}))
+    os.utime(tmp_path / "elsewhere.json", (time.time() + 60, time.time() + 60))
+    assert kernel_cache.expected_seconds() in (12.3, 0.0)
     with pytest.raises(ZeroDivisionError):  # a failed launch leaves no marker
         with kernel_cache.FirstLaunch("failed", "x", None):
             1 / 0

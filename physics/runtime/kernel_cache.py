@@ -22,8 +22,10 @@ from pathlib import Path
 
 from ..runtime.taichi_import import NAME, VERSION, current_cfg
 
-# what one step kernel variant took to compile on a 2-core x86 machine, before any was timed here
-_FIRST_GUESS_S = {"taichi": 15.0, "quadrants": 15.0}
+# what one step kernel variant took to compile before any was timed on this machine: on a
+# 2-core x86 CPU, and on an H200, whose staged kernels took 80-234 s (PTX generated and
+# assembled for 70-90 loops; the fused kernel 37-41 s)
+_FIRST_GUESS_S = {"cpu": 15.0, "cuda": 120.0}
 
 
 @functools.lru_cache(maxsize=1)
@@ -92,21 +94,30 @@ def compiled_before(key: str) -> bool:
 
 
 def expected_seconds() -> float:
-    """The last compile time recorded on this machine, or a first guess."""
+    """The last compile time recorded on this machine for the runtime's device (CPU and CUDA
+    kernels share the cache folder), or a first guess."""
+    device = _device()
     times = []
     for marker in folder().glob("*.json"):
         try:
-            times.append((marker.stat().st_mtime, float(json.loads(marker.read_text())["seconds"])))
-        except (OSError, ValueError, KeyError, TypeError):
+            data = json.loads(marker.read_text())
+            if data.get("device", "cpu") == device:
+                times.append((marker.stat().st_mtime, float(data["seconds"])))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
-    return max(times)[1] if times else _FIRST_GUESS_S.get(NAME, 35.0)
+    return max(times)[1] if times else _FIRST_GUESS_S.get(device, 35.0)
+
+
+def _device() -> str:
+    return "cuda" if "cuda" in str(current_cfg().arch) else "cpu"
 
 
 def record(key: str, seconds: float, label: str) -> None:
     """Leave the marker of a compiled variant; a cache folder that cannot be written is skipped."""
     try:
         folder().mkdir(parents=True, exist_ok=True)
-        (folder() / f"{key}.json").write_text(json.dumps({"seconds": round(seconds, 1), "variant": label}))
+        (folder() / f"{key}.json").write_text(json.dumps({"seconds": round(seconds, 1), "variant": label,
+                                                          "device": _device()}))
     except OSError:
         pass
 
