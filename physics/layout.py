@@ -376,7 +376,11 @@ EFC_F = Table(
     ("state", 1, "mjtConstraintState", "enum"),
     ("fric", 1, "friction coefficient scaling the row into the elliptic cone's circular space", "1"),
     ("cone", 6, "first row of an elliptic contact: the cone's line-search terms U0, V0, UU, UV, VV and its condim", "cost"),
-    ("hess", 1, "the row's weight in Newton's Hessian J^T D J: 1/R while the row is quadratic, else 0", "kg or kg m^2"))
+    ("hess", 1, "the row's weight in Newton's Hessian J^T D J: 1/R while the row is quadratic, else 0", "kg or kg m^2"),
+    # PGS (physics/constraint/rows/pgs.py)
+    ("pgs_order", 1, "the first rows of the blocks (a row, or an elliptic contact's rows) in the order a sweep visits them", _ID),
+    ("pgs_prev", 1, "the force before the sweep before last: the momentum step's origin", "N or N m"),
+    ("pgs_momentum", 1, "the force after the momentum step, where the last sweep began", "N or N m"))
 EFC_COUNTS = Table(
     "efc_n", "", ROW, "int", "constraint counts of one env",
     ("nefc", 1, "active rows", "count"), ("nefc_overflow", 1, "rows that did not fit", "count"),

@@ -162,7 +162,7 @@ _DISABLE_FLAGS = {"constraint": M.DSBL_CONSTRAINT, "equality": M.DSBL_EQUALITY, 
                   "damper": M.DSBL_DAMPER, "gravity": M.DSBL_GRAVITY, "clampctrl": M.DSBL_CLAMPCTRL,
                   "warmstart": 512, "filterparent": 1024, "actuation": M.DSBL_ACTUATION, "refsafe": 4096,
                   "sensor": 8192, "midphase": 16384, "eulerdamp": M.DSBL_EULERDAMP, "autoreset": 65536,
-                  "nativeccd": 131072, "island": 262144, "multiccd": 524288}
+                  "nativeccd": 131072, "island": M.DSBL_ISLAND, "multiccd": 524288}
 # Enable flags that change nothing this engine computes (energy is not reported yet).
 _ENABLE_FLAGS = {"energy": 2, "fwdinv": 4, "invdiscrete": 8}
 _INTEGRATORS = {"Euler": M.INT_EULER, "RK4": M.INT_RK4, "implicitspringdamper": M.INT_IMPLICIT_SPRING_DAMPER,

@@ -31,6 +31,7 @@ from ...model import (
     DSBL_CONTACT,
     DSBL_EQUALITY,
     DSBL_FRICTIONLOSS,
+    DSBL_ISLAND,
     DSBL_LIMIT,
     DSBL_WARMSTART,
 )
@@ -200,6 +201,42 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                                     t.efc_f)
 
     @ti.func
+    def solver_scale(w, nefc, nv, t: ti.template()):
+        """The unit of the solvers' stopping tests, as MuJoCo 4 takes it for a constraint
+        island: 1 / the summed diagonal of M over the dofs of the trees the rows act on (a
+        tree's dofs are one run, in MuJoCo's order; a tree counts where some row has a
+        nonzero entry on its dofs). MuJoCo splits a scene into islands and solves each
+        apart, which this solve of the whole env does not: the two agree where the rows
+        form one island (a robot and what it touches). With islands disabled, MuJoCo's
+        model statistic: 1 / (the mean diagonal at qpos0 times nv)."""
+        mo = m.param_set(w, t.opt_f)
+        scale = 1 / (A.opt_meaninertia(t.opt_f, mo, 0) * ti.max(1, nv))
+        if (t.sizes[L.SIZE_DISABLE] & DSBL_ISLAND) == 0:
+            o_m = m.env_offset(w, t.sizes[L.SIZE_M_STRIDE])
+            total = fp(0.0)
+            run_sum = fp(0.0)
+            run_touched = 0
+            run_root = -1
+            for d in range(nv):
+                root = A.body_root(t.body_i, A.dof_body(t.dof_i, d))
+                if root != run_root:
+                    if run_touched != 0:
+                        total += run_sum
+                    run_sum = fp(0.0)
+                    run_touched = 0
+                    run_root = root
+                run_sum += t.qM[m.entry(o_m, A.dof_madr(t.dof_i, d))]
+                if run_touched == 0:
+                    for i in range(nefc):
+                        if t.efc_J[env_index(w, i, d)] != 0:
+                            run_touched = 1
+            if run_touched != 0:
+                total += run_sum
+            if total > 0:
+                scale = 1 / total
+        return scale
+
+    @ti.func
     def forces(w, t: ti.template()):
         """The solver's forces of the rows made ready (and the equalities they break)."""
         nv = t.sizes[L.SIZE_NV]
@@ -209,7 +246,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
             if ti.static(solver == "PGS"):
                 dual_matrix(w, nefc, t.sizes, t.dof_i, t.qLD, t.dof_d, t.dof_s, t.efc_J, t.efc_Y, t.efc_f)
                 warm_start(w, nefc, nv, t.sizes, t.dof_d, t.efc_J, t.efc_f)
-                A.set_solver_niter(t.efc_n, w, pgs(w, nefc, nv, t.sizes, t.opt_f, t.dof_d, t.efc_J, t.efc_Y, t.efc_f))
+                A.set_solver_niter(t.efc_n, w, pgs(w, nefc, nv, solver_scale(w, nefc, nv, t), t.sizes, t.opt_f,
+                                                   t.dof_d, t.efc_J, t.efc_Y, t.efc_f))
             else:
                 A.set_solver_niter(t.efc_n, w, primal.solve(w, nefc, nv, t.sizes, t.opt_f, t.dof_i, t.qM, t.qLD,
                                                              t.qacc, t.dof_d, t.dof_s, t.efc_J, t.efc_f, t.efc_Y,
