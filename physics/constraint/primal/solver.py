@@ -70,17 +70,16 @@ def make_solver(fp, newton: bool, elliptic: bool):
 
     @ti.func
     @vector_loops
-    def solve(w, nefc, nv, sizes: ti.template(), opt_f: ti.template(), dof_i: ti.template(), qM: ti.template(),
+    def solve(w, nefc, nv, scale, sizes: ti.template(), opt_f: ti.template(), dof_i: ti.template(), qM: ti.template(),
               qLD: ti.template(), qacc: ti.template(), dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
               efc_f: ti.template(), efc_Y: ti.template(), warmstart):
         """qacc <- argmin cost(a), with the rows' forces and states at the minimum (MuJoCo's
         mj_solPrimal); returns the iterations made. One loop around one update() and one
-        line_search(), for compile time."""
+        line_search(), for compile time. ``scale``: the stopping tests' unit (rows.solver_scale)."""
         o_dof = m.env_start(w, sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         o_s = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
         mo = m.param_set(w, opt_f)
         tolerance = A.opt_tolerance(opt_f, mo, 0)
-        scale = 1 / (A.opt_meaninertia(opt_f, mo, 0) * ti.max(1, nv))
         gtol_scale = tolerance * A.opt_ls_tolerance(opt_f, mo, 0) / scale
         for i in range(nefc):
             bias = -A.efc_aref(efc_f, w, i)

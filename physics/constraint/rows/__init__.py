@@ -249,7 +249,8 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                 A.set_solver_niter(t.efc_n, w, pgs(w, nefc, nv, solver_scale(w, nefc, nv, t), t.sizes, t.opt_f,
                                                    t.dof_d, t.efc_J, t.efc_Y, t.efc_f))
             else:
-                A.set_solver_niter(t.efc_n, w, primal.solve(w, nefc, nv, t.sizes, t.opt_f, t.dof_i, t.qM, t.qLD,
+                A.set_solver_niter(t.efc_n, w, primal.solve(w, nefc, nv, solver_scale(w, nefc, nv, t), t.sizes,
+                                                             t.opt_f, t.dof_i, t.qM, t.qLD,
                                                              t.qacc, t.dof_d, t.dof_s, t.efc_J, t.efc_f, t.efc_Y,
                                                              (disabled & DSBL_WARMSTART) == 0))
             if ti.static(features.noslip):
