@@ -105,18 +105,22 @@ def test_scene_forces_match_mujoco(solver, cone, device):
 
 
 @pytest.mark.slow
-def test_pgs_sweeps_as_mujoco_on_humanoid_states(device):
+@pytest.mark.parametrize("solver", ["PGS", "CG"])
+def test_iterations_as_mujoco_on_humanoid_states(solver, device):
     """Gymnasium's Humanoid solves with PGS: on the same states and warm starts (16 envs of
     random controls, 40 steps), each solve makes MuJoCo's number of sweeps and lands on its
-    forces. MuJoCo 4's PGS visits the rows in a shuffled order, steps with Nesterov momentum
-    and measures its progress in units of the touched trees' inertia; the earlier textbook
-    sweep took 33% more sweeps on these states and stopped on forces 1e-3 apart."""
+    forces; CG too. MuJoCo 4's PGS visits the rows in a shuffled order, steps with Nesterov
+    momentum and measures its progress in units of the touched trees' inertia, and its CG
+    takes Hager-Zhang directions: the textbook PGS sweep took 33% more sweeps on these
+    states and stopped on forces 1e-3 apart, and Polak-Ribiere CG 6% fewer iterations."""
     path = gym_asset("humanoid")
     mjm = mujoco.MjModel.from_xml_path(path)
+    mjm.opt.solver = {"PGS": mujoco.mjtSolver.mjSOL_PGS, "CG": mujoco.mjtSolver.mjSOL_CG}[solver]
     d = mujoco.MjData(mjm)
     n = 16
     rng = np.random.default_rng(5)
-    world = physics.World(physics.load_model(path), num_envs=n, device=device, precision="float64")
+    world = physics.World(physics.load_model(path).with_options(solver=solver), num_envs=n, device=device,
+                          precision="float64")
     qpos = np.tile(mjm.qpos0, (n, 1)) + rng.uniform(-0.05, 0.05, (n, mjm.nq))
     world.set_state(qpos=qpos, qvel=rng.normal(0, 0.5, (n, mjm.nv)))
     same = total = 0

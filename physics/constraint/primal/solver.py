@@ -173,15 +173,30 @@ def make_solver(fp, newton: bool, elliptic: bool):
 
     @ti.func
     def conjugate_direction(w, nv, dof_s: ti.template()):
-        """Polak-Ribiere-plus update of the M^-1-preconditioned search direction."""
+        """Hager-Zhang update of the M^-1-preconditioned search direction (MuJoCo 4's), with
+        y = grad - gradold: beta = (y'M^-1 grad - 2 (y'M^-1 y / d'y) d'grad) / d'y, bounded
+        below by -1 / (|d| min(0.01, |grad|)); steepest descent where d'y has lost conjugacy."""
         o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
-        num = fp(0.0)
-        den = fp(0.0)
+        d_dot_y = fp(0.0)
         for d in range(nv):
-            num += A.dof_grad(dof_s, o_s, d) * (A.dof_mgrad(dof_s, o_s, d)
-                                                         - A.dof_mgradold(dof_s, o_s, d))
-            den += A.dof_gradold(dof_s, o_s, d) * A.dof_mgradold(dof_s, o_s, d)
-        beta = ti.max(fp(0.0), num / ti.max(fp(_MINVAL), den))
+            d_dot_y += A.dof_search(dof_s, o_s, d) * (A.dof_grad(dof_s, o_s, d) - A.dof_gradold(dof_s, o_s, d))
+        beta = fp(0.0)
+        if d_dot_y >= fp(_MINVAL):
+            y_dot_my = fp(0.0)
+            y_dot_mgrad = fp(0.0)
+            d_dot_grad = fp(0.0)
+            d_norm2 = fp(0.0)
+            grad_norm2 = fp(0.0)
+            for d in range(nv):
+                y = A.dof_grad(dof_s, o_s, d) - A.dof_gradold(dof_s, o_s, d)
+                y_dot_my += y * (A.dof_mgrad(dof_s, o_s, d) - A.dof_mgradold(dof_s, o_s, d))
+                y_dot_mgrad += y * A.dof_mgrad(dof_s, o_s, d)
+                d_dot_grad += A.dof_search(dof_s, o_s, d) * A.dof_grad(dof_s, o_s, d)
+                d_norm2 += A.dof_search(dof_s, o_s, d) * A.dof_search(dof_s, o_s, d)
+                grad_norm2 += A.dof_grad(dof_s, o_s, d) * A.dof_grad(dof_s, o_s, d)
+            beta_hz = (y_dot_mgrad - 2 * (y_dot_my / d_dot_y) * d_dot_grad) / d_dot_y
+            floor = -1 / ti.max(fp(_MINVAL), ti.sqrt(d_norm2) * ti.min(fp(0.01), ti.sqrt(grad_norm2)))
+            beta = ti.max(floor, beta_hz)
         for d in range(nv):
             A.set_dof_search(dof_s, o_s, d, -A.dof_mgrad(dof_s, o_s, d)
                                                     + beta * A.dof_search(dof_s, o_s, d))

@@ -105,16 +105,13 @@ def make_pgs(fp, cone: str = "pyramidal"):
 
     @ti.func
     def project(w, nefc, efc_f: ti.template()):
-        """Forces back into their bounds after a momentum step: a scalar row's interval, an
-        elliptic contact's cone (a negative normal force zeroes the block; friction outside
-        the ellipsoid is scaled onto it)."""
+        """Forces back into their bounds after a momentum step, where elliptic contacts are
+        compiled in: a scalar row's interval, an elliptic contact's cone (a negative normal
+        force zeroes the block; friction outside the ellipsoid is scaled onto it)."""
         i = 0
         while i < nefc:
             size = block_size(w, i, efc_f)
-            if ti.static(cone != "elliptic"):
-                A.set_efc_force(efc_f, w, i, ti.min(ti.max(A.efc_force(efc_f, w, i), A.efc_lower(efc_f, w, i)),
-                                                    A.efc_upper(efc_f, w, i)))
-            elif size == 1:
+            if size == 1:
                 A.set_efc_force(efc_f, w, i, ti.min(ti.max(A.efc_force(efc_f, w, i), A.efc_lower(efc_f, w, i)),
                                                     A.efc_upper(efc_f, w, i)))
             else:
@@ -137,21 +134,29 @@ def make_pgs(fp, cone: str = "pyramidal"):
     def momentum_step(w, nefc, k, it, efc_f: ti.template()):
         """Nesterov's extrapolation before a sweep, beta = (k - 1) / (k + 2) for the k-th
         sweep since the last restart; pgs_prev keeps the force it started from and
-        pgs_momentum the point the sweep starts at."""
+        pgs_momentum the point the sweep starts at. Scalar rows are projected in the same
+        pass; elliptic contacts after it."""
         beta = fp(0.0)
         if it > 0:
             beta = fp(k - 1) / fp(k + 2)
         if beta > 0:
             for i in range(nefc):
                 f = A.efc_force(efc_f, w, i)
-                A.set_efc_force(efc_f, w, i, f + beta * (f - A.efc_pgs_prev(efc_f, w, i)))
+                x = f + beta * (f - A.efc_pgs_prev(efc_f, w, i))
+                if ti.static(cone != "elliptic"):
+                    x = ti.min(ti.max(x, A.efc_lower(efc_f, w, i)), A.efc_upper(efc_f, w, i))
+                A.set_efc_force(efc_f, w, i, x)
                 A.set_efc_pgs_prev(efc_f, w, i, f)
-            project(w, nefc, efc_f)
+                A.set_efc_pgs_momentum(efc_f, w, i, x)
+            if ti.static(cone == "elliptic"):
+                project(w, nefc, efc_f)
+                for i in range(nefc):
+                    A.set_efc_pgs_momentum(efc_f, w, i, A.efc_force(efc_f, w, i))
         else:
             for i in range(nefc):
-                A.set_efc_pgs_prev(efc_f, w, i, A.efc_force(efc_f, w, i))
-        for i in range(nefc):
-            A.set_efc_pgs_momentum(efc_f, w, i, A.efc_force(efc_f, w, i))
+                f = A.efc_force(efc_f, w, i)
+                A.set_efc_pgs_prev(efc_f, w, i, f)
+                A.set_efc_pgs_momentum(efc_f, w, i, f)
 
     @ti.func
     def restarts(w, nefc, efc_f: ti.template()):
