@@ -1,11 +1,13 @@
 """What of the engine a model needs compiled into its step kernel.
 
-The step kernel is generic over a model's sizes: a model of another size reuses it. Its
-code, though, holds every stage a model could need, and Taichi's compile and load times
-grow with the code (a warm start reloads and re-links all of it). So a World compiles only
-the parts its model has: the narrow-phase routines of its candidate pairs' kinds, and the
-equality, friction-loss, tendon and limit-model code where the model has such elements.
-Models with the same parts share one kernel.
+A step kernel could hold every stage a model could need, but Taichi's compile and load
+times grow with the code (a warm start reloads and re-links all of it). So a World compiles
+only the parts its model has: the narrow-phase routines of its candidate pairs' kinds, and
+the equality, friction-loss, tendon and limit-model code where the model has such elements.
+Such a kernel of the model's own is also traced with the model's sizes as constants
+(physics/step/env_tables.py), so it serves that model alone; the shared kernels
+(``TAIGYM_KERNELS=shared``, or ``features`` given) read the sizes and serve any model with
+their parts.
 
 Only structure decides a part, never a value that a World can change per env
 (``World.set_param``): damping, gear, masses, ranges and frictions of an existing part are

@@ -27,6 +27,7 @@ from .runtime import device_io, kernel_cache, source_cache
 from .runtime.backend import current_cfg, ensure_runtime
 from .runtime.taichi_adapter import ReusedLaunch, machine_code, scalar_loops
 from .step.integrate import FORWARD, REFRESH, STEP, STEP_REFRESH
+from .step.env_tables import baked_sizes
 from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
@@ -131,14 +132,20 @@ class World:
         outline = outlining()
         self._variant = (precision, model.opt.solver, model.opt.cone, self.features, self.serial, outline,
                          outline and scalar_loops())
-        self._kernels = make_kernels(self._fp, *self._variant[1:])
+        self.schedule = _choose_schedule(schedule, self.device)
+        self._tables = Tables(model, self.num_envs, self._fp, self.dtype, self._pairs, max_contacts,
+                              staged=self.schedule == "staged")
+        # a kernel of the model's own is traced with its sizes (physics/step/env_tables.py)
+        own = features is None and not _settings.current().shared_kernels and self.schedule == "fused"
+        baked = baked_sizes(self._tables.packed["sizes"]) if own else None
+        self._kernels = make_kernels(self._fp, *self._variant[1:], baked=baked)
         self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         # two kept step launches: every env (ids bound once), and a subset staged in some_ids
         self._step_kernel, self._step_some = ReusedLaunch(self._kernels.step), ReusedLaunch(self._kernels.step)
-        self.schedule = _choose_schedule(schedule, self.device)
         depth = tree_depth(model)  # the staged kernel's loops per pass over the tree
         self._kernel_key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:],
-                                                    *(("staged", depth) if self.schedule == "staged" else ()))
+                                                    *(("staged", depth) if self.schedule == "staged" else ()),
+                                                    *(("sizes", *baked) if baked else ()))
         self._staged = (StagedLaunch(make_staged_kernel(self._fp, *self._variant[1:], depth=depth),
                                      rk4=model.opt.integrator == INT_RK4, kept=ReusedLaunch)
                         if self.schedule == "staged" else None)
@@ -146,8 +153,6 @@ class World:
         self._machine_key = machine_code.key(self._kernel_key) if fused_machine_code else None
         self.machine_code = self._launch_machine_code()
         self._post_kernel = ReusedLaunch(self._kernels.post)
-        self._tables = Tables(model, self.num_envs, self._fp, self.dtype, self._pairs, max_contacts,
-                              staged=self._staged is not None)
         self.max_contacts, self.nefc_capacity = self._tables.max_contacts, self._tables.nefc_capacity
         self._d = self._tables.data  # the per-env tables, by name
         self._bridge = TorchBridge(self.device, self.dtype)

@@ -47,6 +47,7 @@ LEFT_OUT = {
     "test_outline.py": "the step kernel's parts are compiled as functions of their own on the CPU backend only",
     "test_scalar_loops.py": "the second loop exits that keep LLVM's CPU vectorizer away",
     "test_machine_code.py": "the serial CPU step kernel's kept machine code; a CUDA World runs no serial kernel",
+    "test_baked_sizes.py": "the fused kernel's sizes as constants, in subprocesses on the CPU; CUDA steps the staged schedule",
     "test_taichi_choice.py": "which Taichi is imported; its subprocesses step a CPU World with each one",
     "test_interleaved_layout.py": "both table layouts compared in CPU subprocesses; the GPU probe runs each on CUDA",
     "test_taichi_adapter.py": "user kernels beside a CPU World, in subprocesses; the patches are device-independent",

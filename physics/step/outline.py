@@ -29,7 +29,7 @@ import types
 
 from ..runtime.backend import current_device, ti
 from ..runtime.taichi_adapter import calls_inside_real_functions
-from .env_tables import arrays_of, env_sets, env_view, sizes_in_registers
+from .env_tables import arrays_of, baked_of, env_sets, env_view, sizes_in_registers
 from .tables import TABLES, with_tables
 
 
@@ -67,18 +67,19 @@ def make_outline(fp, separate: bool = False):
 
 def outlined_call(t):
     """``call_outlined(parts, w, t)`` for tables like ``t``: one real function per
-    ``StepTables`` type, written with a parameter per table of its declaration."""
-    return _outlined_call(type(arrays_of(t)))
+    ``StepTables`` type and baked sizes (physics/step/env_tables.py), written with a
+    parameter per table of its declaration."""
+    return _outlined_call(type(arrays_of(t)), baked_of(t))
 
 
 @functools.lru_cache(maxsize=None)
-def _outlined_call(Tables):
+def _outlined_call(Tables, baked):
     @ti.real_func
     @with_tables(Tables)
     def outlined(parts: ti.template(), w: ti.i32, t: TABLES):
         sets = env_sets(w, t)
-        registers = sizes_in_registers(t)
-        ti.static(parts[0])(w, ti.static(env_view(t, sets, registers)))
+        registers = sizes_in_registers(t, baked)
+        ti.static(parts[0])(w, ti.static(env_view(t, sets, registers, baked)))
         if ti.static(len(parts) > 1):
             call_outlined(ti.static(parts[1:]), w, t)
 

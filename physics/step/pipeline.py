@@ -57,19 +57,21 @@ def array_parameters(kernel) -> tuple:
 
 
 def make_kernels(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
-                 serial: bool = False, outline: bool = False, scalar: bool = False):
+                 serial: bool = False, outline: bool = False, scalar: bool = False, baked: tuple | None = None):
     """The kernels for one precision and constraint solver configuration (a model's
     ``opt.solver`` and ``opt.cone``): each compiles only its own solver, and only the parts
     ``features`` names (physics/features.py). ``serial`` loops over the envs in the calling
     thread (CPU only); ``outline`` compiles the large stages as functions of their own
     (physics/step/outline.py); ``scalar`` keeps LLVM from vectorizing and unrolling their
     loops (physics/runtime/taichi_adapter/loops.py, ``scalar_loops``). The step kernel takes
-    the tables layout.KERNEL_TABLES declares now."""
-    return _make_kernels(fp, solver, cone, features, serial, outline, scalar, step_tables(fp))
+    the tables layout.KERNEL_TABLES declares now. ``baked``: the one model's sizes the step
+    kernel is traced with (physics/step/env_tables.py), or None for a kernel that reads them
+    and serves any model."""
+    return _make_kernels(fp, solver, cone, features, serial, outline, scalar, step_tables(fp), baked or ())
 
 
 @functools.lru_cache(maxsize=None)
-def _make_kernels(fp, solver, cone, features, serial, outline, scalar, StepTables):
+def _make_kernels(fp, solver, cone, features, serial, outline, scalar, StepTables, baked):
     integration = make_integrate(fp, solver, cone, features, outline)
     reaction = make_reaction(fp)
     program = make_program(fp, reaction.rne_post)
@@ -92,8 +94,8 @@ def _make_kernels(fp, solver, cone, features, serial, outline, scalar, StepTable
             while k < nids:
                 w = tables.env_ids[k]
                 sets = env_sets(w, tables)
-                registers = sizes_in_registers(tables)
-                env = ti.static(env_view(tables, sets, registers))  # physics/step/env_tables.py
+                registers = sizes_in_registers(tables, baked)
+                env = ti.static(env_view(tables, sets, registers, baked))  # physics/step/env_tables.py
                 code, steps, adv = program.launch_of(w, segments, nstep, advance, tables.prog_i, tables.reg)
                 # one call site each for the program and the step: each is inlined once
                 for phase in range(2):
