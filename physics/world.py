@@ -27,7 +27,7 @@ from .runtime import device_io, kernel_cache, source_cache
 from .runtime.backend import current_cfg, ensure_runtime
 from .runtime.taichi_adapter import ReusedLaunch, machine_code, scalar_loops
 from .step.integrate import FORWARD, REFRESH, STEP, STEP_REFRESH
-from .step.env_tables import baked_sizes
+from .step.env_tables import model_constants
 from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
@@ -137,7 +137,7 @@ class World:
                               staged=self.schedule == "staged")
         # a kernel of the model's own is traced with its sizes (physics/step/env_tables.py)
         own = features is None and not _settings.current().shared_kernels and self.schedule == "fused"
-        baked = baked_sizes(self._tables.packed["sizes"]) if own else None
+        baked = model_constants(self._tables.packed["sizes"], model) if own else None
         self._kernels = make_kernels(self._fp, *self._variant[1:], baked=baked)
         self._ntask = 1 if self.serial else env_tasks(num_envs, self.device, current_cfg().cpu_max_num_threads)
         # two kept step launches: every env (ids bound once), and a subset staged in some_ids
@@ -145,7 +145,8 @@ class World:
         depth = tree_depth(model)  # the staged kernel's loops per pass over the tree
         self._kernel_key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:],
                                                     *(("staged", depth) if self.schedule == "staged" else ()),
-                                                    *(("sizes", *baked) if baked else ()))
+                                                    *(("sizes", *baked.sizes, "tree", *(baked.tree or ()))
+                                                      if baked else ()))
         self._staged = (StagedLaunch(make_staged_kernel(self._fp, *self._variant[1:], depth=depth),
                                      rk4=model.opt.integrator == INT_RK4, kept=ReusedLaunch)
                         if self.schedule == "staged" else None)

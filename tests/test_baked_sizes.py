@@ -9,30 +9,42 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
+from taigym.physics import layout
+from taigym.physics.smooth.unrolled_tree import ancestors
+from taigym.physics.step.env_tables import factor_ops, model_constants
 from taigym.physics import settings
 from taigym.physics.compiler.mjcf import load_mjcf_string
 
 from taigym import physics
 
-# a chain of ``links`` hinges, no contacts: every chain has the same parts (features)
-_CHAIN = """<mujoco>
+# a free body with two branches of ``links`` hinges each and a ball joint, no contacts:
+# every such tree has the same parts (features)
+_TREE = """<mujoco>
   <option timestep="0.002"/>
-  <worldbody>{bodies}</worldbody>
+  <worldbody><body name="root" pos="0 0 1"><freejoint/><geom size="0.1" contype="0" conaffinity="0"/>
+    <body name="ball" pos="0 0.2 0"><joint type="ball" damping="0.02"/>
+      <geom type="capsule" size="0.03" fromto="0 0 0 0 0.2 0" contype="0" conaffinity="0"/></body>
+    {branches}</body></worldbody>
   <actuator>{motors}</actuator>
 </mujoco>"""
 
 
 def chain(links: int) -> str:
-    body = ""
-    for k in reversed(range(links)):
-        body = (f'<body name="b{k}" pos="0.3 0 0"><joint name="j{k}" axis="0 1 {0.2 * k}" damping="0.05"/>'
-                f'<geom type="capsule" size="0.04" fromto="0 0 0 0.3 0 0" contype="0" conaffinity="0"/>'
-                f"{body}</body>")
-    return _CHAIN.format(bodies=body, motors="".join(f'<motor joint="j{k}"/>' for k in range(links)))
+    branches = ""
+    for side in (1, -1):
+        body = ""
+        for k in reversed(range(links)):
+            body = (f'<body pos="{0.3 * side} 0 0"><joint name="j{side}{k}" axis="0 1 {0.2 * k}" damping="0.05"/>'
+                    f'<geom type="capsule" size="0.04" fromto="0 0 0 {0.3 * side} 0 0" contype="0" conaffinity="0"/>'
+                    f"{body}</body>")
+        branches += body
+    motors = "".join(f'<motor joint="j{side}{k}"/>' for side in (1, -1) for k in range(links))
+    return _TREE.format(branches=branches, motors=motors)
 
 
-# steps each chain beside MuJoCo's mj_step and prints the largest difference
+# steps each tree beside MuJoCo's mj_step and prints the largest difference
 _PROCESS = textwrap.dedent("""\
     import json, sys
     import mujoco
@@ -70,8 +82,8 @@ def _process(cache, links) -> dict:
     return json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))[7:])
 
 
-@pytest.mark.slow  # two chains' own kernels compiled in an empty cache, then loaded from it
-def test_chains_of_other_sizes_step_their_own_model_in_one_process_and_the_next(tmp_path):
+@pytest.mark.slow  # two trees' own kernels compiled in an empty cache, then loaded from it
+def test_trees_of_other_sizes_step_their_own_model_in_one_process_and_the_next(tmp_path):
     first = _process(tmp_path, (2, 3))  # both compiled here; Taichi's cache written at exit
     later = _process(tmp_path, (3, 2))  # both found in the cache, in the other order
     for run in (first, later):
@@ -85,3 +97,15 @@ def test_a_shared_kernel_serves_models_of_any_size(monkeypatch):
     settings.reload()
     two, three = (physics.World(load_mjcf_string(chain(n)), precision="float64") for n in (2, 3))
     assert two._kernels is three._kernels and two._kernel_key == three._kernel_key
+
+
+def test_the_factor_is_written_out_for_small_trees_and_looped_for_large_ones():
+    small = load_mjcf_string(chain(2))
+    constants = model_constants(layout.pack_model(small, np.float64)["sizes"], small)
+    assert constants.tree.parent == tuple(small.dof_parentid) and constants.sizes[layout.SIZE_NV] == small.nv
+    # the free joint's 6 dofs, the ball's 3 and two branches of 2 hinges: each row updates its ancestors'
+    assert factor_ops(constants.tree) == sum(
+        sum(constants.tree.rowlen[j] for j, _ in ancestors(constants.tree, i)) for i in range(small.nv))
+    assert [j for j, _ in ancestors(constants.tree, small.nv - 1)] == [small.nv - 2, *reversed(range(6))]
+    rope = load_mjcf_string(chain(40))
+    assert model_constants(layout.pack_model(rope, np.float64)["sizes"], rope).tree is None  # too many ops

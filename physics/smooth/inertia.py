@@ -15,6 +15,7 @@ from .. import layout as L
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import vector_loops
 from .tree import make_tree
+from .unrolled_tree import make_unrolled_tree
 from ..access import make_access
 from ..runtime.ti_math import make_math
 
@@ -25,6 +26,7 @@ def make_inertia(fp):
     m = make_math(fp)
     A = make_access(fp)
     tree = make_tree(fp)
+    unrolled = make_unrolled_tree(fp)
 
     @ti.func
     @vector_loops
@@ -107,6 +109,13 @@ def make_inertia(fp):
         """In place: qLD (a tree-sparse SPD matrix) <- its L^T D L factors."""
         o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         nv = sizes[L.SIZE_NV]
+        if ti.static(hasattr(dof_i, "tree")):
+            unrolled.factor(o_m, dof_i, qLD)
+        else:
+            factor_loops(o_m, nv, dof_i, qLD)
+
+    @ti.func
+    def factor_loops(o_m, nv, dof_i: ti.template(), qLD: ti.template()):
         for r in range(nv):
             k = nv - 1 - r
             kk = A.dof_madr(dof_i, k)
@@ -130,11 +139,17 @@ def make_inertia(fp):
               col: ti.template()):
         """Column ``col`` (a dof scratch column's accessor name, e.g. "dof_mgrad") of env w's
         rows <- (L^T D L)^-1 itself, in place."""
-        get, put = ti.static(A.read[col], A.write[col])
         o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
-        mcol = sizes[L.SIZE_MCOL]
-        nv = sizes[L.SIZE_NV]
         o = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+        if ti.static(hasattr(dof_i, "tree")):
+            unrolled.solve(o_m, o, dof_i, qLD, dof_s, col)
+        else:
+            solve_loops(o_m, o, sizes[L.SIZE_NV], sizes[L.SIZE_MCOL], dof_i, qLD, dof_s, col)
+
+    @ti.func
+    def solve_loops(o_m, o, nv, mcol, dof_i: ti.template(), qLD: ti.template(), dof_s: ti.template(),
+                    col: ti.template()):
+        get, put = ti.static(A.read[col], A.write[col])
         for r in range(nv):
             i = nv - 1 - r
             xi = get(dof_s, o, i)

@@ -22,15 +22,19 @@ goes further and is traced with the sizes themselves (``baked``): every loop ove
 model's bodies, joints or dofs then has a bound, and every flat table a stride, that LLVM
 knows. Hopper's physics step ran 12.5% fewer instructions, Ant's 6.6%, Humanoid's 4.6%
 (16 envs, callgrind). The view carries them (``baked``, () where the sizes are read), so
-the outlined stage is traced with them too.
+the outlined stage is traced with them too. Where the mass matrix's factor is small enough,
+the constants hold the dof tree as well, and the view's ``dof_i`` carries it (a
+:class:`TreeTable`): the factor and the solves with M are then written out entry by entry
+(physics/smooth/unrolled_tree.py).
 """
 
 import collections
 import functools
+from typing import NamedTuple
 
 from .. import layout as L
 from ..runtime.backend import ti
-from ..runtime.taichi_adapter import traced_load
+from ..runtime.taichi_adapter import traced_access, traced_load
 
 # the model tables read by parameter set: by their first index, or flat by rows of the
 # stride a sizes slot holds (layout.py)
@@ -72,19 +76,70 @@ def env_sets(w, t: ti.template()):
 @ti.func
 def sizes_in_registers(t: ti.template(), baked: ti.template()):
     """The model's sizes as a vector a stage indexes by a constant slot: the sizes table's
-    where ``baked`` is (), or those constants (a tuple of L.NSIZES ints)."""
+    where ``baked`` is (), or those of its :class:`Constants`."""
     if ti.static(len(baked) == 0):
         return ti.Vector([t.sizes[i] for i in ti.static(range(L.NSIZES))], dt=ti.i32)
     else:
-        return ti.Vector([baked[i] for i in ti.static(range(L.NSIZES))], dt=ti.i32)
+        return ti.Vector([baked.sizes[i] for i in ti.static(range(L.NSIZES))], dt=ti.i32)
 
 
-def baked_sizes(packed_sizes) -> tuple:
-    """A World's sizes table (layout.pack_model's ``sizes``) as the tuple a kernel is traced with."""
+class Tree(NamedTuple):
+    """The dof tree a kernel is traced with: each dof's parent (-1 at a root), its row in the
+    sparse mass matrix and that row's length (physics/smooth/inertia.py's layout)."""
+    parent: tuple
+    madr: tuple
+    rowlen: tuple
+
+
+class Constants(NamedTuple):
+    """What a model's own kernel is traced with: its sizes (layout.SIZE_*), and its dof tree
+    where the mass matrix's factor and solves are written out entry by entry (else None)."""
+    sizes: tuple
+    tree: Tree | None
+
+
+UNROLLED_FACTOR_OPS = 3000  # the most multiply-adds of a factor written out entry by entry
+
+
+def model_constants(packed_sizes, model) -> Constants:
+    """A World's sizes table (layout.pack_model's ``sizes``) and its model's dof tree, as a
+    kernel is traced with them: the tree only for a factor of at most UNROLLED_FACTOR_OPS
+    multiply-adds (Gymnasium's Humanoid takes 778, Ant 231, the quadruped 375), where Taichi can
+    expand it (traced_access)."""
     sizes = tuple(int(v) for v in packed_sizes)
     if len(sizes) != L.NSIZES:
         raise AssertionError(f"the sizes table holds {len(sizes)} sizes, layout.NSIZES is {L.NSIZES}")
-    return sizes
+    parent = tuple(int(p) for p in model.dof_parentid)
+    madr = tuple(int(a) for a in model.dof_Madr)
+    rowlen = tuple((madr[d + 1] if d + 1 < model.nv else int(model.nM)) - madr[d] for d in range(model.nv))
+    tree = Tree(parent, madr, rowlen)
+    return Constants(sizes, tree if traced_access() is not None and factor_ops(tree) <= UNROLLED_FACTOR_OPS else None)
+
+
+def factor_ops(tree: Tree) -> int:
+    """Multiply-adds of the tree-sparse factor: each dof's row updates each ancestor's."""
+    ops = 0
+    for k in range(len(tree.parent)):
+        i = tree.parent[k]
+        while i >= 0:
+            ops += tree.rowlen[i]
+            i = tree.parent[i]
+    return ops
+
+
+class TreeTable:
+    """The dof table (``dof_i``) as a model's own kernel reads it: the array, and ``tree``,
+    the dof tree it is traced with."""
+
+    def __init__(self, array, tree: Tree):
+        self.array, self.tree = array, tree
+
+    @property
+    def shape(self):
+        return self.array.shape
+
+    def __getitem__(self, index):
+        return traced_load(self.array, *(index if isinstance(index, tuple) else (index,)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,6 +156,8 @@ def env_view(t, sets, sizes, baked=None):
     for k, name in enumerate(_VIEWED):
         fields[name] = EnvTable(fields[name], traced_load(sets, k))
     fields["sizes"] = sizes
+    if baked and baked.tree is not None:
+        fields["dof_i"] = TreeTable(fields["dof_i"], baked.tree)
     return _view_type(type(t))(**fields, arrays=t, baked=baked or ())
 
 

@@ -1,0 +1,82 @@
+"""The mass matrix's tree-sparse factor and solves written out entry by entry, for a
+model's own kernel (physics/step/env_tables.py), which is traced with the model's dof
+tree: every entry's place is a constant and every entry a local that LLVM keeps in a
+register, where the loops (physics/smooth/inertia.py) walk the tree through the dof
+table and load and store qLD at each step. The same arithmetic in the same order as the
+loops, built while Taichi traces the kernel (``traced_access``)."""
+
+import functools
+import types
+
+from .. import access as _access
+from ..runtime.ti_math import make_math
+from ..runtime.backend import ti
+from ..runtime.taichi_adapter import traced_access, traced_helper
+
+
+def ancestors(tree, i):
+    """Dof i's ancestors, nearest first, beside their entries in i's row of the mass matrix."""
+    out, adr, j = [], tree.madr[i] + 1, tree.parent[i]
+    while j >= 0:
+        out.append((j, adr))
+        adr, j = adr + 1, tree.parent[j]
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def make_unrolled_tree(fp):
+    m = make_math(fp)
+    A = _access.make_access(fp)
+    P = traced_access()
+
+    def local(value):
+        return P.once((value,))[0]
+
+    @traced_helper
+    def factor(o_m, dof_i, qLD):
+        """In place: qLD <- its L^T D L factors (inertia.factor's loops, unrolled)."""
+        tree = dof_i.tree
+        n = tree.madr[-1] + tree.rowlen[-1]
+        q = [local(P.load(qLD, m.entry(o_m, a))) for a in range(n)]
+        for k in reversed(range(len(tree.parent))):
+            kk = tree.madr[k]
+            floor = ti.cast(1e-15, fp)
+            dk = q[kk] = local(ti.select(q[kk] < floor, floor, q[kk]))
+            for i, ki in ancestors(tree, k):
+                tmp = local(q[ki] / dk)
+                ii = tree.madr[i]
+                for t in range(tree.rowlen[i]):
+                    q[ii + t] = local(q[ii + t] - q[ki + t] * tmp)
+                q[ki] = tmp
+        for a in range(n):
+            P.store(qLD, (m.entry(o_m, a),), q[a])
+
+    @traced_helper
+    def solve(o_m, o, dof_i, qLD, dof_s, col):
+        """Scratch column ``col`` <- (L^T D L)^-1 itself (inertia.solve's loops, unrolled;
+        a zero entry's column is subtracted too, where the loops skip it)."""
+        get, put = A.read[col], A.write[col]
+        tree = dof_i.tree
+        nv = len(tree.parent)
+        loaded = {}
+
+        def entry(a):
+            if a not in loaded:
+                loaded[a] = local(P.load(qLD, m.entry(o_m, a)))
+            return loaded[a]
+
+        x = [local(get(dof_s, o, i)) for i in range(nv)]
+        for i in reversed(range(nv)):
+            for j, a in ancestors(tree, i):
+                x[j] = local(x[j] - entry(a) * x[i])
+        for i in range(nv):
+            x[i] = local(x[i] / entry(tree.madr[i]))
+        for i in range(nv):
+            s = x[i]
+            for j, a in ancestors(tree, i):
+                s = s - entry(a) * x[j]
+            x[i] = local(s)
+        for i in range(nv):
+            put(dof_s, o, i, x[i])
+
+    return types.SimpleNamespace(factor=factor, solve=solve)
