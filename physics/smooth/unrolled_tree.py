@@ -79,4 +79,23 @@ def make_unrolled_tree(fp):
         for i in range(nv):
             put(dof_s, o, i, x[i])
 
-    return types.SimpleNamespace(factor=factor, solve=solve)
+    @traced_helper
+    def mul(o_m, o, dof_i, qM, dof_s, src, dst):
+        """Scratch column ``dst`` <- M (scratch column ``src``) (vectors.mul_M's loops, unrolled)."""
+        get, put = A.read[src], A.write[dst]
+        tree = dof_i.tree
+        nv = len(tree.parent)
+        x = [local(get(dof_s, o, i)) for i in range(nv)]
+        y = [ti.cast(0.0, fp)] * nv
+        for i in range(nv):
+            mii = local(P.load(qM, m.entry(o_m, tree.madr[i])))
+            acc = y[i] + mii * x[i]
+            for j, a in ancestors(tree, i):
+                mij = local(P.load(qM, m.entry(o_m, a)))
+                acc = acc + mij * x[j]
+                y[j] = local(y[j] + mij * x[i])
+            y[i] = local(acc)
+        for i in range(nv):
+            put(dof_s, o, i, y[i])
+
+    return types.SimpleNamespace(factor=factor, solve=solve, mul=mul)

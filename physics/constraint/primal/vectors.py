@@ -12,12 +12,14 @@ from ...runtime.backend import ti
 from ...runtime.taichi_adapter import vector_loops
 from ...access import make_access
 from ...runtime.ti_math import make_math
+from ...smooth.unrolled_tree import make_unrolled_tree
 
 
 @functools.lru_cache(maxsize=None)
 def make_vectors(fp):
     m = make_math(fp)
     A = make_access(fp)
+    unrolled = make_unrolled_tree(fp)
 
     @ti.func
     @vector_loops
@@ -34,9 +36,17 @@ def make_vectors(fp):
     def mul_M(w, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), dof_s: ti.template(),
               src: ti.template(), dst: ti.template()):
         """Scratch column dst <- M (scratch column src), from the tree-sparse rows of qM."""
-        get, get_dst, put = ti.static(A.read[src], A.read[dst], A.write[dst])
         o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         o = m.env_start(w, sizes, L.SIZE_DOFS_STRIDE, L.NDOF_S)
+        if ti.static(hasattr(dof_i, "tree")):  # a model's own kernel: physics/smooth/unrolled_tree.py
+            unrolled.mul(o_m, o, dof_i, qM, dof_s, src, dst)
+        else:
+            mul_M_loops(o_m, o, nv, dof_i, qM, dof_s, src, dst)
+
+    @ti.func
+    def mul_M_loops(o_m, o, nv, dof_i: ti.template(), qM: ti.template(), dof_s: ti.template(), src: ti.template(),
+                    dst: ti.template()):
+        get, get_dst, put = ti.static(A.read[src], A.read[dst], A.write[dst])
         for i in range(nv):
             put(dof_s, o, i, 0)
         for i in range(nv):
