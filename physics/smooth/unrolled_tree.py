@@ -9,9 +9,21 @@ import functools
 import types
 
 from .. import access as _access
+from .. import layout as L
+from ..runtime.lanes import env_index
 from ..runtime.ti_math import make_math
 from ..runtime.backend import ti
 from ..runtime.taichi_adapter import traced_access, traced_helper
+
+
+UNROLLED_CHOLESKY_NV = 24  # the most dofs whose dense Hessian factor is written out
+
+
+@traced_helper
+def dense_written_out(dof_i) -> bool:
+    """Whether Newton's dense factor and solves are written out for this dof table: a model's
+    own kernel's (a TreeTable) of at most UNROLLED_CHOLESKY_NV dofs."""
+    return hasattr(dof_i, "tree") and len(dof_i.tree.parent) <= UNROLLED_CHOLESKY_NV
 
 
 def ancestors(tree, i):
@@ -98,4 +110,59 @@ def make_unrolled_tree(fp):
         for i in range(nv):
             put(dof_s, o, i, y[i])
 
-    return types.SimpleNamespace(factor=factor, solve=solve, mul=mul)
+    @traced_helper
+    def cholesky(w, dof_i, efc_Y, dof_s, smallest):
+        """In place: the lower triangle of efc_Y[w, :nv, :nv] <- its Cholesky factor, and its
+        diagonal's reciprocals in dof_s's hinv column (hessian.cholesky's loops, unrolled for
+        the tree's nv dofs: Newton's dense Hessian, nv^3 / 6 multiply-adds in registers);
+        ``smallest``: the least a diagonal's square may be."""
+        n = len(dof_i.tree.parent)
+        o = m.env_rows(w, max(n, 1), L.NDOF_S)
+        y = {(i, j): local(P.load(efc_Y, *env_index(w, i, j))) for i in range(n) for j in range(i + 1)}
+        floor = ti.cast(smallest, fp)
+        for j in range(n):
+            s = y[j, j]
+            for k in range(j):
+                s = s - y[j, k] * y[j, k]
+            ljj = local(ti.sqrt(ti.max(s, floor)))
+            inv = local(1 / ljj)
+            y[j, j] = ljj
+            A.set_dof_hinv(dof_s, o, j, inv)
+            for i in range(j + 1, n):
+                s = y[i, j]
+                for k in range(j):
+                    s = s - y[i, k] * y[j, k]
+                y[i, j] = local(s * inv)
+        for (i, j), v in y.items():
+            P.store(efc_Y, env_index(w, i, j), v)
+
+    @traced_helper
+    def cholesky_solve(w, dof_i, efc_Y, dof_s, col):
+        """Scratch column ``col`` <- (L L^T)^-1 itself, L in efc_Y (hessian.cholesky_solve's
+        loops, unrolled for the tree's nv dofs)."""
+        n = len(dof_i.tree.parent)
+        get, put = A.read[col], A.write[col]
+        o = m.env_rows(w, max(n, 1), L.NDOF_S)
+        loaded = {}
+
+        def entry(i, k):
+            if (i, k) not in loaded:
+                loaded[i, k] = local(P.load(efc_Y, *env_index(w, i, k)))
+            return loaded[i, k]
+
+        hinv = [local(A.dof_hinv(dof_s, o, i)) for i in range(n)]
+        x = [local(get(dof_s, o, i)) for i in range(n)]
+        for i in range(n):
+            s = x[i]
+            for k in range(i):
+                s = s - entry(i, k) * x[k]
+            x[i] = local(s * hinv[i])
+        for i in reversed(range(n)):
+            s = x[i]
+            for k in range(i + 1, n):
+                s = s - entry(k, i) * x[k]
+            x[i] = local(s * hinv[i])
+        for i in range(n):
+            put(dof_s, o, i, x[i])
+
+    return types.SimpleNamespace(factor=factor, solve=solve, mul=mul, cholesky=cholesky, cholesky_solve=cholesky_solve)

@@ -36,7 +36,7 @@ def make_cost(fp, newton: bool, elliptic: bool):
     cone = make_cone(fp)
     contact_dim, elliptic_update = cone.contact_dim, cone.elliptic_update
     newton_hessian = make_hessian(fp, elliptic)
-    hessian, cholesky, cholesky_solve = newton_hessian.hessian, newton_hessian.cholesky, newton_hessian.cholesky_solve
+    hessian, factor, factor_solve = newton_hessian.hessian, newton_hessian.factor, newton_hessian.solve
     refresh = newton_hessian.refresh
 
     @ti.func
@@ -137,8 +137,8 @@ def make_cost(fp, newton: bool, elliptic: bool):
                         rebuild = refresh(w, nefc, nv, efc_J, efc_f, efc_Y, dof_s) == 0
                 if rebuild:
                     hessian(w, nefc, nv, sizes, dof_i, qM, efc_J, efc_f, efc_Y)
-                    cholesky(w, nv, efc_Y, dof_s)
-                cholesky_solve(w, nv, efc_Y, dof_s, "dof_mgrad")
+                    factor(w, nv, dof_i, efc_Y, dof_s)
+                factor_solve(w, nv, dof_i, efc_Y, dof_s, "dof_mgrad")
             else:
                 inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_mgrad")
         else:

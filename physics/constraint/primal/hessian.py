@@ -15,6 +15,7 @@ from ...runtime.taichi_adapter import vector_loops
 from ...runtime.ti_math import make_math
 from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC
 from .cone import make_cone
+from ...smooth.unrolled_tree import dense_written_out, make_unrolled_tree
 
 
 @functools.lru_cache(maxsize=None)
@@ -22,6 +23,7 @@ def make_hessian(fp, elliptic: bool):
     A = make_access(fp)
     m = make_math(fp)
     cone = make_cone(fp)
+    unrolled = make_unrolled_tree(fp)
     contact_dim, cone_hessian_entry = cone.contact_dim, cone.cone_hessian_entry
 
     @ti.func
@@ -119,6 +121,23 @@ def make_hessian(fp, elliptic: bool):
                 efc_Y[env_index(w, i, j)] = s * inv
 
     @ti.func
+    def factor(w, nv, dof_i: ti.template(), efc_Y: ti.template(), dof_s: ti.template()):
+        """:func:`cholesky`, written out entry by entry in a model's own kernel of at most
+        unrolled_tree.UNROLLED_CHOLESKY_NV dofs (physics/smooth/unrolled_tree.py)."""
+        if ti.static(dense_written_out(dof_i)):
+            unrolled.cholesky(w, dof_i, efc_Y, dof_s, _MINVAL)
+        else:
+            cholesky(w, nv, efc_Y, dof_s)
+
+    @ti.func
+    def solve(w, nv, dof_i: ti.template(), efc_Y: ti.template(), dof_s: ti.template(), col: ti.template()):
+        """:func:`cholesky_solve`, written out as :func:`factor` is."""
+        if ti.static(dense_written_out(dof_i)):
+            unrolled.cholesky_solve(w, dof_i, efc_Y, dof_s, col)
+        else:
+            cholesky_solve(w, nv, efc_Y, dof_s, col)
+
+    @ti.func
     def refresh(w, nefc, nv, efc_J: ti.template(), efc_f: ti.template(), efc_Y: ti.template(),
                 dof_s: ti.template()):
         """The factor in efc_Y brought to the rows' current states: each row whose weight
@@ -187,5 +206,6 @@ def make_hessian(fp, elliptic: bool):
                 s -= efc_Y[env_index(w, k, i)] * get(dof_s, o, k)
             put(dof_s, o, i, s * A.dof_hinv(dof_s, o, i))
 
-    return types.SimpleNamespace(hessian=hessian, cholesky=cholesky, refresh=refresh, rank_one=rank_one,
+    return types.SimpleNamespace(hessian=hessian, cholesky=cholesky, factor=factor, solve=solve, refresh=refresh,
+                                 rank_one=rank_one,
                                  cholesky_solve=cholesky_solve)
