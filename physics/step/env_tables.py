@@ -44,12 +44,12 @@ BY_ROWS = (("body_f", L.SIZE_BODYF_STRIDE, L.NBODY_F), ("jnt_f", L.SIZE_JNTF_STR
 _VIEWED = (*BY_SET, *(name for name, _, _ in BY_ROWS))
 
 
-class EnvTable:
-    """A model table as one env's step reads it: the array, and ``env_set``, the env's
-    parameter set in it (a flat table's: where its rows start)."""
+class _TableView:
+    """A step kernel's array with what a kernel knows of it beside it, indexed and shaped as
+    the array."""
 
-    def __init__(self, array, env_set):
-        self.array, self.env_set = array, env_set
+    def __init__(self, array):
+        self.array = array
 
     @property
     def shape(self):
@@ -57,6 +57,15 @@ class EnvTable:
 
     def __getitem__(self, index):
         return traced_load(self.array, *(index if isinstance(index, tuple) else (index,)))
+
+
+class EnvTable(_TableView):
+    """A model table as one env's step reads it: the array, and ``env_set``, the env's
+    parameter set in it (a flat table's: where its rows start)."""
+
+    def __init__(self, array, env_set):
+        super().__init__(array)
+        self.env_set = env_set
 
 
 @ti.func
@@ -127,19 +136,13 @@ def factor_ops(tree: Tree) -> int:
     return ops
 
 
-class TreeTable:
+class TreeTable(_TableView):
     """The dof table (``dof_i``) as a model's own kernel reads it: the array, and ``tree``,
     the dof tree it is traced with."""
 
     def __init__(self, array, tree: Tree):
-        self.array, self.tree = array, tree
-
-    @property
-    def shape(self):
-        return self.array.shape
-
-    def __getitem__(self, index):
-        return traced_load(self.array, *(index if isinstance(index, tuple) else (index,)))
+        super().__init__(array)
+        self.tree = tree
 
 
 @functools.lru_cache(maxsize=None)
