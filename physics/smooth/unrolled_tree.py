@@ -44,6 +44,17 @@ def make_unrolled_tree(fp):
     def local(value):
         return P.once((value,))[0]
 
+    def loaded_once(load):
+        """``load`` (entry's place -> a load), each entry loaded into a local at its first use."""
+        loaded = {}
+
+        def entry(*place):
+            if place not in loaded:
+                loaded[place] = local(load(*place))
+            return loaded[place]
+
+        return entry
+
     @traced_helper
     def factor(o_m, dof_i, qLD):
         """In place: qLD <- its L^T D L factors (inertia.factor's loops, unrolled)."""
@@ -70,12 +81,7 @@ def make_unrolled_tree(fp):
         get, put = A.read[col], A.write[col]
         tree = dof_i.tree
         nv = len(tree.parent)
-        loaded = {}
-
-        def entry(a):
-            if a not in loaded:
-                loaded[a] = local(P.load(qLD, m.entry(o_m, a)))
-            return loaded[a]
+        entry = loaded_once(lambda a: P.load(qLD, m.entry(o_m, a)))
 
         x = [local(get(dof_s, o, i)) for i in range(nv)]
         for i in reversed(range(nv)):
@@ -143,12 +149,7 @@ def make_unrolled_tree(fp):
         n = len(dof_i.tree.parent)
         get, put = A.read[col], A.write[col]
         o = m.env_rows(w, max(n, 1), L.NDOF_S)
-        loaded = {}
-
-        def entry(i, k):
-            if (i, k) not in loaded:
-                loaded[i, k] = local(P.load(efc_Y, *env_index(w, i, k)))
-            return loaded[i, k]
+        entry = loaded_once(lambda i, k: P.load(efc_Y, *env_index(w, i, k)))
 
         hinv = [local(A.dof_hinv(dof_s, o, i)) for i in range(n)]
         x = [local(get(dof_s, o, i)) for i in range(n)]
