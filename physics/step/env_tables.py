@@ -118,11 +118,16 @@ def model_constants(packed_sizes, model) -> Constants:
     sizes = tuple(int(v) for v in packed_sizes)
     if len(sizes) != L.NSIZES:
         raise AssertionError(f"the sizes table holds {len(sizes)} sizes, layout.NSIZES is {L.NSIZES}")
+    tree = dof_tree(model)
+    return Constants(sizes, tree if traced_access() is not None and factor_ops(tree) <= UNROLLED_FACTOR_OPS else None)
+
+
+def dof_tree(model) -> Tree:
+    """A model's dof tree: its dofs' parents and their rows of the sparse mass matrix."""
     parent = tuple(int(p) for p in model.dof_parentid)
     madr = tuple(int(a) for a in model.dof_Madr)
     rowlen = tuple((madr[d + 1] if d + 1 < model.nv else int(model.nM)) - madr[d] for d in range(model.nv))
-    tree = Tree(parent, madr, rowlen)
-    return Constants(sizes, tree if traced_access() is not None and factor_ops(tree) <= UNROLLED_FACTOR_OPS else None)
+    return Tree(parent, madr, rowlen)
 
 
 def factor_ops(tree: Tree) -> int:
