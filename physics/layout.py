@@ -957,8 +957,9 @@ def kernel_tables(role: str | None = None) -> tuple:
 # (LLVM cannot prove the store leaves the shape alone); the flat index adds values held
 # in registers: the body stages run 1.1-1.8x faster on flat rows. One trap: Taichi makes
 # `table[i] += v` an atomic compare-and-swap loop unless the index starts with the
-# parallel loop's variable, which a flat index never does, so flat tables are updated as
-# `table[i] = table[i] + v` (each env is one thread's). Flat tables are allocated 1-D;
+# parallel loop's variable, which a flat index never does (nor any index inside the
+# constraint stage, a function of its own with w an argument), so data tables are updated
+# as `table[i] = table[i] + v` (each env is one thread's). Flat tables are allocated 1-D;
 # data_shapes gives the (num_envs, rows, columns) the host views them as.
 FLAT_TABLES = tuple(t.name for t in KERNEL_TABLES if t.role == DATA and t.flat)
 # Model tables of the kinematic tree, read in every stage's inner loops (a dof's parent,

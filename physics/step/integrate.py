@@ -62,11 +62,11 @@ def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features
             pa = A.jnt_qposadr(jnt_i, j)
             da = A.jnt_dofadr(jnt_i, j)
             if jtype == JNT_HINGE or jtype == JNT_SLIDE:
-                qpos[env_index(w, pa)] += h * A.dof_dx_vel(dof_s, o, da)
+                qpos[env_index(w, pa)] = qpos[env_index(w, pa)] + h * A.dof_dx_vel(dof_s, o, da)
             else:
                 if jtype == JNT_FREE:
                     for t in ti.static(range(3)):
-                        qpos[env_index(w, pa + t)] += h * A.dof_dx_vel(dof_s, o, da + t)
+                        qpos[env_index(w, pa + t)] = qpos[env_index(w, pa + t)] + (h * A.dof_dx_vel(dof_s, o, da + t))
                     pa += 3
                     da += 3
                 q = m.vec4(qpos[env_index(w, pa)], qpos[env_index(w, pa + 1)], qpos[env_index(w, pa + 2)], qpos[env_index(w, pa + 3)])

@@ -37,7 +37,7 @@ def make_hessian(fp, elliptic: bool):
                     v = jra * efc_J[env_index(w, s, b)]
                     if r != s:
                         v += jsa * efc_J[env_index(w, r, b)]
-                    efc_Y[env_index(w, a, b)] += scale * v
+                    efc_Y[env_index(w, a, b)] = efc_Y[env_index(w, a, b)] + scale * v
 
     @ti.func
     @vector_loops
@@ -75,14 +75,14 @@ def make_hessian(fp, elliptic: bool):
                     h = fp(0.0)
                     for k in range(count):
                         h += vals[k] * efc_J[env_index(w, rows[k], b)]
-                    efc_Y[env_index(w, a, b)] += h
+                    efc_Y[env_index(w, a, b)] = efc_Y[env_index(w, a, b)] + h
         for i in range(nv):
             adr = A.dof_madr(dof_i, i)
-            efc_Y[env_index(w, i, i)] += qM[m.entry(o_m, adr)]
+            efc_Y[env_index(w, i, i)] = efc_Y[env_index(w, i, i)] + qM[m.entry(o_m, adr)]
             j = A.dof_parent(dof_i, i)
             while j >= 0:
                 adr += 1
-                efc_Y[env_index(w, i, j)] += qM[m.entry(o_m, adr)]
+                efc_Y[env_index(w, i, j)] = efc_Y[env_index(w, i, j)] + qM[m.entry(o_m, adr)]
                 j = A.dof_parent(dof_i, j)
         if ti.static(elliptic):
             i = 0

@@ -162,7 +162,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
         """a += alpha search, and what is linear in a with it; keep the old gradients for CG."""
         o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for d in range(nv):
-            qacc[env_index(w, d)] += alpha * A.dof_search(dof_s, o_s, d)
+            qacc[env_index(w, d)] = qacc[env_index(w, d)] + alpha * A.dof_search(dof_s, o_s, d)
             A.set_dof_ma(dof_s, o_s, d, A.dof_ma(dof_s, o_s, d)
                                                 + alpha * A.dof_mv(dof_s, o_s, d))
             if ti.static(not newton):

@@ -168,10 +168,13 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
             float32_rows(w, t)
             reference(w, nefc, nv, t.qvel, t.dof_s, t.efc_J, t.efc_f)
         forces(w, t)
-        # J^T f as one reduction per dof: accumulating in place would store in the inner loop
         o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        for d in range(nv):
-            dof_constraint_force(w, d, o_dof, nefc, t)
+        if ti.static(hasattr(t.dof_i, "tree")):
+            constraint_forces_in_registers(w, o_dof, nefc, t)
+        else:
+            # J^T f as one reduction per dof: accumulating in place would store in the inner loop
+            for d in range(nv):
+                dof_constraint_force(w, d, o_dof, nefc, t)
         acceleration(w, t)
 
     # solve's parts, for the staged schedule (physics/step/forward.py): the rows' soft
@@ -264,6 +267,19 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
     @ti.func
     def constraint_force(w, d, t: ti.template()):
         dof_constraint_force(w, d, m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D), A.nefc(t.efc_n, w), t)
+
+    @ti.func
+    def constraint_forces_in_registers(w, o_dof, nefc, t: ti.template()):
+        """qfrc_constraint = J^T f in a model's own kernel, whose dofs are known while it is
+        traced: a row at a time along J's contiguous rows, every dof's sum in a register
+        (each summed in row order, as dof_constraint_force's loops sum it)."""
+        qfrc = ti.Vector.zero(fp, ti.static(len(t.dof_i.tree.parent)))
+        for i in range(nefc):
+            f = A.efc_force(t.efc_f, w, i)
+            for d in ti.static(range(qfrc.n)):
+                qfrc[d] += f * t.efc_J[env_index(w, i, d)]
+        for d in ti.static(range(qfrc.n)):
+            A.set_dof_qfrc_constraint(t.dof_d, o_dof, d, qfrc[d])
 
     @ti.func
     def dof_constraint_force(w, d, o_dof, nefc, t: ti.template()):

@@ -121,7 +121,8 @@ def make_equality_rows(fp):
     def coupled_jacobian_add(w, row, kind, obj, scale, sizes: ti.template(), jnt_i: ti.template(),
                              ten_d: ti.template(), efc_J: ti.template()):
         if kind == EQ_JOINT:
-            efc_J[env_index(w, row, A.jnt_dofadr(jnt_i, obj))] += scale
+            d = A.jnt_dofadr(jnt_i, obj)
+            efc_J[env_index(w, row, d)] = efc_J[env_index(w, row, d)] + scale
         else:
             tendon_jacobian_add(w, row, obj, scale, sizes, ten_d, efc_J)
 

@@ -49,12 +49,12 @@ def make_row_jacobian(fp):
                     lin = frame @ (m.vec3(cdof[3], cdof[4], cdof[5]) + ang.cross(offset))
                     for k in ti.static(range(3)):
                         if k < nrow:
-                            efc_J[env_index(w, n + k, d)] += sign * lin[k]
+                            efc_J[env_index(w, n + k, d)] = efc_J[env_index(w, n + k, d)] + sign * lin[k]
                     if nrow > 3:
                         rot = frame @ ang
                         for k in ti.static(range(3)):
                             if k + 3 < nrow:
-                                efc_J[env_index(w, n + 3 + k, d)] += sign * rot[k]
+                                efc_J[env_index(w, n + 3 + k, d)] = efc_J[env_index(w, n + 3 + k, d)] + sign * rot[k]
                 b = A.body_parent(body_i, b)
 
     @ti.func
@@ -98,7 +98,7 @@ def make_row_jacobian(fp):
     def tendon_jacobian_add(w, row, t, sign, sizes: ti.template(), ten_d: ti.template(), efc_J: ti.template()):
         """efc_J[row] += sign * d(length of tendon t)/d(qvel), its Jacobian's row in ten_d."""
         for d in range(sizes[L.SIZE_NV]):
-            efc_J[env_index(w, row, d)] += sign * A.ten_J_at(ten_d, w, t, d)
+            efc_J[env_index(w, row, d)] = efc_J[env_index(w, row, d)] + sign * A.ten_J_at(ten_d, w, t, d)
 
     return types.SimpleNamespace(relative_jacobian=relative_jacobian, point_jacdot_qvel=point_jacdot_qvel,
                                  quat_deriv=quat_deriv, tendon_jacobian_add=tendon_jacobian_add)
