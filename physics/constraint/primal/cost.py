@@ -93,6 +93,22 @@ def make_cost(fp, newton: bool, elliptic: bool):
         return ti.Vector([cost, changed])
 
     @ti.func
+    def gradient_in_registers(w, nefc, o_s, dof_i: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
+                              efc_f: ti.template()):
+        """grad = MA - J^T f in a model's own kernel, whose dofs are known while it is traced:
+        a row at a time along J's contiguous rows, every dof's sum in a register (each
+        summed in row order, as update's loops sum it)."""
+        g = ti.Vector.zero(fp, ti.static(len(dof_i.tree.parent)))
+        for d in ti.static(range(g.n)):
+            g[d] = A.dof_ma(dof_s, o_s, d)
+        for i in range(nefc):
+            force = A.efc_force(efc_f, w, i)
+            for d in ti.static(range(g.n)):
+                g[d] -= efc_J[env_index(w, i, d)] * force
+        for d in ti.static(range(g.n)):
+            A.set_dof_grad(dof_s, o_s, d, g[d])
+
+    @ti.func
     @vector_loops
     def update(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qLD: ti.template(), qM: ti.template(),
                qacc: ti.template(), dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(), efc_f: ti.template(),
@@ -112,17 +128,21 @@ def make_cost(fp, newton: bool, elliptic: bool):
             rows = update_rows(w, nefc, efc_f)
             changed = rows[1]
             size2 = fp(0.0)
-            for d in range(nv):
-                g = A.dof_ma(dof_s, o_s, d)
-                size = ti.abs(A.dof_qfrc_smooth(dof_d, o_dof, d))
-                for i in range(nefc):
-                    force = efc_J[env_index(w, i, d)] * A.efc_force(efc_f, w, i)
-                    g -= force
+            if ti.static(hasattr(dof_i, "tree") and not single):
+                gradient_in_registers(w, nefc, o_s, dof_i, dof_s, efc_J, efc_f)
+            else:
+                for d in range(nv):
+                    g = A.dof_ma(dof_s, o_s, d)
+                    size = ti.abs(A.dof_qfrc_smooth(dof_d, o_dof, d))
+                    for i in range(nefc):
+                        force = efc_J[env_index(w, i, d)] * A.efc_force(efc_f, w, i)
+                        g -= force
+                        if ti.static(single):
+                            size += ti.abs(force)
                     if ti.static(single):
-                        size += ti.abs(force)
-                if ti.static(single):
-                    size2 += size * size
-                A.set_dof_grad(dof_s, o_s, d, g)
+                        size2 += size * size
+                    A.set_dof_grad(dof_s, o_s, d, g)
+            for d in range(nv):
                 A.set_dof_scratch(dof_s, o_s, d, qacc[env_index(w, d)] - A.dof_qacc_smooth(dof_d, o_dof, d))
             out = ti.Vector([rows[0] + fp(0.5) * dot(w, nv, dof_s, "dof_scratch", "dof_ma"), size2])
         for d in range(nv):

@@ -15,7 +15,7 @@ from ...runtime.taichi_adapter import vector_loops
 from ...runtime.ti_math import make_math
 from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC
 from .cone import make_cone
-from ...smooth.unrolled_tree import dense_written_out, make_unrolled_tree
+from ...smooth.unrolled_tree import ancestors, dense_written_out, make_unrolled_tree
 
 
 @functools.lru_cache(maxsize=None)
@@ -44,18 +44,62 @@ def make_hessian(fp, elliptic: bool):
     def hessian(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), efc_J: ti.template(),
                 efc_f: ti.template(), efc_Y: ti.template()):
         """Lower triangle of H = M + J^T D J over the quadratic rows, plus each elliptic
-        contact's cone Hessian while it slides on the cone. Each entry of J^T D J is one
-        reduction, a loop without stores (several times faster than accumulating outer
-        products row by row), over only the rows that touch its column: a limit or a
-        contact's row touches the few dofs of its bodies' chains, not all of them. Those
-        rows are listed in registers, HESS_CHUNK at a time: a list in memory costs twice
-        the time."""
+        contact's cone Hessian while it slides on the cone."""
         o_m = m.env_offset(w, sizes[L.SIZE_M_STRIDE])
         for i in range(nefc):
             weight = fp(0.0)
             if A.efc_state(efc_f, w, i) == STATE_QUADRATIC:
                 weight = 1 / A.efc_R(efc_f, w, i)
             A.set_efc_hess(efc_f, w, i, weight)
+        if ti.static(dense_written_out(dof_i)):
+            quadratic_rows_in_registers(w, nefc, o_m, dof_i, qM, efc_J, efc_f, efc_Y)
+        else:
+            quadratic_rows(w, nefc, nv, o_m, dof_i, qM, efc_J, efc_f, efc_Y)
+        if ti.static(elliptic):
+            i = 0
+            while i < nefc:
+                dim = 1
+                if A.efc_type(efc_f, w, i) == CNSTR_CONTACT_ELLIPTIC:
+                    dim = contact_dim(w, i, efc_f)
+                    if A.efc_state(efc_f, w, i) == STATE_CONE:
+                        for k in range(dim):
+                            for j in range(k, dim):
+                                h = cone_hessian_entry(w, i, dim, k, j, efc_f)
+                                if h != 0:
+                                    add_outer(w, nv, efc_J, efc_Y, i + k, i + j, h)
+                i += dim
+
+    @ti.func
+    def quadratic_rows_in_registers(w, nefc, o_m, dof_i: ti.template(), qM: ti.template(), efc_J: ti.template(),
+                                    efc_f: ti.template(), efc_Y: ti.template()):
+        """:func:`quadratic_rows` in a model's own kernel of at most UNROLLED_CHOLESKY_NV dofs,
+        whose dof tree is known while it is traced: a column's entries summed in registers
+        over the rows that touch it, in row order, and M's entries added at their constant
+        places (the loops' sums where a column's rows fit one HESS_CHUNK)."""
+        tree = ti.static(dof_i.tree)
+        for a in ti.static(range(len(tree.parent))):
+            h = ti.Vector.zero(fp, a + 1)
+            for i in range(nefc):
+                v = A.efc_hess(efc_f, w, i) * efc_J[env_index(w, i, a)]
+                if v != 0:
+                    for b in ti.static(range(a + 1)):
+                        h[b] += v * efc_J[env_index(w, i, b)]
+            h[a] += qM[m.entry(o_m, tree.madr[a])]
+            for j, adr in ti.static(ancestors(tree, a)):
+                h[j] += qM[m.entry(o_m, adr)]
+            for b in ti.static(range(a + 1)):
+                efc_Y[env_index(w, a, b)] = h[b]
+
+    @ti.func
+    @vector_loops
+    def quadratic_rows(w, nefc, nv, o_m, dof_i: ti.template(), qM: ti.template(), efc_J: ti.template(),
+                       efc_f: ti.template(), efc_Y: ti.template()):
+        """The lower triangle of M + J^T D J, D the rows' weights (efc_hess). Each entry of
+        J^T D J is one reduction, a loop without stores (several times faster than
+        accumulating outer products row by row), over only the rows that touch its column:
+        a limit or a contact's row touches the few dofs of its bodies' chains, not all of
+        them. Those rows are listed in registers, HESS_CHUNK at a time: a list in memory
+        costs twice the time."""
         for a in range(nv):
             for b in range(a + 1):
                 efc_Y[env_index(w, a, b)] = 0
@@ -84,19 +128,6 @@ def make_hessian(fp, elliptic: bool):
                 adr += 1
                 efc_Y[env_index(w, i, j)] = efc_Y[env_index(w, i, j)] + qM[m.entry(o_m, adr)]
                 j = A.dof_parent(dof_i, j)
-        if ti.static(elliptic):
-            i = 0
-            while i < nefc:
-                dim = 1
-                if A.efc_type(efc_f, w, i) == CNSTR_CONTACT_ELLIPTIC:
-                    dim = contact_dim(w, i, efc_f)
-                    if A.efc_state(efc_f, w, i) == STATE_CONE:
-                        for k in range(dim):
-                            for j in range(k, dim):
-                                h = cone_hessian_entry(w, i, dim, k, j, efc_f)
-                                if h != 0:
-                                    add_outer(w, nv, efc_J, efc_Y, i + k, i + j, h)
-                i += dim
 
     @ti.func
     @vector_loops
