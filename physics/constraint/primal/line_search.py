@@ -117,7 +117,7 @@ def make_line_search(fp, elliptic: bool):
         if snorm >= fp(_MINVAL):
             gtol = gtol_scale * snorm
             mul_M(w, nv, sizes, dof_i, qM, dof_s, "dof_search", "dof_mv")
-            mul_J(w, nefc, nv, efc_J, dof_s, "dof_search", efc_f, "efc_jv")
+            mul_J(w, nefc, nv, dof_i, efc_J, dof_s, "dof_search", efc_f, "efc_jv")
             gauss = prepare(w, nefc, nv, dof_d, dof_s, efc_f)
             lo = -fp(_INF)  # slope < 0 here
             hi = fp(_INF)  # slope > 0 here

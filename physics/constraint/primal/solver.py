@@ -48,7 +48,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
                 if k == 0:
                     for d in range(nv):
                         qacc[env_index(w, d)] = A.dof_qacc_warmstart(dof_d, o_dof, d)
-                    set_jar(w, nefc, nv, qacc, efc_J, efc_f)
+                    set_jar(w, nefc, nv, dof_i, qacc, efc_J, efc_f)
                     gauss = set_ma(w, nv, sizes, dof_i, qM, qacc, dof_d, dof_s)
                 else:
                     for i in range(nefc):  # keep the warm start's jar in jv, free until the line search
@@ -81,11 +81,16 @@ def make_solver(fp, newton: bool, elliptic: bool):
         mo = m.param_set(w, opt_f)
         tolerance = A.opt_tolerance(opt_f, mo, 0)
         gtol_scale = tolerance * A.opt_ls_tolerance(opt_f, mo, 0) / scale
-        for i in range(nefc):
-            bias = -A.efc_aref(efc_f, w, i)
-            for d in range(nv):
-                bias += efc_J[env_index(w, i, d)] * A.dof_qacc_smooth(dof_d, o_dof, d)
-            A.set_efc_bias(efc_f, w, i, bias)
+        if ti.static(hasattr(dof_i, "tree")):
+            x = vectors.dofs_loaded(w, dof_i, dof_d, "dof_qacc_smooth")
+            for i in range(nefc):
+                A.set_efc_bias(efc_f, w, i, vectors.row_times(w, i, efc_J, x, -A.efc_aref(efc_f, w, i)))
+        else:
+            for i in range(nefc):
+                bias = -A.efc_aref(efc_f, w, i)
+                for d in range(nv):
+                    bias += efc_J[env_index(w, i, d)] * A.dof_qacc_smooth(dof_d, o_dof, d)
+                A.set_efc_bias(efc_f, w, i, bias)
         start(w, nefc, nv, sizes, dof_i, qM, qacc, dof_d, dof_s, efc_J, efc_f, warmstart)
         # stage 0 (CG): the start point's certificate (M^-1 preconditioning); 1 (Newton):
         # the same, and failing it, the first Hessian, whose decrement certifies the start;

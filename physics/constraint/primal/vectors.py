@@ -64,27 +64,61 @@ def make_vectors(fp):
             put(dof_s, o, i, acc)
 
     @ti.func
-    @vector_loops
-    def mul_J(w, nefc, nv, efc_J: ti.template(), dof_s: ti.template(), src: ti.template(), efc_f: ti.template(),
-              dst: ti.template()):
-        """Row column dst <- J (scratch column src)."""
-        get, put = ti.static(A.read[src], A.write[dst])
-        o = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
-        for i in range(nefc):
-            s = fp(0.0)
-            for d in range(nv):
-                s += efc_J[env_index(w, i, d)] * get(dof_s, o, d)
-            put(efc_f, w, i, s)
+    def dofs_loaded(w, dof_i: ti.template(), vec: ti.template(), col: ti.template()):
+        """Column ``col`` of the dof table ``vec`` as a vector of the model's nv values, in a
+        model's own kernel (whose dof table holds its tree): loaded once, where the loops
+        over rows load it again for every row."""
+        get = ti.static(A.read[col])
+        n = ti.static(len(dof_i.tree.parent))
+        o = m.env_rows(w, ti.static(max(n, 1)), ti.static(A.row_width[col]))
+        x = ti.Vector.zero(fp, n)
+        for d in ti.static(range(n)):
+            x[d] = get(vec, o, d)
+        return x
+
+    @ti.func
+    def row_times(w, i, efc_J: ti.template(), x, start):
+        """``start`` plus J's row i times the vector x (:func:`dofs_loaded`), summed in dof
+        order as the loops sum it, the dofs written out."""
+        s = start
+        for d in ti.static(range(x.n)):
+            s += efc_J[env_index(w, i, d)] * x[d]
+        return s
 
     @ti.func
     @vector_loops
-    def set_jar(w, nefc, nv, qacc: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
+    def mul_J(w, nefc, nv, dof_i: ti.template(), efc_J: ti.template(), dof_s: ti.template(), src: ti.template(),
+              efc_f: ti.template(), dst: ti.template()):
+        """Row column dst <- J (scratch column src)."""
+        get, put = ti.static(A.read[src], A.write[dst])
+        if ti.static(hasattr(dof_i, "tree")):
+            x = dofs_loaded(w, dof_i, dof_s, src)
+            for i in range(nefc):
+                put(efc_f, w, i, row_times(w, i, efc_J, x, fp(0.0)))
+        else:
+            o = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
+            for i in range(nefc):
+                s = fp(0.0)
+                for d in range(nv):
+                    s += efc_J[env_index(w, i, d)] * get(dof_s, o, d)
+                put(efc_f, w, i, s)
+
+    @ti.func
+    @vector_loops
+    def set_jar(w, nefc, nv, dof_i: ti.template(), qacc: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
         """jar = J qacc - aref."""
-        for i in range(nefc):
-            s = -A.efc_aref(efc_f, w, i)
-            for d in range(nv):
-                s += efc_J[env_index(w, i, d)] * qacc[env_index(w, d)]
-            A.set_efc_jar(efc_f, w, i, s)
+        if ti.static(hasattr(dof_i, "tree")):
+            x = ti.Vector.zero(fp, ti.static(len(dof_i.tree.parent)))
+            for d in ti.static(range(x.n)):
+                x[d] = qacc[env_index(w, d)]
+            for i in range(nefc):
+                A.set_efc_jar(efc_f, w, i, row_times(w, i, efc_J, x, -A.efc_aref(efc_f, w, i)))
+        else:
+            for i in range(nefc):
+                s = -A.efc_aref(efc_f, w, i)
+                for d in range(nv):
+                    s += efc_J[env_index(w, i, d)] * qacc[env_index(w, d)]
+                A.set_efc_jar(efc_f, w, i, s)
 
     @ti.func
     def set_ma(w, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(), qacc: ti.template(),
@@ -97,4 +131,5 @@ def make_vectors(fp):
         mul_M(w, nv, sizes, dof_i, qM, dof_s, "dof_scratch", "dof_ma")
         return fp(0.5) * dot(w, nv, dof_s, "dof_scratch", "dof_ma")
 
-    return types.SimpleNamespace(dot=dot, mul_M=mul_M, mul_J=mul_J, set_jar=set_jar, set_ma=set_ma)
+    return types.SimpleNamespace(dot=dot, mul_M=mul_M, mul_J=mul_J, set_jar=set_jar, set_ma=set_ma,
+                                 dofs_loaded=dofs_loaded, row_times=row_times)

@@ -166,7 +166,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                 cone_regularizer(w, nefc, t.opt_f, t.con_f, t.con_i, t.efc_f)
             # before the references in MuJoCo's order; the references read no R
             float32_rows(w, t)
-            reference(w, nefc, nv, t.qvel, t.dof_s, t.efc_J, t.efc_f)
+            reference(w, nefc, nv, t.dof_i, t.qvel, t.dof_s, t.efc_J, t.efc_f)
         forces(w, t)
         o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
         if ti.static(hasattr(t.dof_i, "tree")):

@@ -28,6 +28,7 @@ from ...runtime.ti_math import make_math
 from ...smooth.inertia import make_inertia
 from ..pgs_cone import make_pgs_cone
 from ..primal.columns import _MINVAL
+from ..primal.vectors import make_vectors
 from .table import CNSTR_CONTACT_ELLIPTIC, make_row_table
 
 
@@ -40,6 +41,8 @@ def make_pgs(fp, cone: str = "pyramidal"):
     inertia = make_inertia(fp)
     pgs_cone = make_pgs_cone(fp)
     row_dot = make_row_table(fp).row_dot
+    vectors = make_vectors(fp)
+    dofs_loaded, row_times = vectors.dofs_loaded, vectors.row_times
 
     @ti.func
     @vector_loops
@@ -54,11 +57,19 @@ def make_pgs(fp, cone: str = "pyramidal"):
             for d in range(nv):
                 A.set_dof_constraint_vel(dof_s, o_s, d, efc_J[env_index(w, j, d)])
             inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_constraint_vel")
-            for i in range(j, nefc):
-                a = row_dot(w, i, efc_J, nv, dof_s, "dof_constraint_vel")
-                efc_Y[env_index(w, i, j)] = a
-                efc_Y[env_index(w, j, i)] = a
+            if ti.static(hasattr(dof_i, "tree")):  # a model's own kernel: its dofs written out
+                x = dofs_loaded(w, dof_i, dof_s, "dof_constraint_vel")
+                for i in range(j, nefc):
+                    set_dual_entry(w, i, j, row_times(w, i, efc_J, x, fp(0.0)), efc_Y)
+            else:
+                for i in range(j, nefc):
+                    set_dual_entry(w, i, j, row_dot(w, i, efc_J, nv, dof_s, "dof_constraint_vel"), efc_Y)
             A.set_efc_AR(efc_f, w, j, efc_Y[env_index(w, j, j)] + A.efc_R(efc_f, w, j))
+
+    @ti.func
+    def set_dual_entry(w, i, j, a, efc_Y: ti.template()):
+        efc_Y[env_index(w, i, j)] = a
+        efc_Y[env_index(w, j, i)] = a
 
     @ti.func
     def warm_start(w, nefc, nv, sizes: ti.template(), dof_d: ti.template(), efc_J: ti.template(),

@@ -34,6 +34,7 @@ from ...runtime.lanes import env_index
 from ...model import DSBL_REFSAFE
 from ...runtime.backend import ti
 from ...runtime.ti_math import make_math
+from ..primal.vectors import make_vectors
 from .table import (
     _MAXIMP,
     _MINIMP,
@@ -62,6 +63,8 @@ def make_soft(fp):
     A = make_access(fp)
     m = make_math(fp)
     row_dot = make_row_table(fp).row_dot
+    vectors = make_vectors(fp)
+    dofs_loaded, row_times = vectors.dofs_loaded, vectors.row_times
 
     @ti.func
     def impedance(solimp0, solimp1, width, mid, power, x_raw):
@@ -226,17 +229,26 @@ def make_soft(fp):
             i += n
 
     @ti.func
-    def reference(w, nefc, nv, qvel: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
+    def reference(w, nefc, nv, dof_i: ti.template(), qvel: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
                   efc_f: ti.template()):
         """aref = -B J qvel - K imp (pos - margin)."""
         o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for d in range(nv):
             A.set_dof_constraint_vel(dof_s, o_s, d, qvel[env_index(w, d)])
-        for i in range(nefc):
-            vel = row_dot(w, i, efc_J, nv, dof_s, "dof_constraint_vel")
-            A.set_efc_vel(efc_f, w, i, vel)
-            A.set_efc_aref(efc_f, w, i, -A.efc_B(efc_f, w, i) * vel - A.efc_K(efc_f, w, i) * A.efc_imp(efc_f, w, i)
-                                      * (A.efc_pos(efc_f, w, i) - A.efc_margin(efc_f, w, i)) - A.efc_jdotv(efc_f, w, i))
+        if ti.static(hasattr(dof_i, "tree")):  # a model's own kernel: its dofs written out
+            x = dofs_loaded(w, dof_i, dof_s, "dof_constraint_vel")
+            for i in range(nefc):
+                set_reference(w, i, row_times(w, i, efc_J, x, fp(0.0)), efc_f)
+        else:
+            for i in range(nefc):
+                set_reference(w, i, row_dot(w, i, efc_J, nv, dof_s, "dof_constraint_vel"), efc_f)
+
+    @ti.func
+    def set_reference(w, i, vel, efc_f: ti.template()):
+        """Row i's velocity J_i qvel and its aref."""
+        A.set_efc_vel(efc_f, w, i, vel)
+        A.set_efc_aref(efc_f, w, i, -A.efc_B(efc_f, w, i) * vel - A.efc_K(efc_f, w, i) * A.efc_imp(efc_f, w, i)
+                                  * (A.efc_pos(efc_f, w, i) - A.efc_margin(efc_f, w, i)) - A.efc_jdotv(efc_f, w, i))
 
     @ti.func
     def reference_row(w, i, nv, qvel: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
@@ -244,9 +256,7 @@ def make_soft(fp):
         vel = fp(0.0)
         for d in range(nv):
             vel += efc_J[env_index(w, i, d)] * qvel[env_index(w, d)]
-        A.set_efc_vel(efc_f, w, i, vel)
-        A.set_efc_aref(efc_f, w, i, -A.efc_B(efc_f, w, i) * vel - A.efc_K(efc_f, w, i) * A.efc_imp(efc_f, w, i)
-                                  * (A.efc_pos(efc_f, w, i) - A.efc_margin(efc_f, w, i)) - A.efc_jdotv(efc_f, w, i))
+        set_reference(w, i, vel, efc_f)
 
     return types.SimpleNamespace(soft_parameters=soft_parameters, soft_row=soft_row, cone_row=cone_row,
                                  reference_row=reference_row, cone_regularizer=cone_regularizer,
