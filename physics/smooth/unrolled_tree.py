@@ -17,7 +17,7 @@ from ..runtime.taichi_adapter import traced_access, traced_helper
 
 
 UNROLLED_CHOLESKY_NV = 24  # the most dofs whose dense Hessian factor is written out
-SUMMED_IN_REGISTERS_NV = 32  # the most dofs whose Hessian's column sums are held in registers
+SUMMED_IN_REGISTERS_NV = 32  # the most dofs the constraint stage holds in registers
 
 
 @traced_helper
@@ -28,10 +28,11 @@ def dense_written_out(dof_i) -> bool:
 
 
 @traced_helper
-def columns_in_registers(dof_i) -> bool:
-    """Whether Newton's Hessian is summed a column at a time in registers for this dof table:
-    a model's own kernel's of at most SUMMED_IN_REGISTERS_NV dofs (a column's sums, n^2 / 2
-    multiply-adds of code, where the factor's written out is n^3 / 6)."""
+def dofs_in_registers(dof_i) -> bool:
+    """Whether the constraint stage holds a vector over the dofs in registers for this dof
+    table, summing J's rows, J^T and Newton's Hessian a column at a time over the dofs
+    written out: a model's own kernel's of at most SUMMED_IN_REGISTERS_NV dofs (the
+    Hessian's columns are n^2 / 2 multiply-adds of code, the factor written out n^3 / 6)."""
     return hasattr(dof_i, "tree") and len(dof_i.tree.parent) <= SUMMED_IN_REGISTERS_NV
 
 

@@ -9,6 +9,7 @@ import types
 from ... import layout as L
 from ...runtime.lanes import env_index
 from ...runtime.backend import ti
+from ...smooth.unrolled_tree import dofs_in_registers
 from ...runtime.taichi_adapter import vector_loops
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -95,7 +96,7 @@ def make_cost(fp, newton: bool, elliptic: bool):
     @ti.func
     def gradient_in_registers(w, nefc, o_s, dof_i: ti.template(), dof_s: ti.template(), efc_J: ti.template(),
                               efc_f: ti.template()):
-        """grad = MA - J^T f in a model's own kernel, whose dofs are known while it is traced:
+        """grad = MA - J^T f where the dofs are held in registers (dofs_in_registers):
         a row at a time along J's contiguous rows, every dof's sum in a register (each
         summed in row order, as update's loops sum it)."""
         g = ti.Vector.zero(fp, ti.static(len(dof_i.tree.parent)))
@@ -128,7 +129,7 @@ def make_cost(fp, newton: bool, elliptic: bool):
             rows = update_rows(w, nefc, efc_f)
             changed = rows[1]
             size2 = fp(0.0)
-            if ti.static(hasattr(dof_i, "tree") and not single):
+            if ti.static(dofs_in_registers(dof_i) and not single):
                 gradient_in_registers(w, nefc, o_s, dof_i, dof_s, efc_J, efc_f)
             else:
                 for d in range(nv):

@@ -15,7 +15,7 @@ from ...runtime.taichi_adapter import vector_loops
 from ...runtime.ti_math import make_math
 from .columns import _MINVAL, CNSTR_CONTACT_ELLIPTIC, HESS_CHUNK, STATE_CONE, STATE_QUADRATIC
 from .cone import make_cone
-from ...smooth.unrolled_tree import ancestors, columns_in_registers, dense_written_out, make_unrolled_tree
+from ...smooth.unrolled_tree import ancestors, dofs_in_registers, dense_written_out, make_unrolled_tree
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,7 +51,7 @@ def make_hessian(fp, elliptic: bool):
             if A.efc_state(efc_f, w, i) == STATE_QUADRATIC:
                 weight = 1 / A.efc_R(efc_f, w, i)
             A.set_efc_hess(efc_f, w, i, weight)
-        if ti.static(columns_in_registers(dof_i)):
+        if ti.static(dofs_in_registers(dof_i)):
             quadratic_rows_in_registers(w, nefc, o_m, dof_i, qM, efc_J, efc_f, efc_Y)
         else:
             quadratic_rows(w, nefc, nv, o_m, dof_i, qM, efc_J, efc_f, efc_Y)

@@ -8,6 +8,7 @@ import types
 from ... import layout as L
 from ...runtime.lanes import env_index
 from ...runtime.backend import ti
+from ...smooth.unrolled_tree import dofs_in_registers
 from ...runtime.taichi_adapter import vector_loops
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -81,7 +82,7 @@ def make_solver(fp, newton: bool, elliptic: bool):
         mo = m.param_set(w, opt_f)
         tolerance = A.opt_tolerance(opt_f, mo, 0)
         gtol_scale = tolerance * A.opt_ls_tolerance(opt_f, mo, 0) / scale
-        if ti.static(hasattr(dof_i, "tree")):
+        if ti.static(dofs_in_registers(dof_i)):
             x = vectors.dofs_loaded(w, dof_i, dof_d, "dof_qacc_smooth")
             for i in range(nefc):
                 A.set_efc_bias(efc_f, w, i, vectors.row_times(w, i, efc_J, x, -A.efc_aref(efc_f, w, i)))

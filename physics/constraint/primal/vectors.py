@@ -12,7 +12,7 @@ from ...runtime.backend import ti
 from ...runtime.taichi_adapter import vector_loops
 from ...access import make_access
 from ...runtime.ti_math import make_math
-from ...smooth.unrolled_tree import make_unrolled_tree
+from ...smooth.unrolled_tree import dofs_in_registers, make_unrolled_tree
 
 
 @functools.lru_cache(maxsize=None)
@@ -65,9 +65,9 @@ def make_vectors(fp):
 
     @ti.func
     def dofs_loaded(w, dof_i: ti.template(), vec: ti.template(), col: ti.template()):
-        """Column ``col`` of the dof table ``vec`` as a vector of the model's nv values, in a
-        model's own kernel (whose dof table holds its tree): loaded once, where the loops
-        over rows load it again for every row."""
+        """Column ``col`` of the dof table ``vec`` as a vector of the model's nv values, where
+        the dofs are held in registers (unrolled_tree.dofs_in_registers): loaded once, where
+        the loops over rows load it again for every row."""
         get = ti.static(A.read[col])
         n = ti.static(len(dof_i.tree.parent))
         o = m.env_rows(w, ti.static(max(n, 1)), ti.static(A.row_width[col]))
@@ -91,7 +91,7 @@ def make_vectors(fp):
               efc_f: ti.template(), dst: ti.template()):
         """Row column dst <- J (scratch column src)."""
         get, put = ti.static(A.read[src], A.write[dst])
-        if ti.static(hasattr(dof_i, "tree")):
+        if ti.static(dofs_in_registers(dof_i)):
             x = dofs_loaded(w, dof_i, dof_s, src)
             for i in range(nefc):
                 put(efc_f, w, i, row_times(w, i, efc_J, x, fp(0.0)))
@@ -107,7 +107,7 @@ def make_vectors(fp):
     @vector_loops
     def set_jar(w, nefc, nv, dof_i: ti.template(), qacc: ti.template(), efc_J: ti.template(), efc_f: ti.template()):
         """jar = J qacc - aref."""
-        if ti.static(hasattr(dof_i, "tree")):
+        if ti.static(dofs_in_registers(dof_i)):
             x = ti.Vector.zero(fp, ti.static(len(dof_i.tree.parent)))
             for d in ti.static(range(x.n)):
                 x[d] = qacc[env_index(w, d)]

@@ -40,6 +40,7 @@ from ...access import make_access
 from ...features import ALL, Features
 from ...runtime.ti_math import make_math
 from ...smooth.inertia import make_inertia
+from ...smooth.unrolled_tree import dofs_in_registers
 from ...smooth.limits import make_limits
 from ..primal import make_primal
 from .contacts import make_contact_rows
@@ -169,7 +170,7 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
             reference(w, nefc, nv, t.dof_i, t.qvel, t.dof_s, t.efc_J, t.efc_f)
         forces(w, t)
         o_dof = m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D)
-        if ti.static(hasattr(t.dof_i, "tree")):
+        if ti.static(dofs_in_registers(t.dof_i)):
             constraint_forces_in_registers(w, o_dof, nefc, t)
         else:
             # J^T f as one reduction per dof: accumulating in place would store in the inner loop
@@ -270,9 +271,9 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
 
     @ti.func
     def constraint_forces_in_registers(w, o_dof, nefc, t: ti.template()):
-        """qfrc_constraint = J^T f in a model's own kernel, whose dofs are known while it is
-        traced: a row at a time along J's contiguous rows, every dof's sum in a register
-        (each summed in row order, as dof_constraint_force's loops sum it)."""
+        """qfrc_constraint = J^T f where the dofs are held in registers (dofs_in_registers):
+        a row at a time along J's contiguous rows, every dof's sum in a register (each
+        summed in row order, as dof_constraint_force's loops sum it)."""
         qfrc = ti.Vector.zero(fp, ti.static(len(t.dof_i.tree.parent)))
         for i in range(nefc):
             f = A.efc_force(t.efc_f, w, i)

@@ -22,6 +22,7 @@ from ... import layout as L
 from ...runtime.lanes import env_index
 from ...model import DSBL_WARMSTART
 from ...runtime.backend import ti
+from ...smooth.unrolled_tree import dofs_in_registers
 from ...runtime.taichi_adapter import vector_loops
 from ...access import make_access
 from ...runtime.ti_math import make_math
@@ -57,7 +58,7 @@ def make_pgs(fp, cone: str = "pyramidal"):
             for d in range(nv):
                 A.set_dof_constraint_vel(dof_s, o_s, d, efc_J[env_index(w, j, d)])
             inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_constraint_vel")
-            if ti.static(hasattr(dof_i, "tree")):  # a model's own kernel: its dofs written out
+            if ti.static(dofs_in_registers(dof_i)):
                 x = dofs_loaded(w, dof_i, dof_s, "dof_constraint_vel")
                 for i in range(j, nefc):
                     set_dual_entry(w, i, j, row_times(w, i, efc_J, x, fp(0.0)), efc_Y)

@@ -33,6 +33,7 @@ from ... import layout as L
 from ...runtime.lanes import env_index
 from ...model import DSBL_REFSAFE
 from ...runtime.backend import ti
+from ...smooth.unrolled_tree import dofs_in_registers
 from ...runtime.ti_math import make_math
 from ..primal.vectors import make_vectors
 from .table import (
@@ -235,7 +236,7 @@ def make_soft(fp):
         o_s = m.env_rows(w, ti.max(nv, 1), L.NDOF_S)
         for d in range(nv):
             A.set_dof_constraint_vel(dof_s, o_s, d, qvel[env_index(w, d)])
-        if ti.static(hasattr(dof_i, "tree")):  # a model's own kernel: its dofs written out
+        if ti.static(dofs_in_registers(dof_i)):
             x = dofs_loaded(w, dof_i, dof_s, "dof_constraint_vel")
             for i in range(nefc):
                 set_reference(w, i, row_times(w, i, efc_J, x, fp(0.0)), efc_f)
