@@ -32,7 +32,8 @@ class Tables:
     declarations the tables follow (layout.KernelTable by name).
     """
 
-    def __init__(self, model, num_envs: int, fp, dtype, pairs, max_contacts=None, staged: bool = False):
+    def __init__(self, model, num_envs: int, fp, dtype, pairs, max_contacts=None, staged: bool = False,
+                 group: bool = False):
         self.num_envs, self.fp, self.npair = num_envs, fp, pairs.npair
         self.max_contacts, self.nefc_capacity = _capacities(model, pairs, max_contacts)
         # the staged schedule's narrow phase writes each env's pairs' contacts apart
@@ -45,7 +46,7 @@ class Tables:
         self.packed.update(pack_collision_model(model, pairs, dtype))
         self.model = self._model_tables()
         self.shapes = L.data_shapes(model, num_envs, self.nefc_capacity, self.max_contacts, pairs.npair,
-                                    self.pair_rows)
+                                    self.pair_rows, group)
         self.lanes = table_lanes()  # the per-env tables' layout (physics/runtime/lanes.py)
         _check_entries(self.shapes, num_envs)
         self.data = self._data_tables()

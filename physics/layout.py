@@ -854,6 +854,7 @@ class Extent(NamedTuple):
     ncon: int = 1  # contacts an env holds
     npair: int = 0  # candidate collision pairs
     pair_rows: tuple = (1, 1)  # the staged narrow phase's per-pair contacts: rows, and contacts a row
+    group_sums: bool = False  # rows in efc_Y for a lane group's sums (constraint/primal/lane_group.py)
 
 
 class KernelTable(NamedTuple):
@@ -871,13 +872,22 @@ class KernelTable(NamedTuple):
     flat: bool = False
 
 
+GROUP_LANES = 32  # a warp: the threads of an env's lane group (constraint/primal/lane_group.py)
+GROUP_SUM_WIDTH = 8  # the most values one group sum carries
+
+
+def group_sum_rows(columns: int) -> int:
+    """The rows of efc_Y past an env's matrices that hold its lane group's partial sums."""
+    return -(-GROUP_LANES * GROUP_SUM_WIDTH // max(1, columns))
+
+
 def _efc_y_shape(e: Extent) -> tuple:
     # PGS keeps the rows' dual matrix A = J M^-1 J^T here (nefc x nefc); Newton its
     # nv x nv Hessian's Cholesky factor, and the no-slip pass after it A
     nefc, nv = _pad(e.nefc), _pad(e.model.nv)
     opt = e.model.opt
     columns = nefc if opt.solver == "PGS" else max(nefc, nv) if opt.noslip_iterations > 0 else nv
-    return (e.num_envs, max(nefc, nv), columns)
+    return (e.num_envs, max(nefc, nv) + (group_sum_rows(columns) if e.group_sums else 0), columns)
 
 
 KERNEL_TABLES = (
@@ -975,9 +985,9 @@ ENV_TABLES = tuple(t.name for t in KERNEL_TABLES if t.role == DATA and not t.fla
 
 
 def data_shapes(m: Model, num_envs: int, nefc_capacity: int = 0, ncon: int = 1, npair: int = 0,
-                pair_rows: tuple = (1, 1)) -> dict:
+                pair_rows: tuple = (1, 1), group_sums: bool = False) -> dict:
     """Shapes of the per-world data tables, by name, as declared in KERNEL_TABLES
     (FLAT_TABLES are allocated 1-D with as many entries and viewed with these shapes on
     the host); the arguments as :class:`Extent`'s."""
-    extent = Extent(m, num_envs, nefc_capacity, ncon, npair, pair_rows)
+    extent = Extent(m, num_envs, nefc_capacity, ncon, npair, pair_rows, group_sums)
     return {t.name: t.shape(extent) for t in kernel_tables(DATA)}

@@ -59,6 +59,9 @@ class Settings:
         schedule: ``TAIGYM_SCHEDULE=fused|staged``, how a World's step kernel is scheduled
             (physics/step/schedule.py) where the World does not say; None: by device,
             the fastest measured on each (fused on the CPU, staged on CUDA).
+        solve: ``TAIGYM_SOLVE=thread|group``, the staged schedule's constraint solve: a
+            thread per env, or a group of lanes per env (a GPU block;
+            physics/constraint/primal/lane_group.py) where the solver and cone allow it.
         layout: ``TAIGYM_LAYOUT=env_major|interleaved``, the per-env tables' layout
             (physics/runtime/lanes.py); None: by device, the fastest measured under its
             default schedule (env-major on the CPU, interleaved on CUDA).
@@ -71,6 +74,7 @@ class Settings:
     taichi: str | None = _variable("TAIGYM_TAICHI", _choice("taichi", "quadrants"), None)
     debug: bool = _variable("TAIGYM_DEBUG", _integer_flag, False)
     schedule: str | None = _variable("TAIGYM_SCHEDULE", _choice("fused", "staged"), None)
+    solve: str = _variable("TAIGYM_SOLVE", _choice("thread", "group"), "thread")
     layout: str | None = _variable("TAIGYM_LAYOUT", _choice("interleaved", "env_major"), None)
     kernels: str = _variable("TAIGYM_KERNELS", _choice("own", "shared"), "own")
 

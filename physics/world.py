@@ -31,6 +31,7 @@ from .step.env_tables import model_constants
 from .step.outline import outlining
 from .step.pipeline import env_tasks, make_kernels
 from .step.program import NSEGMENTS, Program, ProgramBuilder
+from .constraint.primal.lane_group import lane_solve_supported
 from .step.schedule import SCHEDULES
 from .step.staged import StagedLaunch, make_staged_kernel
 from .torch_bridge import TorchBridge, is_tensor, to_numpy
@@ -40,6 +41,15 @@ from .writes import TableWriter
 # each device's fastest schedule, measured at every batch size (docs/performance.md): on an
 # H200 the staged one stepped Ant 3.4-5.8x and Humanoid 2.3-4.1x the fused kernel's rate
 DEFAULT_SCHEDULE = {"cpu": "fused", "cuda": "staged"}
+
+
+def _choose_solve(schedule: str, model) -> str:
+    """The staged schedule's constraint solve (``TAIGYM_SOLVE``): "group" where a lane
+    group solves the model's solver and cone, else a thread per env ("thread")."""
+    if schedule == "staged" and _settings.current().solve == "group" and lane_solve_supported(model.opt.solver,
+                                                                                               model.opt.cone):
+        return "group"
+    return "thread"
 
 
 def _choose_schedule(schedule, device: str) -> str:
@@ -133,8 +143,10 @@ class World:
         self._variant = (precision, model.opt.solver, model.opt.cone, self.features, self.serial, outline,
                          outline and scalar_loops())
         self.schedule = _choose_schedule(schedule, self.device)
+        self.solve = _choose_solve(self.schedule, model)
+        group = ("block" if self.device == "cuda" else "loop") if self.solve == "group" else ""
         self._tables = Tables(model, self.num_envs, self._fp, self.dtype, self._pairs, max_contacts,
-                              staged=self.schedule == "staged")
+                              staged=self.schedule == "staged", group=bool(group))
         # a kernel of the model's own is traced with its sizes (physics/step/env_tables.py)
         own = features is None and not _settings.current().shared_kernels and self.schedule == "fused"
         baked = model_constants(self._tables.packed["sizes"], model) if own else None
@@ -144,10 +156,11 @@ class World:
         self._step_kernel, self._step_some = ReusedLaunch(self._kernels.step), ReusedLaunch(self._kernels.step)
         depth = tree_depth(model)  # the staged kernel's loops per pass over the tree
         self._kernel_key = kernel_cache.variant_key(*self._variant[:3], self.features.label(), *self._variant[4:],
-                                                    *(("staged", depth) if self.schedule == "staged" else ()),
+                                                    *(("staged", depth, *((group,) if group else ()))
+                                                      if self.schedule == "staged" else ()),
                                                     *(("sizes", *baked.sizes, "tree", *(baked.tree or ()))
                                                       if baked else ()))
-        self._staged = (StagedLaunch(make_staged_kernel(self._fp, *self._variant[1:], depth=depth),
+        self._staged = (StagedLaunch(make_staged_kernel(self._fp, *self._variant[1:], depth=depth, group=group),
                                      rk4=model.opt.integrator == INT_RK4, kept=ReusedLaunch)
                         if self.schedule == "staged" else None)
         fused_machine_code = machine_code.available(self.serial) and self._staged is None

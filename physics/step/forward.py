@@ -32,9 +32,11 @@ XPOS, XQUAT = L.BODY_D.start("xpos"), L.BODY_D.start("xquat")
 
 @functools.lru_cache(maxsize=None)
 def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
-                 outline: bool = False):
+                 outline: bool = False, group: str = ""):
     """forward() with only the parts ``features`` names compiled in (physics/features.py);
-    ``outline`` compiles its stages as functions of their own (physics/step/outline.py)."""
+    ``outline`` compiles its stages as functions of their own (physics/step/outline.py).
+    ``group``: the staged schedule's constraint solve by a lane group per env, its lanes
+    run as a loop ("loop") or as a GPU block's threads ("block"); "": a thread per env."""
     m = make_math(fp)
     A = make_access(fp)
     kin = make_kinematics(fp)
@@ -44,7 +46,7 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
     drv = make_drives(fp)
     lim = make_limits(fp)
     act = make_actuation(fp, features.activation)
-    cons = make_constraint(fp, solver, cone, features)
+    cons = make_constraint(fp, solver, cone, features, group == "block")
     ten = make_tendons(fp)
     col = make_collision(fp, features.colliders)
 
@@ -286,6 +288,10 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
         cons.forces(w, t)
 
     @ti.func
+    def group_solve(w, me, t: ti.template()):
+        cons.group_forces(w, me, t)
+
+    @ti.func
     def constraint_force(w, d, t: ti.template()):
         cons.constraint_force(w, d, t)
 
@@ -331,7 +337,8 @@ def make_forward(fp, solver: str = "Newton", cone: str = "pyramidal", features: 
                   Phase("soft_rows", soft_row, row_capacity),
                   *((Phase("cone_rows", cone_row, row_capacity),) if features.contacts else ()),
                   Phase("reference_rows", reference_row, row_capacity),
-                  Phase("constraint_solve", constraint_solve),
+                  Phase("constraint_solve", group_solve, group=True) if group else Phase("constraint_solve",
+                                                                                          constraint_solve),
                   Phase("constraint_forces", constraint_force, dofs),
                   *((Phase("constraint_accelerations", constraint_acceleration),)
                     if solver == "PGS" or features.noslip else ()))))

@@ -39,11 +39,11 @@ STEP_REFRESH = 3
 
 @functools.lru_cache(maxsize=None)
 def make_integrate(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
-                   outline: bool = False):
+                   outline: bool = False, group: str = ""):
     m = make_math(fp)
     A = make_access(fp)
     inertia = make_inertia(fp)
-    forward = make_forward(fp, solver, cone, features, outline)
+    forward = make_forward(fp, solver, cone, features, outline, group)
     sensors = make_sensors(fp, features.ray_meshes, features.contact_sensors)
     actuation = make_actuation(fp, features.activation)
     # the integrators compiled in: the model's own, unless features holds them all

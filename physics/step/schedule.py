@@ -26,6 +26,9 @@ from typing import Any, NamedTuple
 from ..layout import TREE_LEVELS
 
 SCHEDULES = ("fused", "staged")
+# the staged schedule's constraint solve: a thread per env, or a group of lanes per env
+# (physics/constraint/primal/lane_group.py), where lane_group.lane_solve_supported
+SOLVES = ("thread", "group")
 DOWN, UP = "down", "up"  # the directions of a pass over the kinematic tree (Phase.tree)
 DEEPER = -1  # a tree phase's loop over the levels past TREE_LEVELS, per env
 
@@ -41,17 +44,19 @@ class Phase(NamedTuple):
     ``tree``: an element phase over the bodies that reads what it wrote for a body's
     parent (DOWN, from the root outwards) or children (UP, from the leaves inwards); the
     fused schedule walks the bodies in order (DOWN) or in reverse (UP), the staged one
-    level by level (staged.py)."""
+    level by level (staged.py). ``group``: ``run(w, me, t)`` by a lane group per env
+    (physics/constraint/primal/lane_group.py), a loop of its own."""
 
     name: str
     run: Any
     count: Any = None
     staged: tuple = ()
     tree: str = ""
+    group: bool = False
 
     @property
     def per_env(self) -> bool:
-        return self.count is None
+        return self.count is None and not self.group
 
 
 def staged_loops(phases) -> tuple:

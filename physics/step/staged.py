@@ -26,7 +26,7 @@ import functools
 import types
 
 from .. import layout as L
-from ..layout import TREE_LEVELS
+from ..layout import GROUP_LANES, TREE_LEVELS
 from ..constraint.reaction import make_reaction
 from ..access import make_access
 from ..features import ALL, Features
@@ -47,21 +47,22 @@ PLAN_CODE, PLAN_STEPS, PLAN_ADVANCE = range(L.NPLAN)  # the columns of the plan 
 
 def make_staged_kernel(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
                        serial: bool = False, outline: bool = False, scalar: bool = False,
-                       depth: int = TREE_LEVELS + 1):
+                       depth: int = TREE_LEVELS + 1, group: str = ""):
     """The staged step kernel of one variant (the arguments as physics/step/pipeline.py's
-    make_kernels, and the model's tree ``depth``, layout.tree_depth: a loop per level of a
-    tree pass, none for levels the model lacks): ``kernels``, the whole-launch kernel alone
+    make_kernels, the model's tree ``depth``, layout.tree_depth: a loop per level of a
+    tree pass, none for levels the model lacks, and ``group``, make_forward's: how the
+    constraint solve runs): ``kernels``, the whole-launch kernel alone
     where ``whole_launch`` (graph kernels) or else one per part, their array parameters
     ``arrays`` by name, and ``loops``, the names of the STAGE part's top-level loops in
     order (each the names of its phases joined by "+": consecutive per-env phases share a
     loop, schedule.py's staged_loops; a tree phase's named by level). The kernels take the
     tables layout.KERNEL_TABLES declares now, then their own."""
-    return _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, depth, step_tables(fp))
+    return _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, depth, group, step_tables(fp))
 
 
 @functools.lru_cache(maxsize=None)
-def _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, depth, StepTables):
-    integration = make_integrate(fp, solver, cone, features, outline)
+def _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, depth, group_kind, StepTables):
+    integration = make_integrate(fp, solver, cone, features, outline, group_kind)
     program = make_program(fp, make_reaction(fp).rne_post)
     loops = staged_loops(integration.phases)
     A = make_access(fp)
@@ -119,6 +120,25 @@ def _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, dep
 
     @ti.func
     @vector_loops
+    def group_loop(phase: ti.template(), t: ti.template(), plan: ti.template(), nids, s, stage):
+        """A phase by a lane group per env: a GPU block of GROUP_LANES threads per env (env
+        ``i // GROUP_LANES``, lane ``i % GROUP_LANES``), or one thread per env running the
+        lanes in turn."""
+        if ti.static(group_kind == "block"):
+            ti.loop_config(block_dim=GROUP_LANES)
+            for i in range(nids * GROUP_LANES):
+                w = t.env_ids[i // GROUP_LANES]
+                if in_stage(w, plan, t, s, stage):
+                    phase.run(w, i % GROUP_LANES, t)
+        else:
+            ti.loop_config(serialize=serial)
+            for k in range(nids):
+                w = t.env_ids[k]
+                if in_stage(w, plan, t, s, stage):
+                    phase.run(w, 0, t)
+
+    @ti.func
+    @vector_loops
     def stage_loops(t: ti.template(), plan: ti.template(), nids, s, stage):
         ti.loop_config(serialize=serial)
         for k in range(nids):
@@ -129,6 +149,8 @@ def _make_staged_kernel(fp, solver, cone, features, serial, outline, scalar, dep
             if ti.static(bool(group[0].tree)):
                 for level in ti.static(tree_levels(group[0], depth)):
                     tree_loop(group[0], level, t, plan, nids, s, stage)
+            elif ti.static(group[0].group):
+                group_loop(group[0], t, plan, nids, s, stage)
             else:
                 per_env = 1
                 if ti.static(not group[0].per_env):

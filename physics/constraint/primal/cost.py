@@ -166,4 +166,4 @@ def make_cost(fp, newton: bool, elliptic: bool):
             inertia.solve(w, sizes, dof_i, qLD, dof_s, "dof_mgrad")
         return out
 
-    return types.SimpleNamespace(update_rows=update_rows, update=update)
+    return types.SimpleNamespace(update_rows=update_rows, update=update, scalar_update=scalar_update)

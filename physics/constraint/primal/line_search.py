@@ -36,14 +36,19 @@ def make_line_search(fp, elliptic: bool):
                     step = contact_dim(w, i, efc_f)
                     prepare_cone(w, i, step, efc_f)
             if is_cone == 0:
-                jar = A.efc_jar(efc_f, w, i)
-                jv = A.efc_jv(efc_f, w, i)
-                d = 1 / A.efc_R(efc_f, w, i)
-                A.set_efc_quad_at(efc_f, w, i, 0, fp(0.5) * d * jar * jar)
-                A.set_efc_quad_at(efc_f, w, i, 1, d * jv * jar)
-                A.set_efc_quad_at(efc_f, w, i, 2, fp(0.5) * d * jv * jv)
+                scalar_quad(w, i, efc_f)
             i += step
         return ti.Vector([dot(w, nv, dof_s, "dof_search", "dof_ma"), fp(0.5) * dot(w, nv, dof_s, "dof_search", "dof_mv")])
+
+    @ti.func
+    def scalar_quad(w, i, efc_f: ti.template()):
+        """Row i's cost along the search while its state holds, q0 + q1 alpha + q2 alpha^2."""
+        jar = A.efc_jar(efc_f, w, i)
+        jv = A.efc_jv(efc_f, w, i)
+        d = 1 / A.efc_R(efc_f, w, i)
+        A.set_efc_quad_at(efc_f, w, i, 0, fp(0.5) * d * jar * jar)
+        A.set_efc_quad_at(efc_f, w, i, 1, d * jv * jar)
+        A.set_efc_quad_at(efc_f, w, i, 2, fp(0.5) * d * jv * jv)
 
     @ti.func
     def huber(x, f, rf, d):
@@ -55,54 +60,68 @@ def make_line_search(fp, elliptic: bool):
         return cost
 
     @ti.func
+    def scalar_terms(w, i, alpha, acc, efc_f: ti.template()):
+        """``acc`` (the quadratic's coefficients q0, q1, q2, then the cost change and its two
+        derivatives summed apart) with row i's terms at alpha, i not part of an elliptic cone."""
+        out = acc
+        lower = A.efc_lower(efc_f, w, i)
+        upper = A.efc_upper(efc_f, w, i)
+        if lower < -_HALF_INF:
+            out[1] += A.efc_quad_at(efc_f, w, i, 1)
+            out[2] += A.efc_quad_at(efc_f, w, i, 2)
+        elif upper < _HALF_INF:
+            start = A.efc_jar(efc_f, w, i)
+            jv = A.efc_jv(efc_f, w, i)
+            x = start + alpha * jv
+            d = 1 / A.efc_R(efc_f, w, i)
+            rf = A.efc_R(efc_f, w, i) * upper
+            out[3] += huber(x, upper, rf, d) - huber(start, upper, rf, d)
+            if x <= -rf:
+                out[4] -= upper * jv
+            elif x >= rf:
+                out[4] += upper * jv
+            else:
+                out[4] += d * x * jv
+                out[5] += d * jv * jv
+        else:
+            start = A.efc_jar(efc_f, w, i)
+            x = start + alpha * A.efc_jv(efc_f, w, i)
+            cost0 = A.efc_quad_at(efc_f, w, i, 0) if start < 0 else fp(0.0)
+            if x < 0:
+                out[0] += A.efc_quad_at(efc_f, w, i, 0) - cost0
+                out[1] += A.efc_quad_at(efc_f, w, i, 1)
+                out[2] += A.efc_quad_at(efc_f, w, i, 2)
+            else:
+                out[3] -= cost0
+        return out
+
+    @ti.func
+    def evaluated(alpha, acc):
+        """(alpha, cost(alpha) - cost(0), d cost/d alpha, d2 cost/d alpha2) from the summed terms."""
+        quad = ti.Vector([acc[0], acc[1], acc[2]])
+        total = ti.Vector([acc[3], acc[4], acc[5]]) + ti.Vector([alpha * alpha * quad[2] + alpha * quad[1] + quad[0],
+                                                                 2 * alpha * quad[2] + quad[1], 2 * quad[2]])
+        return ti.Vector([alpha, total[0], total[1], ti.max(total[2], fp(_MINVAL))])
+
+    @ti.func
     def evaluate(w, nefc, gauss, alpha, efc_f: ti.template()):
         """(alpha, cost(alpha) - cost(0), d cost/d alpha, d2 cost/d alpha2)."""
-        quad = ti.Vector([fp(0.0), gauss[0], gauss[1]])
-        total = ti.Vector([fp(0.0), fp(0.0), fp(0.0)])
+        acc = ti.Vector([fp(0.0), gauss[0], gauss[1], fp(0.0), fp(0.0), fp(0.0)])
         i = 0
         while i < nefc:
             step = 1
-            lower = A.efc_lower(efc_f, w, i)
-            upper = A.efc_upper(efc_f, w, i)
             is_cone = 0
             if ti.static(elliptic):
                 if A.efc_type(efc_f, w, i) == CNSTR_CONTACT_ELLIPTIC:
                     is_cone = 1
                     step = contact_dim(w, i, efc_f)
-                    total += elliptic_cost_change(w, i, alpha, efc_f)
-            if is_cone != 0:
-                pass
-            elif lower < -_HALF_INF:
-                quad[1] += A.efc_quad_at(efc_f, w, i, 1)
-                quad[2] += A.efc_quad_at(efc_f, w, i, 2)
-            elif upper < _HALF_INF:
-                start = A.efc_jar(efc_f, w, i)
-                jv = A.efc_jv(efc_f, w, i)
-                x = start + alpha * jv
-                d = 1 / A.efc_R(efc_f, w, i)
-                rf = A.efc_R(efc_f, w, i) * upper
-                total[0] += huber(x, upper, rf, d) - huber(start, upper, rf, d)
-                if x <= -rf:
-                    total[1] -= upper * jv
-                elif x >= rf:
-                    total[1] += upper * jv
-                else:
-                    total[1] += d * x * jv
-                    total[2] += d * jv * jv
-            else:
-                start = A.efc_jar(efc_f, w, i)
-                x = start + alpha * A.efc_jv(efc_f, w, i)
-                cost0 = A.efc_quad_at(efc_f, w, i, 0) if start < 0 else fp(0.0)
-                if x < 0:
-                    quad[0] += A.efc_quad_at(efc_f, w, i, 0) - cost0
-                    quad[1] += A.efc_quad_at(efc_f, w, i, 1)
-                    quad[2] += A.efc_quad_at(efc_f, w, i, 2)
-                else:
-                    total[0] -= cost0
+                    change = elliptic_cost_change(w, i, alpha, efc_f)
+                    for c in ti.static(range(3)):
+                        acc[3 + c] += change[c]
+            if is_cone == 0:
+                acc = scalar_terms(w, i, alpha, acc, efc_f)
             i += step
-        total += ti.Vector([alpha * alpha * quad[2] + alpha * quad[1] + quad[0], 2 * alpha * quad[2] + quad[1],
-                            2 * quad[2]])
-        return ti.Vector([alpha, total[0], total[1], ti.max(total[2], fp(_MINVAL))])
+        return evaluated(alpha, acc)
 
     @ti.func
     def line_search(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(),
@@ -151,4 +170,4 @@ def make_line_search(fp, elliptic: bool):
                 out = ti.Vector([best_alpha, -best_cost])
         return out
 
-    return types.SimpleNamespace(line_search=line_search)
+    return types.SimpleNamespace(line_search=line_search, scalar_quad=scalar_quad, scalar_terms=scalar_terms, evaluated=evaluated)

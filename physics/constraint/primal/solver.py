@@ -112,33 +112,13 @@ def make_solver(fp, newton: bool, elliptic: bool):
             rows_moved = 1
             if hess == 1:
                 hess = 2  # factored: later updates refactor only where rows changed
-            gradient = scale * ti.sqrt(dot(w, nv, dof_s, "dof_grad", "dof_grad"))
-            if ti.static(single):
-                # a gradient within its own round-off (a sum of nv + nefc terms, each with
-                # relative error eps) is zero as far as float32 can tell: iterating on it
-                # only moves around the optimum
-                floor = scale * (nv + nefc) * FLOAT32_EPS * ti.sqrt(terms2)
-                if gradient < floor:
-                    gradient = fp(0.0)
+            gradient = gradient_norm(scale * ti.sqrt(dot(w, nv, dof_s, "dof_grad", "dof_grad")), scale, nv, nefc,
+                                     terms2)
             # 1/2 grad^T P^-1 grad: with P = M it bounds the suboptimality (the cost is
             # strongly convex in the M norm); with P = H it is Newton's decrement
             decrement = ti.max(fp(0.0), fp(0.5) * scale * dot(w, nv, dof_s, "dof_grad", "dof_mgrad"))
-            if stage == 0:
-                stage = 2
-                if decrement < tolerance:
-                    done = 1
-            elif stage == 1:
-                if gradient < tolerance and decrement < tolerance:
-                    done = 1
-                elif hess == 0:
-                    hess = 1  # not certified by M: factor H at the same point and ask again
-                    rows_moved = 0
-                else:
-                    stage = 2
-            elif (improvement > 0 and improvement < tolerance) or gradient < tolerance:
-                done = 1
-            elif ti.static(newton) and decrement < tolerance:
-                done = 1
+            state = next_state(ti.Vector([stage, hess, rows_moved, done]), gradient, decrement, improvement, tolerance)
+            stage, hess, rows_moved, done = state[0], state[1], state[2], state[3]
             if done == 0 and stage == 2:
                 if ti.static(newton):
                     for d in range(nv):
@@ -161,6 +141,39 @@ def make_solver(fp, newton: bool, elliptic: bool):
                     else:
                         move(w, nefc, nv, alpha, qacc, dof_s, efc_f)
         return it
+
+    @ti.func
+    def gradient_norm(gradient, scale, nv, nefc, terms2):
+        """The gradient's norm, zero in float32 where it is within its own round-off (a sum
+        of nv + nefc terms, each with relative error eps): iterating on it only moves
+        around the optimum."""
+        out = gradient
+        if ti.static(single):
+            if gradient < scale * (nv + nefc) * FLOAT32_EPS * ti.sqrt(terms2):
+                out = fp(0.0)
+        return out
+
+    @ti.func
+    def next_state(state, gradient, decrement, improvement, tolerance):
+        """The iteration's (stage, hess, rows_moved, done) after its convergence tests."""
+        stage, hess, rows_moved, done = state[0], state[1], state[2], state[3]
+        if stage == 0:
+            stage = 2
+            if decrement < tolerance:
+                done = 1
+        elif stage == 1:
+            if gradient < tolerance and decrement < tolerance:
+                done = 1
+            elif hess == 0:
+                hess = 1  # not certified by M: factor H at the same point and ask again
+                rows_moved = 0
+            else:
+                stage = 2
+        elif (improvement > 0 and improvement < tolerance) or gradient < tolerance:
+            done = 1
+        elif ti.static(newton) and decrement < tolerance:
+            done = 1
+        return ti.Vector([stage, hess, rows_moved, done])
 
     @ti.func
     @vector_loops
@@ -207,4 +220,4 @@ def make_solver(fp, newton: bool, elliptic: bool):
             A.set_dof_search(dof_s, o_s, d, -A.dof_mgrad(dof_s, o_s, d)
                                                     + beta * A.dof_search(dof_s, o_s, d))
 
-    return types.SimpleNamespace(solve=solve)
+    return types.SimpleNamespace(solve=solve, gradient_norm=gradient_norm, next_state=next_state)

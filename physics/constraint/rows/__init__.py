@@ -43,6 +43,8 @@ from ...smooth.inertia import make_inertia
 from ...smooth.unrolled_tree import dofs_in_registers
 from ...smooth.limits import make_limits
 from ..primal import make_primal
+from ..primal.lane_group import make_group, lane_solve_supported
+from ..primal.lane_solver import make_lane_solver
 from .contacts import make_contact_rows
 from .equality import make_equality_rows
 from .friction import make_friction_rows
@@ -67,16 +69,21 @@ __all__ = ["CNSTR_EQUALITY", "CNSTR_FRICTION_DOF", "CNSTR_FRICTION_TENDON", "CNS
 
 
 @functools.lru_cache(maxsize=None)
-def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL):
+def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", features: Features = ALL,
+                    simt: bool = False):
     """The constraint stage, as two: ``rows`` and ``solve``, each ``(w, t)`` with ``t`` the
     step kernel's tables, for one solver ("PGS", "CG", "Newton") and friction cone
     ("pyramidal", "elliptic"): only the chosen code, and the row kinds ``features`` has
-    (physics/features.py), are compiled into the step kernel."""
+    (physics/features.py), are compiled into the step kernel. ``group_forces(w, me, t)``:
+    the solver's forces by a lane group (physics/constraint/primal/lane_group.py; ``simt``:
+    a GPU block's threads), where lane_solve_supported."""
     m = make_math(fp)
     A = make_access(fp)
     inertia = make_inertia(fp)
     physx_limits = make_limits(fp).physx_limit_rows  # hard and spring limits (physics/smooth/limits.py)
     primal = make_primal(fp, solver == "Newton", cone == "elliptic")
+    group = make_group(fp, simt)
+    lane_solver = make_lane_solver(fp, solver == "Newton", simt) if lane_solve_supported(solver, cone) else None
     equality = make_equality_rows(fp)
     equalities, break_overloaded = equality.equalities, equality.break_overloaded
     friction_loss = make_friction_rows(fp).friction_loss
@@ -266,6 +273,28 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
                 break_overloaded(w, nefc, t.eq_i, t.eq_f, t.eq_d, t.efc_f)
 
     @ti.func
+    def group_forces(w, me, t: ti.template()):
+        """:func:`float32_rows` and :func:`forces` by the lane group of env w, its lane ``me``:
+        the primal solve across the lanes, the rest in the first lane."""
+        if group.first(me):
+            float32_rows(w, t)
+        group.sync()
+        nefc = A.nefc(t.efc_n, w)
+        if nefc > 0:
+            nv = t.sizes[L.SIZE_NV]
+            warm = (t.sizes[L.SIZE_DISABLE] & DSBL_WARMSTART) == 0
+            niter = lane_solver.solve(w, me, nefc, nv, solver_scale(w, nefc, nv, t), warm, t)
+            if group.first(me):
+                A.set_solver_niter(t.efc_n, w, niter)
+                if ti.static(features.noslip):
+                    if t.sizes[L.SIZE_NOSLIP_ITERATIONS] > 0:
+                        dual_matrix(w, nefc, t.sizes, t.dof_i, t.qLD, t.dof_d, t.dof_s, t.efc_J, t.efc_Y, t.efc_f)
+                        noslip(w, nefc, nv, t.sizes, t.opt_f, t.con_i, t.efc_Y, t.efc_f)
+                if ti.static(features.equality):
+                    break_overloaded(w, nefc, t.eq_i, t.eq_f, t.eq_d, t.efc_f)
+        group.sync()
+
+    @ti.func
     def constraint_force(w, d, t: ti.template()):
         dof_constraint_force(w, d, m.env_start(w, t.sizes, L.SIZE_DOF_STRIDE, L.NDOF_D), A.nefc(t.efc_n, w), t)
 
@@ -311,5 +340,5 @@ def make_constraint(fp, solver: str = "Newton", cone: str = "pyramidal", feature
 
     return types.SimpleNamespace(rows=rows, rows_apart=rows_apart, contact_row=contact_row, solve=solve,
                                  soft_row=soft_row, cone_row=cone_row, reference_row=reference_row,
-                                 float32_rows=float32_rows, forces=forces,
+                                 float32_rows=float32_rows, forces=forces, group_forces=group_forces,
                                  constraint_force=constraint_force, acceleration=acceleration)
