@@ -54,9 +54,16 @@ def rollout(model, schedule, device, steps=30, nstep=2, seed=0):
     return world, out
 
 
-def assert_same_trajectory(model, device, **kwargs):
+def assert_same_trajectory(model, device, solve="thread", **kwargs):
+    """The staged schedule's states against the fused one's, its constraint solve ``solve``
+    (TAIGYM_SOLVE: a thread per env, or a lane group per env)."""
     fused_world, fused = rollout(model, "fused", device, **kwargs)
-    staged_world, staged = rollout(model, "staged", device, **kwargs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TAIGYM_SOLVE", solve)
+        settings.reload()
+        staged_world, staged = rollout(model, "staged", device, **kwargs)
+    settings.reload()
+    assert staged_world.solve == solve
     for t, (a_step, b_step) in enumerate(zip(fused, staged)):
         for name, a, b in zip(COMPARED, a_step, b_step):
             scale = max(1.0, float(np.abs(a).max()))
@@ -233,6 +240,56 @@ def test_a_staged_launch_is_one_kernel_call_where_the_taichi_makes_graphs(device
         assert staged.whole_launch and (every, some) == (1, 1)
     else:
         assert not staged.whole_launch and (every, some) == (1 + 3 * (4 + 1) + 1, 1 + 1 + 1)
+
+
+# the constraint solve by a lane group per env (physics/constraint/primal/lane_group.py):
+# on the CPU its lanes run in turn, the same arithmetic as a GPU block's threads
+GROUP_CASES = [("Newton", "pyramidal", "Euler"), ("CG", "pyramidal", "RK4"), ("Newton", "pyramidal", "implicitfast")]
+
+
+def test_a_lane_group_solves_ant_as_the_fused_schedule(device):
+    assert_same_trajectory(physics.load_model(os.path.join(ASSETS, "ant.xml")), device, solve="group")
+
+
+@pytest.mark.slow
+@SWEEP
+@pytest.mark.parametrize("solver,cone,integrator", GROUP_CASES)
+def test_a_lane_group_solves_every_part_as_the_fused_schedule(solver, cone, integrator, device):
+    model = load_mjcf_string(every_part_mjcf(integrator, solver, cone))
+    assert_same_trajectory(model, device, solve="group")
+
+
+@pytest.mark.slow
+@SWEEP
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_lane_group_solves_random_trees_with_contacts_as_the_fused_schedule(seed, device):
+    world = assert_same_trajectory(load_mjcf_string(random_tree_with_contacts(seed)), device, solve="group",
+                                   steps=40, nstep=3)
+    assert world.most_contacts > 0
+
+
+def test_a_lane_group_solves_where_the_solver_and_cone_allow(monkeypatch):
+    """TAIGYM_SOLVE=group: the primal solvers with pyramidal cones; PGS and elliptic cones
+    stay a thread per env, as does the fused schedule."""
+    from taigym.physics.world import _choose_solve
+
+    def model(solver, cone):
+        return load_mjcf_string(every_part_mjcf("Euler", solver, cone))
+
+    assert _choose_solve("staged", model("Newton", "pyramidal")) == "thread"  # unset
+    monkeypatch.setenv("TAIGYM_SOLVE", "group")
+    settings.reload()
+    try:
+        for solver, cone, solve in (("Newton", "pyramidal", "group"), ("CG", "pyramidal", "group"),
+                                    ("PGS", "pyramidal", "thread"), ("Newton", "elliptic", "thread")):
+            assert _choose_solve("staged", model(solver, cone)) == solve, (solver, cone)
+        assert _choose_solve("fused", model("Newton", "pyramidal")) == "thread"
+        monkeypatch.setenv("TAIGYM_SOLVE", "warp")
+        with pytest.raises(SettingsError, match="TAIGYM_SOLVE"):
+            settings.reload()
+    finally:
+        monkeypatch.delenv("TAIGYM_SOLVE")
+        settings.reload()
 
 
 def test_a_schedule_is_fused_or_staged(monkeypatch, device):
