@@ -19,6 +19,8 @@ measured before. The items, in order of value:
   schedule and, at every size beside it, the staged one (physics/step/schedule.py); and
   MuJoCo's ``rollout`` on all the machine's CPU threads from the same states;
 - ``phases``: the staged schedule's time per phase, from Taichi's kernel profiler;
+- ``group_solve``: Ant's physics under the staged schedule with its constraint solve by a
+  thread block per env (``TAIGYM_SOLVE=group``), and its trajectory against the CPU's;
 - ``trajectory``: 64 Ant envs, float64, 60 steps of random controls, on the GPU (fused and
   staged) and on the CPU in processes of their own, and the largest differences between
   the CPU's and each GPU run;
@@ -76,6 +78,9 @@ VARIANTS = {
     # in the device's layout (interleaved on CUDA)
     "staged": {"TAIGYM_SCHEDULE": "staged"},
     "staged_env_major": {"TAIGYM_SCHEDULE": "staged", "TAIGYM_LAYOUT": "env_major"},
+    # the staged schedule with its constraint solve by a thread block per env (TAIGYM_SOLVE,
+    # physics/constraint/primal/lane_group.py): Newton and CG with pyramidal cones only
+    "staged_group": {"TAIGYM_SCHEDULE": "staged", "TAIGYM_SOLVE": "group"},
     # quadrants where it is installed: the staged launch as one graph kernel (its steps and
     # RK4 passes device-side loops), and its fused kernel
     "quadrants_staged": {"TAIGYM_TAICHI": "quadrants", "TAIGYM_SCHEDULE": "staged"},
@@ -97,7 +102,7 @@ NCU_KEEP = re.compile(r"Kernel Name|^ID$|gpu__time_duration\.sum|warps_active\.a
                       r"|inst_executed\.sum$|issue_stalled_\w+_per_issue_active\.ratio|dram__bytes|throughput\.avg\.pct_of_peak")
 
 
-ITEMS = ("schedules", "rollout", "two_cores", "ncu", "quadrants_staged", "trajectory", "layouts", "env_steps", "float64",
+ITEMS = ("schedules", "group_solve", "rollout", "two_cores", "ncu", "quadrants_staged", "trajectory", "layouts", "env_steps", "float64",
          "options", "cuda_tests")  # Probe.items' names, in its order
 
 
@@ -486,6 +491,9 @@ class Probe:
         s = self.sizes
         return [
             ("schedules", self.schedules),
+            # the constraint solve by a thread block per env against a thread per env (the
+            # staged rows of "schedules"), and its trajectory against the CPU's
+            ("group_solve", self.group_solve),
             ("rollout", lambda: [self.child("rollout", {"model": m, "num_envs": max(s["num_envs"])}, limit=120,
                                             device="cpu") for m in MODELS]),
             ("two_cores", self.two_cores),
@@ -499,7 +507,7 @@ class Probe:
                                    for n in s["env_num_envs"]]),
             ("float64", lambda: [self.physics_item(m, "float64", s["num_envs"]) for m in MODELS]),
             ("options", lambda: self.variants([v for v in VARIANTS if v not in (
-                "default", "layout_interleaved", "staged", "staged_env_major", "quadrants_staged")])),
+                "default", "layout_interleaved", "staged", "staged_env_major", "staged_group", "quadrants_staged")])),
             ("cuda_tests", self.cuda_tests),
         ]
 
@@ -510,6 +518,13 @@ class Probe:
             self.physics_item(model, "float32", self.sizes["num_envs"])
             self.physics_item(model, "float32", self.sizes["num_envs"], variant="staged")
             self.phases(model)
+
+    def group_solve(self) -> None:
+        """Ant in float32 under the staged schedule with its constraint solve by a lane group
+        per env, at every size, then its float64 trajectory against the CPU's fused one."""
+        self.physics_item("ant", "float32", self.sizes["num_envs"], variant="staged_group")
+        self.compare_trajectories({"cpu": ("cpu", FUSED),
+                                   f"{self.device}-staged-group": (self.device, VARIANTS["staged_group"])})
 
     def two_cores(self) -> None:
         """Each model's physics on two of the machine's CPU threads at the smallest batch
@@ -581,8 +596,14 @@ class Probe:
         if self.device == "cpu":
             runs = {"cpu": ("cpu", FUSED), "cpu-interleaved": ("cpu", VARIANTS["layout_interleaved"]),
                     "cpu-staged": ("cpu", VARIANTS["staged"])}
+        self.compare_trajectories(runs)
+
+    def compare_trajectories(self, runs: dict) -> None:
+        """Each run's trajectory (label: (device, environment)) against the first's; a
+        trajectory run before is reused."""
         for label, (device, env) in runs.items():
-            self.child("trajectory", {"label": label}, limit=150, device=device, env=env)
+            if not (self.work / f"trajectory-{label}.npz").exists():
+                self.child("trajectory", {"label": label}, limit=150, device=device, env=env)
         self.compiled.add(("ant", "float64"))
         first, *others = runs
         for other in others:  # each run against the CPU's

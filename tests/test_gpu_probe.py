@@ -39,15 +39,18 @@ def test_the_probe_rehearses_every_item_on_the_cpu(tmp_path, device, monkeypatch
     assert len(physics) == 2 * 2 * len(gpu_probe.QUICK["num_envs"])
     assert all(r["finite"] and r["steps_per_s"] > 0 for r in physics)
     assert {r["variant"] for r in records if r["item"] == "physics" and "variant" in r} == {
-        "staged", "staged_env_major", "quadrants_staged",
+        "staged", "staged_group", "staged_env_major", "quadrants_staged",
         "quadrants", "cpu_2_threads"}  # the options that exist on the CPU too, and two CPU threads
     measured = {r["variant"] for r in records if r["item"] == "physics" and "steps_per_s" in r and "variant" in r}
     assert {"staged_env_major", "quadrants_staged"} <= measured or importlib.util.find_spec("quadrants") is None
+    group = [r for r in records if r["item"] == "physics" and r.get("variant") == "staged_group"]
+    assert len(group) == len(gpu_probe.QUICK["num_envs"]) and all(r["finite"] for r in group)
     staged = [r for r in records if r["item"] == "physics" and r.get("variant") == "staged"]
     # beside the fused at every size, and beside the env-major layout (layouts, one quick size)
     assert len(staged) == 2 * len(gpu_probe.QUICK["num_envs"]) + 1
     differences = [r for r in records if r["item"] == "trajectory_difference"]
-    assert [r["runs"] for r in differences] == [["cpu", "cpu-interleaved"], ["cpu", "cpu-staged"]]
+    assert [r["runs"] for r in differences] == [["cpu", "cpu-staged-group"], ["cpu", "cpu-interleaved"],
+                                                ["cpu", "cpu-staged"]]
     for difference in differences:
         assert max(v for k, v in difference.items() if k.startswith("max_abs")) < 1e-9
     phases = {r["model"]: r for r in records if r["item"] == "phases"}
