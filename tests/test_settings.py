@@ -12,7 +12,7 @@ from taigym import physics
 
 REPO = Path(__file__).resolve().parent.parent
 
-DEFAULTS = dict(taichi=None, debug=False, schedule=None, layout=None, kernels="own")
+DEFAULTS = dict(taichi=None, debug=False, schedule=None, solve="thread", layout=None, kernels="own")
 
 # each variable, a value it takes and the field that value gives
 PARSED = [
@@ -20,12 +20,13 @@ PARSED = [
     ("TAIGYM_DEBUG", "1", "debug", True),
     ("TAIGYM_DEBUG", "0", "debug", False),
     ("TAIGYM_SCHEDULE", "staged", "schedule", "staged"),
+    ("TAIGYM_SOLVE", "group", "solve", "group"),
     ("TAIGYM_LAYOUT", "interleaved", "layout", "interleaved"),
     ("TAIGYM_KERNELS", " shared ", "kernels", "shared"),
     ("TAIGYM_KERNELS", "own", "kernels", "own"),
 ]
 
-REFUSED = [("TAIGYM_TAICHI", "taichi2"), ("TAIGYM_DEBUG", "yes"), ("TAIGYM_SCHEDULE", "tiled"),
+REFUSED = [("TAIGYM_TAICHI", "taichi2"), ("TAIGYM_DEBUG", "yes"), ("TAIGYM_SCHEDULE", "tiled"), ("TAIGYM_SOLVE", "warp"),
            ("TAIGYM_LAYOUT", "striped"), ("TAIGYM_KERNELS", "all")]
 
 

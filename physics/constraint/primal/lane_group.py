@@ -22,6 +22,7 @@ from ...layout import GROUP_LANES, GROUP_SUM_WIDTH
 from ...runtime.backend import ti
 from ...runtime.lanes import env_index, env_width
 
+
 def lane_solve_supported(solver: str, cone: str) -> bool:
     """Whether a lane group solves this configuration's constraints: the primal solvers
     with scalar rows and pyramidal cones (an elliptic cone's rows go together, and
@@ -62,7 +63,7 @@ def make_group(fp, simt: bool):
     def start(me, init):
         """A sum's start in lane ``me``: ``init`` in one lane, zero in the others."""
         out = init
-        if ti.static(simt):
+        if ti.static(simt):  # a static branch alone: the lane's test is the device's
             if me != 0:
                 out = init * 0
         return out
