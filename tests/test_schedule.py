@@ -253,6 +253,15 @@ def test_a_lane_group_solves_ant_as_the_fused_schedule(device):
 
 @pytest.mark.slow
 @SWEEP
+@pytest.mark.parametrize("robot", ["hopper", "half_cheetah", "walker2d", "swimmer", "reacher", "pusher",
+                                   "inverted_pendulum", "inverted_double_pendulum"])
+def test_a_lane_group_solves_the_shipped_robots_as_the_fused_schedule(robot, device):
+    """Every shipped robot whose solver a lane group takes (Humanoid's PGS keeps a thread)."""
+    assert_same_trajectory(physics.load_model(os.path.join(ASSETS, f"{robot}.xml")), device, solve="group")
+
+
+@pytest.mark.slow
+@SWEEP
 @pytest.mark.parametrize("solver,cone,integrator", GROUP_CASES)
 def test_a_lane_group_solves_every_part_as_the_fused_schedule(solver, cone, integrator, device):
     model = load_mjcf_string(every_part_mjcf(integrator, solver, cone))
