@@ -35,7 +35,12 @@ observations, rewards, terminated and truncated are torch tensors on the World's
 so nothing the env keeps can be changed through it. In ``info``, arrays become tensors too,
 the masks bool tensors (as gymnasium's ``NumpyToTorch`` gives them); ``final_obs`` is then
 one (num_envs, obs_size) tensor (a dict of them for a Dict observation) whose rows of envs
-that did not end are zero (``_final_obs`` says which rows hold a final observation).
+that did not end are zero (``_final_obs`` says which rows hold a final observation). From a
+CUDA World the observations, rewards and reward terms go from the program's registers to
+tensors on the device by one kernel, never through host memory, and actions, reset
+overrides and commands reach the registers by kernels that write only their columns
+(envs/_registers.py); the termination flags come to the host, where the bookkeeping runs.
+A task with observation noise or camera terms reads its registers on the host.
 
 With ``camera`` observation terms (tasks/terms/camera.py), every env's frames are ray cast
 after the step's launch (envs/_pixels.py: a uint8 Box, or a Dict of ``"state"`` and
@@ -65,6 +70,7 @@ from taigym import physics
 
 from ._pixels import Pixels
 from ._randomization import ParameterWriter
+from ._registers import registers_for
 from ._render import RENDER_MODES, FrameSource, check_render_mode
 
 _MODES = {m.value: m for m in AutoresetMode}
@@ -135,10 +141,13 @@ class TaiGymVectorEnv(VectorEnv):
         self._rngs = self._noise_rngs = None
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
         self._needs_reset = np.ones(self.num_envs, dtype=bool)
-        self._obs = np.zeros((self.num_envs, self.task.obs_size))
         self.program = self.task.program  # the step's registers (tasks/term_program.py)
         self.world.set_program(self.program.program)
         self._noisy = any(o.noise is not None for o in self.task.observations)
+        # noise and pixels are added on the host: their outputs come from there
+        self._regs = registers_for(self.world, self.program, self._obs_dtype, tensor_backend == "torch"
+                                   and not self._noisy and self._pixels is None)
+        self._obs = self._regs.empty_obs(self.num_envs, self.task.obs_size)
 
     # --- Gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed=None, options=None):
@@ -166,7 +175,8 @@ class TaiGymVectorEnv(VectorEnv):
         if resetting.any():
             ids = np.flatnonzero(resetting)
             self._steps[ids] = 0  # reset before the launch, observed by it
-            reward[ids], terminated[ids], truncated[ids] = 0.0, False, False
+            self._regs.zero_rows(reward, ids)
+            terminated[ids], truncated[ids] = False, False
         ended = terminated | truncated
         values, carriers = self._step_info(parts, resetting | diverged, diverged, bad_action)
         info = {}
@@ -185,10 +195,9 @@ class TaiGymVectorEnv(VectorEnv):
         reset_ids = np.flatnonzero(resetting) if resetting.any() else None
         self._program_inputs(actions, resetting, reset_ids)
         self.world.step(self._frame_skip, segments=(PRE, POST), refresh=self._refresh)
-        regs = self.world.registers()
+        out = self._regs.outputs()
         if reset_ids is not None or p.commands_now:
-            self._program_bookkeeping(regs, reset_ids)
-        out = p.outputs(regs)
+            self._program_bookkeeping(reset_ids)
         if self._noisy:
             self._add_step_noise(out.obs, reset_ids)
         return out.obs, out.reward, out.parts, out.terminated, out.finite
@@ -196,33 +205,27 @@ class TaiGymVectorEnv(VectorEnv):
     def _program_inputs(self, actions, resetting, reset_ids):
         # the registers a step reads: actions, the override of envs reset now, commands due
         p = self.program
+        rows = []  # (env ids, first register, values)
         if reset_ids is not None:
             self._draw_resets(reset_ids)
-        regs = self.world.registers()
-        if reset_ids is not None:
-            regs[reset_ids, p.override.start] = RESET << 8
-        regs[:, p.action.start : p.action.stop] = actions
+            rows.append((reset_ids, p.override.start, np.full((len(reset_ids), 1), float(RESET << 8))))
         # commands due after this step are drawn now, into the registers the observation reads
         # (the rewards read the step's own), each env's from its own generator
         if p.commands_now:
             for name, due in self.task.commands_due(self._steps + 1).items():
                 ids = np.flatnonzero(due & ~resetting)
                 if len(ids):
-                    at = p.commands_next[name]
-                    regs[ids, at.start : at.stop] = np.stack([self.task.draw_commands(self._rngs[i], (name,))[name]
-                                                              for i in ids])
-        self._put_registers(regs)
+                    rows.append((ids, p.commands_next[name].start,
+                                 np.stack([self.task.draw_commands(self._rngs[i], (name,))[name] for i in ids])))
+        self._regs.write_inputs(actions, rows)
 
-    def _program_bookkeeping(self, regs, reset_ids):
+    def _program_bookkeeping(self, reset_ids):
         # the next commands become the current ones; overrides cleared
-        p = self.program
-        for name, now in p.commands_now.items():
-            nxt = p.commands_next[name]
-            regs[:, now.start : now.stop] = regs[:, nxt.start : nxt.stop]
+        if self.program.commands_now:
+            self._regs.shift_commands()
         if reset_ids is not None:
-            regs[reset_ids, p.override.start] = 0
+            self._regs.write_rows([(reset_ids, self.program.override.start, np.zeros((len(reset_ids), 1)))])
             self.world.time[reset_ids] = 0.0  # they ran a forward pass: no time passed
-        self._put_registers(regs)
 
     def _add_step_noise(self, obs, reset_ids):
         if reset_ids is None:
@@ -301,13 +304,9 @@ class TaiGymVectorEnv(VectorEnv):
         self._draw_resets(ids)
         every = len(ids) == self.num_envs
         self.world.forward(None if every else ids, segments=(0, RESET))
-        self._observe_reset(ids, self.world.registers())
+        self._observe_reset(ids)
         if self._pixels is not None:
             self._pixels.render(None if every else ids)
-
-    def _put_registers(self, regs):
-        if not self.world.registers_shared():  # a copy (not a CPU World): write it back
-            self.world.set_registers(regs)
 
     def _draw_resets(self, ids):
         """The host's part of a reset: each env's draws from its own generator (initial state,
@@ -326,16 +325,14 @@ class TaiGymVectorEnv(VectorEnv):
         if self._reset_steps:
             self._settle(ids, qpos)
         p = self.program
-        regs = self.world.registers()
-        for at in p.memories.values():
-            regs[ids, at.start : at.stop] = 0.0
+        rows = [(ids, at.start, np.zeros((len(ids), at.stop - at.start))) for at in p.memories.values()]
         if p.commands_now:
             drawn = [self.task.draw_commands(self._rngs[i]) for i in ids]
             for name, now in p.commands_now.items():
-                rows = np.stack([d[name] for d in drawn])
-                nxt = p.commands_next[name]
-                regs[ids, now.start : now.stop] = regs[ids, nxt.start : nxt.stop] = rows
-        self._put_registers(regs)
+                values = np.stack([d[name] for d in drawn])
+                rows += [(ids, now.start, values), (ids, p.commands_next[name].start, values)]
+        if rows:
+            self._regs.write_rows(rows)
 
     def _settle(self, ids, qpos):
         """``reset_steps`` physics steps of envs ``ids`` at the zero control the reset left; with
@@ -379,13 +376,12 @@ class TaiGymVectorEnv(VectorEnv):
         raise RuntimeError(f"envs {ids[rows].tolist()[:10]} still have contacts after {self._reset_draws} draws of "
                            "their initial state: raise reset_until_no_contact or draw states apart")
 
-    def _observe_reset(self, ids, regs):
+    def _observe_reset(self, ids):
         # the observations the program's RESET segment wrote, noise added on the host
-        p = self.program
-        obs = regs[ids, p.obs.start : p.obs.stop].astype(np.float64)
+        obs = self._regs.observations(ids)
         if self._noisy:
             self.task.add_noise(obs, [self._noise_rngs[i] for i in ids])
-        self._obs[ids] = obs
+        self._regs.put_rows(self._obs, ids, obs)
         self._steps[ids] = 0
         self._needs_reset[ids] = False
 
@@ -395,7 +391,7 @@ class TaiGymVectorEnv(VectorEnv):
         if bad_action is not None:
             values["action_nonfinite"] = carriers["action_nonfinite"] = bad_action
         for name, value in parts.items():
-            values[f"reward_{name}"] = np.where(zeroed, 0.0, value)
+            values[f"reward_{name}"] = self._regs.zeroed(zeroed, value)
         return values, carriers
 
     def _envs_with_step_info(self, resetting, ended):
@@ -413,7 +409,7 @@ class TaiGymVectorEnv(VectorEnv):
             # one tensor, rows of envs that did not end zero
             final_obs = self._obs_out()
             for part in final_obs.values() if isinstance(final_obs, dict) else (final_obs,):
-                part[~ended] = 0
+                self._regs.zero_rows(part, np.flatnonzero(~ended))
             final_obs = self._torch.array(final_obs)
         else:
             final_obs = np.empty(self.num_envs, dtype=object)
@@ -425,15 +421,16 @@ class TaiGymVectorEnv(VectorEnv):
 
     def _obs_out(self):
         """A copy of the current observations in the observation space's dtype."""
-        state = self._obs.astype(self._obs_dtype)
+        state = self._regs.obs_out(self._obs)
         return state if self._pixels is None else self._pixels.observation(state)
 
     def _contain_divergence(self, ids, obs, reward, terminated, truncated):
         # back to the reference state now, so no non-finite value stays in the World;
         # the episode ends as truncated (nothing the policy did is being judged)
         self.world.reset(env_ids=ids)
-        obs[ids] = self._obs[ids]
-        reward[ids], terminated[ids], truncated[ids] = 0.0, False, True
+        self._regs.copy_rows(obs, self._obs, ids)
+        self._regs.zero_rows(reward, ids)
+        terminated[ids], truncated[ids] = False, True
 
     def _mask(self, mask):
         mask = np.asarray(mask)

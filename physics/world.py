@@ -34,7 +34,7 @@ from .step.program import NSEGMENTS, Program, ProgramBuilder
 from .constraint.primal.lane_group import lane_solve_supported
 from .step.schedule import SCHEDULES
 from .step.staged import StagedLaunch, make_staged_kernel
-from .torch_bridge import TorchBridge, is_tensor, to_numpy
+from .torch_bridge import TorchBridge, ids_beside, is_tensor, to_numpy
 from .writes import TableWriter
 
 
@@ -421,6 +421,30 @@ class World:
             view[...] = values
         else:
             reg.from_numpy(values)
+
+    def register_tensor(self, columns):
+        """Registers ``columns`` (a sequence of register indices) of every env, as a new
+        (num_envs, len(columns)) torch tensor on the World's device: gathered there by one
+        kernel, never through host memory."""
+        columns = np.asarray(columns, dtype=np.int32)
+        self._check_registers(columns)
+        return device_io.gather_columns(self._tables.program["reg"], columns, self.device)
+
+    def set_register_rows(self, start: int, values, env_ids=None) -> None:
+        """registers[env_ids, start : start + w] = values: (n, w) rows, a numpy array or a torch
+        tensor (on the World's device, it is read there), for every env or ``env_ids``; the
+        other registers are left as they are."""
+        ids = self._env_ids(env_ids)
+        width = values.shape[1] if is_tensor(values) else np.shape(values)[-1]
+        rows = self._bridge.rows(values, width, "register values", len(ids))
+        self._check_registers(np.arange(start, start + width))
+        device_io.write_columns(self._tables.program["reg"], start, rows,
+                                self._tables.all_ids if env_ids is None else ids_beside(rows, ids))
+
+    def _check_registers(self, columns: np.ndarray) -> None:
+        n = self._tables.program["reg"].shape[1]
+        if columns.size and (columns.min() < 0 or columns.max() >= n):
+            raise WorldError(f"registers must be in [0, {n}), got {columns.tolist()[:10]}")
 
     # --- reading --------------------------------------------------------------------------
     def get(self, name: str) -> np.ndarray:

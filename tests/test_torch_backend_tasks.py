@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from taigym.envs._registers import DeviceRegisters
 from taigym.envs.vector import TaiGymVectorEnv
 
 torch = pytest.importorskip("torch")
@@ -17,11 +18,20 @@ CONFIGS = sorted(p.name for p in (Path(__file__).resolve().parents[1] / "configs
 STEPS = 60
 
 
-def _envs(config, **kwargs):
+def _envs(config, registers="host", **kwargs):
+    """A numpy env and a torch env of ``config``; ``registers="device"``: the torch env reads
+    and writes its registers as a CUDA World's env does (envs/_registers.py's
+    DeviceRegisters: kernels, torch tensors on the World's device), here on the CPU."""
     path = Path(__file__).resolve().parents[1] / "configs" / "tasks" / config
     # short episodes: the comparison goes through time-limit resets too
-    return (TaiGymVectorEnv(str(path), num_envs=3, max_episode_steps=25, **kwargs),
-            TaiGymVectorEnv(str(path), num_envs=3, max_episode_steps=25, tensor_backend="torch", **kwargs))
+    ref = TaiGymVectorEnv(str(path), num_envs=3, max_episode_steps=25, **kwargs)
+    env = TaiGymVectorEnv(str(path), num_envs=3, max_episode_steps=25, tensor_backend="torch", **kwargs)
+    if registers == "device":
+        if env._noisy or env._pixels is not None:
+            pytest.skip("noise and pixels are added on the host: such a task reads its registers there")
+        env._regs = DeviceRegisters(env.world, env.program, env._obs_dtype)
+        env._obs = env._regs.empty_obs(env.num_envs, env.task.obs_size)
+    return ref, env
 
 
 def _close(t, a, what):
@@ -30,9 +40,10 @@ def _close(t, a, what):
     np.testing.assert_array_equal(t.numpy(), a, err_msg=what)
 
 
+@pytest.mark.parametrize("registers", ["host", "device"])
 @pytest.mark.parametrize("config", CONFIGS)
-def test_torch_path_matches_numpy_path(config):
-    ref, env = _envs(config)
+def test_torch_path_matches_numpy_path(config, registers):
+    ref, env = _envs(config, registers)
     _close(env.reset(seed=5)[0], ref.reset(seed=5)[0], "reset obs")
     rng = np.random.default_rng(1)
     for step in range(STEPS):
@@ -52,8 +63,9 @@ def test_torch_path_matches_numpy_path(config):
         np.testing.assert_array_equal(env.current_commands()[name], rows, err_msg=name)
 
 
-def test_float32_world_and_same_step_autoreset():
-    ref, env = _envs("hopper.yaml", overrides=["simulation.precision=float32"], autoreset_mode="SameStep")
+@pytest.mark.parametrize("registers", ["host", "device"])
+def test_float32_world_and_same_step_autoreset(registers):
+    ref, env = _envs("hopper.yaml", registers, overrides=["simulation.precision=float32"], autoreset_mode="SameStep")
     _close(env.reset(seed=2)[0], ref.reset(seed=2)[0], "reset obs")
     rng = np.random.default_rng(2)
     finals = 0
@@ -71,8 +83,9 @@ def test_float32_world_and_same_step_autoreset():
     assert finals > 0
 
 
-def test_nonfinite_torch_actions():
-    _, env = _envs("inverted_pendulum.yaml", overrides=["actions.nonfinite=zero"])
+@pytest.mark.parametrize("registers", ["host", "device"])
+def test_nonfinite_torch_actions(registers):
+    _, env = _envs("inverted_pendulum.yaml", registers, overrides=["actions.nonfinite=zero"])
     env.reset(seed=0)
     action = torch.zeros(env.action_space.shape, dtype=torch.float64)
     action[1, 0] = float("nan")
@@ -85,3 +98,24 @@ def test_nonfinite_torch_actions():
         strict.step(action)
     with pytest.raises(ValueError, match=r"actions must have shape \(3, 1\)"):
         strict.step(torch.zeros((2, 1)))
+
+
+@pytest.mark.parametrize("registers", ["host", "device"])
+def test_a_diverging_env_is_contained_as_the_numpy_env_contains_it(registers):
+    ref, env = _envs("swimmer.yaml", registers)
+    _close(env.reset(seed=4)[0], ref.reset(seed=4)[0], "reset obs")
+    rng = np.random.default_rng(3)
+    flagged = 0
+    for step in range(12):
+        if step == 5:
+            for e in (ref, env):
+                qvel = e.world.get("qvel")
+                qvel[1] = 1e200  # squares overflow to inf within the next step
+                e.world.set_state(qvel=qvel)
+        action = rng.uniform(-1, 1, ref.action_space.shape)
+        out_np, out_t = ref.step(action), env.step(torch.from_numpy(action))
+        for name, t, a in zip(("obs", "reward", "terminated", "truncated"), out_t[:4], out_np[:4], strict=True):
+            _close(t, a, f"step {step} {name}")
+        _close(out_t[4]["physics_diverged"], out_np[4]["physics_diverged"], f"step {step} diverged")
+        flagged += int(out_np[4]["physics_diverged"].sum())
+    assert flagged == 1

@@ -37,6 +37,39 @@ def write_lane_rows_kernel(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray
         dst[lane_index(LANES, env_ids[k], j)] = rows[k, j]
 
 
+@ti.kernel
+def gather_columns_kernel(src: ti.types.ndarray(ndim=2), dst: ti.types.ndarray(ndim=2),
+                          columns: ti.types.ndarray(ndim=1)):
+    for k, j in ti.ndrange(dst.shape[0], dst.shape[1]):
+        dst[k, j] = src[k, columns[j]]
+
+
+@ti.kernel
+def write_columns_kernel(dst: ti.types.ndarray(ndim=2), rows: ti.types.ndarray(ndim=2),
+                         env_ids: ti.types.ndarray(ndim=1), start: ti.i32):
+    for k, j in ti.ndrange(rows.shape[0], rows.shape[1]):
+        dst[env_ids[k], start + j] = rows[k, j]
+
+
+def gather_columns(table, columns: np.ndarray, device: str):
+    """A new (rows, len(columns)) torch tensor on ``device`` holding those columns of a 2-D
+    Taichi ndarray, gathered there by one kernel."""
+    import torch
+
+    dtype = getattr(torch, _TORCH_DTYPES[np.dtype(numpy_dtype(table))])
+    out = torch.empty((table.shape[0], len(columns)), dtype=dtype, device=torch_device(device))
+    if out.numel():
+        gather_columns_kernel(table, out, columns)
+    return out
+
+
+def write_columns(table, start: int, rows, env_ids) -> None:
+    """table[env_ids[k], start + j] = rows[k, j] for a 2-D Taichi ndarray; ``rows`` a numpy
+    array or a torch tensor on the table's device, ``env_ids`` an int32 array or ndarray."""
+    if rows.shape[0] and rows.shape[1]:
+        write_columns_kernel(table, rows, env_ids, start)
+
+
 def rows_kernel(lanes: int):
     """The kernel that writes rows into a table laid out for ``lanes`` (1 or LANES)."""
     return write_rows_kernel if lanes == 1 else write_lane_rows_kernel
