@@ -138,6 +138,58 @@ def test_program_step_through_register_copies(monkeypatch):
     assert ended > 0
 
 
+def test_register_columns_are_read_and_written_on_the_worlds_device():
+    """World.register_tensor gathers columns into a torch tensor on the World's device and
+    World.set_register_rows writes rows of columns, each by one kernel: what a CUDA World's
+    vector env reads and writes, checked and refused by name."""
+    torch = pytest.importorskip("torch")
+    from taigym.physics.errors import WorldError
+
+    t = Task.from_source("TaiGym/InvertedPendulum-v0", ["simulation.precision=float64"])
+    world = World(t.model, num_envs=3, precision="float64")
+    world.set_program(t.program.program)
+    n = world.registers().shape[1]
+    values = np.arange(3 * n, dtype=np.float64).reshape(3, n)
+    world.set_registers(values)
+    got = world.register_tensor([2, 0])
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float64
+    np.testing.assert_array_equal(got.numpy(), values[:, [2, 0]])
+    world.set_register_rows(1, torch.tensor([[7.0, 8.0], [9.0, 10.0]]), env_ids=[0, 2])
+    world.set_register_rows(n - 1, np.full((3, 1), -1.0))
+    values[[0, 2], 1:3] = [[7.0, 8.0], [9.0, 10.0]]
+    values[:, n - 1] = -1.0
+    np.testing.assert_array_equal(world.registers(), values)
+    with pytest.raises(WorldError, match=rf"registers must be in \[0, {n}\)"):
+        world.register_tensor([n])
+    with pytest.raises(WorldError, match="registers must be in"):
+        world.set_register_rows(n - 1, np.zeros((3, 2)))
+    with pytest.raises(WorldError, match="register values has non-finite values in rows \\[1\\]"):
+        world.set_register_rows(0, np.array([[0.0], [np.nan], [0.0]]))
+
+
+def test_torch_outputs_through_register_copies_stay_on_the_device(monkeypatch):
+    """Where registers() is a copy (a CUDA World), a torch env reads and writes them by
+    kernels (envs/_registers.py's DeviceRegisters), with the numpy env's results."""
+    torch = pytest.importorskip("torch")
+    from taigym.envs._registers import DeviceRegisters
+    from taigym.physics import data
+
+    monkeypatch.setattr(data, "host_view", lambda table: None)
+    ref = make_env("InvertedPendulum", 3, "float64")
+    env = make_env("InvertedPendulum", 3, "float64", tensor_backend="torch")
+    assert isinstance(env._regs, DeviceRegisters)
+    np.testing.assert_array_equal(env.reset(seed=1)[0].numpy(), ref.reset(seed=1)[0])
+    rng = np.random.default_rng(5)
+    ended = 0
+    for _ in range(60):
+        action = rng.uniform(-1, 1, env.action_space.shape)
+        out_np, out_t = ref.step(action), env.step(torch.from_numpy(action))
+        for t, a in zip(out_t[:4], out_np[:4], strict=True):
+            np.testing.assert_array_equal(t.numpy(), a)
+        ended += int(out_np[2].sum() + out_np[3].sum())
+    assert ended > 0
+
+
 @pytest.mark.parametrize("task", ["Ant", "Humanoid", "Hopper", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum",
                                   "Reacher", "ArmReach", "QuadrupedFlat"])
 def test_program_equals_the_reference_at_random_states(task):
