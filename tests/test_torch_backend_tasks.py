@@ -40,8 +40,14 @@ def _close(t, a, what):
     np.testing.assert_array_equal(t.numpy(), a, err_msg=what)
 
 
-@pytest.mark.parametrize("registers", ["host", "device"])
-@pytest.mark.parametrize("config", CONFIGS)
+# the device registers' path in the quick set on a task with commands (arm_reach) and on
+# Ant; the rest of the matrix in the slow tier
+DEVICE_QUICK = ("ant.yaml", "arm_reach.yaml")
+CASES = [(c, "host") for c in CONFIGS] + [pytest.param(c, "device", marks=() if c in DEVICE_QUICK else pytest.mark.slow)
+                                          for c in CONFIGS]
+
+
+@pytest.mark.parametrize("config,registers", CASES)
 def test_torch_path_matches_numpy_path(config, registers):
     ref, env = _envs(config, registers)
     _close(env.reset(seed=5)[0], ref.reset(seed=5)[0], "reset obs")
