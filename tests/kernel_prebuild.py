@@ -27,9 +27,8 @@ VARIANTS = [
     ("float64", "PGS", "pyramidal", "common", "fused"),  # Humanoid
     ("float32", "Newton", "pyramidal", "common", "fused"),  # the envs' default precision
     # tests/test_schedule.py's (a staged kernel has a loop per level of the model's tree:
-    # its Ant and its every-part model)
+    # its Ant; the every-part model's staged kernel is the slow tier's)
     ("float64", "Newton", "pyramidal", "common", "staged"),
-    ("float64", "Newton", "pyramidal", "all", "staged"),
 ]
 
 SCENE = """<mujoco><option solver="{solver}" cone="{cone}"/>

@@ -120,7 +120,10 @@ SOLVERS = [("Newton", "pyramidal", "Euler"), ("Newton", "elliptic", "RK4"),
            ("CG", "pyramidal", "Euler"), ("CG", "elliptic", "RK4")]
 
 
-@pytest.mark.parametrize("solver,cone,integrator", [SOLVERS[0], pytest.param(*SOLVERS[1], marks=[SWEEP, pytest.mark.slow])])
+# in the slow tier: the every-part model's staged kernel is compiled for these alone (the
+# quick set's staged coverage is Ant's)
+@pytest.mark.slow
+@pytest.mark.parametrize("solver,cone,integrator", [SOLVERS[0], pytest.param(*SOLVERS[1], marks=SWEEP)])
 def test_staged_steps_every_part_as_fused(solver, cone, integrator, device):
     world = assert_same_trajectory(load_mjcf_string(every_part_mjcf(integrator, solver, cone)), device)
     assert world.most_contacts > 0
@@ -247,6 +250,7 @@ def test_a_staged_launch_is_one_kernel_call_where_the_taichi_makes_graphs(device
 GROUP_CASES = [("Newton", "pyramidal", "Euler"), ("CG", "pyramidal", "RK4"), ("Newton", "pyramidal", "implicitfast")]
 
 
+@pytest.mark.slow
 def test_a_lane_group_solves_ant_as_the_fused_schedule(device):
     assert_same_trajectory(physics.load_model(os.path.join(ASSETS, "ant.xml")), device, solve="group")
 
