@@ -194,6 +194,7 @@ def same_part(record: dict) -> dict:
     return {**{k: record[k] for k in SAME_FIELDS}, "curve": curve}
 
 
+@pytest.mark.slow  # a Ray cluster's start and four training cells: half a minute of a worker
 @pytest.mark.skipif(not HAS_RAY, reason="Ray is not installed (pip install 'taigym[ray]')")
 def test_cells_on_a_ray_cluster_equal_a_local_run_and_survive_a_dead_worker(tmp_path, ray_head, monkeypatch):
     from taigym.physics import settings
