@@ -4,6 +4,7 @@ Float64 trajectories must agree to round-off (1e-9, relative to each quantity's 
 on the shipped robots, on random trees with contacts, under every solver and cone, with
 RK4 and the implicit integrators, for subsets of envs and for envs a program resets."""
 
+import contextlib
 import os
 
 import gymnasium
@@ -290,18 +291,29 @@ def test_a_lane_group_solves_where_the_solver_and_cone_allow(monkeypatch):
         return load_mjcf_string(every_part_mjcf("Euler", solver, cone))
 
     assert _choose_solve("staged", model("Newton", "pyramidal")) == "thread"  # unset
-    monkeypatch.setenv("TAIGYM_SOLVE", "group")
-    settings.reload()
-    try:
+    with switched(monkeypatch, "TAIGYM_SOLVE", "group"):
         for solver, cone, solve in (("Newton", "pyramidal", "group"), ("CG", "pyramidal", "group"),
                                     ("PGS", "pyramidal", "thread"), ("Newton", "elliptic", "thread")):
             assert _choose_solve("staged", model(solver, cone)) == solve, (solver, cone)
         assert _choose_solve("fused", model("Newton", "pyramidal")) == "thread"
-        monkeypatch.setenv("TAIGYM_SOLVE", "warp")
-        with pytest.raises(SettingsError, match="TAIGYM_SOLVE"):
-            settings.reload()
+        refused(monkeypatch, "TAIGYM_SOLVE", "warp")
+
+
+@contextlib.contextmanager
+def switched(monkeypatch, variable, value):
+    """The engine's settings with ``variable`` set to ``value``, then without it."""
+    monkeypatch.setenv(variable, value)
+    settings.reload()
+    try:
+        yield
     finally:
-        monkeypatch.delenv("TAIGYM_SOLVE")
+        monkeypatch.delenv(variable)
+        settings.reload()
+
+
+def refused(monkeypatch, variable, value):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError, match=variable):
         settings.reload()
 
 
@@ -309,16 +321,9 @@ def test_a_schedule_is_fused_or_staged(monkeypatch, device):
     model = physics.load_model(os.path.join(ASSETS, "ant.xml"))
     with pytest.raises(WorldError, match="schedule must be one of"):
         physics.World(model, 1, schedule="pipelined")
-    monkeypatch.setenv("TAIGYM_SCHEDULE", "staged")
-    settings.reload()
-    try:
+    with switched(monkeypatch, "TAIGYM_SCHEDULE", "staged"):
         assert physics.World(model, NUM_ENVS, device=device, precision="float64", serial=False).schedule == "staged"
-        monkeypatch.setenv("TAIGYM_SCHEDULE", "tiled")
-        with pytest.raises(SettingsError, match="TAIGYM_SCHEDULE"):
-            settings.reload()
-    finally:
-        monkeypatch.delenv("TAIGYM_SCHEDULE")
-        settings.reload()
+        refused(monkeypatch, "TAIGYM_SCHEDULE", "tiled")
     # unset: the device's fastest, as measured on an H200 (docs/performance.md)
     expected = {"cpu": "fused", "cuda": "staged"}[device]
     assert physics.World(model, NUM_ENVS, device=device, precision="float64", serial=False).schedule == expected

@@ -192,6 +192,15 @@ def make_hessian(fp, elliptic: bool):
         return ok
 
     @ti.func
+    def rotation(lkk, xk, sign):
+        """The rotation of a rank-one update (sign 1) or downdate (-1) at a diagonal lkk and
+        x's entry xk: (the new diagonal's square r^2, r, c = r / lkk, s = xk / lkk, 1 / c);
+        r^2 below MINVAL is a downdate that lost rank."""
+        r2 = lkk * lkk + sign * xk * xk
+        r = ti.sqrt(ti.max(r2, fp(_MINVAL)))
+        return ti.Vector([r2, r, r / lkk, xk / lkk, lkk / r])
+
+    @ti.func
     @vector_loops
     def rank_one(w, nv, efc_Y: ti.template(), dof_s: ti.template(), o, sign):
         """L L^T <- L L^T + sign x x^T in place, x in dof_s's scratch column (consumed);
@@ -201,15 +210,11 @@ def make_hessian(fp, elliptic: bool):
         for k in range(nv):
             xk = A.dof_scratch(dof_s, o, k)
             if ok != 0 and xk != 0:
-                lkk = efc_Y[env_index(w, k, k)]
-                r2 = lkk * lkk + sign * xk * xk
-                if r2 < fp(_MINVAL):
+                rot = rotation(efc_Y[env_index(w, k, k)], xk, sign)
+                if rot[0] < fp(_MINVAL):
                     ok = 0
                 else:
-                    r = ti.sqrt(r2)
-                    c = r / lkk
-                    s = xk / lkk
-                    inv_c = lkk / r
+                    r, c, s, inv_c = rot[1], rot[2], rot[3], rot[4]
                     efc_Y[env_index(w, k, k)] = r
                     A.set_dof_hinv(dof_s, o, k, 1 / r)
                     for i in range(k + 1, nv):
@@ -238,5 +243,5 @@ def make_hessian(fp, elliptic: bool):
             put(dof_s, o, i, s * A.dof_hinv(dof_s, o, i))
 
     return types.SimpleNamespace(hessian=hessian, cholesky=cholesky, factor=factor, solve=solve, refresh=refresh,
-                                 rank_one=rank_one,
+                                 rank_one=rank_one, rotation=rotation,
                                  cholesky_solve=cholesky_solve)

@@ -14,6 +14,7 @@ from ...runtime.backend import ti
 from ...runtime.lanes import env_index
 from ...runtime.ti_math import make_math
 from .columns import _MINVAL, HESS_CHUNK, STATE_QUADRATIC
+from .hessian import make_hessian
 from .lane_group import make_group
 
 
@@ -22,6 +23,7 @@ def make_lane_hessian(fp, simt: bool):
     A = make_access(fp)
     m = make_math(fp)
     g = make_group(fp, simt)
+    thread = make_hessian(fp, False)
 
     @ti.func
     def entry(w, a, b, nefc, o_m, t: ti.template()):
@@ -163,15 +165,11 @@ def make_lane_hessian(fp, simt: bool):
         for k in range(nv):
             xk = A.dof_scratch(t.dof_s, o_s, k)
             if ok != 0 and xk != 0:
-                lkk = t.efc_Y[env_index(w, k, k)]
-                r2 = lkk * lkk + sign * xk * xk
-                if r2 < fp(_MINVAL):
+                rot = thread.rotation(t.efc_Y[env_index(w, k, k)], xk, sign)
+                if rot[0] < fp(_MINVAL):
                     ok = 0
                 else:
-                    root = ti.sqrt(r2)
-                    c = root / lkk
-                    s = xk / lkk
-                    inv_c = lkk / root
+                    root, c, s, inv_c = rot[1], rot[2], rot[3], rot[4]
                     for lk in range(g.count):
                         r = g.chunk(g.lane(lk, me), nv - k - 1)
                         for q in range(r[0], r[1]):

@@ -17,7 +17,7 @@ from ...runtime.backend import ti
 from ...runtime.lanes import env_index
 from ...runtime.ti_math import make_math
 from ...smooth.inertia import make_inertia
-from .columns import _HALF_INF, _INF, _MINVAL
+from .columns import _INF, _MINVAL
 from .cost import make_cost
 from .lane_group import make_group
 from .lane_hessian import make_lane_hessian
@@ -208,36 +208,12 @@ def make_lane_solver(fp, newton: bool, simt: bool):
             g.sync()
             gauss = ti.Vector([dot(w, me, nv, o_s, t, "dof_search", "dof_ma"),
                                fp(0.5) * dot(w, me, nv, o_s, t, "dof_search", "dof_mv")])
-            lo = -fp(_INF)
-            hi = fp(_INF)
-            alpha = fp(0.0)
-            best_alpha = fp(0.0)
-            best_cost = fp(0.0)
-            evals = 0
-            done = 0
-            while done == 0 and evals < t.sizes[L.SIZE_LS_ITERATIONS]:
-                p = evaluate(w, me, nefc, gauss, alpha, t)
-                evals += 1
-                if p[1] < best_cost:
-                    best_cost = p[1]
-                    best_alpha = alpha
-                if ti.abs(p[2]) < gtol and (evals > 1 or p[1] < 0):
-                    done = 1
-                else:
-                    if p[2] < 0:
-                        lo = alpha
-                    else:
-                        hi = alpha
-                    step = alpha - p[2] / p[3]
-                    if step <= lo or step >= hi:
-                        step = fp(0.5) * (lo + hi)
-                    if lo <= -fp(_HALF_INF) or hi >= fp(_HALF_INF):
-                        step = alpha - p[2] / p[3]
-                    if step == alpha:
-                        done = 1
-                    alpha = step
-            if best_cost < 0:
-                out = ti.Vector([best_alpha, -best_cost])
+            st = ti.Vector([fp(0.0), -fp(_INF), fp(_INF), fp(0.0), fp(0.0), fp(0.0)])  # bracketed_step's
+            for evals in range(t.sizes[L.SIZE_LS_ITERATIONS]):
+                if st[5] == 0:
+                    st = search.bracketed_step(evaluate(w, me, nefc, gauss, st[0], t), evals + 1, gtol, st)
+            if st[4] < 0:
+                out = ti.Vector([st[3], -st[4]])
         return out
 
     @ti.func
@@ -292,27 +268,24 @@ def make_lane_solver(fp, newton: bool, simt: bool):
         gtol_scale = tolerance * A.opt_ls_tolerance(t.opt_f, mo, 0) / scale
         rows_times(w, me, nefc, nv, o_dof, o_s, t, "dof_qacc_smooth", "efc_bias", "efc_aref")
         start(w, me, nefc, nv, o_dof, o_s, warmstart, t)
-        stage = 1 if ti.static(newton) else 0
-        hess = 0
-        rows_moved = 1
+        # solver.solve's (stage, hess, rows_moved, done), as solver.next_state takes them
+        state = ti.Vector([1 if ti.static(newton) else 0, 0, 1, 0])
         terms2 = fp(0.0)
         it = 0
         improvement = fp(0.0)
-        done = 0
-        while done == 0:
-            size2 = update(w, me, nefc, nv, o_dof, o_s, hess, rows_moved, t)
-            if rows_moved != 0:
+        while state[3] == 0:
+            size2 = update(w, me, nefc, nv, o_dof, o_s, state[1], state[2], t)
+            if state[2] != 0:
                 terms2 = size2
-            rows_moved = 1
-            if hess == 1:
-                hess = 2
+            state[2] = 1
+            if state[1] == 1:
+                state[1] = 2
             gradient = tests.gradient_norm(scale * ti.sqrt(dot(w, me, nv, o_s, t, "dof_grad", "dof_grad")), scale, nv,
                                            nefc, terms2)
             decrement = ti.max(fp(0.0), fp(0.5) * scale * dot(w, me, nv, o_s, t, "dof_grad", "dof_mgrad"))
-            state = tests.next_state(ti.Vector([stage, hess, rows_moved, done]), gradient, decrement, improvement,
-                                     tolerance)
-            stage, hess, rows_moved, done = state[0], state[1], state[2], state[3]
-            if done == 0 and stage == 2:
+            state = tests.next_state(state, gradient, decrement, improvement, tolerance)
+            done = state[3]
+            if done == 0 and state[0] == 2:
                 if ti.static(newton) or it == 0:
                     for k in range(g.count):
                         r = g.chunk(g.lane(k, me), nv)
@@ -331,6 +304,7 @@ def make_lane_solver(fp, newton: bool, simt: bool):
                         done = 1
                     else:
                         move(w, me, nefc, nv, o_s, step[0], t)
+            state[3] = done
         return it
 
     return types.SimpleNamespace(solve=solve)

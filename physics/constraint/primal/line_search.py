@@ -124,6 +124,34 @@ def make_line_search(fp, elliptic: bool):
         return evaluated(alpha, acc)
 
     @ti.func
+    def bracketed_step(p, evals, gtol, st):
+        """The search's state ``st`` (alpha, the bracket lo and hi, the best alpha and its cost
+        change, 1 where done) after the ``evals``-th evaluation ``p`` (:func:`evaluated`'s, at
+        alpha): done at a slope below ``gtol`` or a step that no longer moves alpha; else a
+        Newton step in alpha, bisection where it leaves a finite bracket."""
+        alpha, low, high, best_alpha, best_cost = p[0], st[1], st[2], st[3], st[4]
+        if p[1] < best_cost:
+            best_cost = p[1]
+            best_alpha = alpha
+        done = fp(0.0)
+        if ti.abs(p[2]) < gtol and (evals > 1 or p[1] < 0):
+            done = fp(1.0)
+        else:
+            if p[2] < 0:
+                low = alpha
+            else:
+                high = alpha
+            step = alpha - p[2] / p[3]
+            if step <= low or step >= high:
+                step = fp(0.5) * (low + high)
+            if low <= -fp(_HALF_INF) or high >= fp(_HALF_INF):
+                step = alpha - p[2] / p[3]
+            if step == alpha:
+                done = fp(1.0)  # numerical accuracy reached
+            alpha = step
+        return ti.Vector([alpha, low, high, best_alpha, best_cost, done])
+
+    @ti.func
     def line_search(w, nefc, nv, sizes: ti.template(), dof_i: ti.template(), qM: ti.template(),
                     dof_d: ti.template(), dof_s: ti.template(), efc_J: ti.template(), efc_f: ti.template(), gtol_scale, ls_iterations):
         """(alpha, improvement) that minimise the cost along SEARCH: safeguarded Newton steps
@@ -138,36 +166,14 @@ def make_line_search(fp, elliptic: bool):
             mul_M(w, nv, sizes, dof_i, qM, dof_s, "dof_search", "dof_mv")
             mul_J(w, nefc, nv, dof_i, efc_J, dof_s, "dof_search", efc_f, "efc_jv")
             gauss = prepare(w, nefc, nv, dof_d, dof_s, efc_f)
-            lo = -fp(_INF)  # slope < 0 here
-            hi = fp(_INF)  # slope > 0 here
-            alpha = fp(0.0)
-            best_alpha = fp(0.0)
-            best_cost = fp(0.0)
+            # alpha, the bracket (the slope < 0 at lo, > 0 at hi), the best alpha and its cost, done
+            st = ti.Vector([fp(0.0), -fp(_INF), fp(_INF), fp(0.0), fp(0.0), fp(0.0)])
             evals = 0
-            done = 0
-            while done == 0 and evals < ls_iterations:
-                p = evaluate(w, nefc, gauss, alpha, efc_f)
+            while st[5] == 0 and evals < ls_iterations:
                 evals += 1
-                if p[1] < best_cost:
-                    best_cost = p[1]
-                    best_alpha = alpha
-                if ti.abs(p[2]) < gtol and (evals > 1 or p[1] < 0):
-                    done = 1
-                else:
-                    if p[2] < 0:
-                        lo = alpha
-                    else:
-                        hi = alpha
-                    step = alpha - p[2] / p[3]
-                    if step <= lo or step >= hi:
-                        step = fp(0.5) * (lo + hi)
-                    if lo <= -fp(_HALF_INF) or hi >= fp(_HALF_INF):
-                        step = alpha - p[2] / p[3]
-                    if step == alpha:
-                        done = 1  # numerical accuracy reached
-                    alpha = step
-            if best_cost < 0:
-                out = ti.Vector([best_alpha, -best_cost])
+                st = bracketed_step(evaluate(w, nefc, gauss, st[0], efc_f), evals, gtol, st)
+            if st[4] < 0:
+                out = ti.Vector([st[3], -st[4]])
         return out
 
-    return types.SimpleNamespace(line_search=line_search, scalar_quad=scalar_quad, scalar_terms=scalar_terms, evaluated=evaluated)
+    return types.SimpleNamespace(line_search=line_search, bracketed_step=bracketed_step, scalar_quad=scalar_quad, scalar_terms=scalar_terms, evaluated=evaluated)
