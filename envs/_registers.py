@@ -37,11 +37,7 @@ class HostRegisters:
     def write_inputs(self, actions, rows) -> None:
         """Every env's actions, then ``rows``, each (env ids, first register, values)."""
         p = self.program
-        regs = self.read()
-        regs[:, p.action.start : p.action.stop] = actions
-        for ids, start, values in rows:
-            regs[ids, start : start + np.shape(values)[1]] = values
-        self.write(regs)
+        self.write_rows([(slice(None), p.action.start, actions), *rows])
 
     def write_rows(self, rows) -> None:
         """``rows``, each (env ids, first register, values)."""
@@ -120,11 +116,9 @@ class DeviceRegisters(HostRegisters):
         nobs = p.obs.stop - p.obs.start
         obs = got[:, :nobs].to(self._obs_dtype)
         values = got[:, nobs : nobs + 1 + len(p.part_names)].to(self.torch.float64)
-        parts = {}
-        for k, name in enumerate(p.part_names):
-            parts[name] = parts[name] + values[:, 1 + k] if name in parts else values[:, 1 + k]
         flags = got[:, -2:].cpu().numpy()
-        return StepOutputs(obs, values[:, 0].clone(), parts, flags[:, 0] != 0, flags[:, 1] == 0)
+        return StepOutputs(obs, values[:, 0].clone(), p.summed_parts(values[:, 1:]), flags[:, 0] != 0,
+                           flags[:, 1] == 0)
 
     def shift_commands(self) -> None:
         p = self.program

@@ -197,13 +197,18 @@ class TermProgram:
         """What a step's registers ((n, nregisters), numpy) hold: observations, total reward, each
         reward term's weighted value by name (a name given twice sums its terms), the
         termination flags and whether the state stayed finite, all as float64 or bool."""
-        values = regs[:, self.part_columns].astype(np.float64)
-        parts = {}
-        for k, name in enumerate(self.part_names):
-            parts[name] = parts[name] + values[:, k] if name in parts else values[:, k]
+        parts = self.summed_parts(regs[:, self.part_columns].astype(np.float64))
         return StepOutputs(regs[:, self.obs.start : self.obs.stop].astype(np.float64),
                            regs[:, self.reward.start].astype(np.float64), parts,
                            regs[:, self.terminated.start] != 0, regs[:, self.nonfinite.start] == 0)
+
+    def summed_parts(self, values) -> dict:
+        """Each reward term's weighted value by name from ``values``, (n, len(part_names)) in
+        part order (a numpy array or a torch tensor): a name given twice sums its terms."""
+        parts = {}
+        for k, name in enumerate(self.part_names):
+            parts[name] = parts[name] + values[:, k] if name in parts else values[:, k]
+        return parts
 
     def _agent(self, c, spec) -> AgentRegisters:
         # an agent's own rewards see its own ending (alive is 0 on the step it is out)
